@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+// The layers point one way: Wire <- Transport <- LongLink (client) / LongLinkServer
+// <- LongLinkTesting <- longlink (the tool). The client never imports the server.
+import PackageDescription
+
+let package = Package(
+    name: "LongLink",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    products: [
+        .library(name: "LongLink", targets: ["LongLink"]),
+        .library(name: "LongLinkServer", targets: ["LongLinkServer"]),
+        .library(name: "LongLinkTesting", targets: ["LongLinkTesting"]),
+        .library(name: "LongLinkWire", targets: ["LongLinkWire"]),
+        .executable(name: "longlink", targets: ["longlink"]),
+    ],
+    targets: [
+        // Frames, the protobuf codec, the incremental frame decoder, the shared error type. No I/O.
+        .target(name: "LongLinkWire"),
+        // Event loop (epoll; poll on Darwin), sockets, connections, listeners.
+        .target(name: "LongLinkTransport", dependencies: ["LongLinkWire"]),
+        // The client.
+        .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport"]),
+        // The server.
+        .target(name: "LongLinkServer", dependencies: ["LongLinkWire", "LongLinkTransport"]),
+        // Fault-injecting proxy and test-server helpers, shipped for users' own tests.
+        .target(
+            name: "LongLinkTesting",
+            dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer"]
+        ),
+        // The command-line tool: demo, serve, request, subscribe, inspect, probe, bench.
+        .executableTarget(
+            name: "longlink",
+            dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting"]
+        ),
+        .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire"]),
+        .testTarget(name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire"]),
+        .testTarget(
+            name: "LongLinkServerTests",
+            dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire"]
+        ),
+        .testTarget(
+            name: "LongLinkTests",
+            dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire"]
+        ),
+    ]
+)

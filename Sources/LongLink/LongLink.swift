@@ -1,0 +1,1 @@
+// The LongLink module. Its types live in files of their own.

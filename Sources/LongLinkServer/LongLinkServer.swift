@@ -1,0 +1,1 @@
+// The LongLinkServer module. Its types live in files of their own.

@@ -1,0 +1,1 @@
+// The LongLinkTesting module. Its types live in files of their own.

@@ -1,0 +1,1 @@
+// The LongLinkTransport module. Its types live in files of their own.
