@@ -1,1 +1,226 @@
-// The LongLinkServer module. Its types live in files of their own.
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+/// A LongLink server: many connections, method handlers, request de-duplication, reliable pushes
+/// kept until acknowledged, heartbeats, `GoAway` and graceful shutdown.
+///
+/// ```swift
+/// var router = Router()
+/// router.register("echo") { payload, _ in payload }
+/// let server = LongLinkServer(configuration: .init(), router: router)
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { try await server.run() }
+///     print("listening on", try await server.localAddress)
+/// }
+/// ```
+///
+/// ``run()`` serves until ``shutdown()`` is called or its task is cancelled, then shuts down
+/// gracefully: it stops accepting, sends `GoAway(UNAVAILABLE, reconnect: true)` on every
+/// connection, lets in-flight handlers answer (bounded by ``ServerConfiguration/drainTimeout``),
+/// and closes.
+public final class LongLinkServer: Sendable {
+    private enum Lifecycle {
+        case idle
+        case starting
+        case running(Listener)
+        case stopped
+    }
+
+    private struct State {
+        var lifecycle = Lifecycle.idle
+        var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
+        var address: SocketAddress?
+        var failure: LongLinkError?
+        var shutdownRequested = false
+        var shutdownWaiter: CheckedContinuation<Void, Never>?
+    }
+
+    /// The configuration the server runs with.
+    public let configuration: ServerConfiguration
+    let core: ServerCore
+    private let state = Mutex(State())
+
+    /// Creates a server. Nothing happens until ``run()``.
+    public init(
+        configuration: ServerConfiguration = .init(), router: Router, pushStore: any PushStore = InMemoryPushStore()
+    ) {
+        self.configuration = configuration
+        self.core = ServerCore(configuration: configuration, router: router, store: pushStore)
+    }
+
+    private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }
+
+    /// Listens and serves until ``shutdown()`` or cancellation, then shuts down gracefully.
+    ///
+    /// Throws ``LongLinkError`` when the configuration is invalid, the endpoint cannot be bound,
+    /// or `run()` was called before.
+    public func run() async throws {
+        do {
+            try configuration.validate()
+        } catch {
+            failStart(error)
+            throw error
+        }
+        let fresh = state.withLock { state -> Bool in
+            guard case .idle = state.lifecycle else { return false }
+            state.lifecycle = .starting
+            return true
+        }
+        guard fresh else {
+            throw LongLinkError(code: .failedPrecondition, message: "run() was already called on this server")
+        }
+        let listener: Listener
+        do {
+            let core = self.core
+            listener = try await Listener.bind(
+                to: configuration.endpoint, group: group, options: configuration.connectionOptions
+            ) { connection in
+                core.accept(connection)
+            }
+        } catch {
+            failStart(error)
+            throw error
+        }
+        let waiters = state.withLock { state in
+            state.lifecycle = .running(listener)
+            state.address = listener.localAddress
+            defer { state.addressWaiters.removeAll() }
+            return state.addressWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: listener.localAddress) }
+
+        await withTaskCancellationHandler {
+            await waitForShutdownRequest()
+        } onCancel: {
+            self.shutdown()
+        }
+        listener.close()
+        await drain()
+        state.withLock { $0.lifecycle = .stopped }
+    }
+
+    /// Begins a graceful shutdown; ``run()`` returns when it is complete. Safe to call more than once,
+    /// from any task, also before `run()`.
+    public func shutdown() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.shutdownRequested = true
+            defer { state.shutdownWaiter = nil }
+            return state.shutdownWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// The address the server listens on (with the real port when configured with port 0). Waits
+    /// until ``run()`` has bound it; throws if binding failed.
+    public var localAddress: SocketAddress {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<SocketAddress, LongLinkError>? in
+                    if let address = state.address { return .success(address) }
+                    if let failure = state.failure { return .failure(failure) }
+                    state.addressWaiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        }
+    }
+
+    /// The server's counters now.
+    public var statistics: ServerStatistics {
+        core.counters.snapshot
+    }
+
+    // MARK: Pushes
+
+    /// Stores a reliable push for `principal` and sends it on the principal's synced connections.
+    ///
+    /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
+    /// principal's store is full (the producer decides what to do; nothing stored is dropped).
+    @discardableResult
+    public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
+        let stored = try core.store.append(principal: principal, topic: topic, payload: payload)
+        core.counters.reliablePushesStored.increment()
+        for connection in core.connections(of: principal) {
+            connection.requestPush()
+        }
+        return stored.seq
+    }
+
+    /// Sends a best-effort push (seq 0) to `principal`'s open connections; dropped where a
+    /// connection is not writable, never stored.
+    public func pushBestEffort(to principal: String, topic: String, payload: [UInt8]) {
+        for connection in core.connections(of: principal) {
+            connection.sendBestEffort(topic: topic, payload: payload)
+        }
+    }
+
+    /// Sends a best-effort push to every established connection.
+    public func broadcast(topic: String, payload: [UInt8]) {
+        for connection in core.allConnections() {
+            connection.sendBestEffort(topic: topic, payload: payload)
+        }
+    }
+
+    /// Closes every connection of `principal` with `GoAway`; returns how many there were.
+    ///
+    /// `reconnect: false` tells the client to stop for good (kicked: logged in elsewhere, banned).
+    @discardableResult
+    public func kick(
+        principal: String, code: StatusCode = .unauthenticated, reason: String, reconnect: Bool = false,
+        retryAfter: Duration = .zero
+    ) -> Int {
+        let connections = core.connections(of: principal)
+        for connection in connections {
+            connection.goAway(code: code, reason: reason, reconnect: reconnect, retryAfter: retryAfter)
+        }
+        return connections.count
+    }
+
+    /// Sends `GoAway` to every connection (for example before a restart) without stopping the server.
+    public func goAwayAll(
+        code: StatusCode = .unavailable, reason: String, reconnect: Bool = true, retryAfter: Duration = .zero
+    ) {
+        for connection in core.allConnections() {
+            connection.goAway(code: code, reason: reason, reconnect: reconnect, retryAfter: retryAfter)
+        }
+    }
+
+    // MARK: Internals
+
+    private func failStart(_ error: LongLinkError) {
+        let waiters = state.withLock { state in
+            state.failure = error
+            defer { state.addressWaiters.removeAll() }
+            return state.addressWaiters
+        }
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    private func waitForShutdownRequest() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.shutdownRequested { return true }
+                state.shutdownWaiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func drain() async {
+        let connections = core.beginShutdown()
+        for connection in connections {
+            connection.goAway(
+                code: .unavailable, reason: "server shutting down", reconnect: true,
+                retryAfter: configuration.shutdownRetryAfter)
+        }
+        let loop = group.next()
+        if await core.waitUntilNoConnections(timeout: configuration.drainTimeout + .milliseconds(100), on: loop) {
+            return
+        }
+        for connection in core.allConnections() { connection.forceClose() }
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: loop)
+    }
+}

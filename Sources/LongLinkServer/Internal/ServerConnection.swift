@@ -1,0 +1,480 @@
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+/// One client connection on the server: the handshake, request dispatch, pushes, heartbeat and
+/// going away.
+///
+/// Every mutable property is confined to the connection's event loop; methods other threads call
+/// (``deliver(requestID:token:response:)``, ``requestPush()``, ``bind(principal:)``, ``goAway(code:reason:reconnect:retryAfter:)``)
+/// hop onto it first.
+final class ServerConnection: ConnectionHandler, @unchecked Sendable {
+    private enum State {
+        case awaitingHello
+        case open
+        case draining
+        case closed
+    }
+
+    private struct InFlight {
+        var token: UInt64
+        var task: Task<Void, Never>?
+        var timer: EventLoopTimer?
+        var generation: UInt64
+    }
+
+    let connection: Connection
+    private let core: ServerCore
+    private var loop: EventLoop { connection.eventLoop }
+    private var configuration: ServerConfiguration { core.configuration }
+
+    private var state = State.awaitingHello
+    private var decoder: FrameDecoder
+    private var frames: [Frame] = []
+    private var clientID = ""
+    private var principal: String?
+    private var synced = false
+    private var lastPushedSeq: UInt64 = 0
+    private var inFlight: [String: InFlight] = [:]
+    private var nextToken: UInt64 = 0
+    private var heartbeat: Duration = .zero
+    private var sawInbound = false
+    private var silentTicks = 0
+    private var readingPaused = false
+    private var handshakeTimer: EventLoopTimer?
+    private var heartbeatTimer: EventLoopTimer?
+    private var drainTimer: EventLoopTimer?
+    private let pushRequested = Atomic<Bool>(false)
+
+    init(connection: Connection, core: ServerCore) {
+        self.connection = connection
+        self.core = core
+        self.decoder = FrameDecoder(maxFrameBytes: core.configuration.maxFrameBytes)
+    }
+
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        if loop.inEventLoop { body() } else { loop.execute(body) }
+    }
+
+    private func send(_ frame: Frame) {
+        connection.write(encoding: { frame.encodeDelimited(into: &$0) })
+    }
+
+    // MARK: Lifecycle
+
+    func start() {
+        connection.start(handler: self)
+        handshakeTimer = loop.scheduleTimer(after: configuration.handshakeTimeout) { [self] in
+            guard state == .awaitingHello else { return }
+            violation(.invalidArgument, "no Hello within the handshake timeout")
+        }
+    }
+
+    /// Turns the connection away at the connection limit.
+    func reject() {
+        send(
+            .goAway(
+                Frame.GoAway(
+                    code: .resourceExhausted, reason: "server at its connection limit", reconnect: true,
+                    retryAfterMilliseconds: 1_000)))
+        state = .closed
+        connection.close(.graceful)
+    }
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        guard state != .closed else { return }
+        sawInbound = true
+        var failure: WireFormatError?
+        do {
+            try decoder.decode(bytes, into: &frames)
+        } catch {
+            failure = error
+        }
+        for frame in frames {
+            guard state != .closed else { break }
+            handle(frame)
+        }
+        frames.removeAll(keepingCapacity: true)
+        if let failure, state != .closed {
+            if case .frameTooLarge = failure.kind {
+                violation(.resourceExhausted, "frame too large: \(failure)")
+            } else {
+                violation(.invalidArgument, "malformed frame: \(failure)")
+            }
+        }
+        // A client that does not read its replies stops being read: server memory stays bounded.
+        if state != .closed, !readingPaused, !connection.isWritable {
+            readingPaused = true
+            core.counters.readPauses.increment()
+            connection.pauseReading()
+        }
+    }
+
+    func connectionWritabilityChanged(_ connection: Connection) {
+        guard connection.isWritable, state != .closed else { return }
+        if readingPaused {
+            readingPaused = false
+            connection.resumeReading()
+        }
+        pumpReliablePushes()
+    }
+
+    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        state = .closed
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer].compactMap({ $0 }) { loop.cancelTimer(timer) }
+        let shuttingDown = core.isShuttingDown
+        for (requestID, entry) in inFlight {
+            if let timer = entry.timer { loop.cancelTimer(timer) }
+            if core.dedupeEnabled {
+                // The execution goes on: its result is stored so that the client's resend after
+                // reconnecting is answered without running the handler twice.
+                _ = core.dedupe.withLock {
+                    $0.removeWaiter(key(requestID)) { $0.connection === self && $0.token == entry.token }
+                }
+                if shuttingDown { entry.task?.cancel() }
+            } else {
+                entry.task?.cancel()
+            }
+        }
+        inFlight.removeAll()
+        core.unregister(self, principal: principal)
+    }
+
+    // MARK: Frames
+
+    private func handle(_ frame: Frame) {
+        if state == .awaitingHello {
+            guard case .hello(let hello) = frame else {
+                violation(.invalidArgument, "the first frame must be Hello")
+                return
+            }
+            handleHello(hello)
+            return
+        }
+        switch frame {
+        case .request(let request): handleRequest(request)
+        case .cancel(let cancel): handleCancel(cancel.requestID)
+        case .ack(let ack): handleAck(ack.seqs)
+        case .sync: handleSync()
+        case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce, loadPermille: core.loadPermille)))
+        case .pong, .unrecognized: break
+        case .goAway:
+            // The client is leaving: answer what runs, accept nothing new.
+            if state == .open { state = .draining }
+            closeIfDrained()
+        case .hello: violation(.invalidArgument, "a second Hello")
+        case .welcome, .response, .push: violation(.invalidArgument, "a frame only a server sends")
+        }
+    }
+
+    private func handleHello(_ hello: Frame.Hello) {
+        guard hello.version == Frame.protocolVersion else {
+            goAwayAndClose(
+                .failedPrecondition,
+                "unsupported protocol version \(hello.version); this server speaks \(Frame.protocolVersion)",
+                reconnect: false)
+            return
+        }
+        guard !hello.clientID.isEmpty, hello.clientID.utf8.count <= 128 else {
+            violation(.invalidArgument, "client_id must be 1 to 128 bytes")
+            return
+        }
+        clientID = hello.clientID
+        let proposed = Duration.milliseconds(Int64(hello.heartbeatMilliseconds))
+        heartbeat =
+            hello.heartbeatMilliseconds == 0
+            ? configuration.defaultHeartbeat
+            : min(max(proposed, configuration.minimumHeartbeat), configuration.maximumHeartbeat)
+        state = .open
+        send(
+            .welcome(
+                Frame.Welcome(
+                    serverID: configuration.serverID, heartbeatMilliseconds: Self.milliseconds(heartbeat),
+                    maxFrameBytes: UInt32(configuration.maxFrameBytes), loadPermille: core.loadPermille,
+                    dedupeWindowMilliseconds: Self.milliseconds(configuration.dedupeWindow))))
+        if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
+        scheduleHeartbeatTick()
+    }
+
+    private func handleRequest(_ request: Frame.Request) {
+        core.counters.requestsReceived.increment()
+        guard !request.requestID.isEmpty, request.requestID.utf8.count <= 128 else {
+            violation(.invalidArgument, "request_id must be 1 to 128 bytes")
+            return
+        }
+        guard state == .open else {
+            respond(request.requestID, .unavailable, "the server is going away; retry on a new connection")
+            return
+        }
+        // A copy of a request this connection already waits for: its answer will come once.
+        guard inFlight[request.requestID] == nil else {
+            core.counters.requestsJoined.increment()
+            return
+        }
+        guard inFlight.count < configuration.maxInFlightPerConnection else {
+            core.counters.requestsRejected.increment()
+            respond(
+                request.requestID, .resourceExhausted,
+                "too many requests in flight on this connection (limit \(configuration.maxInFlightPerConnection))")
+            return
+        }
+        guard let handler = core.router.handler(for: request.method) else {
+            respond(request.requestID, .unimplemented, "unknown method '\(request.method)'")
+            return
+        }
+        nextToken += 1
+        let token = nextToken
+        guard core.dedupeEnabled else {
+            execute(request, handler: handler, token: token, dedupeKey: nil, generation: 0)
+            return
+        }
+        let dedupeKey = key(request.requestID)
+        let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
+        let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, now: .now) }
+        switch action {
+        case .execute(let generation):
+            execute(request, handler: handler, token: token, dedupeKey: dedupeKey, generation: generation)
+        case .wait:
+            core.counters.requestsJoined.increment()
+            inFlight[request.requestID] = InFlight(token: token, task: nil, timer: nil, generation: 0)
+        case .replay(var response):
+            core.counters.requestsReplayed.increment()
+            response.requestID = request.requestID
+            send(.response(response))
+            core.counters.responsesSent.increment()
+        }
+    }
+
+    private func execute(
+        _ request: Frame.Request, handler: @escaping Router.Handler, token: UInt64,
+        dedupeKey: DedupeWindow<DedupeWaiter>.Key?, generation: UInt64
+    ) {
+        let timeout: Duration? =
+            request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
+        let context = RequestContext(
+            requestID: request.requestID, method: request.method, metadata: request.metadata, clientID: clientID,
+            principal: principal, deadline: timeout.map { ContinuousClock.now.advanced(by: $0) },
+            connectionID: connection.id, session: self)
+        let requestID = request.requestID
+        let payload = request.payload
+        let core = self.core
+        core.counters.handlersStarted.increment()
+        core.counters.handlersRunning.increment()
+        let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
+        let task = Task(executorPreference: executor) { [self] in
+            let response: Frame.Response?
+            do {
+                let reply = try await handler(payload, context)
+                response = Frame.Response(requestID: requestID, payload: reply)
+            } catch let error as LongLinkError {
+                response = Frame.Response(
+                    requestID: requestID, status: Frame.Status(code: error.code.status, message: error.message))
+            } catch is CancellationError {
+                response = nil
+            } catch {
+                response = Frame.Response(
+                    requestID: requestID, status: Frame.Status(code: .internalError, message: "the handler failed"))
+            }
+            core.executionFinished(
+                origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
+                response: response)
+        }
+        var entry = InFlight(token: token, task: task, timer: nil, generation: generation)
+        if let timeout {
+            entry.timer = loop.scheduleTimer(after: timeout) { [self] in
+                handlerTimedOut(requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation)
+            }
+        }
+        inFlight[requestID] = entry
+    }
+
+    private func handlerTimedOut(
+        requestID: String, token: UInt64, dedupeKey: DedupeWindow<DedupeWaiter>.Key?, generation: UInt64
+    ) {
+        guard let entry = inFlight[requestID], entry.token == token else { return }
+        core.counters.requestsTimedOut.increment()
+        entry.task?.cancel()
+        let timedOut = Frame.Response(
+            requestID: requestID,
+            status: Frame.Status(code: .deadlineExceeded, message: "the request's timeout_ms passed on the server"))
+        guard let dedupeKey else {
+            deliver(requestID: requestID, token: token, response: timedOut)
+            return
+        }
+        // Timed-out executions are not stored: a later copy runs again.
+        let waiters = core.dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+        for waiter in waiters {
+            waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: timedOut)
+        }
+    }
+
+    private func handleCancel(_ requestID: String) {
+        guard let entry = inFlight.removeValue(forKey: requestID) else { return }
+        core.counters.requestsCancelled.increment()
+        if let timer = entry.timer { loop.cancelTimer(timer) }
+        if core.dedupeEnabled {
+            let nobodyWaits = core.dedupe.withLock {
+                $0.removeWaiter(key(requestID)) { $0.connection === self && $0.token == entry.token }
+            }
+            // Stop the handler only when no other copy of the request waits for it.
+            if nobodyWaits { entry.task?.cancel() }
+        } else {
+            entry.task?.cancel()
+        }
+        closeIfDrained()
+    }
+
+    /// Answers a request this connection waits for (any thread).
+    func deliver(requestID: String, token: UInt64, response: Frame.Response) {
+        onLoop { [self] in
+            guard state != .closed, let entry = inFlight[requestID], entry.token == token else { return }
+            inFlight[requestID] = nil
+            if let timer = entry.timer { loop.cancelTimer(timer) }
+            var response = response
+            response.requestID = requestID
+            send(.response(response))
+            core.counters.responsesSent.increment()
+            closeIfDrained()
+        }
+    }
+
+    private func respond(_ requestID: String, _ code: StatusCode, _ message: String) {
+        send(.response(Frame.Response(requestID: requestID, status: Frame.Status(code: code, message: message))))
+        core.counters.responsesSent.increment()
+    }
+
+    // MARK: Sessions and pushes
+
+    /// Binds the connection to a principal (any thread; on the loop at once when called there, so
+    /// that a login reply cannot overtake its binding).
+    func bind(principal newPrincipal: String) {
+        onLoop { [self] in
+            guard state != .closed, principal != newPrincipal else { return }
+            core.rebind(self, from: principal, to: newPrincipal)
+            principal = newPrincipal
+            synced = false
+            lastPushedSeq = 0
+        }
+    }
+
+    private func handleSync() {
+        synced = true
+        lastPushedSeq = 0
+        pumpReliablePushes()
+    }
+
+    private func handleAck(_ seqs: [UInt64]) {
+        guard let principal, !seqs.isEmpty else { return }
+        core.store.acknowledge(principal: principal, seqs: seqs)
+        core.counters.acksReceived.increment(by: seqs.count)
+    }
+
+    /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
+    func requestPush() {
+        guard !pushRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        loop.execute { [self] in pumpReliablePushes() }
+    }
+
+    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable.
+    private func pumpReliablePushes() {
+        pushRequested.store(false, ordering: .releasing)
+        guard state == .open || state == .draining, synced, let principal else { return }
+        while connection.isWritable {
+            let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: 256)
+            guard let last = batch.last else { break }
+            for push in batch {
+                send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload)))
+            }
+            core.counters.reliablePushesSent.increment(by: batch.count)
+            lastPushedSeq = last.seq
+        }
+    }
+
+    /// Sends a best-effort push if the connection is established and writable (any thread).
+    func sendBestEffort(topic: String, payload: [UInt8]) {
+        onLoop { [self] in
+            guard state == .open else { return }
+            if connection.isWritable {
+                send(.push(Frame.Push(seq: 0, topic: topic, payload: payload)))
+                core.counters.bestEffortPushesSent.increment()
+            } else {
+                core.counters.bestEffortPushesDropped.increment()
+            }
+        }
+    }
+
+    // MARK: Going away
+
+    /// Sends `GoAway`, answers what is in flight (bounded by the drain timeout), then closes (any thread).
+    func goAway(code: StatusCode, reason: String, reconnect: Bool, retryAfter: Duration) {
+        onLoop { [self] in
+            guard state == .open || state == .awaitingHello else { return }
+            send(
+                .goAway(
+                    Frame.GoAway(
+                        code: code, reason: reason, reconnect: reconnect,
+                        retryAfterMilliseconds: Self.milliseconds(retryAfter))))
+            state = .draining
+            drainTimer = loop.scheduleTimer(after: configuration.drainTimeout) { [self] in
+                guard state == .draining else { return }
+                state = .closed
+                connection.close(.graceful)
+            }
+            closeIfDrained()
+        }
+    }
+
+    /// Closes without waiting (any thread).
+    func forceClose() {
+        connection.close(.immediately, error: LongLinkError(code: .shutdown, message: "server shut down"))
+    }
+
+    private func closeIfDrained() {
+        guard state == .draining, inFlight.isEmpty else { return }
+        state = .closed
+        connection.close(.graceful)
+    }
+
+    private func goAwayAndClose(_ code: StatusCode, _ reason: String, reconnect: Bool) {
+        send(.goAway(Frame.GoAway(code: code, reason: reason, reconnect: reconnect)))
+        state = .closed
+        connection.close(.graceful)
+    }
+
+    private func violation(_ code: StatusCode, _ reason: String) {
+        core.counters.protocolViolations.increment()
+        goAwayAndClose(code, reason, reconnect: true)
+    }
+
+    // MARK: Heartbeat
+
+    private func scheduleHeartbeatTick() {
+        heartbeatTimer = loop.scheduleTimer(after: heartbeat) { [self] in
+                guard state == .open || state == .draining else { return }
+                if sawInbound {
+                    sawInbound = false
+                    silentTicks = 0
+                } else {
+                    silentTicks += 1
+                    if silentTicks >= 3 {
+                        core.counters.idleClosures.increment()
+                        goAwayAndClose(.unavailable, "no traffic for three heartbeat intervals", reconnect: true)
+                        return
+                    }
+                }
+                scheduleHeartbeatTick()
+            }
+    }
+
+    // MARK: Helpers
+
+    private func key(_ requestID: String) -> DedupeWindow<DedupeWaiter>.Key {
+        DedupeWindow<DedupeWaiter>.Key(clientID: clientID, requestID: requestID)
+    }
+
+    static func milliseconds(_ duration: Duration) -> UInt32 {
+        let (seconds, attoseconds) = duration.components
+        let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return UInt32(clamping: max(0, millis))
+    }
+}

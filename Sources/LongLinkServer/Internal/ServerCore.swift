@@ -1,0 +1,153 @@
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+/// A request copy waiting in the de-duplication window for an execution's result.
+struct DedupeWaiter: Sendable {
+    let connection: ServerConnection
+    let requestID: String
+    let token: UInt64
+}
+
+/// The state every connection of one server shares: configuration, routes, the push store, the
+/// de-duplication window, the principal registry and the counters.
+final class ServerCore: Sendable {
+    let configuration: ServerConfiguration
+    let router: Router
+    let store: any PushStore
+    let counters = ServerCounters()
+    let dedupe: Mutex<DedupeWindow<DedupeWaiter>>
+
+    private struct Registry {
+        var all: [UInt64: ServerConnection] = [:]
+        var byPrincipal: [String: [UInt64: ServerConnection]] = [:]
+        var emptyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var nextWaiterID: UInt64 = 0
+        var shuttingDown = false
+    }
+
+    private let registry = Mutex(Registry())
+
+    init(configuration: ServerConfiguration, router: Router, store: any PushStore) {
+        self.configuration = configuration
+        self.router = router
+        self.store = store
+        self.dedupe = Mutex(DedupeWindow(window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity))
+    }
+
+    var dedupeEnabled: Bool { configuration.dedupeWindow > .zero }
+
+    var isShuttingDown: Bool { registry.withLock { $0.shuttingDown } }
+
+    var loadPermille: UInt32 {
+        if let reporter = configuration.loadReporter { return min(1000, reporter()) }
+        let open = counters.openConnections.load(ordering: .relaxed)
+        return UInt32(min(1000, open * 1000 / max(1, configuration.maxConnections)))
+    }
+
+    // MARK: Connections
+
+    /// Called on the accepted connection's event loop.
+    func accept(_ connection: Connection) {
+        let session = ServerConnection(connection: connection, core: self)
+        let admitted = registry.withLock { registry -> Bool in
+            guard !registry.shuttingDown, registry.all.count < configuration.maxConnections else { return false }
+            registry.all[connection.id] = session
+            return true
+        }
+        if admitted {
+            counters.acceptedConnections.increment()
+            counters.openConnections.increment()
+            session.start()
+        } else {
+            counters.rejectedConnections.increment()
+            session.reject()
+        }
+    }
+
+    func unregister(_ session: ServerConnection, principal: String?) {
+        let waiters = registry.withLock { registry -> [CheckedContinuation<Bool, Never>] in
+            guard registry.all.removeValue(forKey: session.connection.id) != nil else { return [] }
+            if let principal { Self.remove(session, principal: principal, from: &registry) }
+            guard registry.all.isEmpty else { return [] }
+            defer { registry.emptyWaiters.removeAll() }
+            return Array(registry.emptyWaiters.values)
+        }
+        counters.openConnections.increment(by: -1)
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    func rebind(_ session: ServerConnection, from old: String?, to new: String) {
+        registry.withLock { registry in
+            guard registry.all[session.connection.id] != nil else { return }
+            if let old { Self.remove(session, principal: old, from: &registry) }
+            registry.byPrincipal[new, default: [:]][session.connection.id] = session
+        }
+    }
+
+    private static func remove(_ session: ServerConnection, principal: String, from registry: inout Registry) {
+        registry.byPrincipal[principal]?[session.connection.id] = nil
+        if registry.byPrincipal[principal]?.isEmpty == true { registry.byPrincipal[principal] = nil }
+    }
+
+    func connections(of principal: String) -> [ServerConnection] {
+        registry.withLock { Array(($0.byPrincipal[principal] ?? [:]).values) }
+    }
+
+    func allConnections() -> [ServerConnection] {
+        registry.withLock { Array($0.all.values) }
+    }
+
+    /// Stops admitting connections and returns the open ones.
+    func beginShutdown() -> [ServerConnection] {
+        registry.withLock { registry in
+            registry.shuttingDown = true
+            return Array(registry.all.values)
+        }
+    }
+
+    /// Waits until no connection is open, or `timeout` passes. Returns true when empty.
+    func waitUntilNoConnections(timeout: Duration, on loop: EventLoop) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let id: UInt64? = registry.withLock { registry in
+                guard !registry.all.isEmpty else { return nil }
+                registry.nextWaiterID += 1
+                registry.emptyWaiters[registry.nextWaiterID] = continuation
+                return registry.nextWaiterID
+            }
+            guard let id else {
+                continuation.resume(returning: true)
+                return
+            }
+            loop.scheduleTimer(after: timeout) { [self] in
+                // Whoever removes the continuation resumes it: exactly once.
+                let expired = registry.withLock { $0.emptyWaiters.removeValue(forKey: id) }
+                expired?.resume(returning: false)
+            }
+        }
+    }
+
+    // MARK: Handler completion
+
+    /// An execution finished (`response` nil: it was cancelled). Answers every copy waiting for it.
+    func executionFinished(
+        origin: ServerConnection, requestID: String, token: UInt64, dedupeKey: DedupeWindow<DedupeWaiter>.Key?,
+        generation: UInt64, response: Frame.Response?
+    ) {
+        counters.handlersRunning.increment(by: -1)
+        guard let dedupeKey else {
+            if let response { origin.deliver(requestID: requestID, token: token, response: response) }
+            return
+        }
+        let waiters: [DedupeWaiter]
+        if let response {
+            waiters = dedupe.withLock { $0.finish(dedupeKey, generation: generation, response: response, now: .now) }
+        } else {
+            waiters = dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+        }
+        let reply = response ?? Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
+        for waiter in waiters {
+            waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import LongLinkWire
+
+/// A reliable push kept until the client acknowledges it.
+public struct StoredPush: Sendable, Hashable {
+    /// The per-principal sequence number, from 1 upward.
+    public var seq: UInt64
+    /// The topic.
+    public var topic: String
+    /// The encoded message.
+    public var payload: [UInt8]
+
+    /// Creates a stored push.
+    public init(seq: UInt64, topic: String, payload: [UInt8]) {
+        self.seq = seq
+        self.topic = topic
+        self.payload = payload
+    }
+}
+
+/// Where the server keeps reliable pushes until they are acknowledged.
+///
+/// Sequence numbers are per principal, assigned by ``append(principal:topic:payload:)`` from 1
+/// upward and strictly increasing. Methods are called from event-loop threads and must not block
+/// for long: an implementation keeps its data in memory (``InMemoryPushStore``) or in a fast local
+/// cache. Overflow policy: when a principal's store is full, `append` throws
+/// ``LongLinkError/Code-swift.struct/resourceExhausted`` to the producer; stored pushes are never
+/// dropped silently.
+public protocol PushStore: Sendable {
+    /// Stores a push for `principal` under the next sequence number and returns it.
+    func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush
+
+    /// The unacknowledged pushes of `principal` with `seq > after`, in seq order, at most `limit`.
+    func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush]
+
+    /// Forgets the given pushes of `principal`; unknown seqs are ignored.
+    func acknowledge(principal: String, seqs: [UInt64])
+
+    /// How many pushes of `principal` wait for an acknowledgement.
+    func unacknowledgedCount(principal: String) -> Int
+}

@@ -1,0 +1,29 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// What a handler knows about the request it serves, and what it may do to the connection.
+public struct RequestContext: Sendable {
+    /// The request's id, unique per client.
+    public let requestID: String
+    /// The method name.
+    public let method: String
+    /// The request's metadata.
+    public let metadata: [String: String]
+    /// The `client_id` from the connection's `Hello`.
+    public let clientID: String
+    /// The principal the connection was bound to when the request arrived, if any.
+    public let principal: String?
+    /// When the client stops waiting, from the request's `timeout_ms`; `nil` when none was sent.
+    public let deadline: ContinuousClock.Instant?
+    /// The transport connection's id (for logs).
+    public let connectionID: UInt64
+
+    let session: ServerConnection
+
+    /// Binds the connection to `principal` (a user id), as a login handler does. Reliable pushes to
+    /// that principal flow on this connection after the client's next `Sync`; a previous binding is
+    /// replaced.
+    public func bind(principal: String) {
+        session.bind(principal: principal)
+    }
+}

@@ -1,0 +1,46 @@
+/// A snapshot of a server's counters.
+public struct ServerStatistics: Sendable, Hashable {
+    /// Connections open now.
+    public var openConnections: Int = 0
+    /// Connections accepted since start.
+    public var acceptedConnections: Int = 0
+    /// Connections turned away at the connection limit.
+    public var rejectedConnections: Int = 0
+    /// Connections closed for breaking the protocol (malformed frames, wrong order, oversized frames).
+    public var protocolViolations: Int = 0
+    /// Connections closed for silence longer than three heartbeat intervals.
+    public var idleClosures: Int = 0
+    /// Times a connection stopped reading because its client did not read its replies.
+    public var readPauses: Int = 0
+    /// Requests received (including duplicates).
+    public var requestsReceived: Int = 0
+    /// Handler executions started.
+    public var handlersStarted: Int = 0
+    /// Handlers running now.
+    public var handlersRunning: Int = 0
+    /// Duplicate requests answered from the de-duplication window without running the handler.
+    public var requestsReplayed: Int = 0
+    /// Duplicate requests that joined a running execution.
+    public var requestsJoined: Int = 0
+    /// Responses written.
+    public var responsesSent: Int = 0
+    /// Requests refused because the connection had too many in flight.
+    public var requestsRejected: Int = 0
+    /// Handlers cancelled by the client's `Cancel`.
+    public var requestsCancelled: Int = 0
+    /// Handlers stopped by their `timeout_ms`.
+    public var requestsTimedOut: Int = 0
+    /// Reliable pushes stored.
+    public var reliablePushesStored: Int = 0
+    /// Reliable push frames written (redeliveries included).
+    public var reliablePushesSent: Int = 0
+    /// Best-effort push frames written.
+    public var bestEffortPushesSent: Int = 0
+    /// Best-effort pushes dropped because a connection was not writable.
+    public var bestEffortPushesDropped: Int = 0
+    /// Sequence numbers acknowledged by clients.
+    public var acksReceived: Int = 0
+
+    /// A zeroed snapshot.
+    public init() {}
+}

@@ -1,0 +1,170 @@
+@testable import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Testing
+
+@Suite("De-duplication")
+struct DedupeTests {
+    @Test func aResendAfterReconnectReplaysTheStoredReply() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { server, address in
+            let first = try await FrameClient.connect(to: address)
+            _ = try await first.handshake(clientID: "phone-1")
+            let original = try await first.call("count", bytes("+"), id: "42")
+            #expect(original.text == "execution 1+")
+            first.close()
+
+            let second = try await FrameClient.connect(to: address)
+            _ = try await second.handshake(clientID: "phone-1")
+            let replayed = try await second.call("count", bytes("+"), id: "42")
+            #expect(replayed == original)
+            #expect(probe.executions.load(ordering: .relaxed) == 1)
+            #expect(server.statistics.requestsReplayed == 1)
+
+            // Another client may use the same request id: its own execution.
+            let other = try await FrameClient.connect(to: address)
+            _ = try await other.handshake(clientID: "phone-2")
+            #expect(try await other.call("count", id: "42").text == "execution 2")
+        }
+    }
+
+    @Test func aCopyArrivingWhileTheFirstRunsWaitsForTheSameResult() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { server, address in
+            let first = try await FrameClient.connect(to: address)
+            _ = try await first.handshake(clientID: "phone-1")
+            try await first.send(.request(Frame.Request(requestID: "7", method: "gated", payload: bytes("?"))))
+            #expect(try await probe.events.next() == "started 7")
+            // The link drops while the handler runs; the client resends on a new connection.
+            first.close()
+            let second = try await FrameClient.connect(to: address)
+            _ = try await second.handshake(clientID: "phone-1")
+            try await second.send(.request(Frame.Request(requestID: "7", method: "gated", payload: bytes("?"))))
+            // Prove the copy joined (it did not start a second execution) before opening the gate.
+            #expect(try await second.call("echo", id: "sync-point").requestID == "sync-point")
+            #expect(server.statistics.requestsJoined == 1)
+            probe.gate.put(())
+            let reply = try await second.response()
+            #expect(reply.requestID == "7")
+            #expect(reply.text == "execution 1?")
+            #expect(probe.executions.load(ordering: .relaxed) == 1)
+            #expect(server.statistics.handlersStarted == 2)  // gated once, echo once
+        }
+    }
+
+    @Test func withTheWindowOffEveryCopyRuns() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.dedupeWindow = .zero
+        let probe = Probe()
+        try await withServer(configuration, probe: probe) { _, address in
+            let client = try await FrameClient.connect(to: address)
+            let welcome = try await client.handshake(clientID: "c")
+            #expect(welcome.dedupeWindowMilliseconds == 0)
+            #expect(try await client.call("count", id: "1").text == "execution 1")
+            #expect(try await client.call("count", id: "1").text == "execution 2")
+        }
+    }
+
+    @Test func aTimedOutExecutionIsNotStored() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { _, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "c")
+            let timedOut = try await client.call("hang", id: "x", timeoutMilliseconds: 30)
+            #expect(timedOut.status?.code == .deadlineExceeded)
+            #expect(try await probe.events.next() == "started x")
+            #expect(try await probe.events.next() == "cancelled x")
+            // The same id runs again rather than replaying the timeout.
+            try await client.send(.request(Frame.Request(requestID: "x", method: "hang", timeoutMilliseconds: 30)))
+            #expect(try await probe.events.next() == "started x")
+            #expect(try await client.response().status?.code == .deadlineExceeded)
+        }
+    }
+}
+
+@Suite("DedupeWindow state machine")
+struct DedupeWindowTests {
+    typealias Window = DedupeWindowProbe
+
+    @Test func executeWaitReplayExpire() {
+        var window = Window(window: .seconds(10), capacity: 10)
+        let start = ContinuousClock.now
+        #expect(window.arrive("a", waiter: 1, now: start) == "execute")
+        #expect(window.arrive("a", waiter: 2, now: start) == "wait")
+        #expect(window.finish("a", text: "reply", now: start) == [1, 2])
+        #expect(window.arrive("a", waiter: 3, now: start.advanced(by: .seconds(9))) == "replay reply")
+        #expect(window.arrive("a", waiter: 4, now: start.advanced(by: .seconds(11))) == "execute")
+    }
+
+    @Test func theCountBoundEvictsTheOldestFinished() {
+        var window = Window(window: .seconds(100), capacity: 3)
+        let now = ContinuousClock.now
+        for key in ["a", "b", "c", "d"] {
+            #expect(window.arrive(key, waiter: 0, now: now) == "execute")
+            _ = window.finish(key, text: key, now: now)
+        }
+        #expect(window.count == 3)
+        #expect(window.arrive("a", waiter: 0, now: now) == "execute")  // evicted
+        #expect(window.arrive("d", waiter: 0, now: now) == "replay d")
+    }
+
+    @Test func anAbandonedExecutionRunsAgainAndALateFinishIsIgnored() {
+        var window = Window(window: .seconds(100), capacity: 10)
+        let now = ContinuousClock.now
+        #expect(window.arrive("a", waiter: 1, now: now) == "execute")
+        let firstGeneration = window.lastGeneration
+        #expect(window.abandon("a") == [1])
+        #expect(window.arrive("a", waiter: 2, now: now) == "execute")
+        // The first, abandoned execution finishes late: it must not answer the second run's waiters.
+        #expect(window.finish("a", generation: firstGeneration, text: "stale", now: now) == [])
+        #expect(window.finish("a", text: "fresh", now: now) == [2])
+        #expect(window.arrive("a", waiter: 3, now: now) == "replay fresh")
+    }
+
+    @Test func removingTheLastWaiterIsReported() {
+        var window = Window(window: .seconds(100), capacity: 10)
+        let now = ContinuousClock.now
+        _ = window.arrive("a", waiter: 1, now: now)
+        _ = window.arrive("a", waiter: 2, now: now)
+        #expect(window.removeWaiter("a", 1) == false)
+        #expect(window.removeWaiter("a", 2) == true)
+    }
+}
+
+/// Drives the internal `DedupeWindow` with short strings for keys and actions.
+struct DedupeWindowProbe {
+    private var window: DedupeWindow<Int>
+    private(set) var lastGeneration: UInt64 = 0
+
+    init(window: Duration, capacity: Int) {
+        self.window = DedupeWindow(window: window, capacity: capacity)
+    }
+
+    var count: Int { window.count }
+
+    private func key(_ id: String) -> DedupeWindow<Int>.Key { .init(clientID: "c", requestID: id) }
+
+    mutating func arrive(_ id: String, waiter: Int, now: ContinuousClock.Instant) -> String {
+        switch window.arrive(key(id), waiter: waiter, now: now) {
+        case .execute(let generation):
+            lastGeneration = generation
+            return "execute"
+        case .wait: return "wait"
+        case .replay(let response): return "replay " + String(decoding: response.payload, as: UTF8.self)
+        }
+    }
+
+    mutating func finish(_ id: String, generation: UInt64? = nil, text: String, now: ContinuousClock.Instant) -> [Int] {
+        window.finish(
+            key(id), generation: generation ?? lastGeneration, response: Frame.Response(payload: Array(text.utf8)),
+            now: now)
+    }
+
+    mutating func abandon(_ id: String) -> [Int] {
+        window.abandon(key(id), generation: lastGeneration)
+    }
+
+    mutating func removeWaiter(_ id: String, _ waiter: Int) -> Bool {
+        window.removeWaiter(key(id)) { $0 == waiter }
+    }
+}

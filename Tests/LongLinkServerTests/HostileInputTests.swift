@@ -1,0 +1,126 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Testing
+
+@Suite("Hostile input")
+struct HostileInputTests {
+    private func expectGoAway(_ client: FrameClient, code: StatusCode) async throws {
+        let frames = try await client.framesUntilClosed()
+        guard case .goAway(let goAway)? = frames.last else {
+            Issue.record("expected GoAway before close, got \(frames)")
+            return
+        }
+        #expect(goAway.code == code)
+    }
+
+    @Test func garbageBytesGetAGoAwayAndTheServerKeepsServing() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            // A length of 5, then a body with wire type 7 (invalid).
+            try await client.sendRaw([0x05, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF])
+            try await expectGoAway(client, code: .invalidArgument)
+            #expect(server.statistics.protocolViolations == 1)
+
+            let healthy = try await FrameClient.connect(to: address)
+            _ = try await healthy.handshake(clientID: "healthy")
+            #expect(try await healthy.call("echo", bytes("ok"), id: "1").text == "ok")
+        }
+    }
+
+    @Test func randomGarbageNeverCrashesTheServer() async throws {
+        var generator = SystemRandomNumberGenerator()
+        try await withServer { server, address in
+            for _ in 0..<20 {
+                let client = try await FrameClient.connect(to: address)
+                let garbage = (0..<256).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                try await client.sendRaw(garbage)
+                // Either a GoAway and close, or the garbage parsed as a partial frame that waits
+                // for the handshake timeout; close from our side in that case.
+                client.close()
+            }
+            let healthy = try await FrameClient.connect(to: address)
+            _ = try await healthy.handshake(clientID: "healthy")
+            #expect(try await healthy.call("echo", bytes("alive"), id: "1").text == "alive")
+            #expect(server.statistics.handlersStarted == 1)
+        }
+    }
+
+    @Test func aTwoGigabyteLengthPrefixIsRefusedBeforeAnyBody() async throws {
+        try await withServer { _, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            // 2^31 as a varint, and not a single byte of body.
+            try await client.sendRaw([0x80, 0x80, 0x80, 0x80, 0x08])
+            try await expectGoAway(client, code: .resourceExhausted)
+        }
+    }
+
+    @Test func aFrameOverTheConfiguredLimitIsRefused() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.maxFrameBytes = 1_024
+        try await withServer(configuration) { _, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            try await client.send(
+                .request(Frame.Request(requestID: "1", method: "echo", payload: [UInt8](repeating: 1, count: 2_000))))
+            try await expectGoAway(client, code: .resourceExhausted)
+        }
+    }
+
+    @Test func halfAFrameThenSilenceIsClosedByTheHeartbeat() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.minimumHeartbeat = .milliseconds(20)
+        try await withServer(configuration) { server, address in
+            let client = try await FrameClient.connect(to: address)
+            let welcome = try await client.handshake(heartbeatMilliseconds: 20)
+            #expect(welcome.heartbeatMilliseconds == 20)
+            var frame: [UInt8] = []
+            Frame.request(Frame.Request(requestID: "1", method: "echo", payload: bytes("half"))).encodeDelimited(into: &frame)
+            try await client.sendRaw(Array(frame.prefix(frame.count / 2)))
+            let frames = try await client.framesUntilClosed()
+            guard case .goAway(let goAway)? = frames.last else {
+                Issue.record("expected GoAway, got \(frames)")
+                return
+            }
+            #expect(goAway.code == .unavailable)
+            #expect(goAway.reconnect)
+            #expect(server.statistics.idleClosures == 1)
+            #expect(server.statistics.handlersStarted == 0)
+        }
+    }
+
+    @Test func aClientThatNeverReadsDoesNotGrowServerMemory() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.connectionOptions.writeBufferHighWatermark = 256 << 10
+        configuration.connectionOptions.writeBufferLowWatermark = 64 << 10
+        try await withServer(configuration) { server, address in
+            let client = try await FrameClient.connect(to: address, readingPaused: true)
+            try await client.send(.hello(Frame.Hello(clientID: "sloth")))
+            // Each request asks for a 64 KiB reply; the client never reads any of them.
+            let total = 20_000
+            let sender = Task {
+                var sent = 0
+                for n in 0..<total {
+                    var frame: [UInt8] = []
+                    Frame.request(Frame.Request(requestID: "\(n)", method: "big", payload: bytes("65536")))
+                        .encodeDelimited(into: &frame)
+                    do { try await client.sendRaw(frame) } catch { break }
+                    sent += 1
+                }
+                return sent
+            }
+            // The server stops reading once its write buffer is over the mark.
+            try await eventually("the server pauses reading") { server.statistics.readPauses >= 1 }
+            let received = server.statistics.requestsReceived
+            #expect(received < total)
+            // 64 KiB replies times the requests taken must stay within a few watermarks plus the
+            // kernel's socket buffers, i.e. the server did not queue 20,000 replies.
+            #expect(received < 400)
+            client.close()
+            sender.cancel()
+            _ = await sender.value
+        }
+    }
+}

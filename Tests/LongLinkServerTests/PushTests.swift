@@ -1,0 +1,124 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Testing
+
+@Suite("Pushes, Ack and Sync")
+struct PushTests {
+    private func login(_ client: FrameClient, as user: String) async throws {
+        #expect(try await client.call("login", bytes(user), id: "login-\(UInt64.random(in: 0...UInt64.max))").text == "welcome")
+    }
+
+    private func pushes(_ client: FrameClient, count: Int) async throws -> [Frame.Push] {
+        var result: [Frame.Push] = []
+        while result.count < count {
+            let frame = try await client.nextFrame()
+            guard case .push(let push) = frame else {
+                Issue.record("expected Push, got \(frame)")
+                return result
+            }
+            result.append(push)
+        }
+        return result
+    }
+
+    @Test func reliablePushesWaitForSyncAndComeInSeqOrder() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "alice-phone")
+            try await login(client, as: "alice")
+            for n in 1...5 {
+                #expect(try server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) == UInt64(n))
+            }
+            // Nothing before Sync: the next frame is the reply to this echo.
+            #expect(try await client.call("echo", id: "probe").requestID == "probe")
+            try await client.send(.sync(Frame.Sync()))
+            let delivered = try await pushes(client, count: 5)
+            #expect(delivered.map(\.seq) == [1, 2, 3, 4, 5])
+            #expect(delivered.map(\.topic) == Array(repeating: "alerts", count: 5))
+            #expect(delivered.last?.payload == bytes("alert 5"))
+            // Live pushes follow once synced.
+            try server.push(to: "alice", topic: "alerts", payload: bytes("alert 6"))
+            #expect(try await pushes(client, count: 1).map(\.seq) == [6])
+        }
+    }
+
+    @Test func unackedPushesAreRedeliveredAfterReconnectAndAckedOnesAreNot() async throws {
+        try await withServer { server, address in
+            let first = try await FrameClient.connect(to: address)
+            _ = try await first.handshake(clientID: "bob-phone")
+            try await login(first, as: "bob")
+            try await first.send(.sync(Frame.Sync()))
+            for n in 1...5 { try server.push(to: "bob", topic: "alerts", payload: bytes("\(n)")) }
+            #expect(try await pushes(first, count: 5).map(\.seq) == [1, 2, 3, 4, 5])
+            try await first.send(.ack(Frame.Ack(seqs: [1, 2, 3, 99])))
+            // The ack is processed before the echo reply (one connection, in order).
+            #expect(try await first.call("echo", id: "fence").requestID == "fence")
+            first.close()
+
+            // Pushed while the client was offline.
+            try server.push(to: "bob", topic: "alerts", payload: bytes("6"))
+
+            let second = try await FrameClient.connect(to: address)
+            _ = try await second.handshake(clientID: "bob-phone")
+            try await login(second, as: "bob")
+            try await second.send(.sync(Frame.Sync()))
+            #expect(try await pushes(second, count: 3).map(\.seq) == [4, 5, 6])
+            #expect(server.statistics.acksReceived == 4)
+        }
+    }
+
+    @Test func aSecondSyncRedeliversEverythingUnacked() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "c")
+            try await login(client, as: "carol")
+            try await client.send(.sync(Frame.Sync()))
+            try server.push(to: "carol", topic: "t", payload: [1])
+            try server.push(to: "carol", topic: "t", payload: [2])
+            #expect(try await pushes(client, count: 2).map(\.seq) == [1, 2])
+            try await client.send(.ack(Frame.Ack(seqs: [1])), .sync(Frame.Sync()))
+            #expect(try await pushes(client, count: 1).map(\.seq) == [2])
+        }
+    }
+
+    @Test func bestEffortPushesHaveSeqZeroAndAreNotStored() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "d")
+            try await login(client, as: "dave")
+            server.pushBestEffort(to: "dave", topic: "quotes", payload: bytes("AAPL 1.0"))
+            server.pushBestEffort(to: "nobody", topic: "quotes", payload: bytes("dropped"))
+            let push = try await pushes(client, count: 1)[0]
+            #expect(push.seq == 0)
+            #expect(push.topic == "quotes")
+            // Not stored: a Sync brings nothing back.
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await client.call("echo", id: "fence").requestID == "fence")
+            #expect(server.statistics.reliablePushesStored == 0)
+        }
+    }
+
+    @Test func aFullStoreRefusesThePushInsteadOfDroppingOne() async throws {
+        let store = InMemoryPushStore(capacityPerPrincipal: 3)
+        for n in 1...3 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8(n)]) }
+        #expect(throws: LongLinkError.self) { try store.append(principal: "p", topic: "t", payload: [4]) }
+        #expect(store.unacknowledgedCount(principal: "p") == 3)
+        store.acknowledge(principal: "p", seqs: [1])
+        let next = try store.append(principal: "p", topic: "t", payload: [4])
+        #expect(next.seq == 4)
+        #expect(store.unacknowledged(principal: "p", after: 0, limit: 10).map(\.seq) == [2, 3, 4])
+    }
+
+    @Test func theStoreAnswersRangesAndCompacts() throws {
+        let store = InMemoryPushStore(capacityPerPrincipal: 100_000)
+        for n in 1...2_000 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8(n % 256)]) }
+        store.acknowledge(principal: "p", seqs: Array(1...1_500) + [1_600, 5_000, 0])
+        #expect(store.unacknowledgedCount(principal: "p") == 499)
+        let after = store.unacknowledged(principal: "p", after: 1_598, limit: 3)
+        #expect(after.map(\.seq) == [1_599, 1_601, 1_602])
+        #expect(store.unacknowledged(principal: "p", after: 0, limit: 2).map(\.seq) == [1_501, 1_502])
+        #expect(store.unacknowledged(principal: "p", after: 2_000, limit: 10).isEmpty)
+        #expect(store.unacknowledged(principal: "nobody", after: 0, limit: 10).isEmpty)
+    }
+}

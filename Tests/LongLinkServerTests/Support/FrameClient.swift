@@ -1,0 +1,119 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// A raw protocol client for server tests: it sends frames as given and hands back every frame
+/// the server sends, with no LongLink client logic in between.
+final class FrameClient: ConnectionHandler, @unchecked Sendable {
+    enum Event: Sendable {
+        case frame(Frame)
+        case closed(LongLinkError?)
+    }
+
+    struct UnexpectedEvent: Error, CustomStringConvertible {
+        let event: Event
+        let expected: String
+        var description: String { "expected \(expected), got \(event)" }
+    }
+
+    let connection: Connection
+    let events = Mailbox<Event>()
+    private var decoder = FrameDecoder()
+    private var frames: [Frame] = []
+
+    private init(connection: Connection) {
+        self.connection = connection
+    }
+
+    static func connect(to address: SocketAddress, readingPaused: Bool = false) async throws -> FrameClient {
+        let connection = try await Connection.connect(
+            to: .tcp(host: address.host, port: address.port ?? 0), on: EventLoopGroup.shared.next())
+        let client = FrameClient(connection: connection)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            connection.eventLoop.execute {
+                connection.start(handler: client)
+                if readingPaused { connection.pauseReading() }
+                continuation.resume()
+            }
+        }
+        return client
+    }
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        do {
+            try decoder.decode(bytes, into: &frames)
+        } catch {
+            events.put(.closed(LongLinkError(code: .protocolViolation, message: "\(error)")))
+        }
+        for frame in frames { events.put(.frame(frame)) }
+        frames.removeAll(keepingCapacity: true)
+    }
+
+    func connectionWritabilityChanged(_ connection: Connection) {}
+
+    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        events.put(.closed(error))
+    }
+
+    func send(_ frames: Frame...) async throws {
+        var bytes: [UInt8] = []
+        for frame in frames { frame.encodeDelimited(into: &bytes) }
+        try await connection.send(bytes)
+    }
+
+    func sendRaw(_ bytes: [UInt8]) async throws {
+        try await connection.send(bytes)
+    }
+
+    func next(within timeout: Duration = .seconds(5)) async throws -> Event {
+        try await events.next(within: timeout, "a frame from the server")
+    }
+
+    func nextFrame(within timeout: Duration = .seconds(5)) async throws -> Frame {
+        let event = try await next(within: timeout)
+        guard case .frame(let frame) = event else { throw UnexpectedEvent(event: event, expected: "a frame") }
+        return frame
+    }
+
+    /// Waits for the server to close the connection, skipping frames; returns them.
+    @discardableResult
+    func framesUntilClosed(within timeout: Duration = .seconds(5)) async throws -> [Frame] {
+        var seen: [Frame] = []
+        while true {
+            switch try await next(within: timeout) {
+            case .frame(let frame): seen.append(frame)
+            case .closed: return seen
+            }
+        }
+    }
+
+    func handshake(clientID: String = "test-client", heartbeatMilliseconds: UInt32 = 0) async throws -> Frame.Welcome {
+        try await send(.hello(Frame.Hello(clientID: clientID, heartbeatMilliseconds: heartbeatMilliseconds)))
+        let frame = try await nextFrame()
+        guard case .welcome(let welcome) = frame else {
+            throw UnexpectedEvent(event: .frame(frame), expected: "Welcome")
+        }
+        return welcome
+    }
+
+    /// Sends a request and waits for its response, failing on anything else.
+    func call(_ method: String, _ payload: [UInt8] = [], id: String, timeoutMilliseconds: UInt32 = 0) async throws
+        -> Frame.Response
+    {
+        try await send(
+            .request(
+                Frame.Request(requestID: id, method: method, payload: payload, timeoutMilliseconds: timeoutMilliseconds)))
+        return try await response()
+    }
+
+    func response(within timeout: Duration = .seconds(5)) async throws -> Frame.Response {
+        let frame = try await nextFrame(within: timeout)
+        guard case .response(let response) = frame else {
+            throw UnexpectedEvent(event: .frame(frame), expected: "Response")
+        }
+        return response
+    }
+
+    func close() {
+        connection.close(.immediately)
+    }
+}

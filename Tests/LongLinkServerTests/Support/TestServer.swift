@@ -1,0 +1,114 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+/// Handlers whose progress tests can observe without sleeping: each reports to `events`, and
+/// `gated` waits until the test opens `gate`.
+final class Probe: Sendable {
+    let events = Mailbox<String>()
+    let gate = Mailbox<Void>()
+    let executions = Atomic<Int>(0)
+
+    func router() -> Router {
+        var router = Router()
+        router.register("echo") { payload, _ in payload }
+        router.register("count") { payload, _ in
+            let n = self.executions.add(1, ordering: .relaxed).newValue
+            return Array("execution \(n)".utf8) + payload
+        }
+        router.register("login") { payload, context in
+            context.bind(principal: String(decoding: payload, as: UTF8.self))
+            return Array("welcome".utf8)
+        }
+        router.register("whoami") { _, context in Array((context.principal ?? "-").utf8) }
+        router.register("fail") { payload, _ in
+            let text = String(decoding: payload, as: UTF8.self)
+            let parts = text.split(separator: ":", maxSplits: 1)
+            throw LongLinkError(
+                code: .init(status: StatusCode(rawValue: UInt32(parts[0]) ?? 2)),
+                message: parts.count > 1 ? String(parts[1]) : "")
+        }
+        router.register("crash") { _, _ in
+            struct Secret: Error {}
+            throw Secret()
+        }
+        router.register("hang") { _, context in
+            self.events.put("started \(context.requestID)")
+            do {
+                try await Task.sleep(for: .seconds(3_600))
+            } catch {
+                self.events.put("cancelled \(context.requestID)")
+                throw error
+            }
+            return []
+        }
+        router.register("gated") { payload, context in
+            self.events.put("started \(context.requestID)")
+            _ = try await self.gate.next(within: .seconds(20), "the test to open the gate")
+            let n = self.executions.add(1, ordering: .relaxed).newValue
+            return Array("execution \(n)".utf8) + payload
+        }
+        router.register("big") { payload, _ in
+            [UInt8](repeating: 0x5A, count: Int(String(decoding: payload, as: UTF8.self)) ?? 0)
+        }
+        struct Point: Codable, Sendable {
+            var x: Int
+            var y: Int
+        }
+        router.register("mirror", request: Point.self) { point, _ in Point(x: point.y, y: point.x) }
+        return router
+    }
+}
+
+extension ServerConfiguration {
+    static var testing: ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.serverID = "test-server"
+        configuration.drainTimeout = .seconds(2)
+        return configuration
+    }
+}
+
+/// Runs a server on a free loopback port around `body`, then shuts it down and waits for `run()`.
+func withServer(
+    _ configuration: ServerConfiguration = .testing, probe: Probe = Probe(),
+    _ body: (LongLinkServer, SocketAddress) async throws -> Void
+) async throws {
+    let server = LongLinkServer(configuration: configuration, router: probe.router())
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await server.run() }
+        do {
+            let address = try await server.localAddress
+            try await body(server, address)
+        } catch {
+            server.shutdown()
+            try? await group.waitForAll()
+            throw error
+        }
+        server.shutdown()
+        try await group.waitForAll()
+    }
+}
+
+extension Frame.Response {
+    var text: String { String(decoding: payload, as: UTF8.self) }
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+struct ConditionTimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting until \(what)" }
+}
+
+/// Re-checks a condition (a counter another thread updates) until it holds, within a bound.
+func eventually(
+    _ what: String, within timeout: Duration = .seconds(5), _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw ConditionTimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
