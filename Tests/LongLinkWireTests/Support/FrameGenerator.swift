@@ -1,3 +1,4 @@
+import Foundation
 import LongLinkWire
 
 /// Generates random frames of every kind from a seed, leaning towards the values that break
@@ -198,5 +199,16 @@ func wireError<T>(_ body: () throws(WireFormatError) -> T) -> WireFormatError? {
         return nil
     } catch {
         return error
+    }
+}
+
+extension FrameDecoder {
+    /// The batch path over a slice of an array. (A typed-throws closure handed straight to
+    /// `withUnsafeBytes` crashes the 6.3 compiler's IR generation, hence the `Result`.)
+    mutating func decode(_ chunk: some ContiguousBytes, into frames: inout [Frame]) throws(WireFormatError) {
+        let result = chunk.withUnsafeBytes { bytes in
+            Result { () throws(WireFormatError) in try decode(bytes, into: &frames) }
+        }
+        try result.get()
     }
 }
