@@ -173,11 +173,43 @@ struct ProtobufReader {
             return ""
         }
         let content = UnsafeRawBufferPointer(rebasing: bytes[range])
-        let string = content.withMemoryRebound(to: UInt8.self) { String(validating: $0, as: UTF8.self) }
-        guard let string else {
+        guard let string = Self.validatedString(content) else {
             throw WireFormatError(.invalidUTF8, field: field, offset: tag.offset)
         }
         return string
+    }
+
+    /// The string `utf8` spells, or nil when it is not valid UTF-8.
+    ///
+    /// `String(decoding:as:)` validates once (with the standard library's specialised UTF-8 fast
+    /// path) and replaces every invalid sequence with U+FFFD, so its result has exactly the input's
+    /// bytes if and only if the input was valid. (`String(validating:as:)` would say so directly,
+    /// but it goes through unspecialised generic code that costs more than the comparison.)
+    @inline(__always)
+    static func validatedString(_ utf8: UnsafeRawBufferPointer) -> String? {
+        var string = utf8.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
+        let unchanged = string.withUTF8 { decoded in
+            decoded.count == utf8.count && bytesEqual(UnsafeRawBufferPointer(decoded), utf8)
+        }
+        return unchanged ? string : nil
+    }
+
+    /// Compares two byte regions of equal length, eight bytes at a time.
+    @inline(__always)
+    private static func bytesEqual(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
+        let count = left.count
+        var index = 0
+        while index + 8 <= count {
+            guard left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            else { return false }
+            index += 8
+        }
+        while index < count {
+            guard left[index] == right[index] else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// Reads a bytes field into a new array.

@@ -79,6 +79,7 @@ struct ProtobufWriter {
 
     /// The size of a `map<string, string>` field: one length-delimited entry per pair.
     static func stringMapFieldSize(_ fieldNumber: Int, _ map: [String: String]) -> Int {
+        guard !map.isEmpty else { return 0 }
         var total = 0
         for (key, value) in map {
             total += delimitedFieldSize(fieldNumber, length: mapEntrySize(key: key, value: value))
