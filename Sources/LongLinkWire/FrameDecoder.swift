@@ -134,7 +134,8 @@ public struct FrameDecoder: Sendable {
             throw WireFormatError(.overlongVarint, field: "frame", offset: offset)
         case .complete(let length, let size):
             guard length <= UInt64(maxFrameBytes) else {
-                throw WireFormatError(.frameTooLarge(length: length, limit: maxFrameBytes), field: "frame", offset: offset)
+                throw WireFormatError(
+                    .frameTooLarge(length: length, limit: maxFrameBytes), field: "frame", offset: offset)
             }
             return .complete(length: Int(length), size: size)
         }

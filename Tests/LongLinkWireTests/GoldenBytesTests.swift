@@ -56,8 +56,8 @@ struct GoldenBytesTests {
             frame: .response(Frame.Response(requestID: "x", payload: [0xff])), bytes: "22 06 0a 01 78 12 01 ff"),
         Golden(
             name: "response with error status",
-            frame: .response(Frame.Response(status: Frame.Status(code: .unauthenticated, message: "no")))
-            , bytes: "22 08 1a 06 08 10 12 02 6e 6f"),
+            frame: .response(Frame.Response(status: Frame.Status(code: .unauthenticated, message: "no"))),
+            bytes: "22 08 1a 06 08 10 12 02 6e 6f"),
         Golden(name: "cancel", frame: .cancel(Frame.Cancel(requestID: "9")), bytes: "2a 03 0a 01 39"),
         // seq 2^35 = 80 80 80 80 80 01; topic "é" = c3 a9.
         Golden(

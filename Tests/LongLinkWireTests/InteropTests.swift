@@ -23,7 +23,9 @@ enum InteropEnvironment {
 
 /// The codec against the official protobuf runtime (Python, upb): each side decodes what the
 /// other encoded, and both describe the frames in the same JSON shape for comparison.
-@Suite("Interop with the official protobuf runtime", .enabled(if: InteropEnvironment.isAvailable, "\(InteropEnvironment.howToEnable)"))
+@Suite(
+    "Interop with the official protobuf runtime",
+    .enabled(if: InteropEnvironment.isAvailable, "\(InteropEnvironment.howToEnable)"))
 struct InteropTests {
     /// A scratch directory holding the generated Python classes.
     private final class Workspace {
@@ -31,13 +33,16 @@ struct InteropTests {
         let generated: URL
 
         init() async throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-interop-\(UUID().uuidString)")
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "longlink-interop-\(UUID().uuidString)")
             generated = directory.appendingPathComponent("gen")
             try FileManager.default.createDirectory(at: generated, withIntermediateDirectories: true)
             let proto = InteropEnvironment.repositoryRoot.appendingPathComponent("proto")
             try await Self.check(
-                ["python3", "-m", "grpc_tools.protoc", "-I", proto.path, "--python_out=\(generated.path)",
-                 proto.appendingPathComponent("longlink/v1/longlink.proto").path])
+                [
+                    "python3", "-m", "grpc_tools.protoc", "-I", proto.path, "--python_out=\(generated.path)",
+                    proto.appendingPathComponent("longlink/v1/longlink.proto").path,
+                ])
         }
 
         deinit {
@@ -192,7 +197,8 @@ enum JSONValue: Decodable, Equatable {
         case (.null, .null): true
         case (.bool(let left), .bool(let right)): left == right
         case (.string(let left), .string(let right)): left.utf8.elementsEqual(right.utf8)
-        case (.array(let left), .array(let right)): left.count == right.count && zip(left, right).allSatisfy { $0 == $1 }
+        case (.array(let left), .array(let right)):
+            left.count == right.count && zip(left, right).allSatisfy { $0 == $1 }
         case (.object(let left), .object(let right)):
             left.count == right.count && left.allSatisfy { key, value in right[key].map { $0 == value } ?? false }
         default: false
@@ -255,7 +261,8 @@ enum JSONValue: Decodable, Equatable {
             ]
         case .response(let response):
             fields = [
-                "kind": .string("response"), "request_id": .string(response.requestID), "payload": hex(response.payload),
+                "kind": .string("response"), "request_id": .string(response.requestID),
+                "payload": hex(response.payload),
                 "status": response.status.map {
                     .object(["code": number($0.code.rawValue), "message": .string($0.message)])
                 } ?? .null,
@@ -264,7 +271,8 @@ enum JSONValue: Decodable, Equatable {
             fields = ["kind": .string("cancel"), "request_id": .string(cancel.requestID)]
         case .push(let push):
             fields = [
-                "kind": .string("push"), "seq": number(push.seq), "topic": .string(push.topic), "payload": hex(push.payload),
+                "kind": .string("push"), "seq": number(push.seq), "topic": .string(push.topic),
+                "payload": hex(push.payload),
             ]
         case .ack(let ack):
             fields = ["kind": .string("ack"), "seqs": .array(ack.seqs.map(number))]

@@ -55,7 +55,9 @@ struct MalformedInputTests {
         #expect(
             messageError("1a 02 10 05")
                 == WireFormatError(.wrongWireType(expected: 2, actual: 0), field: "Frame.request.method", offset: 2))
-        #expect(messageError("08 01") == WireFormatError(.wrongWireType(expected: 2, actual: 0), field: "Frame.hello", offset: 0))
+        #expect(
+            messageError("08 01")
+                == WireFormatError(.wrongWireType(expected: 2, actual: 0), field: "Frame.hello", offset: 0))
         #expect(
             messageError("4a 03 0a 01 00")
                 == WireFormatError(.wrongWireType(expected: 0, actual: 2), field: "Frame.ping.nonce", offset: 2))
@@ -85,7 +87,8 @@ struct MalformedInputTests {
         #expect(
             messageError("4a 03 11 00 00 00 00 00 00 00 00")
                 == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
-        #expect(messageError("4a 03 15 00 00 00 00") == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
+        #expect(
+            messageError("4a 03 15 00 00 00 00") == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
     }
 
     @Test("Groups and the undefined wire types 6 and 7", arguments: [UInt8(3), 4, 6, 7])
@@ -108,12 +111,16 @@ struct MalformedInputTests {
         #expect(messageError("02 00") == WireFormatError(.invalidFieldNumber(0), field: "Frame", offset: 0))
         #expect(messageError("00") == WireFormatError(.invalidFieldNumber(0), field: "Frame", offset: 0))
         #expect(messageError("4a 02 00 00") == WireFormatError(.invalidFieldNumber(0), field: "Frame.ping", offset: 2))
-        #expect(messageError("80 80 80 80 10 00") == WireFormatError(.invalidFieldNumber(1 << 29), field: "Frame", offset: 0))
+        #expect(
+            messageError("80 80 80 80 10 00")
+                == WireFormatError(.invalidFieldNumber(1 << 29), field: "Frame", offset: 0))
         // 2^29 - 1 is the largest field number: an unknown field, skipped.
         #expect(try Frame(decoding: hex("f8 ff ff ff 0f 00")) == .unrecognized)
     }
 
-    @Test("Invalid UTF-8 in every kind of string", arguments: ["ff", "c3", "c0 80", "ed a0 80", "f4 90 80 80", "e2 82", "80"])
+    @Test(
+        "Invalid UTF-8 in every kind of string",
+        arguments: ["ff", "c3", "c0 80", "ed a0 80", "f4 90 80 80", "e2 82", "80"])
     func invalidUTF8(sequence: String) {
         let bad = hex(sequence)
         let count = UInt8(bad.count)
@@ -133,7 +140,8 @@ struct MalformedInputTests {
             error([0x22, count + 4, 0x1a, count + 2, 0x12, count] + bad)
                 == WireFormatError(.invalidUTF8, field: "Frame.response.status.message", offset: 4))
         #expect(
-            error([0x5a, count + 2, 0x12, count] + bad) == WireFormatError(.invalidUTF8, field: "Frame.go_away.reason", offset: 2))
+            error([0x5a, count + 2, 0x12, count] + bad)
+                == WireFormatError(.invalidUTF8, field: "Frame.go_away.reason", offset: 2))
         // Bytes fields take anything.
         #expect(error([0x32, count + 2, 0x1a, count] + bad) == nil)
     }

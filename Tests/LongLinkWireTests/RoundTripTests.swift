@@ -34,12 +34,15 @@ struct RoundTripTests {
             .welcome(Frame.Welcome(version: 0)),
             .request(
                 Frame.Request(
-                    requestID: "18446744073709551615", method: "ключ", payload: [UInt8](repeating: 0xAB, count: 1 << 20),
+                    requestID: "18446744073709551615", method: "ключ",
+                    payload: [UInt8](repeating: 0xAB, count: 1 << 20),
                     timeoutMilliseconds: .max, metadata: ["k😀": longText, "é": "", "": "v"])),
             .request(Frame.Request()),
             .response(Frame.Response()),
             .response(Frame.Response(requestID: "1", status: Frame.Status())),
-            .response(Frame.Response(requestID: "1", status: Frame.Status(code: StatusCode(rawValue: .max), message: longText))),
+            .response(
+                Frame.Response(
+                    requestID: "1", status: Frame.Status(code: StatusCode(rawValue: .max), message: longText))),
             .cancel(Frame.Cancel()),
             .push(Frame.Push(seq: .max, topic: longText, payload: [0])),
             .push(Frame.Push()),

@@ -19,7 +19,9 @@ struct StreamSplitTests {
     }
 
     /// Feeds `chunks` through the batch path.
-    private func decodeInBatches(_ chunks: some Sequence<ArraySlice<UInt8>>, maxFrameBytes: Int = Frame.defaultMaxFrameBytes)
+    private func decodeInBatches(
+        _ chunks: some Sequence<ArraySlice<UInt8>>, maxFrameBytes: Int = Frame.defaultMaxFrameBytes
+    )
         throws -> [Frame]
     {
         var decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)

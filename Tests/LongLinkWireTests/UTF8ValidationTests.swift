@@ -1,5 +1,6 @@
-@testable import LongLinkWire
 import Testing
+
+@testable import LongLinkWire
 
 /// The reader checks UTF-8 by decoding with repair and comparing with the input; this checks that
 /// trick against the standard library's own validating initialiser.

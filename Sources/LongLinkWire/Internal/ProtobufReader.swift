@@ -162,7 +162,8 @@ struct ProtobufReader {
         -> ProtobufReader
     {
         let range = try readDelimitedRange(tag, field: field)
-        return ProtobufReader(bytes: bytes, index: range.lowerBound, endIndex: range.upperBound, streamOffset: streamOffset)
+        return ProtobufReader(
+            bytes: bytes, index: range.lowerBound, endIndex: range.upperBound, streamOffset: streamOffset)
     }
 
     /// Reads a string field, which must be valid UTF-8.
@@ -200,8 +201,9 @@ struct ProtobufReader {
         let count = left.count
         var index = 0
         while index + 8 <= count {
-            guard left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            guard
+                left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
             else { return false }
             index += 8
         }

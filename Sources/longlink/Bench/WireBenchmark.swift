@@ -24,7 +24,8 @@ enum WireBenchmark {
                 requestID: "1234567890", method: "quotes.get", payload: Array(0..<10), timeoutMilliseconds: 5_000))
         let large = Frame.push(
             Frame.Push(
-                seq: 1_234_567, topic: "quotes/AAPL", payload: (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+                seq: 1_234_567, topic: "quotes/AAPL", payload: (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        )
         let workloads = [
             Workload(name: "small request", frame: small, batch: 1_000),
             Workload(name: "64 KiB push", frame: large, batch: 8),
