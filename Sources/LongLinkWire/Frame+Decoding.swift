@@ -1,0 +1,281 @@
+// Decoding frames from protobuf (proto3). The rules, from the protocol document:
+// - unknown fields of wire types 0, 1, 2 and 5 are skipped; groups (3, 4) and types 6, 7 are malformed;
+// - a known field with a wire type its schema does not allow is malformed;
+// - a scalar seen twice keeps the last value; a message seen twice is merged; a `body` field other
+//   than the one set so far replaces it (oneof: the last one wins);
+// - `repeated uint64 seqs` is read packed or unpacked; map entries with no key or value mean "";
+// - strings must be valid UTF-8.
+
+extension Frame {
+    /// Decodes one `Frame` message (no length prefix) that fills `bytes` exactly.
+    ///
+    /// A frame with no body, or whose body is a kind this version does not know, decodes as
+    /// ``unrecognized``. Error offsets count from the start of `bytes`.
+    ///
+    /// - Throws: ``WireFormatError`` when the bytes are not a valid `Frame`.
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(WireFormatError) {
+        var reader = ProtobufReader(bytes)
+        try self.init(reading: &reader)
+    }
+
+    /// Decodes one `Frame` message (no length prefix) that fills `bytes` exactly.
+    ///
+    /// - Throws: ``WireFormatError`` when the bytes are not a valid `Frame`.
+    public init(decoding bytes: [UInt8]) throws(WireFormatError) {
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(WireFormatError) -> Frame in try Frame(decoding: raw) }
+        }
+        self = try result.get()
+    }
+
+    /// Decodes the `Frame` message that fills the reader's region.
+    init(reading reader: inout ProtobufReader) throws(WireFormatError) {
+        var frame = Frame.unrecognized
+        while let tag = try reader.readTag(in: "Frame") {
+            switch tag.fieldNumber {
+            case 1:
+                var body = try reader.readMessageField(tag, field: "Frame.hello")
+                var hello = if case .hello(let existing) = frame { existing } else { Hello(version: 0) }
+                try hello.merge(from: &body)
+                frame = .hello(hello)
+            case 2:
+                var body = try reader.readMessageField(tag, field: "Frame.welcome")
+                var welcome = if case .welcome(let existing) = frame { existing } else { Welcome(version: 0) }
+                try welcome.merge(from: &body)
+                frame = .welcome(welcome)
+            case 3:
+                var body = try reader.readMessageField(tag, field: "Frame.request")
+                var request = if case .request(let existing) = frame { existing } else { Request() }
+                try request.merge(from: &body)
+                frame = .request(request)
+            case 4:
+                var body = try reader.readMessageField(tag, field: "Frame.response")
+                var response = if case .response(let existing) = frame { existing } else { Response() }
+                try response.merge(from: &body)
+                frame = .response(response)
+            case 5:
+                var body = try reader.readMessageField(tag, field: "Frame.cancel")
+                var cancel = if case .cancel(let existing) = frame { existing } else { Cancel() }
+                try cancel.merge(from: &body)
+                frame = .cancel(cancel)
+            case 6:
+                var body = try reader.readMessageField(tag, field: "Frame.push")
+                var push = if case .push(let existing) = frame { existing } else { Push() }
+                try push.merge(from: &body)
+                frame = .push(push)
+            case 7:
+                var body = try reader.readMessageField(tag, field: "Frame.ack")
+                var ack = if case .ack(let existing) = frame { existing } else { Ack() }
+                try ack.merge(from: &body)
+                frame = .ack(ack)
+            case 8:
+                var body = try reader.readMessageField(tag, field: "Frame.sync")
+                try Self.skipAll(&body, in: "Frame.sync")
+                frame = .sync(Sync())
+            case 9:
+                var body = try reader.readMessageField(tag, field: "Frame.ping")
+                var ping = if case .ping(let existing) = frame { existing } else { Ping() }
+                try ping.merge(from: &body)
+                frame = .ping(ping)
+            case 10:
+                var body = try reader.readMessageField(tag, field: "Frame.pong")
+                var pong = if case .pong(let existing) = frame { existing } else { Pong() }
+                try pong.merge(from: &body)
+                frame = .pong(pong)
+            case 11:
+                var body = try reader.readMessageField(tag, field: "Frame.go_away")
+                var goAway = if case .goAway(let existing) = frame { existing } else { GoAway() }
+                try goAway.merge(from: &body)
+                frame = .goAway(goAway)
+            default:
+                try reader.skipField(tag, in: "Frame")
+            }
+        }
+        self = frame
+    }
+
+    /// Skips every field of a message with no known fields (`Sync`), validating the framing.
+    private static func skipAll(_ reader: inout ProtobufReader, in message: String) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: message) {
+            try reader.skipField(tag, in: message)
+        }
+    }
+}
+
+extension Frame.Hello {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.hello") {
+            switch tag.fieldNumber {
+            case 1: version = try reader.readUInt32Field(tag, field: "Frame.hello.version")
+            case 2: clientID = try reader.readStringField(tag, field: "Frame.hello.client_id")
+            case 3: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.hello.heartbeat_ms")
+            case 4: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.hello.metadata")
+            default: try reader.skipField(tag, in: "Frame.hello")
+            }
+        }
+    }
+}
+
+extension Frame.Welcome {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.welcome") {
+            switch tag.fieldNumber {
+            case 1: version = try reader.readUInt32Field(tag, field: "Frame.welcome.version")
+            case 2: serverID = try reader.readStringField(tag, field: "Frame.welcome.server_id")
+            case 3: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.heartbeat_ms")
+            case 4: maxFrameBytes = try reader.readUInt32Field(tag, field: "Frame.welcome.max_frame_bytes")
+            case 5: loadPermille = try reader.readUInt32Field(tag, field: "Frame.welcome.load_permille")
+            case 6:
+                dedupeWindowMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.dedupe_window_ms")
+            default: try reader.skipField(tag, in: "Frame.welcome")
+            }
+        }
+    }
+}
+
+extension Frame.Request {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.request") {
+            switch tag.fieldNumber {
+            case 1: requestID = try reader.readStringField(tag, field: "Frame.request.request_id")
+            case 2: method = try reader.readStringField(tag, field: "Frame.request.method")
+            case 3: payload = try reader.readBytesField(tag, field: "Frame.request.payload")
+            case 4: timeoutMilliseconds = try reader.readUInt32Field(tag, field: "Frame.request.timeout_ms")
+            case 5: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.request.metadata")
+            default: try reader.skipField(tag, in: "Frame.request")
+            }
+        }
+    }
+}
+
+extension Frame.Status {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.response.status") {
+            switch tag.fieldNumber {
+            case 1: code = StatusCode(rawValue: try reader.readUInt32Field(tag, field: "Frame.response.status.code"))
+            case 2: message = try reader.readStringField(tag, field: "Frame.response.status.message")
+            default: try reader.skipField(tag, in: "Frame.response.status")
+            }
+        }
+    }
+}
+
+extension Frame.Response {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.response") {
+            switch tag.fieldNumber {
+            case 1: requestID = try reader.readStringField(tag, field: "Frame.response.request_id")
+            case 2: payload = try reader.readBytesField(tag, field: "Frame.response.payload")
+            case 3:
+                var body = try reader.readMessageField(tag, field: "Frame.response.status")
+                var merged = status ?? Frame.Status()
+                try merged.merge(from: &body)
+                status = merged
+            default: try reader.skipField(tag, in: "Frame.response")
+            }
+        }
+    }
+}
+
+extension Frame.Cancel {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.cancel") {
+            switch tag.fieldNumber {
+            case 1: requestID = try reader.readStringField(tag, field: "Frame.cancel.request_id")
+            default: try reader.skipField(tag, in: "Frame.cancel")
+            }
+        }
+    }
+}
+
+extension Frame.Push {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.push") {
+            switch tag.fieldNumber {
+            case 1: seq = try reader.readVarintField(tag, field: "Frame.push.seq")
+            case 2: topic = try reader.readStringField(tag, field: "Frame.push.topic")
+            case 3: payload = try reader.readBytesField(tag, field: "Frame.push.payload")
+            default: try reader.skipField(tag, in: "Frame.push")
+            }
+        }
+    }
+}
+
+extension Frame.Ack {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.ack") {
+            switch tag.fieldNumber {
+            case 1: try reader.readRepeatedUInt64Field(tag, into: &seqs, field: "Frame.ack.seqs")
+            default: try reader.skipField(tag, in: "Frame.ack")
+            }
+        }
+    }
+}
+
+extension Frame.Ping {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.ping") {
+            switch tag.fieldNumber {
+            case 1: nonce = try reader.readVarintField(tag, field: "Frame.ping.nonce")
+            default: try reader.skipField(tag, in: "Frame.ping")
+            }
+        }
+    }
+}
+
+extension Frame.Pong {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.pong") {
+            switch tag.fieldNumber {
+            case 1: nonce = try reader.readVarintField(tag, field: "Frame.pong.nonce")
+            case 2: loadPermille = try reader.readUInt32Field(tag, field: "Frame.pong.load_permille")
+            default: try reader.skipField(tag, in: "Frame.pong")
+            }
+        }
+    }
+}
+
+extension Frame.GoAway {
+    mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        while let tag = try reader.readTag(in: "Frame.go_away") {
+            switch tag.fieldNumber {
+            case 1: code = StatusCode(rawValue: try reader.readUInt32Field(tag, field: "Frame.go_away.code"))
+            case 2: reason = try reader.readStringField(tag, field: "Frame.go_away.reason")
+            case 3: reconnect = try reader.readBoolField(tag, field: "Frame.go_away.reconnect")
+            case 4: retryAfterMilliseconds = try reader.readUInt32Field(tag, field: "Frame.go_away.retry_after_ms")
+            default: try reader.skipField(tag, in: "Frame.go_away")
+            }
+        }
+    }
+}
+
+extension ProtobufReader {
+    /// Reads one `map<string, string>` entry (key field 1, value field 2, each "" when absent) and
+    /// stores it in `map`; a repeated key keeps the last value.
+    mutating func readStringMapEntry(_ tag: FieldTag, into map: inout [String: String], field: String)
+        throws(WireFormatError)
+    {
+        var entry = try readMessageField(tag, field: field)
+        var key = ""
+        var value = ""
+        while let entryTag = try entry.readTag(in: field) {
+            switch entryTag.fieldNumber {
+            // The paths of key and value are built only when there is an error to report.
+            case 1:
+                do throws(WireFormatError) {
+                    key = try entry.readStringField(entryTag, field: field)
+                } catch {
+                    throw WireFormatError(error.kind, field: field + ".key", offset: error.offset)
+                }
+            case 2:
+                do throws(WireFormatError) {
+                    value = try entry.readStringField(entryTag, field: field)
+                } catch {
+                    throw WireFormatError(error.kind, field: field + ".value", offset: error.offset)
+                }
+            default: try entry.skipField(entryTag, in: field)
+            }
+        }
+        map[key] = value
+    }
+}
