@@ -1,0 +1,602 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import LongLinkWire
+import Synchronization
+
+/// A stream socket (TCP or Unix-domain) driven by one ``EventLoop``.
+///
+/// Get one from ``connect(to:options:on:)`` or from a ``Listener``'s `onAccept`, then install a
+/// ``ConnectionHandler`` with ``start(handler:)``; reading starts only then, so no bytes are lost before.
+///
+/// Writing: ``write(_:)`` and ``write(encoding:)`` queue bytes without a system call; the loop flushes every
+/// connection written to at the end of its iteration (or at once with ``flush()``), handing all queued chunks
+/// to one vectored write. When the queued bytes reach the high watermark ``isWritable`` turns false, and back
+/// at the low watermark true again; the handler hears of both. ``send(_:)`` is the form for other threads and
+/// for tasks: it waits while the connection is not writable.
+///
+/// Closing: whichever way the connection ends (the peer closes or resets it, an I/O error, ``close(_:error:)``,
+/// shutdown of the loop), the handler's `didCloseWith` is called exactly once, every waiting `send` throws once,
+/// later writes are ignored, and the handler is released.
+///
+/// Members marked "loop thread only" must be called on ``eventLoop`` (checked in debug builds).
+public final class Connection: Hashable, @unchecked Sendable {
+    /// The loop that runs this connection's I/O and callbacks.
+    public let eventLoop: EventLoop
+    /// A process-unique number.
+    public let id: UInt64
+    /// This side's address (`getsockname`), when known.
+    public let localAddress: SocketAddress?
+    /// The peer's address (`getpeername`), when known.
+    public let remoteAddress: SocketAddress?
+
+    let options: ConnectionOptions
+
+    private static let nextID = Atomic<UInt64>(1)
+
+    private enum State {
+        case open
+        /// A graceful close is writing what is queued; the associated error is the one to report.
+        case closing(LongLinkError?)
+        case closed
+    }
+
+    private struct SendWaiter {
+        var bytes: [UInt8]
+        var promise: OneShot<Result<Void, LongLinkError>>
+    }
+
+    // Loop thread only.
+    private var fd: Int32
+    private var resourceID: UInt64 = 0
+    private var state = State.open
+    private var handler: (any ConnectionHandler)?
+    private var handlerInstalled = false
+    private var closeDelivered = false
+    private var closeReason: LongLinkError?
+    private var readingPaused = false
+    private var interest: IOEvents = []
+    private var awaitingWritable = false
+    private var writeQueue = WriteQueue()
+    private var writable = true
+    private var reportedWritable = true
+    private var callbackDepth = 0
+    private var sendWaiters: [SendWaiter] = []
+    private var sendWaitersHead = 0
+    private var gracefulTimer: EventLoopTimer?
+    /// True while the connection is in its loop's flush list.
+    var inFlushList = false
+    /// Debug counters.
+    var statistics = ConnectionStatistics()
+
+    private init(fd: Int32, eventLoop: EventLoop, options: ConnectionOptions) {
+        self.fd = fd
+        self.eventLoop = eventLoop
+        self.options = options
+        self.id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        self.localAddress = Sys.localAddress(fd)
+        self.remoteAddress = Sys.remoteAddress(fd)
+    }
+
+    /// Wraps a connected, non-blocking socket and registers it with `eventLoop` (loop thread only). Takes
+    /// ownership of `fd`: it is closed when this throws.
+    static func adopt(fd: Int32, on eventLoop: EventLoop, options: ConnectionOptions) throws(LongLinkError)
+        -> Connection
+    {
+        assert(eventLoop.inEventLoop)
+        let connection = Connection(fd: fd, eventLoop: eventLoop, options: options)
+        guard let resourceID = eventLoop.adopt(connection) else {
+            connection.abandon()
+            throw LongLinkError.loopShutDown()
+        }
+        connection.resourceID = resourceID
+        do {
+            try eventLoop.selector.add(fd: fd, id: resourceID, interest: [])
+        } catch {
+            eventLoop.release(resourceID)
+            connection.abandon()
+            throw error
+        }
+        if options.noDelay, connection.localAddress.map({ !$0.isUnixDomain }) ?? false {
+            Sys.setNoDelay(fd, true)
+        }
+        return connection
+    }
+
+    /// Closes the descriptor of a connection that never made it into service.
+    private func abandon() {
+        state = .closed
+        closeDelivered = true
+        Sys.close(fd)
+        fd = -1
+    }
+
+    /// Connects to `endpoint` and returns the connection, running on `loop`.
+    ///
+    /// Resolves a host name first (see ``Resolver``), then tries each address in order, all within
+    /// ``ConnectionOptions/connectTimeout``. Errors: `connectionRefused`, `hostUnreachable`, `connectTimeout`,
+    /// `addressResolutionFailed`, `invalidConfiguration` (bad options, port or path), `shutdown` (the loop has
+    /// stopped), `cancelled` (the calling task was cancelled), `ioFailure` for other system errors. When several
+    /// addresses fail, the last address's error is thrown.
+    public static func connect(
+        to endpoint: Endpoint, options: ConnectionOptions = .init(), on loop: EventLoop
+    ) async throws(LongLinkError) -> Connection {
+        try options.validate()
+        let attempt = ConnectAttempt(endpoint: endpoint, options: options, loop: loop)
+        let result = await withTaskCancellationHandler {
+            await attempt.run()
+        } onCancel: {
+            attempt.cancel()
+        }
+        return try result.get()
+    }
+
+    // MARK: - Handler
+
+    /// Installs `handler` and starts reading. Loop thread only; call once.
+    ///
+    /// When the connection closed before a handler was installed, `didCloseWith` follows right after this
+    /// call returns.
+    public func start(handler: any ConnectionHandler) {
+        precondition(eventLoop.inEventLoop, "Connection.start(handler:) must be called on the connection's loop")
+        precondition(!handlerInstalled, "Connection.start(handler:) called twice")
+        handlerInstalled = true
+        self.handler = handler
+        switch state {
+        case .open:
+            updateInterest()
+        case .closing:
+            break
+        case .closed:
+            eventLoop.executeLocal { [self] in
+                deliverClose()
+            }
+        }
+    }
+
+    private func deliverClose() {
+        guard !closeDelivered, let handler else {
+            return
+        }
+        closeDelivered = true
+        self.handler = nil
+        handler.connection(self, didCloseWith: closeReason)
+    }
+
+    // MARK: - Writing
+
+    /// Queues `bytes` for writing (no system call yet). Ignored once the connection is closed or closing.
+    /// Loop thread only.
+    ///
+    /// Small writes are copied into a shared chunk; large arrays are queued without a copy.
+    public func write(_ bytes: [UInt8]) {
+        assert(eventLoop.inEventLoop, "Connection.write must be called on the connection's loop")
+        guard case .open = state else {
+            return
+        }
+        writeQueue.append(bytes)
+        didEnqueue()
+    }
+
+    /// Lets `body` append bytes straight into the tail of the write queue (for encoders that write in
+    /// place). `body` must only append. Ignored once the connection is closed or closing. Loop thread only.
+    public func write(encoding body: (inout [UInt8]) -> Void) {
+        assert(eventLoop.inEventLoop, "Connection.write must be called on the connection's loop")
+        guard case .open = state else {
+            return
+        }
+        writeQueue.append(encoding: body)
+        didEnqueue()
+    }
+
+    private func didEnqueue() {
+        if writable && writeQueue.count >= options.writeBufferHighWatermark {
+            writable = false
+        }
+        scheduleFlush()
+    }
+
+    private func scheduleFlush() {
+        if !inFlushList {
+            inFlushList = true
+            eventLoop.flushList.append(self)
+        }
+    }
+
+    /// Writes as much of the queue as the kernel takes now; the rest goes out when the socket is writable
+    /// again. Loop thread only. (Without it, the loop flushes at the end of the current iteration.)
+    public func flush() {
+        assert(eventLoop.inEventLoop, "Connection.flush must be called on the connection's loop")
+        flushNow()
+    }
+
+    /// True while fewer bytes than the high watermark are queued (with hysteresis: after reaching it, true
+    /// again only at the low watermark); false once closed. Loop thread only.
+    public var isWritable: Bool {
+        assert(eventLoop.inEventLoop)
+        if case .open = state {
+            return writable
+        }
+        return false
+    }
+
+    /// Bytes queued and not yet taken by the kernel. Loop thread only.
+    public var bufferedWriteBytes: Int {
+        assert(eventLoop.inEventLoop)
+        return writeQueue.count
+    }
+
+    /// True once the connection is closed or a close was requested. Loop thread only.
+    public var isClosed: Bool {
+        assert(eventLoop.inEventLoop)
+        if case .open = state {
+            return false
+        }
+        return true
+    }
+
+    /// Writes `bytes` once the connection is writable, from any thread or task.
+    ///
+    /// Returns when the bytes are queued; the loop flushes them at the end of the iteration that queued them
+    /// (many sends in one iteration share one system call). While the connection is not writable, sends wait
+    /// in order. Throws the close error (or `connectionClosed`) if the connection is or becomes closed before
+    /// the bytes are queued, `cancelled` if the calling task is cancelled while waiting, `shutdown` if the loop
+    /// has stopped.
+    public func send(_ bytes: [UInt8]) async throws(LongLinkError) {
+        if eventLoop.inEventLoop {
+            guard case .open = state else {
+                throw closeReason ?? .closedConnection()
+            }
+            if writable && sendWaitersHead == sendWaiters.count {
+                writeQueue.append(bytes)
+                didEnqueue()
+                return
+            }
+        }
+        let promise = OneShot<Result<Void, LongLinkError>>()
+        let result = await withTaskCancellationHandler {
+            if eventLoop.inEventLoop {
+                enqueueSend(bytes, promise)
+            } else if !eventLoop.tryExecute({ [self] in enqueueSend(bytes, promise) }) {
+                promise.resume(.failure(.loopShutDown()))
+            }
+            return await promise.value()
+        } onCancel: {
+            if promise.resume(.failure(.taskCancelled("send"))) {
+                eventLoop.tryExecute { [self] in
+                    removeSendWaiter(promise)
+                }
+            }
+        }
+        try result.get()
+    }
+
+    private func enqueueSend(_ bytes: [UInt8], _ promise: OneShot<Result<Void, LongLinkError>>) {
+        guard case .open = state else {
+            promise.resume(.failure(closeReason ?? .closedConnection()))
+            return
+        }
+        if writable && sendWaitersHead == sendWaiters.count {
+            if promise.resume(.success(())) {
+                writeQueue.append(bytes)
+                didEnqueue()
+            }
+            return
+        }
+        guard !promise.isResolved else {
+            return
+        }
+        sendWaiters.append(SendWaiter(bytes: bytes, promise: promise))
+    }
+
+    private func removeSendWaiter(_ promise: OneShot<Result<Void, LongLinkError>>) {
+        if let index = sendWaiters[sendWaitersHead...].firstIndex(where: { $0.promise === promise }) {
+            sendWaiters.remove(at: index)
+            if sendWaitersHead == sendWaiters.count {
+                sendWaiters.removeAll(keepingCapacity: true)
+                sendWaitersHead = 0
+            }
+        }
+    }
+
+    private func resumeSendWaiters() {
+        while writable && sendWaitersHead < sendWaiters.count {
+            let waiter = sendWaiters[sendWaitersHead]
+            sendWaiters[sendWaitersHead].bytes = []
+            sendWaitersHead += 1
+            // Resume first, then queue, both on this thread: a waiter cancelled meanwhile writes nothing.
+            if waiter.promise.resume(.success(())) {
+                writeQueue.append(waiter.bytes)
+                didEnqueue()
+            }
+        }
+        if sendWaitersHead == sendWaiters.count {
+            sendWaiters.removeAll(keepingCapacity: true)
+            sendWaitersHead = 0
+        }
+    }
+
+    private func failSendWaiters(_ error: LongLinkError) {
+        let waiters = sendWaiters[sendWaitersHead...]
+        sendWaiters = []
+        sendWaitersHead = 0
+        for waiter in waiters {
+            waiter.promise.resume(.failure(error))
+        }
+    }
+
+    /// The loop's end-of-iteration flush.
+    func flushFromLoop() {
+        inFlushList = false
+        flushNow()
+    }
+
+    private func flushNow() {
+        guard fd >= 0 else {
+            return
+        }
+        if !awaitingWritable {
+            while !writeQueue.isEmpty {
+                let iovecs = eventLoop.iovecs
+                let socket = fd
+                let (requested, written, code) = writeQueue.withIOVecs(iovecs) { count, bytes in
+                    let written = Sys.writeVector(socket, iovecs, count)
+                    return (bytes, written, written < 0 ? errno : 0)
+                }
+                statistics.writeCalls += 1
+                if written >= 0 {
+                    statistics.bytesWritten += written
+                    writeQueue.consume(written)
+                    if written < requested {
+                        // The kernel's buffer is full; another try now would only return EAGAIN.
+                        awaitingWritable = true
+                        break
+                    }
+                } else if code == EINTR {
+                    continue
+                } else if code == EAGAIN || code == EWOULDBLOCK {
+                    awaitingWritable = true
+                    break
+                } else {
+                    finish(reset: false, reason: .system(errno: code, function: "sendmsg"))
+                    return
+                }
+            }
+        }
+        if writeQueue.isEmpty, case .closing(let reason) = state {
+            finish(reset: false, reason: reason)
+            return
+        }
+        updateInterest()
+        updateWritability()
+    }
+
+    private func updateWritability() {
+        if !writable && writeQueue.count <= options.writeBufferLowWatermark {
+            writable = true
+        }
+        if writable && sendWaitersHead < sendWaiters.count {
+            resumeSendWaiters()
+        }
+        guard writable != reportedWritable else {
+            return
+        }
+        guard let handler else {
+            reportedWritable = writable
+            return
+        }
+        if callbackDepth > 0 {
+            // Never re-entrantly: report from the loop's end-of-iteration flush instead.
+            scheduleFlush()
+            return
+        }
+        reportedWritable = writable
+        callbackDepth += 1
+        handler.connectionWritabilityChanged(self)
+        callbackDepth -= 1
+    }
+
+    // MARK: - Reading
+
+    /// Stops reading from the socket (the kernel buffers, then the peer's sends stall): for backpressure.
+    /// Loop thread only.
+    public func pauseReading() {
+        assert(eventLoop.inEventLoop)
+        readingPaused = true
+        updateInterest()
+    }
+
+    /// Resumes reading after ``pauseReading()``. Loop thread only.
+    public func resumeReading() {
+        assert(eventLoop.inEventLoop)
+        readingPaused = false
+        updateInterest()
+    }
+
+    private var readingEnabled: Bool {
+        guard case .open = state else {
+            return false
+        }
+        return handler != nil && !readingPaused
+    }
+
+    private func updateInterest() {
+        guard fd >= 0 else {
+            return
+        }
+        var wanted: IOEvents = []
+        if readingEnabled {
+            wanted.insert(.readable)
+        }
+        if awaitingWritable {
+            wanted.insert(.writable)
+        }
+        guard wanted != interest else {
+            return
+        }
+        do {
+            try eventLoop.selector.modify(fd: fd, id: resourceID, interest: wanted)
+            interest = wanted
+        } catch {
+            finish(reset: false, reason: error)
+        }
+    }
+
+    private func readFromSocket() {
+        let size = options.readChunkSize
+        let buffer = eventLoop.readBuffer(size: size)
+        // A few reads per readiness event; the level-triggered selector reports the rest next time.
+        for _ in 0..<4 {
+            guard readingEnabled, let handler else {
+                return
+            }
+            let count = read(fd, buffer.baseAddress, size)
+            statistics.readCalls += 1
+            if count > 0 {
+                statistics.bytesRead += count
+                callbackDepth += 1
+                handler.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                callbackDepth -= 1
+                if count < size {
+                    return
+                }
+            } else if count == 0 {
+                finish(reset: false, reason: nil)
+                return
+            } else {
+                let code = errno
+                if code == EINTR {
+                    continue
+                }
+                if code != EAGAIN && code != EWOULDBLOCK {
+                    finish(reset: false, reason: .system(errno: code, function: "read"))
+                }
+                return
+            }
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Closes the connection (see ``CloseMode``); `error` is what the handler's `didCloseWith` and waiting sends
+    /// receive (nil: a clean close, sends get `connectionClosed`). Any thread; a no-op once closed.
+    public func close(_ mode: CloseMode = .graceful, error: LongLinkError? = nil) {
+        if eventLoop.inEventLoop {
+            closeOnLoop(mode, error: error)
+        } else {
+            eventLoop.tryExecute { [self] in
+                closeOnLoop(mode, error: error)
+            }
+        }
+    }
+
+    private func closeOnLoop(_ mode: CloseMode, error: LongLinkError?) {
+        switch state {
+        case .closed:
+            return
+        case .closing(let pending):
+            if mode != .graceful {
+                finish(reset: mode == .reset, reason: error ?? pending)
+            }
+        case .open:
+            guard mode == .graceful, !writeQueue.isEmpty else {
+                finish(reset: mode == .reset, reason: error)
+                return
+            }
+            state = .closing(error)
+            failSendWaiters(error ?? .closedConnection())
+            flushNow()
+            if case .closing = state {
+                gracefulTimer = eventLoop.scheduleTimer(after: options.gracefulCloseTimeout) { [self] in
+                    closeOnLoop(.immediately, error: error)
+                }
+            }
+        }
+    }
+
+    /// The one place a connection ends.
+    private func finish(reset: Bool, reason: LongLinkError?) {
+        if case .closed = state {
+            return
+        }
+        state = .closed
+        if let gracefulTimer {
+            eventLoop.cancelTimer(gracefulTimer)
+            self.gracefulTimer = nil
+        }
+        if reset {
+            Sys.setResetOnClose(fd)
+        }
+        eventLoop.selector.remove(fd: fd)
+        Sys.close(fd)
+        fd = -1
+        eventLoop.release(resourceID)
+        writeQueue.removeAll()
+        awaitingWritable = false
+        interest = []
+        closeReason = reason
+        failSendWaiters(reason ?? .closedConnection())
+        guard handlerInstalled else {
+            return
+        }
+        if callbackDepth > 0 {
+            eventLoop.executeLocal { [self] in
+                deliverClose()
+            }
+        } else {
+            deliverClose()
+        }
+    }
+
+    // MARK: - Equality
+
+    /// Identity.
+    public static func == (lhs: Connection, rhs: Connection) -> Bool {
+        lhs === rhs
+    }
+
+    /// Hashes the identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}
+
+extension Connection: LoopResource {
+    func handleEvents(_ events: IOEvents) {
+        if events.contains(.writable) && awaitingWritable {
+            awaitingWritable = false
+            flushNow()
+        }
+        if case .closed = state {
+            return
+        }
+        if readingEnabled && !events.isDisjoint(with: [.readable, .hangup, .error]) {
+            // Read before acting on an error: data that arrived before a reset is still delivered.
+            readFromSocket()
+            if case .closed = state {
+                return
+            }
+            if !events.contains(.error) {
+                return
+            }
+        }
+        if !events.isDisjoint(with: [.hangup, .error]) {
+            let code = Sys.pendingError(fd)
+            if code != 0 {
+                finish(reset: false, reason: .system(errno: code, function: "socket"))
+            } else if events.contains(.hangup) && !readingEnabled {
+                if case .closing(let reason) = state {
+                    finish(reset: false, reason: reason)
+                } else {
+                    finish(reset: false, reason: nil)
+                }
+            }
+        }
+    }
+
+    func closeForShutdown(_ error: LongLinkError) {
+        finish(reset: false, reason: error)
+    }
+}

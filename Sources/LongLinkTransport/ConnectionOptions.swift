@@ -1,0 +1,43 @@
+import LongLinkWire
+
+/// Settings of one connection (for listeners: of every accepted connection).
+public struct ConnectionOptions: Sendable {
+    /// The budget of ``Connection/connect(to:options:on:)``: resolving the name and trying every address.
+    public var connectTimeout: Duration = .seconds(10)
+    /// Sets `TCP_NODELAY` (no Nagle delay) on TCP sockets.
+    public var noDelay: Bool = true
+    /// When the bytes queued for writing reach this, ``Connection/isWritable`` turns false and
+    /// ``Connection/send(_:)`` waits.
+    public var writeBufferHighWatermark: Int = 1 << 20
+    /// When the queued bytes drop back to this, ``Connection/isWritable`` turns true again and the handler
+    /// hears of it.
+    public var writeBufferLowWatermark: Int = 256 << 10
+    /// The most bytes one read takes from the socket (and the most one `didRead` callback delivers).
+    public var readChunkSize: Int = 64 << 10
+    /// How long a ``CloseMode/graceful`` close may spend writing what is queued before it closes anyway.
+    public var gracefulCloseTimeout: Duration = .seconds(2)
+
+    /// The defaults.
+    public init() {}
+
+    /// Throws ``LongLinkWire/LongLinkError/Code-swift.struct/invalidConfiguration`` unless the values make sense
+    /// (positive sizes, low watermark not above the high one, non-negative timeouts).
+    public func validate() throws(LongLinkError) {
+        func fail(_ message: String) -> LongLinkError {
+            LongLinkError(code: .invalidConfiguration, message: message)
+        }
+        guard readChunkSize > 0 else {
+            throw fail("readChunkSize must be positive, not \(readChunkSize)")
+        }
+        guard writeBufferHighWatermark > 0, writeBufferLowWatermark >= 0,
+            writeBufferLowWatermark <= writeBufferHighWatermark
+        else {
+            throw fail(
+                "write buffer watermarks must satisfy 0 <= low (\(writeBufferLowWatermark)) <= high "
+                    + "(\(writeBufferHighWatermark)), high > 0")
+        }
+        guard connectTimeout >= .zero, gracefulCloseTimeout >= .zero else {
+            throw fail("timeouts must not be negative")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The LongLinkTransport module. Its types live in files of their own.

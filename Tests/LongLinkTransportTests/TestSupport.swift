@@ -1,0 +1,377 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+import Testing
+
+@testable import LongLinkTransport
+@testable import LongLinkWire
+
+/// A wait that did not finish in time.
+struct TestTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Runs `operation`, failing with ``TestTimeout`` (and cancelling it) when it takes longer than `limit`.
+/// `operation` must end when cancelled; every awaitable in these tests does.
+func withTimeout<T: Sendable>(
+    _ what: String, _ limit: Duration = .seconds(5),
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    return try await withThrowingTaskGroup(of: TimeoutOutcome<T>.self) { group in
+        group.addTask { .value(try await operation()) }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return .timedOut
+        }
+        guard let first = try await group.next() else {
+            throw TestTimeout(what: what)
+        }
+        group.cancelAll()
+        switch first {
+        case .value(let value):
+            return value
+        case .timedOut:
+            Issue.record("timed out after \(limit) waiting for \(what)")
+            throw TestTimeout(what: what)
+        }
+    }
+}
+
+enum TimeoutOutcome<T: Sendable>: Sendable {
+    case value(T)
+    case timedOut
+}
+
+/// Runs `body` on `loop` and returns its result.
+func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        loop.execute {
+            continuation.resume(returning: body())
+        }
+    }
+}
+
+/// Lets `loop` run `count` full iterations of queued work (each round trip is one hop onto the loop).
+func roundTrips(_ loop: EventLoop, _ count: Int = 3) async {
+    for _ in 0..<count {
+        await onLoop(loop) {}
+    }
+}
+
+/// A value that changes on other threads, with a bounded wait for a condition on it.
+final class Watched<State: Sendable>: Sendable {
+    private struct Waiter: Sendable {
+        var id: Int
+        var predicate: @Sendable (State) -> Bool
+        var continuation: CheckedContinuation<State?, Never>
+    }
+
+    private struct Inner: Sendable {
+        var state: State
+        var waiters: [Waiter] = []
+        var nextID = 0
+        var cancelled: Set<Int> = []
+    }
+
+    private let inner: Mutex<Inner>
+
+    init(_ initial: State) {
+        inner = Mutex(Inner(state: initial))
+    }
+
+    var value: State {
+        inner.withLock { $0.state }
+    }
+
+    func update(_ body: (inout State) -> Void) {
+        let ready = inner.withLock { inner -> [(CheckedContinuation<State?, Never>, State)] in
+            body(&inner.state)
+            var ready: [(CheckedContinuation<State?, Never>, State)] = []
+            inner.waiters.removeAll { waiter in
+                guard waiter.predicate(inner.state) else {
+                    return false
+                }
+                ready.append((waiter.continuation, inner.state))
+                return true
+            }
+            return ready
+        }
+        for (continuation, state) in ready {
+            continuation.resume(returning: state)
+        }
+    }
+
+    /// Waits until `predicate` holds, at most `limit`.
+    @discardableResult
+    func wait(
+        _ what: String, _ limit: Duration = .seconds(5), until predicate: @escaping @Sendable (State) -> Bool
+    ) async throws -> State {
+        try await withTimeout(what, limit) {
+            guard let state = await self.waitUnbounded(predicate) else {
+                throw CancellationError()
+            }
+            return state
+        }
+    }
+
+    private func waitUnbounded(_ predicate: @escaping @Sendable (State) -> Bool) async -> State? {
+        let id = inner.withLock { inner -> Int in
+            inner.nextID += 1
+            return inner.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<State?, Never>) in
+                let immediate = inner.withLock { inner -> State?? in
+                    if inner.cancelled.remove(id) != nil {
+                        return .some(nil)
+                    }
+                    if predicate(inner.state) {
+                        return .some(inner.state)
+                    }
+                    inner.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
+                    return .none
+                }
+                if let immediate {
+                    continuation.resume(returning: immediate)
+                }
+            }
+        } onCancel: {
+            let continuation = inner.withLock { inner -> CheckedContinuation<State?, Never>? in
+                if let index = inner.waiters.firstIndex(where: { $0.id == id }) {
+                    return inner.waiters.remove(at: index).continuation
+                }
+                inner.cancelled.insert(id)
+                return nil
+            }
+            continuation?.resume(returning: nil)
+        }
+    }
+}
+
+/// What a ``RecordingHandler`` saw.
+struct HandlerLog: Sendable {
+    var bytes: [UInt8] = []
+    var byteCount = 0
+    /// Offsets where the received bytes did not match ``pattern(_:)`` (when checking the pattern).
+    var patternMismatches = 0
+    var reads = 0
+    var closeCount = 0
+    var closeCode: LongLinkError.Code?
+    var closeError: LongLinkError?
+    var closedCleanly = false
+    var writabilityChanges: [Bool] = []
+    var callbacksOffLoop = 0
+    var callbacksAfterClose = 0
+}
+
+/// The byte at offset `index` of a test stream: period 251, so reordered or lost 64 KiB chunks show.
+func pattern(_ index: Int) -> UInt8 {
+    UInt8(truncatingIfNeeded: index % 251)
+}
+
+func patternBytes(from start: Int, count: Int) -> [UInt8] {
+    (start..<start + count).map(pattern)
+}
+
+/// Records every callback; optionally echoes what it reads, or checks it against ``pattern(_:)`` instead of
+/// keeping it.
+final class RecordingHandler: ConnectionHandler, Sendable {
+    let log = Watched(HandlerLog())
+    let echo: Bool
+    let checkPattern: Bool
+
+    init(echo: Bool = false, checkPattern: Bool = false) {
+        self.echo = echo
+        self.checkPattern = checkPattern
+    }
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        let onLoop = connection.eventLoop.inEventLoop
+        log.update { log in
+            if !onLoop {
+                log.callbacksOffLoop += 1
+            }
+            if log.closeCount > 0 {
+                log.callbacksAfterClose += 1
+            }
+            if checkPattern {
+                for (offset, byte) in bytes.enumerated() where byte != pattern(log.byteCount + offset) {
+                    log.patternMismatches += 1
+                }
+            } else {
+                log.bytes.append(contentsOf: bytes)
+            }
+            log.byteCount += bytes.count
+            log.reads += 1
+        }
+        if echo {
+            connection.write(Array(bytes))
+        }
+    }
+
+    func connectionWritabilityChanged(_ connection: Connection) {
+        let writable = connection.isWritable
+        let onLoop = connection.eventLoop.inEventLoop
+        log.update { log in
+            if !onLoop {
+                log.callbacksOffLoop += 1
+            }
+            log.writabilityChanges.append(writable)
+        }
+    }
+
+    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        let onLoop = connection.eventLoop.inEventLoop
+        log.update { log in
+            if !onLoop {
+                log.callbacksOffLoop += 1
+            }
+            log.closeCount += 1
+            log.closeCode = error?.code
+            log.closeError = error
+            log.closedCleanly = error == nil
+        }
+    }
+
+    /// Waits for `didCloseWith`.
+    @discardableResult
+    func waitForClose(_ limit: Duration = .seconds(5)) async throws -> HandlerLog {
+        try await log.wait("didCloseWith", limit) { $0.closeCount > 0 }
+    }
+
+    /// Waits until `count` bytes arrived.
+    @discardableResult
+    func waitForBytes(_ count: Int, _ limit: Duration = .seconds(10)) async throws -> HandlerLog {
+        try await log.wait("\(count) bytes", limit) { $0.byteCount >= count }
+    }
+}
+
+/// A listener whose accepted connections are recorded (and started with a handler from `makeHandler`).
+final class TestServer: Sendable {
+    let listener: Listener
+    let accepted = Watched<[Connection]>([])
+    let handlers = Watched<[RecordingHandler]>([])
+    let acceptedOnWrongLoop = Watched(0)
+
+    private init(listener: Listener) {
+        self.listener = listener
+    }
+
+    static func start(
+        _ endpoint: Endpoint, group: EventLoopGroup, options: ConnectionOptions = .init(), backlog: Int32 = 128,
+        pauseReading: Bool = false, makeHandler: @escaping @Sendable () -> RecordingHandler = { RecordingHandler() }
+    ) async throws -> TestServer {
+        let box = Mutex<TestServer?>(nil)
+        let pending = Watched<[Connection]>([])
+        let listener = try await Listener.bind(to: endpoint, group: group, backlog: backlog, options: options) {
+            connection in
+            let handler = makeHandler()
+            connection.start(handler: handler)
+            if pauseReading {
+                connection.pauseReading()
+            }
+            let onLoop = connection.eventLoop.inEventLoop
+            if let server = box.withLock({ $0 }) {
+                server.record(connection, handler, onLoop: onLoop)
+            } else {
+                pending.update { $0.append(connection) }
+            }
+        }
+        let server = TestServer(listener: listener)
+        box.withLock { $0 = server }
+        #expect(pending.value.isEmpty, "no connection before bind returned")
+        return server
+    }
+
+    private func record(_ connection: Connection, _ handler: RecordingHandler, onLoop: Bool) {
+        if !onLoop {
+            acceptedOnWrongLoop.update { $0 += 1 }
+        }
+        handlers.update { $0.append(handler) }
+        accepted.update { $0.append(connection) }
+    }
+
+    /// Waits for the `index`-th accepted connection and its handler.
+    func connection(_ index: Int = 0) async throws -> (Connection, RecordingHandler) {
+        let connections = try await accepted.wait("accepted connection #\(index)") { $0.count > index }
+        let handlers = try await handlers.wait("handler #\(index)") { $0.count > index }
+        return (connections[index], handlers[index])
+    }
+
+    var endpoint: Endpoint {
+        let address = listener.localAddress
+        if address.isUnixDomain {
+            return .unix(path: address.host)
+        }
+        return .tcp(host: address.host, port: address.port!)
+    }
+}
+
+/// Connects to `endpoint` on `loop` and installs a fresh ``RecordingHandler``.
+func connectAndStart(
+    _ endpoint: Endpoint, on loop: EventLoop, options: ConnectionOptions = .init(),
+    handler: RecordingHandler = RecordingHandler()
+) async throws -> (Connection, RecordingHandler) {
+    let connection = try await withTimeout("connect to \(endpoint)", .seconds(10)) {
+        try await Connection.connect(to: endpoint, options: options, on: loop)
+    }
+    await onLoop(loop) {
+        connection.start(handler: handler)
+    }
+    return (connection, handler)
+}
+
+/// True when an IPv6 socket can bind to ::1.
+func ipv6LoopbackAvailable() -> Bool {
+    let fd = socket(AF_INET6, Sys.streamType, 0)
+    guard fd >= 0 else {
+        return false
+    }
+    defer { close(fd) }
+    guard let address = SocketAddress(ipAddress: "::1", port: 0) else {
+        return false
+    }
+    return address.withSockAddr { bind(fd, $0, $1) } == 0
+}
+
+/// A raw blocking TCP socket on 127.0.0.1 bound to a free port, for tests that need a socket the transport
+/// does not drive (refused ports, a listener that never accepts).
+final class RawSocket: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init(listenBacklog: Int32?) throws {
+        let fd = socket(AF_INET, Sys.streamType, 0)
+        guard fd >= 0 else {
+            throw SystemCallError(errno: errno, function: "socket")
+        }
+        let address = SocketAddress(ipAddress: "127.0.0.1", port: 0)!
+        guard address.withSockAddr({ bind(fd, $0, $1) }) == 0 else {
+            let code = errno
+            close(fd)
+            throw SystemCallError(errno: code, function: "bind")
+        }
+        if let listenBacklog {
+            guard listen(fd, listenBacklog) == 0 else {
+                let code = errno
+                close(fd)
+                throw SystemCallError(errno: code, function: "listen")
+            }
+        }
+        self.fd = fd
+        self.port = Sys.localAddress(fd)!.port!
+    }
+
+    func closeSocket() {
+        close(fd)
+    }
+}
+
+/// A fresh path for a Unix socket in the temporary directory.
+func temporaryUnixPath(_ tag: String) -> String {
+    "/tmp/longlink-test-\(getpid())-\(tag)-\(UInt32.random(in: 0...UInt32.max)).sock"
+}
