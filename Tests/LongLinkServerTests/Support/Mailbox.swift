@@ -1,6 +1,7 @@
 import Synchronization
 
-/// A queue that a test awaits with a bounded wait: `next(within:)` fails instead of hanging.
+/// A queue that tests await with a bounded wait: `next(within:)` fails instead of hanging.
+/// Several tasks may wait at once; elements go to waiters in arrival order.
 final class Mailbox<Element: Sendable>: Sendable {
     struct TimedOut: Error, CustomStringConvertible {
         let what: String
@@ -10,7 +11,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     private struct State {
         var items: [Element] = []
         var head = 0
-        var waiter: (id: UInt64, continuation: CheckedContinuation<Element, any Error>)?
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Element, any Error>)] = []
         var nextID: UInt64 = 0
         var expired: Set<UInt64> = []
     }
@@ -19,10 +20,7 @@ final class Mailbox<Element: Sendable>: Sendable {
 
     func put(_ element: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element, any Error>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter.continuation
-            }
+            if !state.waiters.isEmpty { return state.waiters.removeFirst().continuation }
             state.items.append(element)
             return nil
         }
@@ -39,12 +37,11 @@ final class Mailbox<Element: Sendable>: Sendable {
         let timer = Task {
             try? await Task.sleep(for: timeout)
             let waiter = self.state.withLock { state -> CheckedContinuation<Element, any Error>? in
-                guard let waiter = state.waiter, waiter.id == id else {
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
                     state.expired.insert(id)
                     return nil
                 }
-                state.waiter = nil
-                return waiter.continuation
+                return state.waiters.remove(at: index).continuation
             }
             waiter?.resume(throwing: TimedOut(what: what))
         }
@@ -57,7 +54,7 @@ final class Mailbox<Element: Sendable>: Sendable {
                     return .success(element)
                 }
                 if state.expired.remove(id) != nil { return .failure(TimedOut(what: what)) }
-                state.waiter = (id, continuation)
+                state.waiters.append((id, continuation))
                 return nil
             }
             if let ready { continuation.resume(with: ready) }

@@ -1,0 +1,48 @@
+/// Remembers which reliable-push seqs were delivered to the app, so that a redelivery (after a
+/// reconnect, a second `Sync`, or a lost `Ack`) is dropped instead of delivered twice.
+///
+/// Seqs at or below `watermark` were all delivered; seqs above it that were delivered out of order
+/// sit in `above` until the gap below them fills. The first seq seen after the first `Sync` is the
+/// lowest the server still holds, so the watermark starts just below it. Bounded: when `above`
+/// outgrows `capacity`, the watermark jumps to its smallest element (the gap is given up on).
+struct PushDeduplicator {
+    private(set) var watermark: UInt64?
+    private var above: Set<UInt64> = []
+    let capacity: Int
+
+    init(capacity: Int = 65_536) {
+        self.capacity = capacity
+    }
+
+    /// True when `seq` was delivered before.
+    func wasDelivered(_ seq: UInt64) -> Bool {
+        guard let watermark else { return false }
+        return seq <= watermark || above.contains(seq)
+    }
+
+    /// Records `seq` as delivered.
+    mutating func markDelivered(_ seq: UInt64) {
+        guard let current = watermark else {
+            watermark = seq
+            return
+        }
+        guard seq > current else { return }
+        if seq == current + 1 {
+            var next = seq
+            while above.remove(next + 1) != nil { next += 1 }
+            watermark = next
+        } else {
+            above.insert(seq)
+            if above.count > capacity, let lowest = above.min() {
+                above.remove(lowest)
+                watermark = lowest
+                var next = lowest
+                while above.remove(next + 1) != nil { next += 1 }
+                watermark = next
+            }
+        }
+    }
+
+    /// How many seqs wait above the watermark (for statistics and tests).
+    var pendingAboveWatermark: Int { above.count }
+}

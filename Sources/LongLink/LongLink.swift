@@ -1,1 +1,0 @@
-// The LongLink module. Its types live in files of their own.
