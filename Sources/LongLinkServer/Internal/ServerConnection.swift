@@ -90,11 +90,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         } catch {
             failure = error
         }
-        for frame in frames {
-            guard state != .closed else { break }
-            handle(frame)
-        }
-        frames.removeAll(keepingCapacity: true)
+        processFrames()
         if let failure, state != .closed {
             if case .frameTooLarge = failure.kind {
                 violation(.resourceExhausted, "frame too large: \(failure)")
@@ -102,7 +98,24 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 violation(.invalidArgument, "malformed frame: \(failure)")
             }
         }
-        // A client that does not read its replies stops being read: server memory stays bounded.
+    }
+
+    /// Handles decoded frames in order. When the connection stops being writable (a client that
+    /// does not read its replies), the rest waits and the socket is no longer read, so server
+    /// memory stays bounded by the write buffer's high watermark plus the replies of the requests
+    /// already in flight.
+    private func processFrames() {
+        var index = 0
+        while index < frames.count, state != .closed {
+            handle(frames[index])
+            index += 1
+            if !connection.isWritable { break }
+        }
+        if index == frames.count {
+            frames.removeAll(keepingCapacity: true)
+        } else {
+            frames.removeFirst(index)
+        }
         if state != .closed, !readingPaused, !connection.isWritable {
             readingPaused = true
             core.counters.readPauses.increment()
@@ -112,7 +125,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connectionWritabilityChanged(_ connection: Connection) {
         guard connection.isWritable, state != .closed else { return }
-        if readingPaused {
+        processFrames()
+        if readingPaused, connection.isWritable {
             readingPaused = false
             connection.resumeReading()
         }
