@@ -136,9 +136,11 @@ final class ConnectAttempt: @unchecked Sendable {
                 }
             }
             Sys.close(socket)
-            if code == EAGAIN && address.isUnixDomain {
+            if address.isUnixDomain && (code == EAGAIN || code == ENOENT) {
+                // Nothing listens there (no socket file), or its accept queue is full.
                 lastError = LongLinkError(
-                    code: .connectionRefused, message: "\(address) has no room in its accept queue",
+                    code: .connectionRefused,
+                    message: code == ENOENT ? "no socket at \(address)" : "\(address) has no room in its accept queue",
                     underlying: SystemCallError(errno: code, function: "connect"))
             } else {
                 lastError = .system(errno: code, function: "connect to \(address)", connecting: true)
