@@ -57,7 +57,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     /// The name of the loop's thread.
     public let name: String
 
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private let timerIDs = Atomic<UInt64>(1)
     private let waker: SelectorWaker
 

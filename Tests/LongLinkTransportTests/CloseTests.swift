@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import LongLinkWire
-import Synchronization
 import Testing
 
 @testable import LongLinkTransport
@@ -278,7 +277,7 @@ struct CloseTests {
 
 /// A weak reference to a handler, readable from any thread.
 final class WeakBox: @unchecked Sendable {
-    private let lock = Mutex(())
+    private let lock = Locked(())
     private weak var object: AnyObject?
 
     init(_ object: AnyObject) {

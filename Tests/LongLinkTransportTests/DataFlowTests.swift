@@ -1,5 +1,4 @@
 import LongLinkWire
-import Synchronization
 import Testing
 
 @testable import LongLinkTransport
@@ -57,7 +56,7 @@ struct DataFlowTests {
 
         // Sample the client's queue on its loop while the test runs.
         let maxBuffered = Watched(0)
-        let sampling = Mutex(true)
+        let sampling = Locked(true)
         @Sendable func sample() {
             let buffered = connection.bufferedWriteBytes
             maxBuffered.update { $0 = max($0, buffered) }

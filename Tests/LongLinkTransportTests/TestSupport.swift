@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 import Testing
 
 @testable import LongLinkTransport
@@ -77,10 +76,10 @@ final class Watched<State: Sendable>: Sendable {
         var cancelled: Set<Int> = []
     }
 
-    private let inner: Mutex<Inner>
+    private let inner: Locked<Inner>
 
     init(_ initial: State) {
-        inner = Mutex(Inner(state: initial))
+        inner = Locked(Inner(state: initial))
     }
 
     var value: State {
@@ -292,7 +291,7 @@ final class TestServer: Sendable {
         _ endpoint: Endpoint, group: EventLoopGroup, options: ConnectionOptions = .init(), backlog: Int32 = 128,
         pauseReading: Bool = false, makeHandler: @escaping @Sendable () -> RecordingHandler = { RecordingHandler() }
     ) async throws -> TestServer {
-        let box = Mutex<TestServer?>(nil)
+        let box = Locked<TestServer?>(nil)
         let pending = Watched<[Connection]>([])
         let listener = try await Listener.bind(to: endpoint, group: group, backlog: backlog, options: options) {
             connection in
