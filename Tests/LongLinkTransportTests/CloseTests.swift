@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
 import Testing
 
 @testable import LongLinkTransport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Fills a connection whose peer does not read until `send` suspends; returns the task still sending and a
 /// counter of how its sends ended.
@@ -25,6 +26,7 @@ private func startStalledProducer(
         }
     }
     try await handler.log.wait("isWritable to turn false", .seconds(20)) { $0.writabilityChanges.contains(false) }
+    try await waitForSuspendedSend(connection)
     return (producer, failures)
 }
 
@@ -118,7 +120,8 @@ struct CloseTests {
     func closeWhileSendSuspended() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "suspended-server")
         let clientLoop = EventLoop(name: "suspended-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
         let (producer, failures) = try await startStalledProducer(connection, handler: handler)
 
@@ -153,7 +156,8 @@ struct CloseTests {
     func gracefulCloseFailsWaitingSends() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "graceful-wait-server")
         let clientLoop = EventLoop(name: "graceful-wait-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
         var options = ConnectionOptions()
         options.gracefulCloseTimeout = .milliseconds(100)
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
@@ -173,7 +177,8 @@ struct CloseTests {
     func cancelledSend() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "cancel-send-server")
         let clientLoop = EventLoop(name: "cancel-send-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true)
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
         let (producer, failures) = try await startStalledProducer(connection, handler: handler)
         producer.cancel()
@@ -222,7 +227,8 @@ struct CloseTests {
         let probeLoop = EventLoop(name: "shutdown-probe")
         let refused = try await withTimeout("connect to the closed listener") { () async -> LongLinkError? in
             do throws(LongLinkError) {
-                _ = try await Connection.connect(to: .tcp(host: "127.0.0.1", port: doomedListener.localAddress.port!), on: probeLoop)
+                _ = try await Connection.connect(
+                    to: .tcp(host: "127.0.0.1", port: doomedListener.localAddress.port!), on: probeLoop)
                 return nil
             } catch {
                 return error

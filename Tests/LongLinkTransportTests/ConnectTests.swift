@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
 import Testing
 
 @testable import LongLinkTransport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Runs a connect and returns its error (or nil when it connected, closing the connection).
 private func connectError(
@@ -52,7 +53,8 @@ struct ConnectTests {
             let start = ContinuousClock.now
             do throws(LongLinkError) {
                 fillers.append(
-                    try await Connection.connect(to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop))
+                    try await Connection.connect(
+                        to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop))
             } catch {
                 timedOut = error
                 elapsed = .now - start
@@ -78,7 +80,10 @@ struct ConnectTests {
         // Fill the queue first, as above.
         var fillers: [Connection] = []
         for _ in 0..<8 {
-            guard let filler = try? await Connection.connect(to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop) else {
+            guard
+                let filler = try? await Connection.connect(
+                    to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop)
+            else {
                 break
             }
             fillers.append(filler)
@@ -86,7 +91,8 @@ struct ConnectTests {
         options.connectTimeout = .seconds(30)
         let hanging = Task { () async -> LongLinkError? in
             do throws(LongLinkError) {
-                _ = try await Connection.connect(to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop)
+                _ = try await Connection.connect(
+                    to: .tcp(host: "127.0.0.1", port: blackHole.port), options: options, on: loop)
                 return nil
             } catch {
                 return error
@@ -114,7 +120,9 @@ struct ConnectTests {
         let loop = EventLoop(name: "invalid")
         var options = ConnectionOptions()
         options.writeBufferLowWatermark = options.writeBufferHighWatermark + 1
-        #expect(try await connectError(.tcp(host: "127.0.0.1", port: 1), options: options, on: loop)?.code == .invalidConfiguration)
+        #expect(
+            try await connectError(.tcp(host: "127.0.0.1", port: 1), options: options, on: loop)?.code
+                == .invalidConfiguration)
         #expect(try await connectError(.tcp(host: "127.0.0.1", port: 70_000), on: loop)?.code == .invalidConfiguration)
         let longPath = "/tmp/" + String(repeating: "x", count: 200)
         #expect(try await connectError(.unix(path: longPath), on: loop)?.code == .invalidConfiguration)

@@ -47,7 +47,9 @@ struct DataFlowTests {
     func backpressure() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "backpressure-server")
         let clientLoop = EventLoop(name: "backpressure-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true) {
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true
+        ) {
             RecordingHandler(checkPattern: true)
         }
         let options = ConnectionOptions()
@@ -77,11 +79,14 @@ struct DataFlowTests {
         }
         // The peer reads nothing: the kernel buffers fill, then ours, then send suspends.
         try await clientHandler.log.wait("isWritable to turn false") { $0.writabilityChanges.contains(false) }
+        // Once a send waits, every earlier one has finished (the producer sends one at a time).
+        try await waitForSuspendedSend(connection)
         let stalledAt = sent.value
         await roundTrips(clientLoop, 5)
         let (writable, buffered) = await onLoop(clientLoop) { (connection.isWritable, connection.bufferedWriteBytes) }
         #expect(!writable)
         #expect(sent.value == stalledAt, "no send completes while the connection is not writable")
+        #expect(await onLoop(clientLoop) { connection.waitingSendCount } == 1)
         #expect(sent.value < total)
         #expect(buffered >= options.writeBufferHighWatermark)
         #expect(buffered <= options.writeBufferHighWatermark + chunk)
@@ -158,12 +163,17 @@ struct DataFlowTests {
     func gracefulCloseFlushes() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "graceful-server")
         let clientLoop = EventLoop(name: "graceful-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup) {
+        // The server reads nothing at first, so the kernel buffers fill and the client's queue keeps the rest.
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: 0), group: serverGroup, pauseReading: true
+        ) {
             RecordingHandler(checkPattern: true)
         }
-        let (connection, clientHandler) = try await connectAndStart(server.endpoint, on: clientLoop)
-        let (_, serverHandler) = try await server.connection()
-        let total = 8 << 20
+        var options = ConnectionOptions()
+        options.gracefulCloseTimeout = .seconds(30)
+        let (connection, clientHandler) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
+        let (serverConnection, serverHandler) = try await server.connection()
+        let total = 32 << 20
         let queuedWhenClosing = await onLoop(clientLoop) {
             for start in stride(from: 0, to: total, by: 1 << 20) {
                 connection.write(patternBytes(from: start, count: 1 << 20))
@@ -176,8 +186,9 @@ struct DataFlowTests {
             #expect(connection.isClosed)
             return queued
         }
-        #expect(queuedWhenClosing > 0, "the kernel could not take 8 MiB at once")
-        let log = try await serverHandler.waitForClose(.seconds(20))
+        #expect(queuedWhenClosing > 0, "the kernel could not take 32 MiB at once")
+        serverConnection.eventLoop.execute { serverConnection.resumeReading() }
+        let log = try await serverHandler.waitForClose(.seconds(30))
         #expect(log.byteCount == total)
         #expect(log.patternMismatches == 0)
         #expect(log.closedCleanly)

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Testing
 
 @testable import LongLinkTransport
 @testable import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A wait that did not finish in time.
 struct TestTimeout: Error, CustomStringConvertible {
@@ -59,6 +60,18 @@ func roundTrips(_ loop: EventLoop, _ count: Int = 3) async {
     for _ in 0..<count {
         await onLoop(loop) {}
     }
+}
+
+/// Waits until a `send` on `connection` is suspended waiting for writability (polling the loop, bounded).
+func waitForSuspendedSend(_ connection: Connection) async throws {
+    for _ in 0..<10_000 {
+        if await onLoop(connection.eventLoop, { connection.waitingSendCount > 0 }) {
+            return
+        }
+        await Task.yield()
+    }
+    Issue.record("no send suspended")
+    throw TestTimeout(what: "a suspended send")
 }
 
 /// A value that changes on other threads, with a bounded wait for a condition on it.
@@ -195,7 +208,8 @@ func patternMismatches(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Int {
     patternTable.withUnsafeBytes { table in
         while index < bytes.count {
             let length = min(1 << 16, bytes.count - index)
-            let expected = UnsafeRawBufferPointer(rebasing: table[((start + index) % 251)..<((start + index) % 251) + length])
+            let expected = UnsafeRawBufferPointer(
+                rebasing: table[((start + index) % 251)..<((start + index) % 251) + length])
             if memcmp(bytes.baseAddress! + index, expected.baseAddress!, length) != 0 {
                 mismatches += 1
             }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One ``Connection/connect(to:options:on:)``: resolve, then a non-blocking connect to each address in turn,
 /// all under one timer.

@@ -1,4 +1,3 @@
-
 /// A value delivered exactly once, from any thread, to one waiting task.
 ///
 /// `resume` may come before or after `value()` starts waiting; only the first `resume` counts (it returns

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The threads that run `getaddrinfo`: started on demand, at most ``maximumThreads``, idle ones wait on a
 /// semaphore. A slow lookup holds one thread; others keep going on the rest.
