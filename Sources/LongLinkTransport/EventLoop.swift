@@ -200,6 +200,11 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         precondition(inEventLoop, "expected to run on event loop \(name)")
     }
 
+    /// True on the loop's thread (lets the runtime answer `assumeIsolated` without trapping).
+    public func isIsolatingCurrentContext() -> Bool? {
+        inEventLoop
+    }
+
     /// Stops the loop: runs the work already queued, closes every connection, connect attempt and listener the
     /// loop owns (connection handlers get `didCloseWith` a ``LongLinkWire/LongLinkError/Code-swift.struct/shutdown``
     /// error, waiting `send`s throw it), drops pending timers and ends the thread. Returns at once; idempotent;

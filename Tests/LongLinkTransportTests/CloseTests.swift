@@ -245,6 +245,64 @@ struct CloseTests {
         await peerGroup.shutdownAndWait()
     }
 
+    @Test("bytes and the close that arrive before start(handler:) are delivered after it, in order")
+    func nothingLostBeforeStart() async throws {
+        let serverGroup = EventLoopGroup(loopCount: 1, name: "early-server")
+        let clientLoop = EventLoop(name: "early-client")
+        let greeting = patternBytes(from: 0, count: 5_000)
+        let serverHandlers = Watched<[RecordingHandler]>([])
+        let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0), group: serverGroup) {
+            connection in
+            let handler = RecordingHandler()
+            connection.start(handler: handler)
+            connection.write(greeting)
+            connection.close(.graceful)
+            serverHandlers.update { $0.append(handler) }
+        }
+        let connection = try await withTimeout("connect") {
+            try await Connection.connect(to: .tcp(host: "127.0.0.1", port: listener.localAddress.port!), on: clientLoop)
+        }
+        let serverHandler = try await serverHandlers.wait("the server's handler") { !$0.isEmpty }[0]
+        try await serverHandler.waitForClose()
+        await roundTrips(clientLoop, 5)
+        let handler = RecordingHandler()
+        await onLoop(clientLoop) { connection.start(handler: handler) }
+        let log = try await handler.waitForClose()
+        #expect(log.bytes == greeting)
+        #expect(log.closeCount == 1)
+        #expect(log.closedCleanly)
+        listener.close()
+        await clientLoop.shutdownAndWait()
+        await serverGroup.shutdownAndWait()
+    }
+
+    @Test("closing a listener stops accepting; accepted connections keep working")
+    func listenerClose() async throws {
+        let serverGroup = EventLoopGroup(loopCount: 1, name: "listener-close-server")
+        let clientLoop = EventLoop(name: "listener-close-client")
+        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup) {
+            RecordingHandler(echo: true)
+        }
+        let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
+        server.listener.close()
+        server.listener.close()
+        await roundTrips(serverGroup.loops[0])
+        try await connection.send([1, 2, 3])
+        #expect(try await handler.waitForBytes(3).bytes == [1, 2, 3])
+        let refused = try await withTimeout("connect to the closed listener") { () async -> LongLinkError? in
+            do throws(LongLinkError) {
+                _ = try await Connection.connect(to: server.endpoint, on: clientLoop)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(refused?.code == .connectionRefused)
+        connection.close(.immediately)
+        await clientLoop.shutdownAndWait()
+        await serverGroup.shutdownAndWait()
+    }
+
     @Test("the handler is released after didCloseWith")
     func handlerReleased() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "release-server")
