@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A stream socket (TCP or Unix-domain) driven by one ``EventLoop``.
 ///
@@ -71,6 +72,11 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// Debug counters.
     var statistics = ConnectionStatistics()
 
+    /// How many `send`s wait for writability (tests and debugging).
+    var waitingSendCount: Int {
+        sendWaiters.count - sendWaitersHead
+    }
+
     private init(fd: Int32, eventLoop: EventLoop, options: ConnectionOptions) {
         self.fd = fd
         self.eventLoop = eventLoop
@@ -116,7 +122,8 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// Connects to `endpoint` and returns the connection, running on `loop`.
     ///
     /// Resolves a host name first (see ``Resolver``), then tries each address in order, all within
-    /// ``ConnectionOptions/connectTimeout``. Errors: `connectionRefused`, `hostUnreachable`, `connectTimeout`,
+    /// ``ConnectionOptions/connectTimeout``. Errors: `connectionRefused` (also for a Unix path with no socket
+    /// file or a full accept queue), `hostUnreachable`, `connectTimeout`,
     /// `addressResolutionFailed`, `invalidConfiguration` (bad options, port or path), `shutdown` (the loop has
     /// stopped), `cancelled` (the calling task was cancelled), `ioFailure` for other system errors. When several
     /// addresses fail, the last address's error is thrown.

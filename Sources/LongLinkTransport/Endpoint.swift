@@ -40,7 +40,8 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
                 return nil
             }
         }
-        guard !host.isEmpty, !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText),
+        guard !host.isEmpty, !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let port = Int(portText),
             (0...65535).contains(port)
         else {
             return nil

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The thread-local slot that tells a thread which event loop it runs (if any).
 private let currentLoopKey: pthread_key_t = {
@@ -57,7 +58,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     /// The name of the loop's thread.
     public let name: String
 
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private let timerIDs = Atomic<UInt64>(1)
     private let waker: SelectorWaker
 
@@ -197,6 +198,11 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     /// Traps unless called on the loop's thread.
     public func checkIsolated() {
         precondition(inEventLoop, "expected to run on event loop \(name)")
+    }
+
+    /// True on the loop's thread (lets the runtime answer `assumeIsolated` without trapping).
+    public func isIsolatingCurrentContext() -> Bool? {
+        inEventLoop
     }
 
     /// Stops the loop: runs the work already queued, closes every connection, connect attempt and listener the

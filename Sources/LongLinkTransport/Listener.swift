@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A listening socket (TCP or Unix-domain) whose accepted connections are spread over an ``EventLoopGroup``.
 ///
@@ -265,8 +266,8 @@ extension Listener: LoopResource {
 /// `bind(2)`, named apart from ``Listener/bind(to:group:backlog:options:onAccept:)``.
 private func systemBind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
     #if canImport(Glibc)
-    Glibc.bind(fd, address, length)
+        Glibc.bind(fd, address, length)
     #else
-    Darwin.bind(fd, address, length)
+        Darwin.bind(fd, address, length)
     #endif
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A resolved address: IPv4 or IPv6 with a port, or a Unix-domain socket path.
@@ -51,7 +51,10 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             return nil
         }
         let (high, low) = withUnsafeBytes(of: &v6) { bytes in
-            (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            )
         }
         self.init(storage: .ipv6(high: high, low: low, port: UInt16(port), scopeID: scopeID))
     }

@@ -21,7 +21,9 @@ struct EndpointTests {
 
     @Test(
         "parsing rejects malformed endpoints",
-        arguments: ["", "host", "host:", ":80", "host:65536", "host:-1", "host:+80", "::1:80", "[::1]80", "unix:", "[::1"])
+        arguments: [
+            "", "host", "host:", ":80", "host:65536", "host:-1", "host:+80", "::1:80", "[::1]80", "unix:", "[::1",
+        ])
     func rejectsInvalid(text: String) {
         #expect(Endpoint(parsing: text) == nil)
     }

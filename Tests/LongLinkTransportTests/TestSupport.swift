@@ -1,13 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import Synchronization
 import Testing
 
 @testable import LongLinkTransport
 @testable import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A wait that did not finish in time.
 struct TestTimeout: Error, CustomStringConvertible {
@@ -62,6 +62,18 @@ func roundTrips(_ loop: EventLoop, _ count: Int = 3) async {
     }
 }
 
+/// Waits until a `send` on `connection` is suspended waiting for writability (polling the loop, bounded).
+func waitForSuspendedSend(_ connection: Connection) async throws {
+    for _ in 0..<10_000 {
+        if await onLoop(connection.eventLoop, { connection.waitingSendCount > 0 }) {
+            return
+        }
+        await Task.yield()
+    }
+    Issue.record("no send suspended")
+    throw TestTimeout(what: "a suspended send")
+}
+
 /// A value that changes on other threads, with a bounded wait for a condition on it.
 final class Watched<State: Sendable>: Sendable {
     private struct Waiter: Sendable {
@@ -77,10 +89,10 @@ final class Watched<State: Sendable>: Sendable {
         var cancelled: Set<Int> = []
     }
 
-    private let inner: Mutex<Inner>
+    private let inner: Locked<Inner>
 
     init(_ initial: State) {
-        inner = Mutex(Inner(state: initial))
+        inner = Locked(Inner(state: initial))
     }
 
     var value: State {
@@ -173,8 +185,38 @@ func pattern(_ index: Int) -> UInt8 {
     UInt8(truncatingIfNeeded: index % 251)
 }
 
+/// The pattern from offset 0 to 251 + 64 KiB: any run of up to 64 KiB of the stream is a slice of it.
+private let patternTable: [UInt8] = (0..<(251 + (1 << 16))).map(pattern)
+
+/// `count` bytes of the test stream from offset `start`.
 func patternBytes(from start: Int, count: Int) -> [UInt8] {
-    (start..<start + count).map(pattern)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    var offset = start
+    while offset < start + count {
+        let length = min(1 << 16, start + count - offset)
+        bytes.append(contentsOf: patternTable[(offset % 251)..<(offset % 251) + length])
+        offset += length
+    }
+    return bytes
+}
+
+/// How many runs (of up to 64 KiB) of `bytes`, found at stream offset `start`, differ from the pattern.
+func patternMismatches(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Int {
+    var mismatches = 0
+    var index = 0
+    patternTable.withUnsafeBytes { table in
+        while index < bytes.count {
+            let length = min(1 << 16, bytes.count - index)
+            let expected = UnsafeRawBufferPointer(
+                rebasing: table[((start + index) % 251)..<((start + index) % 251) + length])
+            if memcmp(bytes.baseAddress! + index, expected.baseAddress!, length) != 0 {
+                mismatches += 1
+            }
+            index += length
+        }
+    }
+    return mismatches
 }
 
 /// Records every callback; optionally echoes what it reads, or checks it against ``pattern(_:)`` instead of
@@ -199,9 +241,7 @@ final class RecordingHandler: ConnectionHandler, Sendable {
                 log.callbacksAfterClose += 1
             }
             if checkPattern {
-                for (offset, byte) in bytes.enumerated() where byte != pattern(log.byteCount + offset) {
-                    log.patternMismatches += 1
-                }
+                log.patternMismatches += patternMismatches(bytes, at: log.byteCount)
             } else {
                 log.bytes.append(contentsOf: bytes)
             }
@@ -265,7 +305,7 @@ final class TestServer: Sendable {
         _ endpoint: Endpoint, group: EventLoopGroup, options: ConnectionOptions = .init(), backlog: Int32 = 128,
         pauseReading: Bool = false, makeHandler: @escaping @Sendable () -> RecordingHandler = { RecordingHandler() }
     ) async throws -> TestServer {
-        let box = Mutex<TestServer?>(nil)
+        let box = Locked<TestServer?>(nil)
         let pending = Watched<[Connection]>([])
         let listener = try await Listener.bind(to: endpoint, group: group, backlog: backlog, options: options) {
             connection in

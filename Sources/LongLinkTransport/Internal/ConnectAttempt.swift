@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One ``Connection/connect(to:options:on:)``: resolve, then a non-blocking connect to each address in turn,
 /// all under one timer.
@@ -136,9 +137,11 @@ final class ConnectAttempt: @unchecked Sendable {
                 }
             }
             Sys.close(socket)
-            if code == EAGAIN && address.isUnixDomain {
+            if address.isUnixDomain && (code == EAGAIN || code == ENOENT) {
+                // Nothing listens there (no socket file), or its accept queue is full.
                 lastError = LongLinkError(
-                    code: .connectionRefused, message: "\(address) has no room in its accept queue",
+                    code: .connectionRefused,
+                    message: code == ENOENT ? "no socket at \(address)" : "\(address) has no room in its accept queue",
                     underlying: SystemCallError(errno: code, function: "connect"))
             } else {
                 lastError = .system(errno: code, function: "connect to \(address)", connecting: true)

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A value delivered exactly once, from any thread, to one waiting task.
 ///
 /// `resume` may come before or after `value()` starts waiting; only the first `resume` counts (it returns
@@ -13,7 +11,7 @@ final class OneShot<Value: Sendable>: Sendable {
         case consumed
     }
 
-    private let state = Mutex<State>(.empty)
+    private let state = Locked<State>(.empty)
 
     /// True once a value was delivered (whether or not it was consumed yet).
     var isResolved: Bool {

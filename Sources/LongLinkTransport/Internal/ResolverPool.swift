@@ -1,11 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import LongLinkWire
-import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The threads that run `getaddrinfo`: started on demand, at most ``maximumThreads``, idle ones wait on a
 /// semaphore. A slow lookup holds one thread; others keep going on the rest.
@@ -29,7 +29,7 @@ final class ResolverPool: Sendable {
         var idle = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
 
     /// Resolves `host` on a resolver thread and calls `completion` there.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension SocketAddress {
@@ -58,7 +58,7 @@ extension SocketAddress {
         case .ipv4(let address, let port):
             var raw = sockaddr_in()
             #if !os(Linux)
-            raw.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+                raw.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
             #endif
             raw.sin_family = sa_family_t(AF_INET)
             raw.sin_port = port.bigEndian
@@ -71,7 +71,7 @@ extension SocketAddress {
         case .ipv6(let high, let low, let port, let scopeID):
             var raw = sockaddr_in6()
             #if !os(Linux)
-            raw.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
+                raw.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
             #endif
             raw.sin6_family = sa_family_t(AF_INET6)
             raw.sin6_port = port.bigEndian
@@ -95,7 +95,7 @@ extension SocketAddress {
             let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)!
             let length = pathOffset + utf8.count + 1
             #if !os(Linux)
-            raw.sun_len = UInt8(length)
+                raw.sun_len = UInt8(length)
             #endif
             return withUnsafePointer(to: &raw) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {

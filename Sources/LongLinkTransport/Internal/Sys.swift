@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Thin wrappers over the system calls of the transport.
 ///
@@ -39,29 +40,29 @@ enum Sys {
     }
 
     #if os(Linux)
-    static let streamType = Int32(SOCK_STREAM.rawValue)
+        static let streamType = Int32(SOCK_STREAM.rawValue)
     #else
-    static let streamType = SOCK_STREAM
+        static let streamType = SOCK_STREAM
     #endif
 
     /// A new non-blocking, close-on-exec stream socket of `family`.
     static func makeSocket(family: Int32) throws(LongLinkError) -> Int32 {
         #if os(Linux)
-        let fd = socket(family, streamType | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw LongLinkError.system(errno: errno, function: "socket")
-        }
+            let fd = socket(family, streamType | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else {
+                throw LongLinkError.system(errno: errno, function: "socket")
+            }
         #else
-        let fd = socket(family, streamType, 0)
-        guard fd >= 0 else {
-            throw LongLinkError.system(errno: errno, function: "socket")
-        }
-        do {
-            try prepareAcceptedOrCreated(fd)
-        } catch {
-            Sys.close(fd)
-            throw error
-        }
+            let fd = socket(family, streamType, 0)
+            guard fd >= 0 else {
+                throw LongLinkError.system(errno: errno, function: "socket")
+            }
+            do throws(LongLinkError) {
+                try prepareAcceptedOrCreated(fd)
+            } catch {
+                Sys.close(fd)
+                throw error
+            }
         #endif
         return fd
     }
@@ -70,35 +71,35 @@ enum Sys {
     /// turns off `SIGPIPE` on Darwin.
     static func prepareAcceptedOrCreated(_ fd: Int32) throws(LongLinkError) {
         #if !os(Linux)
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            throw LongLinkError.system(errno: errno, function: "fcntl")
-        }
-        guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
-            throw LongLinkError.system(errno: errno, function: "fcntl")
-        }
-        var one: Int32 = 1
-        guard setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-            throw LongLinkError.system(errno: errno, function: "setsockopt(SO_NOSIGPIPE)")
-        }
+            let flags = fcntl(fd, F_GETFL)
+            guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
+                throw LongLinkError.system(errno: errno, function: "fcntl")
+            }
+            guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
+                throw LongLinkError.system(errno: errno, function: "fcntl")
+            }
+            var one: Int32 = 1
+            guard setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                throw LongLinkError.system(errno: errno, function: "setsockopt(SO_NOSIGPIPE)")
+            }
         #endif
     }
 
     /// Accepts one connection; returns the new descriptor (already non-blocking) or -1 with `errno` set.
     static func accept(_ listenFD: Int32) -> Int32 {
         #if os(Linux)
-        return LinuxSystem.acceptNonBlocking(listenFD)
+            return LinuxSystem.acceptNonBlocking(listenFD)
         #else
-        let fd = Darwin.accept(listenFD, nil, nil)
-        if fd >= 0 {
-            do {
-                try prepareAcceptedOrCreated(fd)
-            } catch {
-                Sys.close(fd)
-                return -1
+            let fd = Darwin.accept(listenFD, nil, nil)
+            if fd >= 0 {
+                do throws(LongLinkError) {
+                    try prepareAcceptedOrCreated(fd)
+                } catch {
+                    Sys.close(fd)
+                    return -1
+                }
             }
-        }
-        return fd
+            return fd
         #endif
     }
 
@@ -135,21 +136,21 @@ enum Sys {
     /// One vectored write of `count` iovecs; the byte count, or -1 with `errno` set. Never raises `SIGPIPE`.
     static func writeVector(_ fd: Int32, _ iovecs: UnsafeMutablePointer<iovec>, _ count: Int) -> Int {
         #if os(Linux)
-        var message = msghdr()
-        message.msg_iov = iovecs
-        message.msg_iovlen = count
-        return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+            var message = msghdr()
+            message.msg_iov = iovecs
+            message.msg_iovlen = count
+            return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
         #else
-        // SO_NOSIGPIPE is set on every socket.
-        return writev(fd, iovecs, Int32(count))
+            // SO_NOSIGPIPE is set on every socket.
+            return writev(fd, iovecs, Int32(count))
         #endif
     }
 
     static func close(_ fd: Int32) {
         #if os(Linux)
-        _ = Glibc.close(fd)
+            _ = Glibc.close(fd)
         #else
-        _ = Darwin.close(fd)
+            _ = Darwin.close(fd)
         #endif
     }
 

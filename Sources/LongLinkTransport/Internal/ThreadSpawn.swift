@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 private final class ThreadStart {
@@ -15,9 +15,9 @@ private final class ThreadStart {
 
     func run() {
         #if os(Linux)
-        LinuxSystem.setCurrentThreadName(name)
+            LinuxSystem.setCurrentThreadName(name)
         #else
-        _ = pthread_setname_np(name)
+            _ = pthread_setname_np(name)
         #endif
         body()
     }
@@ -32,21 +32,21 @@ func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
     #if os(Linux)
-    var thread = pthread_t()
-    let result = pthread_create(
-        &thread, &attributes,
-        { argument in
-            Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, start)
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, &attributes,
+            { argument in
+                Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, start)
     #else
-    var thread: pthread_t?
-    let result = pthread_create(
-        &thread, &attributes,
-        { argument in
-            Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, start)
+        var thread: pthread_t?
+        let result = pthread_create(
+            &thread, &attributes,
+            { argument in
+                Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, start)
     #endif
     precondition(result == 0, "pthread_create failed: \(result)")
 }
