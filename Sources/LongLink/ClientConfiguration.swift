@@ -1,0 +1,160 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// Everything a ``LongLinkClient`` needs to know; every value but the endpoints has a default.
+public struct ClientConfiguration: Sendable {
+    /// The servers to connect to, tried in order; a failure moves on to the next one.
+    public var endpoints: [Endpoint]
+    /// When set, asked for the server list before each connection attempt (for example from a
+    /// configuration service); ``endpoints`` is the fallback when it throws or returns nothing.
+    public var endpointProvider: (@Sendable () async throws -> [Endpoint])?
+    /// The client's identity. The server de-duplicates resent requests per (client id, request id),
+    /// so an app that wants de-duplication across launches supplies a stable id.
+    public var clientID: String = "client-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    /// The timeout of a request that does not set its own. It covers queueing while offline,
+    /// reconnects and resends.
+    public var defaultTimeout: Duration = .seconds(10)
+    /// How long connecting plus the Hello/Welcome exchange may take.
+    public var connectTimeout: Duration = .seconds(5)
+    /// The heartbeat interval proposed to the server (the server may clamp it). A link that
+    /// receives nothing for two intervals is declared dead and replaced.
+    public var heartbeat: Duration = .seconds(15)
+    /// The reconnection backoff.
+    public var backoff: Backoff = .init()
+    /// The most requests that may wait while the link is down; one more fails at once with
+    /// ``LongLinkError/Code-swift.struct/resourceExhausted``.
+    public var offlineQueueLimit: Int = 1_000
+    /// The largest frame accepted from the server.
+    public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The login step, run after every connect before queued requests are released. It makes
+    /// requests through the ``LoginSession`` it is given. Throwing an error with code
+    /// ``LongLinkError/Code-swift.struct/unauthenticated`` stops the client for good.
+    public var login: (@Sendable (LoginSession) async throws -> Void)?
+    /// Requests replayed after every login (subscriptions the server forgets when a link drops).
+    public var subscriptions: [Subscription] = []
+    /// Metadata sent in `Hello` (app version, platform). Never credentials.
+    public var metadata: [String: String] = [:]
+    /// The most pushes held for one consumer (or, before any consumer exists, for all) before the
+    /// client stops accepting reliable pushes until the consumer catches up (see the pushes guide).
+    public var pushBufferLimit: Int = 10_000
+    /// The longest an acknowledgement waits to be batched with others.
+    public var ackDelay: Duration = .milliseconds(5)
+    /// The most seqs in one `Ack`.
+    public var ackBatchSize: Int = 256
+    /// How the client behaves while the app is in the background.
+    public var background: BackgroundPolicy = .init()
+    /// After coming to the foreground or a network change, how long the link may stay silent after
+    /// a `Ping` before it is replaced.
+    public var livenessProbeTimeout: Duration = .seconds(2)
+    /// How long ``LongLinkClient/shutdown()`` waits for requests in flight.
+    public var shutdownGracePeriod: Duration = .seconds(5)
+    /// The time source (inject a manual clock in tests).
+    public var clock: any LongLinkClock = SystemClock()
+    /// The event loops to use; `nil` uses ``EventLoopGroup/shared``.
+    public var eventLoopGroup: EventLoopGroup? = nil
+    /// Socket options for connections.
+    public var connectionOptions: ConnectionOptions = .init()
+    /// The codec of typed requests and pushes.
+    public var codec: any PayloadCodec = JSONPayloadCodec()
+    /// Receives the client's log records. Records never contain payloads or credentials.
+    public var logger: (@Sendable (LogRecord) -> Void)?
+
+    /// A configuration for the given servers.
+    public init(endpoints: [Endpoint]) {
+        self.endpoints = endpoints
+    }
+
+    /// Checks the values; throws ``LongLinkError/Code-swift.struct/invalidConfiguration``.
+    public func validate() throws(LongLinkError) {
+        func fail(_ message: String) -> LongLinkError {
+            LongLinkError(code: .invalidConfiguration, message: message)
+        }
+        if endpoints.isEmpty && endpointProvider == nil { throw fail("no endpoints and no endpoint provider") }
+        if clientID.isEmpty || clientID.utf8.count > 128 { throw fail("clientID must be 1 to 128 bytes") }
+        if defaultTimeout <= .zero { throw fail("defaultTimeout must be positive") }
+        if connectTimeout <= .zero { throw fail("connectTimeout must be positive") }
+        if heartbeat < .milliseconds(10) { throw fail("heartbeat must be at least 10 ms") }
+        if backoff.initial < .zero || backoff.maximum < backoff.initial || backoff.multiplier < 1 {
+            throw fail("backoff must satisfy 0 <= initial <= maximum and multiplier >= 1")
+        }
+        if offlineQueueLimit < 0 { throw fail("offlineQueueLimit must not be negative") }
+        if maxFrameBytes < 64 { throw fail("maxFrameBytes must be at least 64") }
+        if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
+        if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
+        if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
+        if background.heartbeatMultiplier < 1 { throw fail("background.heartbeatMultiplier must be at least 1") }
+    }
+}
+
+/// How the client behaves while the app is in the background (mobile platforms suspend sockets and
+/// timers there; a link that looks alive may be dead when the app comes back).
+public struct BackgroundPolicy: Sendable, Hashable {
+    /// Heartbeats are this many times slower in the background (fewer wake-ups).
+    public var heartbeatMultiplier: Int = 4
+    /// Whether reconnection attempts wait until the app is in the foreground again.
+    public var pausesReconnection: Bool = true
+
+    /// The default policy: heartbeats 4x slower, reconnection paused.
+    public init(heartbeatMultiplier: Int = 4, pausesReconnection: Bool = true) {
+        self.heartbeatMultiplier = heartbeatMultiplier
+        self.pausesReconnection = pausesReconnection
+    }
+}
+
+/// A request replayed after every login, such as a subscription the server keeps per connection.
+public struct Subscription: Sendable, Hashable {
+    /// The method to call.
+    public var method: String
+    /// Its payload.
+    public var payload: [UInt8]
+
+    /// Creates a subscription request.
+    public init(method: String, payload: [UInt8] = []) {
+        self.method = method
+        self.payload = payload
+    }
+}
+
+/// Per-call settings.
+public struct RequestOptions: Sendable {
+    /// The call's timeout; `nil` uses ``ClientConfiguration/defaultTimeout``.
+    public var timeout: Duration?
+    /// Whether the call may be sent again after a link drop even when the server offers no
+    /// de-duplication (true only for calls that are safe to run twice).
+    public var idempotent: Bool
+    /// Metadata sent with the request.
+    public var metadata: [String: String]
+
+    /// Creates options.
+    public init(timeout: Duration? = nil, idempotent: Bool = false, metadata: [String: String] = [:]) {
+        self.timeout = timeout
+        self.idempotent = idempotent
+        self.metadata = metadata
+    }
+}
+
+/// A log record from the client.
+public struct LogRecord: Sendable, CustomStringConvertible {
+    /// How much attention the record deserves.
+    public enum Level: Int, Sendable, Comparable {
+        /// Details for debugging.
+        case debug
+        /// Normal events (connected, reconnecting).
+        case info
+        /// Something went wrong and was handled.
+        case warning
+        /// Something went wrong for good.
+        case error
+
+        /// Orders levels by severity.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// The severity.
+    public var level: Level
+    /// What happened; never payloads or credentials.
+    public var message: String
+
+    /// `[level] message`.
+    public var description: String { "[\(level)] \(message)" }
+}

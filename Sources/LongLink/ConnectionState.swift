@@ -1,0 +1,95 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// Where the client's link stands, with the reason for the last change.
+public struct ConnectionState: Sendable, CustomStringConvertible {
+    /// The phases of the supervisor.
+    public enum Phase: Sendable, Hashable {
+        /// `run()` has not started.
+        case idle
+        /// Opening a connection and exchanging Hello/Welcome.
+        case connecting
+        /// Connected; running the login step, subscriptions and `Sync`. Requests still queue.
+        case loggingIn
+        /// Ready: requests flow.
+        case connected
+        /// Waiting before the next attempt.
+        case waitingToReconnect
+        /// Stopped for good (shut down or a terminal error).
+        case stopped
+    }
+
+    /// The phase.
+    public var phase: Phase
+    /// The endpoint concerned, if any.
+    public var endpoint: Endpoint?
+    /// Why the state changed, for people.
+    public var reason: String
+    /// The error that caused the change, if any.
+    public var error: LongLinkError?
+    /// When waiting to reconnect: how long.
+    public var retryDelay: Duration?
+
+    /// Creates a state.
+    public init(
+        phase: Phase, endpoint: Endpoint? = nil, reason: String, error: LongLinkError? = nil, retryDelay: Duration? = nil
+    ) {
+        self.phase = phase
+        self.endpoint = endpoint
+        self.reason = reason
+        self.error = error
+        self.retryDelay = retryDelay
+    }
+
+    /// For example `connected to 127.0.0.1:7000 (logged in)`.
+    public var description: String {
+        var text = "\(phase)"
+        if let endpoint { text += " \(endpoint)" }
+        text += " (\(reason))"
+        if let retryDelay { text += " retry in \(retryDelay)" }
+        return text
+    }
+}
+
+/// A snapshot of a client's counters.
+public struct ClientStatistics: Sendable, Hashable {
+    /// Requests waiting for a reply on the link now.
+    public var inFlight: Int = 0
+    /// Requests waiting for the link (offline queue).
+    public var queued: Int = 0
+    /// Request frames written (resends included).
+    public var requestsSent: Int = 0
+    /// Requests answered with a reply (OK or an error status).
+    public var repliesReceived: Int = 0
+    /// Requests that failed with deadline exceeded.
+    public var timeouts: Int = 0
+    /// Requests cancelled by their callers.
+    public var cancellations: Int = 0
+    /// Requests sent again after a reconnect.
+    public var resends: Int = 0
+    /// Replies with an id no caller waits for (late, duplicate or unknown), dropped.
+    public var unknownReplies: Int = 0
+    /// Links established (Welcome received).
+    public var connects: Int = 0
+    /// Links established after the first.
+    public var reconnects: Int = 0
+    /// Links declared dead by the heartbeat or a liveness probe.
+    public var deadLinks: Int = 0
+    /// The last round trip measured by `Ping`/`Pong`.
+    public var lastRoundTrip: Duration?
+    /// Push frames received (redeliveries included).
+    public var pushesReceived: Int = 0
+    /// Pushes handed to the app.
+    public var pushesDelivered: Int = 0
+    /// Reliable pushes received again after the app had them, dropped (and acknowledged again).
+    public var duplicatePushesDropped: Int = 0
+    /// Best-effort pushes dropped because the consumer was behind or absent.
+    public var bestEffortPushesDropped: Int = 0
+    /// Reliable pushes refused because a consumer's buffer was full (redelivered after `Sync`).
+    public var reliablePushesDeferred: Int = 0
+    /// Seqs acknowledged to the server.
+    public var acksSent: Int = 0
+
+    /// A zeroed snapshot.
+    public init() {}
+}

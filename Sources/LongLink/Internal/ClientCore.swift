@@ -1,0 +1,862 @@
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+/// How a link ended, as the supervisor sees it.
+enum LinkEnd: Sendable {
+    /// The connection dropped, was declared dead, or broke the protocol.
+    case closed(LongLinkError?)
+    /// The server sent `GoAway` (and then closed, or the client closed after it).
+    case goAway(Frame.GoAway)
+    /// The client is shutting down.
+    case shutdown
+}
+
+/// Why a wait before reconnecting ended.
+enum RetryWake: Sendable {
+    case timer
+    case networkChanged
+    case shutdown
+}
+
+/// The client's state, owned by one actor that runs on the client's event loop: pending requests
+/// and the offline queue, the current link, heartbeats, pushes and acknowledgements.
+///
+/// The actor's executor is the event loop of its connections, so frames that arrive are handled
+/// without a thread hop (`assumeIsolated` from the connection's callbacks), and writes coalesce
+/// into one system call per loop iteration.
+actor ClientCore {
+    nonisolated let loop: EventLoop
+    nonisolated let configuration: ClientConfiguration
+    nonisolated var clock: any LongLinkClock { configuration.clock }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        loop.asUnownedSerialExecutor()
+    }
+
+    /// One connection's state. Confined to the actor.
+    final class Link {
+        let generation: UInt64
+        let connection: Connection
+        let endpoint: Endpoint
+        var welcome: Frame.Welcome?
+        var welcomeWaiter: CheckedContinuation<Frame.Welcome, any Error>?
+        var handshakeTimer: (any ScheduledWork)?
+        var gateOpen = false
+        var synced = false
+        var goAway: Frame.GoAway?
+        var heartbeat: Duration = .seconds(15)
+        var tick: (any ScheduledWork)?
+        var ticksSinceReceived = 0
+        var ticksSinceSent = 0
+        var receivedSinceTick = false
+        var sentSinceTick = false
+        var probe: (any ScheduledWork)?
+        var receivedSinceProbe = false
+        var ping: (nonce: UInt64, sentAt: ContinuousClock.Instant)?
+        var endWaiter: CheckedContinuation<LinkEnd, Never>?
+        var end: LinkEnd?
+        var closing = false
+
+        init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
+            self.generation = generation
+            self.connection = connection
+            self.endpoint = endpoint
+        }
+
+        var isEstablished: Bool { welcome != nil && end == nil && !closing }
+    }
+
+    // MARK: State
+
+    private var link: Link?
+    private var nextGeneration: UInt64 = 0
+    private var pending: [UInt64: PendingCall] = [:]
+    private var queue: [PendingCall] = []
+    private var queueHead = 0
+    private var queuedCount = 0
+    private var terminalError: LongLinkError?
+    private var shuttingDown = false
+    private var shutdownTimer: (any ScheduledWork)?
+    private var retryWaiter: CheckedContinuation<RetryWake, Never>?
+    private var retryTimer: (any ScheduledWork)?
+    private var pendingWake: RetryWake?
+    private var inBackground = false
+    private var nextPingNonce: UInt64 = 0
+
+    private var subscribers: [UInt64: PushSubscriber] = [:]
+    private var nextSubscriberID: UInt64 = 0
+    private var held: [Push] = []
+    private var deduplicator = PushDeduplicator()
+    /// Reliable seqs accepted into a buffer and not yet taken, with how many buffers hold them.
+    private var buffered: [UInt64: Int] = [:]
+    private var deferringReliable = false
+    private var syncWanted = false
+    private var acks: AckBatcher
+    private var ackTimer: (any ScheduledWork)?
+
+    private var state: ConnectionState = ConnectionState(phase: .idle, reason: "not started")
+    private var observers: [UInt64: StateObserver] = [:]
+    private var nextObserverID: UInt64 = 0
+    private var stats = ClientStatistics()
+
+    init(loop: EventLoop, configuration: ClientConfiguration) {
+        self.loop = loop
+        self.configuration = configuration
+        self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
+    }
+
+    private func log(_ level: LogRecord.Level, _ message: @autoclosure () -> String) {
+        configuration.logger?(LogRecord(level: level, message: message()))
+    }
+
+    // MARK: Requests
+
+    /// Registers `call` and suspends until it is answered, fails, or is given up.
+    func submit(_ call: PendingCall) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
+                continuation.resume(throwing: early)
+                return
+            }
+            if let refusal = admissionError(for: call) {
+                call.complete(.failure(refusal))
+                continuation.resume(throwing: refusal)
+                return
+            }
+            call.continuation = continuation
+            pending[call.id] = call
+            if call.bypassesGate {
+                guard let link, link.generation == call.linkGeneration, link.isEstablished else {
+                    finish(call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
+                    return
+                }
+                write(call, on: link)
+            } else if let link, link.gateOpen, link.isEstablished {
+                write(call, on: link)
+            } else if queuedCount >= configuration.offlineQueueLimit {
+                finish(
+                    call,
+                    .failure(
+                        LongLinkError(
+                            code: .resourceExhausted,
+                            message: "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
+            } else {
+                call.stage = .queued
+                queue.append(call)
+                queuedCount += 1
+            }
+        }
+    }
+
+    private func admissionError(for call: PendingCall) -> LongLinkError? {
+        if let terminalError { return terminalError }
+        if shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
+        if Task.isCancelled { return LongLinkError(code: .cancelled, message: "the calling task was cancelled") }
+        if clock.now >= call.deadline {
+            return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
+        }
+        return nil
+    }
+
+    /// The call's deadline passed: fail it and tell the server.
+    func expire(_ call: PendingCall) {
+        guard !call.isFinished else { return }
+        stats.timeouts += 1
+        sendCancelIfWritten(call)
+        finish(call, .failure(LongLinkError(code: .deadlineExceeded, message: "no reply within the request's timeout")))
+    }
+
+    /// The caller gave up: fail it and tell the server.
+    func cancel(_ call: PendingCall) {
+        guard !call.isFinished else { return }
+        stats.cancellations += 1
+        sendCancelIfWritten(call)
+        finish(call, .failure(CancellationError()))
+    }
+
+    private func sendCancelIfWritten(_ call: PendingCall) {
+        guard case .written(let generation) = call.stage, let link, link.generation == generation, link.end == nil
+        else { return }
+        send(.cancel(Frame.Cancel(requestID: String(call.id))), on: link)
+    }
+
+    /// Removes the call from the books and resumes its caller exactly once.
+    private func finish(_ call: PendingCall, _ result: Result<[UInt8], any Error>) {
+        if case .queued = call.stage { queuedCount -= 1 }
+        pending[call.id] = nil
+        call.complete(result)
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    private func write(_ call: PendingCall, on link: Link) {
+        if case .queued = call.stage { queuedCount -= 1 }
+        let remaining = call.deadline - clock.now
+        let milliseconds = max(1, Int64((remaining.seconds * 1000).rounded(.up)))
+        call.stage = .written(link.generation)
+        let frame = Frame.request(
+            Frame.Request(
+                requestID: String(call.id), method: call.method, payload: call.payload,
+                timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: call.metadata))
+        send(frame, on: link)
+        stats.requestsSent += 1
+    }
+
+    private func send(_ frame: Frame, on link: Link) {
+        link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
+        link.sentSinceTick = true
+    }
+
+    private func handleResponse(_ response: Frame.Response) {
+        guard let id = UInt64(response.requestID), let call = pending[id], call.isWritten else {
+            stats.unknownReplies += 1
+            return
+        }
+        stats.repliesReceived += 1
+        if let status = response.status, status.code != .ok {
+            finish(call, .failure(LongLinkError(status: status)))
+        } else {
+            finish(call, .success(response.payload))
+        }
+    }
+
+    /// Sends the queue in order (the gate just opened).
+    private func drainQueue(on link: Link) {
+        while queueHead < queue.count, link.gateOpen, link.isEstablished {
+            let call = queue[queueHead]
+            queueHead += 1
+            guard case .queued = call.stage, !call.isFinished else { continue }
+            write(call, on: link)
+        }
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+    }
+
+    // MARK: Links
+
+    /// Takes a new connection, sends Hello and waits for Welcome (bounded by the connect timeout).
+    func attach(_ connection: Connection, endpoint: Endpoint) async throws -> UInt64 {
+        nextGeneration += 1
+        let link = Link(generation: nextGeneration, connection: connection, endpoint: endpoint)
+        let generation = link.generation
+        self.link = link
+        connection.start(
+            handler: LinkHandler(core: self, generation: link.generation, maxFrameBytes: configuration.maxFrameBytes))
+        let proposed = configuration.heartbeat
+        send(
+            .hello(
+                Frame.Hello(
+                    clientID: configuration.clientID, heartbeatMilliseconds: Self.milliseconds(proposed),
+                    metadata: configuration.metadata)),
+            on: link)
+        let welcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Frame.Welcome, any Error>) in
+            if let end = link.end {
+                continuation.resume(throwing: Self.error(for: end))
+                return
+            }
+            link.welcomeWaiter = continuation
+            link.handshakeTimer = clock.schedule(at: clock.now.advanced(by: configuration.connectTimeout), on: loop) {
+                [self] in
+                assumeIsolated { core in
+                    core.failHandshake(
+                        generation,
+                        LongLinkError(code: .connectTimeout, message: "no Welcome within the connect timeout"))
+                }
+            }
+        }
+        stats.connects += 1
+        if stats.connects > 1 { stats.reconnects += 1 }
+        link.heartbeat = welcome.heartbeatMilliseconds > 0 ? .milliseconds(Int64(welcome.heartbeatMilliseconds)) : proposed
+        scheduleTick(link)
+        return link.generation
+    }
+
+    private func failHandshake(_ generation: UInt64, _ error: LongLinkError) {
+        guard let link, link.generation == generation, let waiter = link.welcomeWaiter else { return }
+        link.welcomeWaiter = nil
+        link.connection.close(.immediately, error: error)
+        waiter.resume(throwing: error)
+    }
+
+    /// The dedupe window the server advertised on the current link (0 = none).
+    var serverDeduplicates: Bool { (link?.welcome?.dedupeWindowMilliseconds ?? 0) > 0 }
+
+    var welcome: Frame.Welcome? { link?.welcome }
+
+    /// Login is done: send `Sync`, the acknowledgements that waited, and the queue.
+    func openGate(_ generation: UInt64) {
+        guard let link, link.generation == generation, link.isEstablished else { return }
+        link.synced = true
+        send(.sync(Frame.Sync()), on: link)
+        syncWanted = false
+        let waitingAcks = acks.take()
+        if !waitingAcks.isEmpty { sendAck(waitingAcks) }
+        guard link.goAway == nil, !shuttingDown else { return }
+        link.gateOpen = true
+        drainQueue(on: link)
+    }
+
+    /// Suspends until the link ends.
+    func waitForEnd(_ generation: UInt64) async -> LinkEnd {
+        await withCheckedContinuation { continuation in
+            guard let link, link.generation == generation else {
+                continuation.resume(returning: .closed(nil))
+                return
+            }
+            if let end = link.end {
+                continuation.resume(returning: end)
+            } else {
+                link.endWaiter = continuation
+            }
+        }
+    }
+
+    /// Closes the current link (from the supervisor, after a failed login for example).
+    func closeLink(_ generation: UInt64, error: LongLinkError) {
+        guard let link, link.generation == generation, link.end == nil else { return }
+        link.closing = true
+        link.connection.close(.immediately, error: error)
+    }
+
+    func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
+        guard let link, link.generation == generation, link.end == nil else { return }
+        link.receivedSinceTick = true
+        link.receivedSinceProbe = true
+        for frame in frames {
+            if link.welcome == nil {
+                guard handleFirstFrame(frame, on: link) else { return }
+                continue
+            }
+            switch frame {
+            case .response(let response): handleResponse(response)
+            case .push(let push): handlePush(push)
+            case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
+            case .pong(let pong):
+                if let ping = link.ping, ping.nonce == pong.nonce {
+                    stats.lastRoundTrip = clock.now - ping.sentAt
+                    link.ping = nil
+                }
+            case .goAway(let goAway): handleGoAway(goAway, on: link)
+            case .unrecognized: break
+            case .hello, .welcome, .request, .cancel, .ack, .sync:
+                violate(link, "the server sent a frame only a client sends")
+                return
+            }
+        }
+    }
+
+    /// Hello was sent; the first frame must be Welcome or GoAway. False when the link is done.
+    private func handleFirstFrame(_ frame: Frame, on link: Link) -> Bool {
+        switch frame {
+        case .welcome(let welcome):
+            guard welcome.version == Frame.protocolVersion else {
+                violate(link, "the server speaks protocol version \(welcome.version)")
+                return false
+            }
+            link.welcome = welcome
+            link.handshakeTimer?.cancel()
+            if let waiter = link.welcomeWaiter {
+                link.welcomeWaiter = nil
+                waiter.resume(returning: welcome)
+            }
+            return true
+        case .goAway(let goAway):
+            handleGoAway(goAway, on: link)
+            return false
+        case .unrecognized:
+            return true
+        default:
+            violate(link, "the first frame from the server was not Welcome")
+            return false
+        }
+    }
+
+    func linkViolated(_ generation: UInt64, _ failure: WireFormatError) {
+        guard let link, link.generation == generation else { return }
+        if case .frameTooLarge = failure.kind {
+            violate(link, "frame too large: \(failure)", code: .frameTooLarge)
+        } else {
+            violate(link, "malformed frame: \(failure)")
+        }
+    }
+
+    private func violate(_ link: Link, _ reason: String, code: LongLinkError.Code = .protocolViolation) {
+        log(.warning, "protocol violation by the server: \(reason)")
+        let status: StatusCode = code == .frameTooLarge ? .resourceExhausted : .invalidArgument
+        send(.goAway(Frame.GoAway(code: status, reason: reason, reconnect: true)), on: link)
+        link.closing = true
+        link.connection.close(.graceful, error: LongLinkError(code: code, message: reason))
+    }
+
+    private func handleGoAway(_ goAway: Frame.GoAway, on link: Link) {
+        log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
+        link.goAway = goAway
+        link.gateOpen = false
+        // Requests written before stay: the server answers them before it closes.
+        if let waiter = link.welcomeWaiter {
+            link.welcomeWaiter = nil
+            waiter.resume(throwing: Self.error(for: .goAway(goAway)))
+        }
+        if !pending.values.contains(where: { if case .written(link.generation) = $0.stage { true } else { false } }) {
+            link.closing = true
+            link.connection.close(.graceful)
+        }
+    }
+
+    func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
+        guard let link, link.generation == generation, link.end == nil else { return }
+        link.tick?.cancel()
+        link.probe?.cancel()
+        link.handshakeTimer?.cancel()
+        link.gateOpen = false
+        let end: LinkEnd
+        if shuttingDown {
+            end = .shutdown
+        } else if let goAway = link.goAway {
+            end = .goAway(goAway)
+        } else {
+            end = .closed(error)
+        }
+        link.end = end
+        if let waiter = link.welcomeWaiter {
+            link.welcomeWaiter = nil
+            waiter.resume(throwing: Self.error(for: end))
+        }
+        settleWrittenCalls(of: link)
+        if let waiter = link.endWaiter {
+            link.endWaiter = nil
+            waiter.resume(returning: end)
+        }
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    /// Calls written on a link that ended: sent again after reconnect when that is safe, failed with
+    /// `connectionLost` (outcome unknown) otherwise.
+    private func settleWrittenCalls(of link: Link) {
+        let deduplicates = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
+        var resend: [PendingCall] = []
+        for call in pending.values {
+            guard case .written(let generation) = call.stage, generation == link.generation else { continue }
+            if !call.bypassesGate, !shuttingDown, terminalError == nil, deduplicates || call.idempotent {
+                call.stage = .queued
+                queuedCount += 1
+                resend.append(call)
+            } else {
+                finish(
+                    call,
+                    .failure(
+                        LongLinkError(
+                            code: .connectionLost,
+                            message: "the link dropped after the request was written; its outcome is unknown")))
+            }
+        }
+        guard !resend.isEmpty else { return }
+        stats.resends += resend.count
+        resend.sort { $0.id < $1.id }
+        queue = resend + queue[queueHead...]
+        queueHead = 0
+    }
+
+    static func error(for end: LinkEnd) -> LongLinkError {
+        switch end {
+        case .closed(let error):
+            return error ?? LongLinkError(code: .connectionClosed, message: "the server closed the connection")
+        case .goAway(let goAway):
+            return LongLinkError(
+                code: goAway.reconnect ? .unavailable : .goAway,
+                message: "server sent GoAway (\(goAway.code)): \(goAway.reason)")
+        case .shutdown:
+            return LongLinkError(code: .shutdown, message: "the client is shutting down")
+        }
+    }
+
+    // MARK: Heartbeat and liveness
+
+    private func scheduleTick(_ link: Link) {
+        let interval = link.heartbeat * (inBackground ? configuration.background.heartbeatMultiplier : 1)
+        let generation = link.generation
+        link.tick = clock.schedule(at: clock.now.advanced(by: interval / 4), on: loop) { [self] in
+            assumeIsolated { $0.tick(generation) }
+        }
+    }
+
+    /// Four ticks per heartbeat: Ping after one quiet interval, dead after two.
+    private func tick(_ generation: UInt64) {
+        guard let link, link.generation == generation, link.end == nil else { return }
+        link.ticksSinceReceived = link.receivedSinceTick ? 0 : link.ticksSinceReceived + 1
+        link.ticksSinceSent = link.sentSinceTick ? 0 : link.ticksSinceSent + 1
+        link.receivedSinceTick = false
+        link.sentSinceTick = false
+        if link.ticksSinceReceived >= 8 {
+            declareDead(link, "nothing received for two heartbeat intervals")
+            return
+        }
+        // Ping once per quiet interval in either direction: the server closes links it has heard
+        // nothing from for three intervals, and a Pong proves the link is alive.
+        let quietInbound = link.ticksSinceReceived >= 4 && link.ticksSinceReceived % 4 == 0
+        if link.welcome != nil, quietInbound || link.ticksSinceSent >= 4 {
+            sendPing(on: link)
+        }
+        scheduleTick(link)
+    }
+
+    private func sendPing(on link: Link) {
+        nextPingNonce += 1
+        link.ping = (nextPingNonce, clock.now)
+        send(.ping(Frame.Ping(nonce: nextPingNonce)), on: link)
+    }
+
+    private func declareDead(_ link: Link, _ reason: String) {
+        stats.deadLinks += 1
+        log(.warning, "link to \(link.endpoint) is dead: \(reason)")
+        link.closing = true
+        link.connection.close(.immediately, error: LongLinkError(code: .connectionLost, message: reason))
+    }
+
+    /// Pings now and replaces the link if nothing comes back within the probe timeout.
+    private func probeLiveness() {
+        guard let link, link.isEstablished, link.probe == nil else { return }
+        link.receivedSinceProbe = false
+        sendPing(on: link)
+        let generation = link.generation
+        link.probe = clock.schedule(at: clock.now.advanced(by: configuration.livenessProbeTimeout), on: loop) {
+            [self] in
+            assumeIsolated { core in
+                guard let link = core.link, link.generation == generation else { return }
+                link.probe = nil
+                if !link.receivedSinceProbe, link.end == nil {
+                    core.declareDead(link, "no answer to a liveness probe")
+                }
+            }
+        }
+    }
+
+    // MARK: App lifecycle and network
+
+    func networkDidChange() {
+        pendingWakeOrResume(.networkChanged)
+        probeLiveness()
+    }
+
+    func setBackground(_ background: Bool) {
+        guard inBackground != background else { return }
+        inBackground = background
+        if !background {
+            pendingWakeOrResume(.networkChanged)
+            probeLiveness()
+        }
+    }
+
+    var pausesReconnection: Bool { inBackground && configuration.background.pausesReconnection }
+
+    /// Waits before the next attempt; ends early on a network change, foreground, or shutdown.
+    func waitToRetry(_ delay: Duration?) async -> RetryWake {
+        await withCheckedContinuation { continuation in
+            if shuttingDown {
+                continuation.resume(returning: .shutdown)
+                return
+            }
+            if let wake = pendingWake {
+                pendingWake = nil
+                continuation.resume(returning: wake)
+                return
+            }
+            retryWaiter = continuation
+            if let delay {
+                retryTimer = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
+                    assumeIsolated { $0.wakeRetry(.timer) }
+                }
+            }
+        }
+    }
+
+    private func pendingWakeOrResume(_ wake: RetryWake) {
+        if retryWaiter != nil {
+            wakeRetry(wake)
+        } else if wake != .timer {
+            pendingWake = wake
+        }
+    }
+
+    private func wakeRetry(_ wake: RetryWake) {
+        retryTimer?.cancel()
+        retryTimer = nil
+        guard let waiter = retryWaiter else { return }
+        retryWaiter = nil
+        waiter.resume(returning: wake)
+    }
+
+    /// Clears a wake-up that arrived while connected (it concerned the old link).
+    func clearPendingWake() {
+        if pendingWake == .networkChanged { pendingWake = nil }
+    }
+
+    // MARK: Pushes
+
+    /// Registers a consumer; pushes held while nobody listened move to it.
+    func addSubscriber(topic: String?) -> PushSubscriber {
+        nextSubscriberID += 1
+        let loop = self.loop
+        let subscriber = PushSubscriber(id: nextSubscriberID, topic: topic, limit: configuration.pushBufferLimit) {
+            [weak self] subscriber in
+            guard let core = self else { return }
+            loop.execute { core.assumeIsolated { $0.collectTaken(from: subscriber) } }
+        }
+        if terminalError != nil || (shuttingDown && link == nil) {
+            subscriber.finish()
+            return subscriber
+        }
+        subscribers[subscriber.id] = subscriber
+        if !held.isEmpty {
+            var keep: [Push] = []
+            for push in held {
+                if subscriber.matches(push.topic), subscriber.offer(push) { continue }
+                keep.append(push)
+            }
+            held = keep
+        }
+        if syncWanted { requestSync() }
+        return subscriber
+    }
+
+    func removeSubscriber(_ subscriber: PushSubscriber) {
+        guard subscribers.removeValue(forKey: subscriber.id) != nil else { return }
+        collectTaken(from: subscriber)
+        let untaken = subscriber.finish()
+        for push in untaken { release(push.seq) }
+        // Pushes this consumer never took go back to the server's care: the next Sync brings them.
+        if !untaken.isEmpty { syncWanted = true }
+    }
+
+    private func release(_ seq: UInt64) {
+        guard let count = buffered[seq] else { return }
+        buffered[seq] = count > 1 ? count - 1 : nil
+    }
+
+    private func handlePush(_ frame: Frame.Push) {
+        stats.pushesReceived += 1
+        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload)
+        let targets = subscribers.values.filter { $0.matches(push.topic) }
+        guard push.isReliable else {
+            var delivered = false
+            for subscriber in targets where subscriber.offer(push) { delivered = true }
+            if !delivered { stats.bestEffortPushesDropped += 1 }
+            return
+        }
+        if deduplicator.wasDelivered(push.seq) {
+            // The app has it; the earlier Ack was lost. Acknowledge again, deliver nothing.
+            stats.duplicatePushesDropped += 1
+            addAck(push.seq)
+            return
+        }
+        if buffered[push.seq] != nil {
+            stats.duplicatePushesDropped += 1
+            return
+        }
+        if deferringReliable {
+            stats.reliablePushesDeferred += 1
+            return
+        }
+        if targets.isEmpty {
+            guard held.count < configuration.pushBufferLimit else {
+                startDeferring()
+                return
+            }
+            held.append(push)
+            buffered[push.seq] = 1
+            return
+        }
+        var accepted = 0
+        var refused = false
+        for subscriber in targets {
+            if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
+        }
+        if accepted > 0 { buffered[push.seq] = accepted }
+        if refused { startDeferring() }
+    }
+
+    /// A consumer is full: refuse reliable pushes (unacknowledged, so the server keeps them) until
+    /// the consumers catch up, then `Sync` brings them back in order.
+    private func startDeferring() {
+        stats.reliablePushesDeferred += 1
+        if !deferringReliable { log(.warning, "push consumer behind: deferring reliable pushes until it catches up") }
+        deferringReliable = true
+    }
+
+    private func collectTaken(from subscriber: PushSubscriber) {
+        let seqs = subscriber.drainTaken()
+        for seq in seqs {
+            deduplicator.markDelivered(seq)
+            buffered[seq] = nil
+            addAck(seq)
+        }
+        stats.pushesDelivered += seqs.count
+        if deferringReliable, held.count < configuration.pushBufferLimit / 2,
+            subscribers.values.allSatisfy({ $0.count < $0.limit / 2 })
+        {
+            deferringReliable = false
+            requestSync()
+        }
+    }
+
+    /// Asks the server to send every unacknowledged push again (now, or once logged in).
+    private func requestSync() {
+        guard let link, link.isEstablished, link.synced else {
+            syncWanted = true
+            return
+        }
+        syncWanted = false
+        send(.sync(Frame.Sync()), on: link)
+    }
+
+    private func addAck(_ seq: UInt64) {
+        switch acks.add(seq) {
+        case .none:
+            break
+        case .armTimer:
+            ackTimer = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
+                assumeIsolated { core in
+                    core.ackTimer = nil
+                    let seqs = core.acks.take()
+                    if !seqs.isEmpty { core.sendAck(seqs) }
+                }
+            }
+        case .flush(let seqs):
+            ackTimer?.cancel()
+            ackTimer = nil
+            sendAck(seqs)
+        }
+    }
+
+    private func sendAck(_ seqs: [UInt64]) {
+        guard let link, link.isEstablished, link.synced else {
+            // No logged-in link: keep them for the next one.
+            for seq in seqs { _ = acks.add(seq) }
+            return
+        }
+        send(.ack(Frame.Ack(seqs: seqs)), on: link)
+        stats.acksSent += seqs.count
+    }
+
+    // MARK: Connection states
+
+    func setState(_ new: ConnectionState) {
+        state = new
+        log(new.phase == .stopped && new.error != nil ? .error : .info, "\(new)")
+        for observer in observers.values { observer.offer(new) }
+    }
+
+    var currentState: ConnectionState { state }
+
+    func addObserver() -> StateObserver {
+        nextObserverID += 1
+        let observer = StateObserver(id: nextObserverID, initial: state)
+        if state.phase == .stopped {
+            observer.finish()
+        } else {
+            observers[observer.id] = observer
+        }
+        return observer
+    }
+
+    func removeObserver(_ observer: StateObserver) {
+        observers[observer.id] = nil
+        observer.finish()
+    }
+
+    // MARK: Statistics
+
+    var statistics: ClientStatistics {
+        var snapshot = stats
+        snapshot.queued = queuedCount
+        snapshot.inFlight = pending.values.reduce(0) { $0 + ($1.isWritten ? 1 : 0) }
+        return snapshot
+    }
+
+    var pendingCount: Int { pending.count }
+
+    // MARK: Shutdown and terminal errors
+
+    /// Graceful: refuse new requests, fail queued ones, let written ones finish within the grace
+    /// period, then say GoAway and close.
+    func beginShutdown(gracePeriod: Duration) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        let error = LongLinkError(code: .shutdown, message: "the client is shutting down")
+        for call in pending.values where !call.isWritten {
+            finish(call, .failure(error))
+        }
+        queue.removeAll()
+        queueHead = 0
+        wakeRetry(.shutdown)
+        if pendingWake == nil { pendingWake = .shutdown }
+        shutdownTimer = clock.schedule(at: clock.now.advanced(by: gracePeriod), on: loop) { [self] in
+            assumeIsolated { $0.completeShutdown() }
+        }
+        finishShutdownIfIdle()
+    }
+
+    private func finishShutdownIfIdle() {
+        guard shuttingDown, pending.isEmpty else { return }
+        completeShutdown()
+    }
+
+    private func completeShutdown() {
+        shutdownTimer?.cancel()
+        shutdownTimer = nil
+        let error = LongLinkError(code: .shutdown, message: "the client shut down")
+        for call in Array(pending.values) { finish(call, .failure(error)) }
+        if let link, link.end == nil, !link.closing {
+            link.closing = true
+            if link.isEstablished || link.welcome != nil {
+                let remaining = acks.take()
+                if !remaining.isEmpty, link.synced { send(.ack(Frame.Ack(seqs: remaining)), on: link) }
+                send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
+            }
+            link.connection.close(.graceful)
+        } else if let link, let waiter = link.endWaiter {
+            link.endWaiter = nil
+            waiter.resume(returning: .shutdown)
+        }
+        wakeRetry(.shutdown)
+        finishConsumers()
+    }
+
+    /// Ends everything with a terminal error: every waiting caller gets it.
+    func terminate(_ error: LongLinkError) {
+        guard terminalError == nil else { return }
+        terminalError = error
+        for call in Array(pending.values) { finish(call, .failure(error)) }
+        queue.removeAll()
+        queueHead = 0
+        if let link, link.end == nil, !link.closing {
+            link.closing = true
+            link.connection.close(.graceful, error: error)
+        }
+        finishConsumers()
+    }
+
+    /// Called when `run()` ends: nothing may wait any more.
+    func stopped(_ final: ConnectionState) {
+        setState(final)
+        for observer in observers.values { observer.finish() }
+        observers.removeAll()
+        finishConsumers()
+        let error = terminalError ?? LongLinkError(code: .shutdown, message: "the client stopped")
+        for call in Array(pending.values) { finish(call, .failure(error)) }
+    }
+
+    private func finishConsumers() {
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
+    }
+
+    var isStopping: Bool { shuttingDown || terminalError != nil }
+    var terminal: LongLinkError? { terminalError }
+
+    static func milliseconds(_ duration: Duration) -> UInt32 {
+        UInt32(clamping: Int64((duration.seconds * 1000).rounded()))
+    }
+}

@@ -1,0 +1,76 @@
+import LongLinkWire
+import Synchronization
+
+/// One request from the moment its caller makes it until it is answered, fails or is given up.
+///
+/// `finished` is atomic so that the deadline side of the race can see, without a hop to the event
+/// loop, that the reply already won. Every other field is touched only by ``ClientCore`` on its loop.
+final class PendingCall: @unchecked Sendable {
+    enum Stage {
+        /// Made, not yet seen by the core.
+        case new
+        /// Waiting in the offline queue.
+        case queued
+        /// Written on the link with this generation.
+        case written(UInt64)
+        /// Answered, failed or given up.
+        case done
+    }
+
+    let id: UInt64
+    let method: String
+    let payload: [UInt8]
+    let metadata: [String: String]
+    let deadline: ContinuousClock.Instant
+    let idempotent: Bool
+    /// Login and subscription calls: sent on `linkGeneration` before the queue opens, never queued.
+    let bypassesGate: Bool
+    let linkGeneration: UInt64
+
+    private let finishedFlag = Atomic<Bool>(false)
+
+    var stage = Stage.new
+    var continuation: CheckedContinuation<[UInt8], any Error>?
+    /// Set when the call was given up before the core registered it.
+    var earlyFailure: (any Error)?
+
+    init(
+        id: UInt64, method: String, payload: [UInt8], metadata: [String: String], deadline: ContinuousClock.Instant,
+        idempotent: Bool, bypassesGate: Bool = false, linkGeneration: UInt64 = 0
+    ) {
+        self.id = id
+        self.method = method
+        self.payload = payload
+        self.metadata = metadata
+        self.deadline = deadline
+        self.idempotent = idempotent
+        self.bypassesGate = bypassesGate
+        self.linkGeneration = linkGeneration
+    }
+
+    var isFinished: Bool { finishedFlag.load(ordering: .acquiring) }
+
+    var isWritten: Bool {
+        if case .written = stage { return true }
+        return false
+    }
+
+    /// Resumes the caller exactly once; later calls do nothing.
+    func complete(_ result: Result<[UInt8], any Error>) {
+        guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stage = .done
+        if let continuation {
+            self.continuation = nil
+            continuation.resume(with: result)
+        } else if case .failure(let error) = result {
+            earlyFailure = error
+        }
+    }
+
+    #if DEBUG
+    deinit {
+        // A registered call must never be dropped with its caller still suspended.
+        assert(continuation == nil, "PendingCall \(id) deallocated with an unresumed continuation")
+    }
+    #endif
+}

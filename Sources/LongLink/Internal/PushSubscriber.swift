@@ -1,0 +1,154 @@
+import Synchronization
+
+/// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
+/// the consumer's iterator (which takes them on any task).
+///
+/// A reliable push counts as received by the app only when the iterator returns it: its seq then
+/// goes to `taken`, and the core is told (once per batch) to acknowledge what was taken.
+final class PushSubscriber: Sendable {
+    private struct State {
+        var buffer: [Push] = []
+        var head = 0
+        var waiter: CheckedContinuation<Push?, Never>?
+        var finished = false
+        var taken: [UInt64] = []
+        var takenReported = false
+    }
+
+    let id: UInt64
+    let topic: String?
+    let limit: Int
+    private let state = Mutex(State())
+    /// Called (outside the lock) when the first seq of a batch was taken.
+    private let onTaken: @Sendable (PushSubscriber) -> Void
+
+    init(id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void) {
+        self.id = id
+        self.topic = topic
+        self.limit = limit
+        self.onTaken = onTaken
+    }
+
+    func matches(_ topic: String) -> Bool {
+        self.topic == nil || self.topic == topic
+    }
+
+    var count: Int { state.withLock { $0.buffer.count - $0.head } }
+
+    private enum Offer {
+        case handed(CheckedContinuation<Push?, Never>, notify: Bool)
+        case buffered
+        case refused
+    }
+
+    /// Offers a push; false when the buffer is full (or the consumer is gone).
+    func offer(_ push: Push) -> Bool {
+        let outcome = state.withLock { state -> Offer in
+            guard !state.finished else { return .refused }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return .handed(waiter, notify: Self.recordTaken(push, in: &state))
+            }
+            guard state.buffer.count - state.head < limit else { return .refused }
+            state.buffer.append(push)
+            return .buffered
+        }
+        switch outcome {
+        case .handed(let waiter, let notify):
+            waiter.resume(returning: push)
+            if notify { onTaken(self) }
+            return true
+        case .buffered:
+            return true
+        case .refused:
+            return false
+        }
+    }
+
+    /// The next push, or nil once the subscriber is finished (the client stopped, or the task was
+    /// cancelled while waiting).
+    func next() async -> Push? {
+        if let ready = takeBuffered() { return ready }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
+                var notify = false
+                let ready = state.withLock { state -> Push?? in
+                    if state.head < state.buffer.count {
+                        let push = Self.pop(&state)
+                        notify = Self.recordTaken(push, in: &state)
+                        return .some(push)
+                    }
+                    if state.finished { return .some(nil) }
+                    state.waiter = continuation
+                    return .none
+                }
+                if let ready {
+                    continuation.resume(returning: ready)
+                    if notify { onTaken(self) }
+                }
+            }
+        } onCancel: {
+            finish()
+        }
+    }
+
+    private func takeBuffered() -> Push? {
+        var notify = false
+        let push = state.withLock { state -> Push? in
+            guard state.head < state.buffer.count else { return nil }
+            let push = Self.pop(&state)
+            notify = Self.recordTaken(push, in: &state)
+            return push
+        }
+        if notify { onTaken(self) }
+        return push
+    }
+
+    private static func pop(_ state: inout State) -> Push {
+        let push = state.buffer[state.head]
+        state.head += 1
+        if state.head == state.buffer.count {
+            state.buffer.removeAll(keepingCapacity: true)
+            state.head = 0
+        } else if state.head >= 1024, state.head * 2 >= state.buffer.count {
+            state.buffer.removeFirst(state.head)
+            state.head = 0
+        }
+        return push
+    }
+
+    /// Records a reliable push as taken; true when the core must be told (first of a batch).
+    private static func recordTaken(_ push: Push, in state: inout State) -> Bool {
+        guard push.isReliable else { return false }
+        state.taken.append(push.seq)
+        guard !state.takenReported else { return false }
+        state.takenReported = true
+        return true
+    }
+
+    /// The seqs taken since the last call (the core acknowledges them).
+    func drainTaken() -> [UInt64] {
+        state.withLock { state in
+            state.takenReported = false
+            defer { state.taken.removeAll(keepingCapacity: true) }
+            return state.taken
+        }
+    }
+
+    /// Ends the sequence: a waiting consumer gets nil. Returns the reliable pushes never taken.
+    @discardableResult
+    func finish() -> [Push] {
+        let (waiter, untaken) = state.withLock { state -> (CheckedContinuation<Push?, Never>?, [Push]) in
+            state.finished = true
+            let untaken = state.buffer[state.head...].filter(\.isReliable)
+            state.buffer.removeAll()
+            state.head = 0
+            defer { state.waiter = nil }
+            return (state.waiter, untaken)
+        }
+        waiter?.resume(returning: nil)
+        return untaken
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+}

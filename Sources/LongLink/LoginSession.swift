@@ -1,0 +1,34 @@
+import LongLinkWire
+
+/// What the login step gets: a way to make requests on the new link before queued requests are
+/// released ("login gates the queue").
+///
+/// Requests made here go out on this link only; if it drops during login they fail with
+/// ``LongLinkError/Code-swift.struct/connectionLost`` and the whole login runs again on the next link.
+public struct LoginSession: Sendable {
+    let core: ClientCore
+    let generation: UInt64
+    let configuration: ClientConfiguration
+    let makeRequestID: @Sendable () -> UInt64
+
+    /// The server's `Welcome` for this link.
+    public let welcome: Frame.Welcome
+
+    /// Sends `payload` to `method` on this link and returns the reply's payload.
+    public func request(_ method: String, payload: [UInt8] = [], timeout: Duration? = nil) async throws -> [UInt8] {
+        let call = PendingCall(
+            id: makeRequestID(), method: method, payload: payload, metadata: [:],
+            deadline: configuration.clock.now.advanced(by: timeout ?? configuration.defaultTimeout), idempotent: false,
+            bypassesGate: true, linkGeneration: generation)
+        return try await core.race(call)
+    }
+
+    /// Sends a typed request on this link and decodes its reply.
+    public func send<Request: LongLinkRequest>(_ request: Request, timeout: Duration? = nil) async throws
+        -> Request.Reply
+    {
+        let codec = configuration.codec
+        let reply = try await self.request(Request.method, payload: try codec.encode(request), timeout: timeout)
+        return try codec.decode(Request.Reply.self, from: reply)
+    }
+}
