@@ -33,6 +33,7 @@ public final class LongLinkServer: Sendable {
         var address: SocketAddress?
         var failure: LongLinkError?
         var shutdownRequested = false
+        var abortRequested = false
         var shutdownWaiter: CheckedContinuation<Void, Never>?
     }
 
@@ -96,7 +97,11 @@ public final class LongLinkServer: Sendable {
             self.shutdown()
         }
         listener.close()
-        await drain()
+        if state.withLock({ $0.abortRequested }) {
+            await abortConnections()
+        } else {
+            await drain()
+        }
         state.withLock { $0.lifecycle = .stopped }
     }
 
@@ -109,6 +114,13 @@ public final class LongLinkServer: Sendable {
             return state.shutdownWaiter
         }
         waiter?.resume()
+    }
+
+    /// Stops at once, as a crash would: no `GoAway`, every connection reset, in-flight handlers
+    /// cancelled. For tests of client recovery; ``run()`` returns when the connections are gone.
+    public func abort() {
+        state.withLock { $0.abortRequested = true }
+        shutdown()
     }
 
     /// The address the server listens on (with the real port when configured with port 0). Waits
@@ -207,6 +219,12 @@ public final class LongLinkServer: Sendable {
             }
             if resumeNow { continuation.resume() }
         }
+    }
+
+    private func abortConnections() async {
+        let connections = core.beginShutdown()
+        for connection in connections { connection.forceClose(mode: .reset) }
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: group.next())
     }
 
     private func drain() async {

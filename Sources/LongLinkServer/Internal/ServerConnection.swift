@@ -439,8 +439,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     /// Closes without waiting (any thread).
-    func forceClose() {
-        connection.close(.immediately, error: LongLinkError(code: .shutdown, message: "server shut down"))
+    func forceClose(mode: CloseMode = .immediately) {
+        connection.close(mode, error: LongLinkError(code: .shutdown, message: "server shut down"))
     }
 
     private func closeIfDrained() {

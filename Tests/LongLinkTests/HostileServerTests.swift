@@ -1,0 +1,129 @@
+import LongLink
+import LongLinkTesting
+import Testing
+
+@Suite("A server that misbehaves")
+struct HostileServerTests {
+    @Test func lateDuplicateAndUnknownRepliesAreDroppedAndCounted() async throws {
+        let server = try await ScriptedServer.start { frame, peer in
+            switch frame {
+            case .hello: peer.welcome()
+            case .request(let request) where request.method == "echo":
+                let reply = Frame.response(Frame.Response(requestID: request.requestID, payload: request.payload))
+                // The same reply twice, and one for an id nobody sent.
+                peer.send(reply, reply, .response(Frame.Response(requestID: "999", payload: [1])))
+                peer.send(.response(Frame.Response(requestID: "not-a-number", payload: [2])))
+            default: break
+            }
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        try await running.waitUntilConnected()
+        #expect(try await running.client.request("echo", payload: bytes("one")) == bytes("one"))
+        #expect(try await running.client.request("echo", payload: bytes("two")) == bytes("two"))
+        try await eventually("the stray replies are counted") { await running.client.statistics.unknownReplies == 6 }
+        await running.stop()
+        server.stop()
+    }
+
+    @Test func aReplyAfterTheDeadlineIsIgnored() async throws {
+        let held = Mailbox<Frame.Request>()
+        let server = try await ScriptedServer.start { frame, peer in
+            switch frame {
+            case .hello: peer.welcome()
+            case .request(let request): held.put(request)
+            default: break
+            }
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        try await running.waitUntilConnected()
+        let peer = try await server.nextPeer()
+        do {
+            _ = try await running.client.request("slow", options: RequestOptions(timeout: .milliseconds(50)))
+            Issue.record("expected a deadline error")
+        } catch let error as LongLinkError {
+            #expect(error.code == .deadlineExceeded)
+        }
+        let request = try await held.next()
+        // The client told the server it gave up.
+        var sawCancel = false
+        while !sawCancel {
+            if case .cancel(let cancel) = try await peer.received.next() { sawCancel = cancel.requestID == request.requestID }
+        }
+        peer.send(.response(Frame.Response(requestID: request.requestID, payload: bytes("too late"))))
+        try await eventually("the late reply is counted") { await running.client.statistics.unknownReplies == 1 }
+        await running.stop()
+        server.stop()
+    }
+
+    @Test func aMalformedFrameEndsTheLinkAndTheClientReconnects() async throws {
+        let connections = Mailbox<Int>()
+        let server = try await ScriptedServer.start { frame, peer in
+            guard case .hello = frame else { return }
+            peer.welcome()
+            connections.put(1)
+            // Garbage: a length of 3 and a field with wire type 7.
+            peer.sendRaw([0x03, 0x0F, 0x00, 0x00])
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        _ = try await connections.next()
+        _ = try await connections.next()  // it came back
+        try await eventually("a second link") { await running.client.statistics.connects >= 2 }
+        await running.stop()
+        server.stop()
+    }
+
+    @Test func aServerThatNeverAnswersHelloTimesOutTheHandshake() async throws {
+        let server = try await ScriptedServer.start { _, _ in }
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.connectTimeout = .milliseconds(100)
+        let running = RunningClient(configuration)
+        let states = running.client.connectionStates
+        let sawTimeout = try await within(.seconds(5), "a handshake timeout") {
+            for await state in states where state.error?.code == .connectTimeout { return true }
+            return false
+        }
+        #expect(sawTimeout)
+        await running.stop()
+        server.stop()
+    }
+
+    @Test func silenceIsDetectedWithinTwoHeartbeats() async throws {
+        let clock = ManualClock()
+        let server = try await ScriptedServer.start { frame, peer in
+            // Welcome, then never a word: no Pong, no traffic. A black hole.
+            if case .hello = frame { peer.welcome(heartbeatMilliseconds: 1_000) }
+        }
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.clock = clock
+        configuration.heartbeat = .seconds(1)
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let peer = try await server.nextPeer()
+        await clock.advance(by: .milliseconds(1_750))
+        #expect(await running.client.statistics.deadLinks == 0)
+        // A Ping went out after one quiet interval.
+        var pinged = false
+        while !pinged {
+            if case .ping = try await peer.received.next() { pinged = true }
+        }
+        await clock.advance(by: .milliseconds(500))
+        try await eventually("the link is declared dead") { await running.client.statistics.deadLinks == 1 }
+        await running.stop()
+        server.stop()
+    }
+
+    @Test func aWrongFirstFrameIsAProtocolViolation() async throws {
+        let server = try await ScriptedServer.start { frame, peer in
+            if case .hello = frame { peer.send(.push(Frame.Push(seq: 1, topic: "x", payload: []))) }
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        let states = running.client.connectionStates
+        let error = try await within(.seconds(5), "a protocol violation") {
+            for await state in states where state.error != nil { return state.error }
+            return nil
+        }
+        #expect(error?.code == .protocolViolation)
+        await running.stop()
+        server.stop()
+    }
+}

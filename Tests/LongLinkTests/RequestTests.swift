@@ -1,0 +1,80 @@
+import LongLink
+import LongLinkServer
+import Synchronization
+import Testing
+
+@Suite("Client requests end to end")
+struct ClientRequestTests {
+    @Test func aRequestSuspendsUntilItsReply() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let reply = try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
+            try await client.request("echo", payload: bytes("hello"))
+        }
+        #expect(text(reply) == "hello")
+        try await server.stop()
+    }
+
+    @Test func typedRequestsAndErrorStatuses() async throws {
+        struct EnterRoom: LongLinkRequest {
+            typealias Reply = Room
+            static let method = "room.enter"
+            var id: Int
+        }
+        struct Room: Codable, Sendable, Equatable {
+            var id: Int
+            var members: [String]
+        }
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
+            let room = try await client.send(EnterRoom(id: 42))
+            #expect(room == Room(id: 42, members: ["anonymous"]))
+            do {
+                _ = try await client.request("fail", payload: bytes("no such room"))
+                Issue.record("expected an error")
+            } catch let error as LongLinkError {
+                #expect(error.code == .notFound)
+                #expect(error.message == "no such room")
+                #expect(error.isRemote)
+            }
+            do {
+                _ = try await client.request("nope")
+                Issue.record("expected an error")
+            } catch let error as LongLinkError {
+                #expect(error.code == .unimplemented)
+            }
+        }
+        try await server.stop()
+    }
+
+    @Test func aThousandConcurrentRequestsFromAHundredTasksAllResumeCorrectly() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let mismatches = try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for task in 0..<100 {
+                    group.addTask {
+                        try await withThrowingTaskGroup(of: Bool.self) { inner in
+                            for n in 0..<10 {
+                                inner.addTask {
+                                    let payload = "task \(task) request \(n)"
+                                    return text(try await client.request("echo", payload: bytes(payload))) == payload
+                                }
+                            }
+                            var bad = 0
+                            for try await ok in inner where !ok { bad += 1 }
+                            return bad
+                        }
+                    }
+                }
+                var total = 0
+                for try await bad in group { total += bad }
+                return total
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(server.server.statistics.requestsReceived == 1_000)
+        try await server.stop()
+    }
+}

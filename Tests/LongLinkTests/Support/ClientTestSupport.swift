@@ -1,0 +1,190 @@
+import LongLink
+import LongLinkServer
+import Synchronization
+
+/// Server-side handlers whose progress client tests can observe without sleeping.
+final class ServerProbe: Sendable {
+    let events = Mailbox<String>()
+    let gate = Mailbox<Void>()
+    let executions = Atomic<Int>(0)
+    let loginGate = Mailbox<Void>()
+    let gateLogins = Atomic<Bool>(false)
+
+    func router() -> Router {
+        var router = Router()
+        router.register("echo") { payload, _ in payload }
+        router.register("count") { payload, _ in
+            let n = self.executions.add(1, ordering: .relaxed).newValue
+            return Array("execution \(n)".utf8) + payload
+        }
+        router.register("login") { payload, context in
+            let user = String(decoding: payload, as: UTF8.self)
+            if user == "intruder" { throw LongLinkError(code: .unauthenticated, message: "bad credentials") }
+            context.bind(principal: user)
+            self.events.put("login \(user)")
+            return Array("welcome \(user)".utf8)
+        }
+        router.register("record") { payload, _ in
+            self.events.put("record \(String(decoding: payload, as: UTF8.self))")
+            return payload
+        }
+        router.register("fail") { payload, _ in
+            throw LongLinkError(code: .notFound, message: String(decoding: payload, as: UTF8.self))
+        }
+        router.register("hang") { _, context in
+            self.events.put("started \(context.requestID)")
+            do {
+                try await Task.sleep(for: .seconds(3_600))
+            } catch {
+                self.events.put("cancelled \(context.requestID)")
+                throw error
+            }
+            return []
+        }
+        router.register("gated") { payload, context in
+            self.events.put("started gated")
+            _ = try await self.gate.next(within: .seconds(20), "the test to open the gate")
+            let n = self.executions.add(1, ordering: .relaxed).newValue
+            return Array("execution \(n)".utf8) + payload
+        }
+        struct Room: Codable, Sendable {
+            var id: Int
+            var members: [String]
+        }
+        struct Enter: Codable, Sendable { var id: Int }
+        router.register("room.enter", request: Enter.self) { enter, context in
+            Room(id: enter.id, members: [context.principal ?? "anonymous"])
+        }
+        return router
+    }
+}
+
+extension ServerConfiguration {
+    static var forClientTests: ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.serverID = "client-test-server"
+        configuration.drainTimeout = .seconds(2)
+        return configuration
+    }
+}
+
+/// A server running on a loopback port for the duration of a test.
+final class RunningServer: Sendable {
+    let server: LongLinkServer
+    let address: SocketAddress
+    private let task: Task<Void, any Error>
+
+    private init(server: LongLinkServer, address: SocketAddress, task: Task<Void, any Error>) {
+        self.server = server
+        self.address = address
+        self.task = task
+    }
+
+    var endpoint: Endpoint { .tcp(host: address.host, port: address.port ?? 0) }
+
+    static func start(
+        _ configuration: ServerConfiguration = .forClientTests, probe: ServerProbe, port: Int = 0
+    ) async throws -> RunningServer {
+        var configuration = configuration
+        configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
+        let server = LongLinkServer(configuration: configuration, router: probe.router())
+        let task = Task { try await server.run() }
+        let address = try await server.localAddress
+        return RunningServer(server: server, address: address, task: task)
+    }
+
+    func stop() async throws {
+        server.shutdown()
+        try await task.value
+    }
+}
+
+/// A port nothing listens on right now (bound once and released).
+func freePort() async throws -> Int {
+    let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0)) { connection in
+        connection.close(.immediately)
+    }
+    defer { listener.close() }
+    return listener.localAddress.port ?? 0
+}
+
+extension ClientConfiguration {
+    static func forTests(_ endpoint: Endpoint) -> ClientConfiguration {
+        var configuration = ClientConfiguration(endpoints: [endpoint])
+        configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+        configuration.defaultTimeout = .seconds(5)
+        configuration.connectTimeout = .seconds(2)
+        return configuration
+    }
+}
+
+/// Runs `client.run()` in the background for a test; `stop()` shuts it down and returns how run() ended.
+final class RunningClient: Sendable {
+    let client: LongLinkClient
+    let task: Task<Void, any Error>
+
+    init(_ configuration: ClientConfiguration) {
+        let client = LongLinkClient(configuration: configuration)
+        self.client = client
+        task = Task { try await client.run() }
+    }
+
+    func waitUntilConnected(within timeout: Duration = .seconds(5)) async throws {
+        try await waitForPhase(.connected, within: timeout)
+    }
+
+    func waitForPhase(_ phase: ConnectionState.Phase, within timeout: Duration = .seconds(5)) async throws {
+        let states = client.connectionStates
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await state in states where state.phase == phase { return }
+                throw ConditionTimedOut(what: "phase \(phase) (the client stopped)")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ConditionTimedOut(what: "phase \(phase)")
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    @discardableResult
+    func stop() async -> Result<Void, any Error> {
+        client.shutdown()
+        return await task.result
+    }
+}
+
+struct ConditionTimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Re-checks a condition until it holds, within a bound (for counters another thread updates).
+func eventually(_ what: String, within timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while await !condition() {
+        guard ContinuousClock.now < deadline else { throw ConditionTimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Fails with `ConditionTimedOut` when `operation` takes longer than `timeout`.
+func within<T: Sendable>(
+    _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw ConditionTimedOut(what: what)
+        }
+        let value = try await group.next()!
+        group.cancelAll()
+        return value
+    }
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
