@@ -96,7 +96,7 @@ public final class LongLinkServer: Sendable {
         } onCancel: {
             self.shutdown()
         }
-        listener.close()
+        await listener.closeAndWait()
         if state.withLock({ $0.abortRequested }) {
             await abortConnections()
         } else {

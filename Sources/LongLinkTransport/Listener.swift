@@ -136,6 +136,25 @@ public final class Listener: @unchecked Sendable {
         }
     }
 
+    /// Stops accepting and returns once the listening socket is closed, so that the address can
+    /// be bound again at once (a server restarting on the same port).
+    public func closeAndWait() async {
+        if loop.inEventLoop {
+            close()
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued = loop.tryExecute { [self] in
+                close()
+                continuation.resume()
+            }
+            if !queued {
+                close()
+                continuation.resume()
+            }
+        }
+    }
+
     // MARK: - Loop side
 
     private func register() -> LongLinkError? {

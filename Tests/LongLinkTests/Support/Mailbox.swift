@@ -46,7 +46,22 @@ final class Mailbox<Element: Sendable>: Sendable {
             waiter?.resume(throwing: TimedOut(what: what))
         }
         defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withTaskCancellationHandler {
+            try await waitForElement(id: id, what: what)
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Element, any Error>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                    state.expired.insert(id)
+                    return nil
+                }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func waitForElement(id: UInt64, what: String) async throws -> Element {
+        try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Element, any Error>? in
                 if state.head < state.items.count {
                     let element = state.items[state.head]
