@@ -83,11 +83,12 @@ final class RunningServer: Sendable {
     var endpoint: Endpoint { .tcp(host: address.host, port: address.port ?? 0) }
 
     static func start(
-        _ configuration: ServerConfiguration = .forClientTests, probe: ServerProbe, port: Int = 0
+        _ configuration: ServerConfiguration = .forClientTests, probe: ServerProbe, port: Int = 0,
+        store: InMemoryPushStore = InMemoryPushStore()
     ) async throws -> RunningServer {
         var configuration = configuration
         configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
-        let server = LongLinkServer(configuration: configuration, router: probe.router())
+        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: store)
         let task = Task { try await server.run() }
         let address = try await server.localAddress
         return RunningServer(server: server, address: address, task: task)

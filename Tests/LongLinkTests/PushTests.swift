@@ -1,0 +1,211 @@
+@testable import LongLink
+import LongLinkServer
+import LongLinkTesting
+import Testing
+
+@Suite("Pushes and acknowledgements")
+struct ClientPushTests {
+    private func loggedIn(_ endpoint: Endpoint, as user: String, clientID: String? = nil, _ adjust: (inout ClientConfiguration) -> Void = { _ in })
+        -> RunningClient
+    {
+        var configuration = ClientConfiguration.forTests(endpoint)
+        if let clientID { configuration.clientID = clientID }
+        configuration.login = { session in _ = try await session.request("login", payload: bytes(user)) }
+        adjust(&configuration)
+        return RunningClient(configuration)
+    }
+
+    @Test func reliablePushesArriveInOrderOnceAndAreAcked() async throws {
+        let probe = ServerProbe()
+        let store = InMemoryPushStore()
+        let server = try await RunningServer.start(probe: probe, store: store)
+        let running = loggedIn(server.endpoint, as: "alice")
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for n in 1...50 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) }
+        var seen: [UInt64] = []
+        for await push in alerts {
+            #expect(text(push.payload) == "alert \(push.seq)")
+            seen.append(push.seq)
+            if seen.count == 50 { break }
+        }
+        #expect(seen == Array(1...50))
+        try await eventually("every push is acknowledged") {
+            server.server.statistics.acksReceived >= 50
+        }
+        #expect(store.unacknowledgedCount(principal: "alice") == 0)
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func pushesWaitForAConsumerAndAreNotAckedUntilTaken() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let running = loggedIn(server.endpoint, as: "carol")
+        try await running.waitUntilConnected()
+        for n in 1...3 { try server.server.push(to: "carol", topic: "alerts", payload: bytes("\(n)")) }
+        try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived == 3 }
+        // Held, not acked: nobody took them yet.
+        #expect(server.server.statistics.acksReceived == 0)
+        var iterator = running.client.pushes(topic: "alerts").makeAsyncIterator()
+        #expect(await iterator.next()?.seq == 1)
+        try await eventually("the first is acked") { server.server.statistics.acksReceived == 1 }
+        #expect(await iterator.next()?.seq == 2)
+        #expect(await iterator.next()?.seq == 3)
+        try await eventually("all are acked") { server.server.statistics.acksReceived == 3 }
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func pushesMissedWhileOfflineArriveAfterReconnectWithoutDuplicates() async throws {
+        let probe = ServerProbe()
+        let store = InMemoryPushStore()
+        var server = try await RunningServer.start(probe: probe, store: store)
+        let port = server.address.port ?? 0
+        let running = loggedIn(server.endpoint, as: "dan")
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for n in 1...5 { try server.server.push(to: "dan", topic: "alerts", payload: bytes("\(n)")) }
+        var iterator = alerts.makeAsyncIterator()
+        for expected in 1...5 { #expect(await iterator.next()?.seq == UInt64(expected)) }
+        // The server crashes and comes back with the same store; some pushes happen while down.
+        server.server.abort()
+        try await server.stop()
+        for n in 6...8 { _ = try store.append(principal: "dan", topic: "alerts", payload: bytes("\(n)")) }
+        server = try await restart(nil, probe: probe, port: port, store: store)
+        for expected in 6...8 { #expect(await iterator.next()?.seq == UInt64(expected)) }
+        try server.server.push(to: "dan", topic: "alerts", payload: bytes("9"))
+        #expect(await iterator.next()?.seq == 9)
+        // Redeliveries of 1...5 (unacked ones, if any ack was in flight at the crash) were dropped.
+        try await eventually("the store drains") { store.unacknowledgedCount(principal: "dan") == 0 }
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func bestEffortPushesFlowWithoutAcks() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let running = loggedIn(server.endpoint, as: "erin")
+        let quotes = running.client.pushes(topic: "quotes")
+        try await running.waitUntilConnected()
+        server.server.pushBestEffort(to: "erin", topic: "quotes", payload: bytes("AAPL 1"))
+        var iterator = quotes.makeAsyncIterator()
+        let quote = await iterator.next()
+        #expect(quote?.seq == 0)
+        #expect(quote?.isReliable == false)
+        #expect(text(quote?.payload ?? []) == "AAPL 1")
+        #expect(server.server.statistics.acksReceived == 0)
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func aSlowConsumerDefersReliablePushesAndGetsThemAllInOrder() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let running = loggedIn(server.endpoint, as: "fay") { $0.pushBufferLimit = 8 }
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for n in 1...40 { try server.server.push(to: "fay", topic: "alerts", payload: bytes("\(n)")) }
+        try await eventually("the consumer's buffer overflowed") {
+            await running.client.statistics.reliablePushesDeferred > 0
+        }
+        var seen: [UInt64] = []
+        for await push in alerts {
+            seen.append(push.seq)
+            if seen.count == 40 { break }
+        }
+        #expect(seen == Array(1...40))
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func theTypedSequenceDecodesAndTheSequenceEndsWhenTheClientStops() async throws {
+        struct Alert: Codable, Sendable, Equatable {
+            var symbol: String
+            var price: Double
+        }
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let running = loggedIn(server.endpoint, as: "gus")
+        let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
+        try await running.waitUntilConnected()
+        try server.server.push(to: "gus", topic: "alerts", payload: bytes("not json"))
+        try server.server.push(to: "gus", topic: "alerts", payload: bytes(#"{"symbol":"AAPL","price":190.5}"#))
+        let consumer = Task {
+            var received: [Alert] = []
+            for await alert in alerts { received.append(alert) }
+            return received
+        }
+        try await eventually("both pushes were taken") { await running.client.statistics.pushesDelivered == 2 }
+        await running.stop()
+        #expect(await consumer.value == [Alert(symbol: "AAPL", price: 190.5)])
+        try await server.stop()
+    }
+
+    private func restart(_ old: RunningServer?, probe: ServerProbe, port: Int, store: InMemoryPushStore) async throws
+        -> RunningServer
+    {
+        if let old {
+            old.server.abort()
+            try await old.stop()
+        }
+        return try await RunningServer.start(probe: probe, port: port, store: store)
+    }
+}
+
+@Suite("Push bookkeeping")
+struct PushBookkeepingTests {
+    @Test func theDeduplicatorRemembersDeliveredSeqsAcrossGaps() {
+        var deduplicator = PushDeduplicator(capacity: 4)
+        #expect(!deduplicator.wasDelivered(10))
+        deduplicator.markDelivered(10)
+        #expect(deduplicator.wasDelivered(10))
+        #expect(deduplicator.wasDelivered(3))  // below the first seen: the server had them acked
+        deduplicator.markDelivered(12)
+        #expect(!deduplicator.wasDelivered(11))
+        #expect(deduplicator.wasDelivered(12))
+        deduplicator.markDelivered(11)
+        #expect(deduplicator.watermark == 12)
+        #expect(deduplicator.pendingAboveWatermark == 0)
+        for seq in [20, 22, 24, 26, 28] as [UInt64] { deduplicator.markDelivered(seq) }
+        // Over capacity: the watermark jumps to the lowest waiting seq, memory stays bounded.
+        #expect(deduplicator.pendingAboveWatermark <= 4)
+        #expect(deduplicator.wasDelivered(20))
+    }
+
+    @Test func acksAreBatchedByCountOrTimer() {
+        var batcher = AckBatcher(maxBatch: 3)
+        #expect(batcher.add(1) == .armTimer)
+        #expect(batcher.add(2) == .none)
+        #expect(batcher.add(3) == .flush([1, 2, 3]))
+        #expect(batcher.add(4) == .armTimer)
+        #expect(batcher.take() == [4])
+        #expect(batcher.take() == [])
+    }
+
+    @Test func backoffGrowsWithFullJitterUpToTheCap() {
+        let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(2), multiplier: 2)
+        #expect(backoff.bound(forAttempt: 0) == .milliseconds(100))
+        #expect(backoff.bound(forAttempt: 3) == .milliseconds(800))
+        #expect(backoff.bound(forAttempt: 10) == .seconds(2))
+        #expect(backoff.bound(forAttempt: 1_000) == .seconds(2))
+        #expect(backoff.delay(forAttempt: 3, random: 0.5) == .milliseconds(400))
+        #expect(backoff.delay(forAttempt: 3, random: 0) == .zero)
+        let fixed = Backoff(initial: .milliseconds(100), maximum: .seconds(2), jitter: false)
+        #expect(fixed.delay(forAttempt: 2, random: 0.1) == .milliseconds(400))
+    }
+
+    @Test func configurationValidationIsTyped() {
+        var configuration = ClientConfiguration(endpoints: [])
+        #expect(throws: LongLinkError.self) { try configuration.validate() }
+        configuration.endpoints = [.tcp(host: "127.0.0.1", port: 1)]
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.defaultTimeout = .zero
+        do {
+            try configuration.validate()
+            Issue.record("zero timeout must be refused")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+        }
+    }
+}
