@@ -61,7 +61,7 @@ public struct ClientStatistics: Sendable, Hashable {
     public var requestsSent: Int = 0
     /// Requests answered with a reply (OK or an error status).
     public var repliesReceived: Int = 0
-    /// Requests that failed with deadline exceeded.
+    /// Requests that failed with deadline exceeded (the client's timer, or the server's `timeout_ms` budget).
     public var timeouts: Int = 0
     /// Requests cancelled by their callers.
     public var cancellations: Int = 0

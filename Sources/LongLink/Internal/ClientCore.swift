@@ -214,6 +214,8 @@ actor ClientCore {
         }
         stats.repliesReceived += 1
         if let status = response.status, status.code != .ok {
+            // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
+            if status.code == .deadlineExceeded { stats.timeouts += 1 }
             finish(call, .failure(LongLinkError(status: status)))
         } else {
             finish(call, .success(response.payload))
