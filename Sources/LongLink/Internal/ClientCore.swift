@@ -47,8 +47,7 @@ actor ClientCore {
         var goAway: Frame.GoAway?
         var heartbeat: Duration = .seconds(15)
         var tick: (any ScheduledWork)?
-        var ticksSinceReceived = 0
-        var ticksSinceSent = 0
+        var monitor = HeartbeatMonitor()
         var receivedSinceTick = false
         var sentSinceTick = false
         var probe: (any ScheduledWork)?
@@ -479,27 +478,27 @@ actor ClientCore {
     private func scheduleTick(_ link: Link) {
         let interval = link.heartbeat * (inBackground ? configuration.background.heartbeatMultiplier : 1)
         let generation = link.generation
-        link.tick = clock.schedule(at: clock.now.advanced(by: interval / 4), on: loop) { [self] in
+        link.tick = clock.schedule(
+            at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
+        ) { [self] in
             assumeIsolated { $0.tick(generation) }
         }
     }
 
-    /// Four ticks per heartbeat: Ping after one quiet interval, dead after two.
+    /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
     private func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
-        link.ticksSinceReceived = link.receivedSinceTick ? 0 : link.ticksSinceReceived + 1
-        link.ticksSinceSent = link.sentSinceTick ? 0 : link.ticksSinceSent + 1
+        let action = link.monitor.tick(receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
         link.receivedSinceTick = false
         link.sentSinceTick = false
-        if link.ticksSinceReceived >= 8 {
+        switch action {
+        case .declareDead:
             declareDead(link, "nothing received for two heartbeat intervals")
             return
-        }
-        // Ping once per quiet interval in either direction: the server closes links it has heard
-        // nothing from for three intervals, and a Pong proves the link is alive.
-        let quietInbound = link.ticksSinceReceived >= 4 && link.ticksSinceReceived % 4 == 0
-        if link.welcome != nil, quietInbound || link.ticksSinceSent >= 4 {
-            sendPing(on: link)
+        case .sendPing:
+            if link.welcome != nil { sendPing(on: link) }
+        case .none:
+            break
         }
         scheduleTick(link)
     }
