@@ -46,8 +46,19 @@ struct DemoTests {
         #expect(QuoteWalk.format(cents: 1_000) == "10.00")
         let quote = DemoFeed.quoteJSON(symbol: "A\"B", cents: 10_001, time: 1_700_000_000_000)
         #expect(String(decoding: quote, as: UTF8.self) == #"{"symbol":"A\"B","price":100.01,"time":1700000000000}"#)
-        let decoded = try JSONDecoder().decode(DemoMessages.Alert.self, from: Data(DemoFeed.alertJSON(symbol: "X", cents: 500, id: 3)))
+        let decoded = try JSONDecoder().decode(
+            DemoMessages.Alert.self, from: Data(DemoFeed.alertJSON(symbol: "X", cents: 500, id: 3)))
         #expect(decoded == DemoMessages.Alert(symbol: "X", price: 5, id: 3))
+    }
+
+    @Test func alertStepPrices() {
+        #expect(QuoteWalk.parseCents("5") == 500)
+        #expect(QuoteWalk.parseCents("0.25") == 25)
+        #expect(QuoteWalk.parseCents("12.5") == 1_250)
+        #expect(QuoteWalk.parseCents("0") == 0)
+        for text in ["", ".5", "5.", "1.234", "-1", "+1", "1e2", "9999999999999"] {
+            #expect(QuoteWalk.parseCents(text) == nil, "\(text)")
+        }
     }
 
     @Test func failurePayloads() throws {
@@ -71,12 +82,15 @@ struct DemoTests {
         #expect(
             FrameJSON.line(for: response, offset: 12)
                 == #"{"offset":12,"kind":"response","request_id":"9","payload_base64":"/w==","status":null}"#)
-        let failed = Frame.response(Frame.Response(requestID: "9", status: Frame.Status(code: .notFound, message: "no\n")))
+        let failed = Frame.response(
+            Frame.Response(requestID: "9", status: Frame.Status(code: .notFound, message: "no\n")))
         #expect(
             FrameJSON.line(for: failed, offset: 1)
                 == #"{"offset":1,"kind":"response","request_id":"9","payload_base64":"","payload_text":"","status":{"code":5,"name":"NOT_FOUND","message":"no\n"}}"#
         )
-        #expect(FrameJSON.line(for: .ack(Frame.Ack(seqs: [1, UInt64.max])), offset: 3) == #"{"offset":3,"kind":"ack","seqs":[1,18446744073709551615]}"#)
+        #expect(
+            FrameJSON.line(for: .ack(Frame.Ack(seqs: [1, UInt64.max])), offset: 3)
+                == #"{"offset":3,"kind":"ack","seqs":[1,18446744073709551615]}"#)
         #expect(FrameJSON.line(for: .sync(Frame.Sync()), offset: 0) == #"{"offset":0,"kind":"sync"}"#)
         #expect(FrameJSON.line(for: .unrecognized, offset: 0) == #"{"offset":0,"kind":"unrecognized"}"#)
     }

@@ -38,7 +38,8 @@ struct InspectCommandTests {
 
     static func objects(_ outcome: ToolProcess.Outcome) throws -> [[String: Any]] {
         try outcome.lines.map { line in
-            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not an object: \(line)")
+            try #require(
+                JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not an object: \(line)")
         }
     }
 
@@ -53,7 +54,8 @@ struct InspectCommandTests {
         #expect(
             objects.map { $0["kind"] as? String }
                 == [
-                    "hello", "welcome", "request", "response", "response", "cancel", "push", "ack", "sync", "ping", "pong",
+                    "hello", "welcome", "request", "response", "response", "cancel", "push", "ack", "sync", "ping",
+                    "pong",
                     "go_away", "unrecognized",
                 ])
         // Offsets are where each length prefix starts.

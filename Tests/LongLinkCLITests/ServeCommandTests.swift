@@ -2,6 +2,8 @@ import Foundation
 import LongLinkWire
 import Testing
 
+@testable import longlink
+
 @Suite("longlink serve")
 struct ServeCommandTests {
     /// Starts `longlink serve` and returns it with the port from its first line.
@@ -61,6 +63,8 @@ struct ServeCommandTests {
         // A chat message is a reliable push: it flows after Sync.
         let say = try await client.call("room.say", #"{"room":42,"text":"hi all"}"#, id: "7")
         #expect(say.status == nil, "\(say)")
+        #expect(
+            try JSONSerialization.jsonObject(with: Data(say.payload)) as? [String: Int] == ["room": 42, "delivered": 1])
         try await client.send(.sync(Frame.Sync()))
         let chat = try await client.push(topic: "room.42")
         #expect(chat.seq >= 1)
@@ -78,6 +82,9 @@ struct ServeCommandTests {
         #expect(fields["symbol"] as? String == "AAPL")
         #expect(fields["price"] is Double || fields["price"] is Int)
         #expect(fields["time"] is Int)
+        // With --seed 1 the first price of a symbol is the walk's first step for that seed.
+        var walk = QuoteWalk(seed: 1)
+        #expect(quote.text.contains(#""price":\#(QuoteWalk.format(cents: walk.step("AAPL").cents)),"#), "\(quote.text)")
 
         let unknown = try await client.call("nope", "", id: "9")
         #expect(unknown.status?.code == .unimplemented)
@@ -93,6 +100,26 @@ struct ServeCommandTests {
         #expect(outcome.lines.first?.hasPrefix("listening on 127.0.0.1:") == true)
         #expect(outcome.standardOutput.contains("login alice"))
         #expect(outcome.standardOutput.contains("SIGTERM"))
+    }
+
+    @Test func alertsAreReliablePushes() async throws {
+        // A one-cent step makes nearly every price move an alert.
+        let (server, port) = try await Self.startServer(["--quiet", "--alert-step", "0.01", "--seed", "3"])
+        defer { server.terminate() }
+        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        defer { client.close() }
+        _ = try await client.handshake(clientID: "alerts")
+        _ = try await client.call("login", "carol", id: "1")
+        _ = try await client.call("quotes.subscribe", #"["MSFT","AAPL","MSFT"]"#, id: "2")
+        try await client.send(.sync(Frame.Sync()))
+        let alert = try await client.push(topic: "alerts")
+        #expect(alert.seq >= 1)
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(alert.payload)) as? [String: Any])
+        #expect(["AAPL", "MSFT"].contains(fields["symbol"] as? String ?? ""))
+        #expect(fields["id"] as? Int ?? 0 >= 1)
+        #expect(fields["price"] != nil)
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
     }
 
     @Test func sigintShutsDownWithNoClients() async throws {

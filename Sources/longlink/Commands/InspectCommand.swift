@@ -1,9 +1,10 @@
+import LongLinkWire
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import LongLinkWire
 
 /// `longlink inspect [FILE]`: decodes a stream of delimited frames into one JSON object per line.
 enum InspectCommand: Subcommand {
@@ -20,7 +21,9 @@ enum InspectCommand: Subcommand {
             standard error and the status is 1. A stream that ends inside a frame is reported the same
             way ("truncated frame at offset N").
             """,
-        positionals: [PositionalSpec("FILE", help: "The file to read; '-' or absent: standard input.", isOptional: true)],
+        positionals: [
+            PositionalSpec("FILE", help: "The file to read; '-' or absent: standard input.", isOptional: true)
+        ],
         options: [
             .value(
                 "max-frame-bytes", "N",
@@ -59,7 +62,9 @@ enum InspectCommand: Subcommand {
             if count == 0 {
                 problem = inspector.finish(into: &output)
             } else {
-                problem = chunk.withUnsafeBytes { inspector.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &output) }
+                problem = chunk.withUnsafeBytes {
+                    inspector.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &output)
+                }
             }
             if let problem {
                 output.flush()

@@ -1,12 +1,13 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import LongLinkServer
-import LongLinkTransport
-import LongLinkWire
-import Synchronization
 
 /// `longlink serve`: runs the demo server until SIGINT or SIGTERM.
 enum ServeCommand: Subcommand {
@@ -25,11 +26,14 @@ enum ServeCommand: Subcommand {
             .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
             .value("host", "HOST", help: "The address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
             .value("heartbeat", "DURATION", help: "Heartbeat interval for clients that propose none (default 15s)."),
-            .value("dedupe-window", "DURATION", help: "How long finished requests are remembered (default 120s; 0 = off)."),
+            .value(
+                "dedupe-window", "DURATION", help: "How long finished requests are remembered (default 120s; 0 = off)."),
             .value("max-connections", "N", help: "The most open connections (default 10000)."),
             .value("server-id", "ID", help: "The id sent in Welcome (default: random)."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
+            .value(
+                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 5.00; 0 = none)."),
             .flag("quiet", help: "Print only the 'listening on' line."),
             .value("tls-cert", "FILE", help: "TLS certificate (PEM). TLS is not available yet."),
             .value("tls-key", "FILE", help: "TLS private key (PEM). TLS is not available yet."),
@@ -62,8 +66,16 @@ enum ServeCommand: Subcommand {
         }
         var feedConfiguration = DemoFeed.Configuration()
         if let seedText = arguments.value("seed") {
-            guard let seed = UInt64(seedText) else { throw UsageError("--seed needs a whole number, not '\(seedText)'") }
+            guard let seed = UInt64(seedText) else {
+                throw UsageError("--seed needs a whole number, not '\(seedText)'")
+            }
             feedConfiguration.seed = seed
+        }
+        if let stepText = arguments.value("alert-step") {
+            guard let cents = QuoteWalk.parseCents(stepText) else {
+                throw UsageError("--alert-step needs a price such as 5, 0.25 or 0 (no alerts), not '\(stepText)'")
+            }
+            feedConfiguration.alertStepCents = cents == 0 ? nil : cents
         }
         let log = EventLog(isEnabled: !arguments.flag("quiet"))
         return await serve(

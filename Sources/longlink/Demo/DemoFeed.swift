@@ -41,7 +41,10 @@ final class DemoFeed: Sendable {
     private let state: Mutex<State>
     private let log: @Sendable (String) -> Void
 
-    init(service: DemoService, configuration: Configuration = .init(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(
+        service: DemoService, configuration: Configuration = .init(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.service = service
         self.configuration = configuration
         self.log = log
@@ -123,7 +126,8 @@ final class DemoFeed: Sendable {
     /// `{"symbol":"AAPL","price":101.25,"time":1700000000000}`
     static func quoteJSON(symbol: String, cents: Int, time: Int64) -> [UInt8] {
         Array(
-            "{\"symbol\":\(JSONObject.quoted(symbol)),\"price\":\(QuoteWalk.format(cents: cents)),\"time\":\(time)}".utf8)
+            "{\"symbol\":\(JSONObject.quoted(symbol)),\"price\":\(QuoteWalk.format(cents: cents)),\"time\":\(time)}"
+                .utf8)
     }
 
     /// `{"symbol":"AAPL","price":105.00,"id":7}`

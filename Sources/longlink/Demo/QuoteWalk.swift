@@ -76,6 +76,19 @@ struct QuoteWalk: Sendable {
         return hash
     }
 
+    /// `5`, `0.25`, `12.5` as cents; nil for anything else (signs, more than two decimals, overflow).
+    static func parseCents(_ text: String) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigits = { (part: Substring) in
+            part.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        }
+        guard !parts[0].isEmpty, parts[0].count <= 12, isDigits(parts[0]), let whole = Int(parts[0]) else { return nil }
+        guard parts.count == 2 else { return whole * 100 }
+        let fraction = parts[1]
+        guard (1...2).contains(fraction.count), isDigits(fraction), let value = Int(fraction) else { return nil }
+        return whole * 100 + (fraction.count == 1 ? value * 10 : value)
+    }
+
     /// `12345` cents as `123.45`.
     static func format(cents: Int) -> String {
         let fraction = cents % 100

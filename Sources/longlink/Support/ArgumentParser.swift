@@ -125,7 +125,8 @@ struct ParsedArguments: Sendable, Hashable {
     func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = values[name] else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw UsageError("--\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw UsageError(
+                "--\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return number
     }

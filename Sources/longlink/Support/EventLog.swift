@@ -32,7 +32,10 @@ final class EventLog: Sendable {
             return
         }
         let elapsed = ContinuousClock.now - start
-        let stamp = terminal.styled(String(format: "[+%.3fs]", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18), .dim)
+        let stamp = terminal.styled(
+            String(
+                format: "[+%.3fs]", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18),
+            .dim)
         let line = stamp + " " + message
         queue.async { [self] in
             defer { pending.subtract(1, ordering: .relaxed) }

@@ -14,7 +14,9 @@ final class ToolProcess: Sendable {
         var status: Int32
         var standardOutput: String
         var standardError: String
-        var lines: [String] { standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+        var lines: [String] {
+            standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
     }
 
     private struct Output {
