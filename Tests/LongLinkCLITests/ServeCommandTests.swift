@@ -145,8 +145,36 @@ struct ServeCommandTests {
         #expect(say.status?.code == .notFound)
         let badSleep = try await client.call("sleep", "soon", id: "4")
         #expect(badSleep.status?.code == .invalidArgument)
+        // The server cancels a sleep whose request timed out, and says so at once.
+        let started = ContinuousClock.now
+        try await client.send(
+            .request(
+                Frame.Request(requestID: "5", method: "sleep", payload: Array("60000".utf8), timeoutMilliseconds: 100)))
+        let late = try await client.take("the response to 5") {
+            if case .response(let response) = $0 { response.requestID == "5" } else { false }
+        }
+        guard case .response(let response) = late else { return }
+        #expect(response.status?.code == .deadlineExceeded)
+        #expect(ContinuousClock.now - started < .seconds(5))
         server.send(SIGTERM)
         #expect(try await server.waitForExit().status == 0)
+    }
+
+    @Test func secondSignalExitsAtOnce() async throws {
+        let (server, port) = try await Self.startServer(["--no-feed"])
+        defer { server.terminate() }
+        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        defer { client.close() }
+        _ = try await client.handshake(clientID: "impatient")
+        // A request in flight keeps the graceful shutdown draining for a while.
+        try await client.send(.request(Frame.Request(requestID: "1", method: "sleep", payload: Array("60000".utf8))))
+        try await Task.sleep(for: .milliseconds(100))
+        server.send(SIGTERM)
+        _ = try await client.take("GoAway") { if case .goAway = $0 { true } else { false } }
+        server.send(SIGTERM)
+        let outcome = try await server.waitForExit(within: .seconds(3))
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.contains("SIGTERM again, exiting now"))
     }
 
     @Test func portInUseFails() async throws {
