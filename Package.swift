@@ -42,5 +42,10 @@ let package = Package(
             name: "LongLinkTests",
             dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire"]
         ),
+        // Runs the built `longlink` binary as a process; unit tests of its parser and helpers.
+        .testTarget(
+            name: "LongLinkCLITests",
+            dependencies: ["longlink", "LongLinkWire", "LongLinkServer", "LongLinkTransport"]
+        ),
     ]
 )

@@ -1,0 +1,78 @@
+/// The top of the `longlink` tool: picks the subcommand and runs it.
+enum LongLinkTool {
+    /// The subcommands that exist.
+    static let commands: [any Subcommand.Type] = [ServeCommand.self, InspectCommand.self, BenchCommand.self]
+
+    /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
+    static let planned: [(name: String, summary: String)] = [
+        ("demo", "Embedded server and client with network faults injected, live output."),
+        ("request", "Send one request and print the response."),
+        ("subscribe", "Log in, subscribe and print pushes as they arrive."),
+        ("probe", "Measure servers' latency and load, as the client's balancer does."),
+        ("soak", "Many clients for a long time; check that nothing is lost."),
+    ]
+
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status.
+    static func main(_ arguments: [String]) async -> Int32 {
+        let out = Terminal.standardOutput
+        let err = Terminal.standardError
+        let (name, rest) = ArgumentParser.subcommand(arguments)
+        guard let name else {
+            if let first = arguments.first, first == "--help" || first == "-h" {
+                out.write(helpText(terminal: out))
+                return ExitStatus.success
+            }
+            let problem = arguments.first.map { "unknown option \($0)" } ?? "missing command"
+            err.write("longlink: \(problem)\n\n" + helpText(terminal: err))
+            return ExitStatus.usage
+        }
+        if name == "help" {
+            guard let topic = rest.first else {
+                out.write(helpText(terminal: out))
+                return ExitStatus.success
+            }
+            return await main([topic, "--help"])
+        }
+        if let command = commands.first(where: { $0.spec.name == name }) {
+            return await run(command, rest)
+        }
+        if planned.contains(where: { $0.name == name }) {
+            err.line("longlink \(name): not yet available in this version of longlink")
+            return ExitStatus.usage
+        }
+        err.write("longlink: unknown command '\(name)'\n\n" + helpText(terminal: err))
+        return ExitStatus.usage
+    }
+
+    private static func run(_ command: any Subcommand.Type, _ arguments: [String]) async -> Int32 {
+        let spec = command.spec
+        do throws(UsageError) {
+            let parsed = try ArgumentParser.parse(arguments, for: spec)
+            if parsed.helpRequested {
+                Terminal.standardOutput.write(spec.helpText(terminal: .standardOutput))
+                return ExitStatus.success
+            }
+            return try await command.run(parsed)
+        } catch {
+            let err = Terminal.standardError
+            err.write("longlink \(spec.name): \(error.message)\n\n" + spec.helpText(terminal: err))
+            return ExitStatus.usage
+        }
+    }
+
+    /// `longlink --help`.
+    static func helpText(terminal: Terminal) -> String {
+        var rows = commands.map { [$0.spec.name, $0.spec.summary] }
+        rows += planned.map { [$0.name, "(not yet available) \($0.summary)"] }
+        return """
+            usage: longlink <command> [options]
+
+            The LongLink command-line tool: a demo server, a frame inspector and benchmarks.
+
+            \(terminal.styled("commands:", .bold))
+            \(Terminal.columns(rows))
+            Run 'longlink <command> --help' for a command's options.
+
+            """
+    }
+}

@@ -1,0 +1,152 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `longlink serve`: runs the demo server until SIGINT or SIGTERM.
+enum ServeCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        summary: "Run the demo server: echo, sleep, fail, login, chat rooms, a quotes and alerts feed.",
+        discussion: """
+            The first line on standard output is 'listening on HOST:PORT' (with --port 0, the port the
+            system chose); log lines follow. SIGINT or SIGTERM shuts down gracefully (GoAway to every
+            client, in-flight requests answered) and exits 0; a second signal exits at once with 1.
+            Methods: echo, sleep (ms), fail (CODE:message), login (user), room.enter, room.say,
+            quotes.subscribe. Pushes: 'quotes' every 100 ms (best effort), 'alerts' (reliable),
+            'room.<id>' chat messages (reliable).
+            """,
+        options: [
+            .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
+            .value("host", "HOST", help: "The address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
+            .value("heartbeat", "DURATION", help: "Heartbeat interval for clients that propose none (default 15s)."),
+            .value(
+                "dedupe-window", "DURATION", help: "How long finished requests are remembered (default 120s; 0 = off)."),
+            .value("max-connections", "N", help: "The most open connections (default 10000)."),
+            .value("server-id", "ID", help: "The id sent in Welcome (default: random)."),
+            .flag("no-feed", help: "Send no quotes or alerts."),
+            .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
+            .value(
+                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 5.00; 0 = none)."),
+            .flag("quiet", help: "Print only the 'listening on' line."),
+            .value("tls-cert", "FILE", help: "TLS certificate (PEM). TLS is not available yet."),
+            .value("tls-key", "FILE", help: "TLS private key (PEM). TLS is not available yet."),
+        ]
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
+        if arguments.value("tls-cert") != nil || arguments.value("tls-key") != nil {
+            Terminal.standardError.line("longlink serve: TLS is not available yet")
+            return ExitStatus.usage
+        }
+        guard let port = try arguments.integer("port", in: 0...65_535) else {
+            throw UsageError("missing --port (use --port 0 to let the system choose)")
+        }
+        var configuration = ServerConfiguration()
+        configuration.endpoint = .tcp(host: arguments.value("host") ?? "127.0.0.1", port: port)
+        if let heartbeat = try arguments.duration("heartbeat") { configuration.defaultHeartbeat = heartbeat }
+        if let window = try arguments.duration("dedupe-window") { configuration.dedupeWindow = window }
+        if let limit = try arguments.integer("max-connections", in: 1...10_000_000) {
+            configuration.maxConnections = limit
+        }
+        if let serverID = arguments.value("server-id") { configuration.serverID = serverID }
+        if configuration.defaultHeartbeat > configuration.maximumHeartbeat {
+            configuration.maximumHeartbeat = configuration.defaultHeartbeat
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw UsageError(error.message)
+        }
+        var feedConfiguration = DemoFeed.Configuration()
+        if let seedText = arguments.value("seed") {
+            guard let seed = UInt64(seedText) else {
+                throw UsageError("--seed needs a whole number, not '\(seedText)'")
+            }
+            feedConfiguration.seed = seed
+        }
+        if let stepText = arguments.value("alert-step") {
+            guard let cents = QuoteWalk.parseCents(stepText) else {
+                throw UsageError("--alert-step needs a price such as 5, 0.25 or 0 (no alerts), not '\(stepText)'")
+            }
+            feedConfiguration.alertStepCents = cents == 0 ? nil : cents
+        }
+        let log = EventLog(isEnabled: !arguments.flag("quiet"))
+        return await serve(
+            configuration: configuration, feed: arguments.flag("no-feed") ? nil : feedConfiguration, log: log)
+    }
+
+    private static func serve(
+        configuration: ServerConfiguration, feed feedConfiguration: DemoFeed.Configuration?, log: EventLog
+    ) async -> Int32 {
+        // A reader of standard output that goes away must not kill the server.
+        signal(SIGPIPE, SIG_IGN)
+        let service = DemoService(log: { log($0) })
+        let server = LongLinkServer(configuration: configuration, router: service.router())
+        service.attach(to: server)
+        let feed = feedConfiguration.map { DemoFeed(service: service, configuration: $0, log: { log($0) }) }
+
+        let signalsSeen = Atomic<Int>(0)
+        let watcher = SignalWatcher([SIGINT, SIGTERM]) { number in
+            if signalsSeen.add(1, ordering: .relaxed).newValue == 1 {
+                log("\(SignalWatcher.name(of: number)): shutting down")
+                server.shutdown()
+            } else {
+                log.flush()
+                Terminal.standardError.line("longlink serve: \(SignalWatcher.name(of: number)) again, exiting now")
+                exit(ExitStatus.failure)
+            }
+        }
+        defer { watcher.cancel() }
+
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.run() }
+                let address = try await server.localAddress
+                Terminal.standardOutput.line("listening on \(address)")
+                if let feed {
+                    group.addTask { await feed.run(server: server) }
+                }
+                if log.isEnabled {
+                    group.addTask { await reportStatistics(of: server, to: log) }
+                }
+                // The feed and the reports run until cancelled: the first task to end is run().
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            log.flush()
+            Terminal.standardError.line("longlink serve: cannot serve on \(configuration.endpoint): \(error)")
+            return ExitStatus.failure
+        }
+        log("stopped")
+        log.flush()
+        return ExitStatus.success
+    }
+
+    /// Logs the server's counters every few seconds when they changed.
+    private static func reportStatistics(of server: LongLinkServer, to log: EventLog) async {
+        var last = ServerStatistics()
+        while true {
+            do {
+                try await Task.sleep(for: .seconds(5))
+            } catch {
+                return
+            }
+            let now = server.statistics
+            guard now != last else { continue }
+            last = now
+            log(
+                "connections \(now.openConnections) open, \(now.acceptedConnections) accepted"
+                    + (now.rejectedConnections > 0 ? ", \(now.rejectedConnections) rejected" : "")
+                    + "; requests \(now.requestsReceived); pushes \(now.reliablePushesSent) reliable, "
+                    + "\(now.bestEffortPushesSent) best effort (\(now.bestEffortPushesDropped) dropped)")
+        }
+    }
+}

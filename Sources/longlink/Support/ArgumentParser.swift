@@ -1,0 +1,219 @@
+/// A mistake on the command line. The tool prints it with the command's usage to standard error
+/// and exits with status 2.
+struct UsageError: Error, Hashable, CustomStringConvertible {
+    /// What was wrong, for people: `unknown option --prot`.
+    var message: String
+
+    init(_ message: String) {
+        self.message = message
+    }
+
+    var description: String { message }
+}
+
+/// One option a command accepts, without its leading dashes.
+struct OptionSpec: Sendable, Hashable {
+    enum Kind: Sendable, Hashable {
+        /// A boolean flag: `--no-feed`. It takes no value.
+        case flag
+        /// An option with a value: `--port 0` or `--port=0`; `placeholder` names the value in usage.
+        case value(placeholder: String)
+    }
+
+    var name: String
+    var kind: Kind
+    var help: String
+
+    /// A boolean flag.
+    static func flag(_ name: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, kind: .flag, help: help)
+    }
+
+    /// An option that takes a value.
+    static func value(_ name: String, _ placeholder: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, kind: .value(placeholder: placeholder), help: help)
+    }
+
+    /// `--port PORT` or `--no-feed`, as shown in usage.
+    var synopsis: String {
+        switch kind {
+        case .flag: "--\(name)"
+        case .value(let placeholder): "--\(name) \(placeholder)"
+        }
+    }
+}
+
+/// A positional argument a command accepts.
+struct PositionalSpec: Sendable, Hashable {
+    var name: String
+    var help: String
+    /// Optional positionals may be left out; they come after the required ones.
+    var isOptional: Bool
+
+    init(_ name: String, help: String, isOptional: Bool = false) {
+        self.name = name
+        self.help = help
+        self.isOptional = isOptional
+    }
+}
+
+/// What a command accepts, and its help text.
+struct CommandSpec: Sendable {
+    /// The words after `longlink`: `serve`, `bench`.
+    var name: String
+    /// One line for `longlink --help`.
+    var summary: String
+    /// Paragraphs printed after the synopsis in `--help`.
+    var discussion: String = ""
+    var positionals: [PositionalSpec] = []
+    var options: [OptionSpec] = []
+
+    /// The option with this name, if the command has one.
+    func option(named name: String) -> OptionSpec? {
+        options.first { $0.name == name }
+    }
+
+    /// `usage: longlink serve [options]`, the short form printed after an argument error.
+    var synopsis: String {
+        var words = ["usage: longlink \(name)"]
+        if !options.isEmpty { words.append("[options]") }
+        for positional in positionals {
+            words.append(positional.isOptional ? "[\(positional.name)]" : positional.name)
+        }
+        return words.joined(separator: " ")
+    }
+
+    /// The full `--help` text.
+    func helpText(terminal: Terminal) -> String {
+        var text = synopsis + "\n\n" + summary + "\n"
+        if !discussion.isEmpty {
+            text += "\n" + discussion + "\n"
+        }
+        if !positionals.isEmpty {
+            text += "\n" + terminal.styled("arguments:", .bold) + "\n"
+            text += Terminal.columns(positionals.map { [$0.name, $0.help] })
+        }
+        let rows = options.map { [$0.synopsis, $0.help] } + [["--help, -h", "Show this help and exit."]]
+        text += "\n" + terminal.styled("options:", .bold) + "\n"
+        text += Terminal.columns(rows)
+        return text
+    }
+}
+
+/// The arguments of one command after parsing: option values, flags and positionals.
+struct ParsedArguments: Sendable, Hashable {
+    /// Values of options that take one; the last occurrence wins.
+    var values: [String: String] = [:]
+    /// Flags that were given.
+    var flags: Set<String> = []
+    /// Positional arguments in order.
+    var positionals: [String] = []
+    /// `--help` or `-h` appeared (before any `--`); nothing else was checked.
+    var helpRequested = false
+
+    /// Whether the flag was given.
+    func flag(_ name: String) -> Bool {
+        flags.contains(name)
+    }
+
+    /// The option's value, if it was given.
+    func value(_ name: String) -> String? {
+        values[name]
+    }
+
+    /// The option's value as a whole number within `range`.
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = values[name] else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError(
+                "--\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return number
+    }
+
+    /// The option's value as a duration: `250ms`, `5s`, `2m`, `1h`, or plain seconds (`1.5`).
+    func duration(_ name: String) throws(UsageError) -> Duration? {
+        guard let text = values[name] else { return nil }
+        guard let duration = DurationText.parse(text) else {
+            throw UsageError("--\(name) needs a duration such as 250ms, 5s, 2m or 1.5 (seconds), not '\(text)'")
+        }
+        return duration
+    }
+}
+
+/// The tool's own small argument parser.
+///
+/// Accepted forms: `--name value` and `--name=value` for options with a value; `--flag` for
+/// boolean flags; anything else is a positional. `-` alone is a positional (standard input), and
+/// every argument after `--` is one. `--help` or `-h` anywhere before `--` asks for help, whatever
+/// else is on the line. An option given twice keeps its last value.
+enum ArgumentParser {
+    /// Splits `arguments` (without the program name) into the subcommand and the rest. The
+    /// subcommand is nil when the first argument is missing or looks like an option.
+    static func subcommand(_ arguments: [String]) -> (name: String?, rest: [String]) {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return (nil, arguments) }
+        return (first, Array(arguments.dropFirst()))
+    }
+
+    /// Parses the arguments after the subcommand against `spec`.
+    static func parse(_ arguments: [String], for spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        let beforeTerminator = arguments.prefix { $0 != "--" }
+        if beforeTerminator.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            parsed.helpRequested = true
+            return parsed
+        }
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                throw UsageError("unknown option \(argument)")
+            }
+            let body = argument.dropFirst(2)
+            let name: String
+            var inlineValue: String?
+            if let equals = body.firstIndex(of: "=") {
+                name = String(body[..<equals])
+                inlineValue = String(body[body.index(after: equals)...])
+            } else {
+                name = String(body)
+            }
+            guard let option = spec.option(named: name) else {
+                throw UsageError("unknown option --\(name)")
+            }
+            switch option.kind {
+            case .flag:
+                guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
+                parsed.flags.insert(name)
+            case .value:
+                if let inlineValue {
+                    parsed.values[name] = inlineValue
+                } else {
+                    guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                        throw UsageError("--\(name) needs a value")
+                    }
+                    parsed.values[name] = arguments[index]
+                    index += 1
+                }
+            }
+        }
+        let required = spec.positionals.filter { !$0.isOptional }.count
+        if parsed.positionals.count < required {
+            throw UsageError("missing \(spec.positionals[parsed.positionals.count].name)")
+        }
+        if parsed.positionals.count > spec.positionals.count {
+            throw UsageError("unexpected argument '\(parsed.positionals[spec.positionals.count])'")
+        }
+        return parsed
+    }
+}

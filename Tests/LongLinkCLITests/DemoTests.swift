@@ -1,0 +1,109 @@
+import Foundation
+import LongLinkWire
+import Testing
+
+@testable import longlink
+
+@Suite("Demo service pieces")
+struct DemoTests {
+    @Test func walkIsDeterministicPerSeedAndSymbol() {
+        var first = QuoteWalk(seed: 42)
+        var second = QuoteWalk(seed: 42)
+        var third = QuoteWalk(seed: 43)
+        let a = (0..<200).map { _ in first.step(["AAPL", "MSFT"]) }
+        // The other walk watches more symbols, in another order: AAPL's path is the same.
+        let b = (0..<200).map { _ in second.step(["ZZZ", "AAPL"]) }
+        let c = (0..<200).map { _ in third.step(["AAPL"]) }
+        let aaplA = a.map { $0[0] }
+        let aaplB = b.map { $0[1] }
+        #expect(aaplA == aaplB)
+        #expect(aaplA.map(\.cents) != c.map { $0[0].cents })
+        #expect(aaplA.allSatisfy { $0.cents >= 1 })
+    }
+
+    @Test func walkStepsStayWithinVolatility() {
+        var walk = QuoteWalk(seed: 7, volatilityBasisPoints: 20, alertStepCents: 100)
+        var price = QuoteWalk.startingCents("X")
+        var alerts = 0
+        for _ in 0..<5_000 {
+            let tick = walk.step("X")
+            #expect(abs(tick.cents - price) <= max(1, price * 20 / 10_000))
+            #expect(tick.crossedThreshold == (price / 100 != tick.cents / 100))
+            if tick.crossedThreshold { alerts += 1 }
+            price = tick.cents
+        }
+        #expect(alerts > 0)
+    }
+
+    @Test func noAlertsWithoutAStep() {
+        var walk = QuoteWalk(seed: 1, alertStepCents: nil)
+        #expect((0..<1_000).allSatisfy { _ in !walk.step("X").crossedThreshold })
+    }
+
+    @Test func pricesAndPushPayloads() throws {
+        #expect(QuoteWalk.format(cents: 12_345) == "123.45")
+        #expect(QuoteWalk.format(cents: 5) == "0.05")
+        #expect(QuoteWalk.format(cents: 1_000) == "10.00")
+        let quote = DemoFeed.quoteJSON(symbol: "A\"B", cents: 10_001, time: 1_700_000_000_000)
+        #expect(String(decoding: quote, as: UTF8.self) == #"{"symbol":"A\"B","price":100.01,"time":1700000000000}"#)
+        let decoded = try JSONDecoder().decode(
+            DemoMessages.Alert.self, from: Data(DemoFeed.alertJSON(symbol: "X", cents: 500, id: 3)))
+        #expect(decoded == DemoMessages.Alert(symbol: "X", price: 5, id: 3))
+    }
+
+    @Test func alertStepPrices() {
+        #expect(QuoteWalk.parseCents("5") == 500)
+        #expect(QuoteWalk.parseCents("0.25") == 25)
+        #expect(QuoteWalk.parseCents("12.5") == 1_250)
+        #expect(QuoteWalk.parseCents("0") == 0)
+        for text in ["", ".5", "5.", "1.234", "-1", "+1", "1e2", "9999999999999"] {
+            #expect(QuoteWalk.parseCents(text) == nil, "\(text)")
+        }
+    }
+
+    @Test func failurePayloads() throws {
+        #expect(try DemoService.parseFailure("5:nope") == (StatusCode.notFound, "nope"))
+        #expect(try DemoService.parseFailure("NOT_FOUND:gone: really") == (StatusCode.notFound, "gone: really"))
+        #expect(try DemoService.parseFailure("unavailable") == (StatusCode.unavailable, ""))
+        #expect(try DemoService.parseFailure("99:x") == (StatusCode(rawValue: 99), "x"))
+        #expect(try DemoService.parseFailure("OK:fine") == (StatusCode.ok, "fine"))
+        #expect(throws: LongLinkError.self) { try DemoService.parseFailure("NOPE:x") }
+        #expect(throws: LongLinkError.self) { try DemoService.parseFailure(":x") }
+    }
+
+    @Test func frameJSONKeyOrderAndFields() {
+        let request = Frame.request(
+            Frame.Request(requestID: "1", method: "echo", payload: Array("hi".utf8), metadata: ["b": "2", "a": "1"]))
+        #expect(
+            FrameJSON.line(for: request, offset: 0)
+                == #"{"offset":0,"kind":"request","request_id":"1","method":"echo","payload_base64":"aGk=","payload_text":"hi","timeout_ms":0,"metadata":{"a":"1","b":"2"}}"#
+        )
+        let response = Frame.response(Frame.Response(requestID: "9", payload: [0xFF], status: nil))
+        #expect(
+            FrameJSON.line(for: response, offset: 12)
+                == #"{"offset":12,"kind":"response","request_id":"9","payload_base64":"/w==","status":null}"#)
+        let failed = Frame.response(
+            Frame.Response(requestID: "9", status: Frame.Status(code: .notFound, message: "no\n")))
+        #expect(
+            FrameJSON.line(for: failed, offset: 1)
+                == #"{"offset":1,"kind":"response","request_id":"9","payload_base64":"","payload_text":"","status":{"code":5,"name":"NOT_FOUND","message":"no\n"}}"#
+        )
+        #expect(
+            FrameJSON.line(for: .ack(Frame.Ack(seqs: [1, UInt64.max])), offset: 3)
+                == #"{"offset":3,"kind":"ack","seqs":[1,18446744073709551615]}"#)
+        #expect(FrameJSON.line(for: .sync(Frame.Sync()), offset: 0) == #"{"offset":0,"kind":"sync"}"#)
+        #expect(FrameJSON.line(for: .unrecognized, offset: 0) == #"{"offset":0,"kind":"unrecognized"}"#)
+    }
+
+    @Test func printableText() {
+        #expect(FrameJSON.printableText(Array("tab\tline\nü".utf8)) == "tab\tline\nü")
+        #expect(FrameJSON.printableText([0x00]) == nil)
+        #expect(FrameJSON.printableText([0x7F]) == nil)
+        #expect(FrameJSON.printableText(Array("\u{85}".utf8)) == nil)
+        #expect(FrameJSON.printableText([0xC3]) == nil)
+    }
+
+    @Test func jsonStringEscapes() {
+        #expect(JSONObject.quoted("a\"b\\c\u{01}\u{1F}é") == #""a\"b\\c\u0001\u001fé""#)
+    }
+}

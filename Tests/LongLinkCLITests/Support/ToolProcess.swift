@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+
+/// The built `longlink` binary run as a child process, with its output collected and every wait
+/// bounded: a process still running when a wait runs out is killed and the wait throws.
+final class ToolProcess: Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// How a finished process ended.
+    struct Outcome: Sendable {
+        /// The exit status, or 128 + the signal number when a signal ended it.
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+        var lines: [String] {
+            standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
+    }
+
+    private struct Output {
+        var standardOutput: [UInt8] = []
+        var standardError: [UInt8] = []
+        var closedStreams = 0
+    }
+
+    private let process: Process
+    private let output = Mutex(Output())
+
+    /// The `longlink` executable next to the test bundle (`.build/<triple>/debug`), or the one
+    /// named by the `LONGLINK_TOOL` environment variable.
+    static func toolURL() throws -> URL {
+        let fileManager = FileManager.default
+        if let override = ProcessInfo.processInfo.environment["LONGLINK_TOOL"] {
+            return URL(fileURLWithPath: override)
+        }
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("longlink"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("longlink"),
+            testBinary.deletingLastPathComponent().appendingPathComponent("longlink"),
+            // macOS: .build/debug/LongLinkPackageTests.xctest/Contents/MacOS/LongLinkPackageTests
+            testBinary.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("longlink"),
+        ]
+        if let found = candidates.first(where: { fileManager.isExecutableFile(atPath: $0.path) }) {
+            return found
+        }
+        throw Failure(
+            description: "the longlink binary is not next to the test bundle (looked at "
+                + candidates.map(\.path).joined(separator: ", ")
+                + "); run `swift build` first, or set LONGLINK_TOOL to its path")
+    }
+
+    /// Starts `longlink arguments…`, with `input` on its standard input (then closed).
+    init(_ arguments: [String], input: [UInt8] = []) throws {
+        process = Process()
+        process.executableURL = try Self.toolURL()
+        process.arguments = arguments
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        let inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        collect(outPipe.fileHandleForReading, isError: false)
+        collect(errPipe.fileHandleForReading, isError: true)
+        let writer = inPipe.fileHandleForWriting
+        let bytes = input
+        Thread.detachNewThread {
+            if !bytes.isEmpty { try? writer.write(contentsOf: Data(bytes)) }
+            try? writer.close()
+        }
+    }
+
+    private func collect(_ handle: FileHandle, isError: Bool) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                output.withLock { output in
+                    if isError {
+                        output.standardError.append(contentsOf: data)
+                    } else {
+                        output.standardOutput.append(contentsOf: data)
+                    }
+                }
+            }
+            output.withLock { $0.closedStreams += 1 }
+        }
+    }
+
+    var standardOutput: String { output.withLock { String(decoding: $0.standardOutput, as: UTF8.self) } }
+    var standardError: String { output.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
+
+    /// The process id, for signals.
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Sends `signal` to the process.
+    func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Kills the process if it still runs (cleanup after a failed test).
+    func terminate() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for the first complete line of standard output.
+    func firstLine(within timeout: Duration = .seconds(10)) async throws -> String {
+        try await poll(within: timeout, "the first line on standard output") {
+            let text = output.withLock { $0.standardOutput }
+            guard let newline = text.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            return String(decoding: text[..<newline], as: UTF8.self)
+        }
+    }
+
+    /// Waits for the process to exit and for its output to be read completely.
+    func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
+        try await poll(within: timeout, "longlink to exit") {
+            guard !process.isRunning, output.withLock({ $0.closedStreams == 2 }) else { return nil }
+            let status =
+                process.terminationReason == .uncaughtSignal
+                ? 128 + process.terminationStatus : process.terminationStatus
+            return Outcome(status: status, standardOutput: standardOutput, standardError: standardError)
+        }
+    }
+
+    private func poll<Value>(within timeout: Duration, _ what: String, _ check: () -> Value?) async throws -> Value {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            if let value = check() { return value }
+            guard ContinuousClock.now < deadline else {
+                terminate()
+                throw Failure(
+                    description: "timed out after \(timeout) waiting for \(what); killed it. stdout: \(standardOutput) "
+                        + "stderr: \(standardError)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Runs `longlink arguments…` to completion.
+    static func run(_ arguments: [String], input: [UInt8] = [], within timeout: Duration = .seconds(30)) async throws
+        -> Outcome
+    {
+        let process = try ToolProcess(arguments, input: input)
+        defer { process.terminate() }
+        return try await process.waitForExit(within: timeout)
+    }
+}
