@@ -34,16 +34,22 @@ struct HostileServerTests {
             default: break
             }
         }
-        let running = RunningClient(.forTests(server.endpoint))
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.clock = clock
+        let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         let peer = try await server.nextPeer()
+        let client = running.client
+        let call = Task { try await client.request("slow", options: RequestOptions(timeout: .seconds(1))) }
+        let request = try await held.next()
+        await clock.advance(by: .seconds(2))
         do {
-            _ = try await running.client.request("slow", options: RequestOptions(timeout: .milliseconds(50)))
+            _ = try await call.value
             Issue.record("expected a deadline error")
         } catch let error as LongLinkError {
             #expect(error.code == .deadlineExceeded)
         }
-        let request = try await held.next()
         // The client told the server it gave up.
         var sawCancel = false
         while !sawCancel {
