@@ -1,5 +1,5 @@
 import LongLinkTransport
-import Synchronization
+import LongLinkTransport
 
 /// Work scheduled on a ``LongLinkClock``, which can be called off.
 public protocol ScheduledWork: Sendable {
@@ -53,7 +53,7 @@ private final class Sleeper: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Stores the continuation; false when the sleep was already cancelled.
     func install(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {

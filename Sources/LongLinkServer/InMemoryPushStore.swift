@@ -1,5 +1,5 @@
 import LongLinkWire
-import Synchronization
+import LongLinkTransport
 
 /// A ``PushStore`` in process memory, bounded per principal.
 ///
@@ -56,7 +56,7 @@ public final class InMemoryPushStore: PushStore {
 
     /// The most unacknowledged pushes kept per principal.
     public let capacityPerPrincipal: Int
-    private let logs = Mutex<[String: Log]>([:])
+    private let logs = Locked<[String: Log]>([:])
 
     /// Creates a store keeping at most `capacityPerPrincipal` unacknowledged pushes per principal.
     public init(capacityPerPrincipal: Int = 10_000) {

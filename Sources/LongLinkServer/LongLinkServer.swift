@@ -40,7 +40,7 @@ public final class LongLinkServer: Sendable {
     /// The configuration the server runs with.
     public let configuration: ServerConfiguration
     let core: ServerCore
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a server. Nothing happens until ``run()``.
     public init(

@@ -1,6 +1,6 @@
 import LongLink
 import LongLinkTransport
-import Synchronization
+import LongLinkTransport
 
 /// A ``LongLinkClock`` that moves only when a test advances it: deadlines, heartbeats, backoff and
 /// ack delays fire exactly when the test says, without waiting.
@@ -26,11 +26,11 @@ public final class ManualClock: LongLinkClock {
         var nextID: UInt64 = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A clock that starts at the real current instant and stands still.
     public init() {
-        state = Mutex(State(now: ContinuousClock.now))
+        state = Locked(State(now: ContinuousClock.now))
     }
 
     /// The clock's current instant.

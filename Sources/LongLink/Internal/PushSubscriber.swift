@@ -1,4 +1,4 @@
-import Synchronization
+import LongLinkTransport
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the consumer's iterator (which takes them on any task).
@@ -18,7 +18,7 @@ final class PushSubscriber: Sendable {
     let id: UInt64
     let topic: String?
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
 

@@ -1,4 +1,4 @@
-import Synchronization
+import LongLinkTransport
 
 /// One observer of connection states: a small buffer that keeps the newest states (the oldest
 /// are dropped when a slow observer falls more than `limit` behind).
@@ -11,7 +11,7 @@ final class StateObserver: Sendable {
 
     let id: UInt64
     private let limit = 64
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(id: UInt64, initial: ConnectionState) {
         self.id = id

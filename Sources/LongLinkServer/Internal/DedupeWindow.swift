@@ -7,7 +7,7 @@ import LongLinkWire
 /// A pure state machine: it returns what to do and never performs I/O. Bounded by time (the window)
 /// and by count (the oldest finished entries are evicted first). Running entries are bounded by the
 /// per-connection in-flight limit times the connection limit, so they are never evicted.
-struct DedupeWindow<Waiter> {
+struct DedupeWindow<Waiter: Sendable>: Sendable {
     struct Key: Hashable {
         var clientID: String
         var requestID: String

@@ -16,7 +16,7 @@ final class ServerCore: Sendable {
     let router: Router
     let store: any PushStore
     let counters = ServerCounters()
-    let dedupe: Mutex<DedupeWindow<DedupeWaiter>>
+    let dedupe: Locked<DedupeWindow<DedupeWaiter>>
 
     private struct Registry {
         var all: [UInt64: ServerConnection] = [:]
@@ -26,13 +26,13 @@ final class ServerCore: Sendable {
         var shuttingDown = false
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = Locked(Registry())
 
     init(configuration: ServerConfiguration, router: Router, store: any PushStore) {
         self.configuration = configuration
         self.router = router
         self.store = store
-        self.dedupe = Mutex(DedupeWindow(window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity))
+        self.dedupe = Locked(DedupeWindow(window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity))
     }
 
     var dedupeEnabled: Bool { configuration.dedupeWindow > .zero }

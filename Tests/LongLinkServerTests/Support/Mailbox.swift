@@ -1,4 +1,4 @@
-import Synchronization
+import LongLinkTransport
 
 /// A queue that tests await with a bounded wait: `next(within:)` fails instead of hanging.
 /// Several tasks may wait at once; elements go to waiters in arrival order.
@@ -16,7 +16,7 @@ final class Mailbox<Element: Sendable>: Sendable {
         var expired: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func put(_ element: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element, any Error>? in
