@@ -14,6 +14,8 @@ public struct ClientConfiguration: Sendable {
     /// The timeout of a request that does not set its own. It covers queueing while offline,
     /// reconnects and resends.
     public var defaultTimeout: Duration = .seconds(10)
+    /// How deadlines are enforced (see ``DeadlineStrategy``; `Benchmarks/RESULTS.md` compares them).
+    public var deadlineStrategy: DeadlineStrategy = .taskGroup
     /// How long connecting plus the Hello/Welcome exchange may take.
     public var connectTimeout: Duration = .seconds(5)
     /// The heartbeat interval proposed to the server (the server may clamp it). A link that

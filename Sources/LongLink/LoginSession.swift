@@ -20,7 +20,7 @@ public struct LoginSession: Sendable {
             id: makeRequestID(), method: method, payload: payload, metadata: [:],
             deadline: configuration.clock.now.advanced(by: timeout ?? configuration.defaultTimeout), idempotent: false,
             bypassesGate: true, linkGeneration: generation)
-        return try await core.race(call)
+        return try await core.perform(call)
     }
 
     /// Sends a typed request on this link and decodes its reply.

@@ -56,7 +56,7 @@ public final class LongLinkClient: Sendable {
             metadata: options.metadata,
             deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
             idempotent: options.idempotent)
-        return try await core.race(call)
+        return try await core.perform(call)
     }
 
     /// Sends a typed request and decodes its reply with the configured codec.

@@ -5,10 +5,11 @@ import Testing
 
 @Suite("Deadlines and cancellation")
 struct DeadlineTests {
-    @Test func aDeadlineFailsTheCallPromptlyAndTellsTheServer() async throws {
+    @Test(arguments: deadlineStrategies)
+    func aDeadlineFailsTheCallPromptlyAndTellsTheServer(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(.forTests(server.endpoint))
+        let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()
         let clock = ContinuousClock()
         let start = clock.now
@@ -31,10 +32,11 @@ struct DeadlineTests {
         try await server.stop()
     }
 
-    @Test func theRemainingBudgetTravelsInTimeoutMilliseconds() async throws {
+    @Test(arguments: deadlineStrategies)
+    func theRemainingBudgetTravelsInTimeoutMilliseconds(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        var configuration = ClientConfiguration.forTests(server.endpoint)
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = ManualClock()  // never advances: only the server's budget can end the call
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
@@ -50,10 +52,11 @@ struct DeadlineTests {
         try await server.stop()
     }
 
-    @Test func cancellingTheCallerThrowsCancellationAndCancelsOnTheServer() async throws {
+    @Test(arguments: deadlineStrategies)
+    func cancellingTheCallerThrowsCancellationAndCancelsOnTheServer(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(.forTests(server.endpoint))
+        let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()
         let client = running.client
         let call = Task { try await client.request("hang") }
@@ -69,10 +72,11 @@ struct DeadlineTests {
         try await server.stop()
     }
 
-    @Test func aCallerCancelledBeforeItsRequestIsRegisteredFailsAtOnce() async throws {
+    @Test(arguments: deadlineStrategies)
+    func aCallerCancelledBeforeItsRequestIsRegisteredFailsAtOnce(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(.forTests(server.endpoint))
+        let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()
         let client = running.client
         let call = Task {

@@ -25,12 +25,13 @@ struct LifecycleTests {
         #expect(monitor.tick(receivedSinceLastTick: true, sentSinceLastTick: true) == .none)
     }
 
-    @Test func deadlinesFollowTheInjectedClock() async throws {
+    @Test(arguments: deadlineStrategies)
+    func deadlinesFollowTheInjectedClock(strategy: DeadlineStrategy) async throws {
         let clock = ManualClock()
         let server = try await ScriptedServer.start { frame, peer in
             if case .hello = frame { peer.welcome() }  // and never answers a request
         }
-        var configuration = ClientConfiguration.forTests(server.endpoint)
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = clock
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
@@ -51,11 +52,12 @@ struct LifecycleTests {
         server.stop()
     }
 
-    @Test func whenTheServerIsGoneForGoodQueuedCallsFailAtTheirDeadlines() async throws {
+    @Test(arguments: deadlineStrategies)
+    func whenTheServerIsGoneForGoodQueuedCallsFailAtTheirDeadlines(strategy: DeadlineStrategy) async throws {
         let clock = ManualClock()
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        var configuration = ClientConfiguration.forTests(server.endpoint)
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = clock
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()

@@ -48,10 +48,12 @@ struct ClientRequestTests {
         try await server.stop()
     }
 
-    @Test func aThousandConcurrentRequestsFromAHundredTasksAllResumeCorrectly() async throws {
+    @Test(arguments: deadlineStrategies)
+    func aThousandConcurrentRequestsFromAHundredTasksAllResumeCorrectly(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
-        let mismatches = try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
+        let mismatches = try await withLongLinkClient(configuration: .forTests(server.endpoint, strategy: strategy)) {
+            client in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for task in 0..<100 {
                     group.addTask {

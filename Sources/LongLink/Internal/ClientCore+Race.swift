@@ -1,4 +1,23 @@
 extension ClientCore {
+    /// Waits for the call's reply under the configured ``DeadlineStrategy``.
+    nonisolated func perform(_ call: PendingCall) async throws -> [UInt8] {
+        if configuration.deadlineStrategy.usesHeap {
+            return try await submitWithCancellationHandler(call)
+        }
+        return try await race(call)
+    }
+
+    /// The deadline-heap form: the core's single timer fails the call at its deadline; the
+    /// cancellation handler runs outside the actor and hops to the loop only when needed.
+    nonisolated func submitWithCancellationHandler(_ call: PendingCall) async throws -> [UInt8] {
+        try await withTaskCancellationHandler {
+            try await self.submit(call)
+        } onCancel: {
+            guard !call.isFinished else { return }
+            self.loop.execute { self.assumeIsolated { $0.cancel(call) } }
+        }
+    }
+
     /// The race the design card asks for: the caller awaits its continuation in the task group's
     /// body while one child sleeps until the deadline. Whichever finishes first decides; a reply
     /// cancels the sleeper, whose timer is released at once.

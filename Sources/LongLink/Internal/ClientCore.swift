@@ -74,6 +74,9 @@ actor ClientCore {
     private var queue: [PendingCall] = []
     private var queueHead = 0
     private var queuedCount = 0
+    private var deadlines = DeadlineHeap()
+    private var deadlineTimer: (any ScheduledWork)?
+    private var deadlineTimerAt: ContinuousClock.Instant?
     private var terminalError: LongLinkError?
     private var shuttingDown = false
     private var shutdownTimer: (any ScheduledWork)?
@@ -125,6 +128,7 @@ actor ClientCore {
             }
             call.continuation = continuation
             pending[call.id] = call
+            if configuration.deadlineStrategy.usesHeap { trackDeadline(call) }
             if call.bypassesGate {
                 guard let link, link.generation == call.linkGeneration, link.isEstablished else {
                     finish(call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
@@ -184,8 +188,34 @@ actor ClientCore {
     private func finish(_ call: PendingCall, _ result: Result<[UInt8], any Error>) {
         if case .queued = call.stage { queuedCount -= 1 }
         pending[call.id] = nil
+        if call.heapIndex >= 0 { deadlines.remove(call) }
         call.complete(result)
         if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    // MARK: Deadline heap
+
+    private func trackDeadline(_ call: PendingCall) {
+        deadlines.insert(call)
+        armDeadlineTimer()
+    }
+
+    /// Keeps one timer, at the earliest deadline. A later deadline never moves it.
+    private func armDeadlineTimer() {
+        guard let earliest = deadlines.earliest?.deadline else { return }
+        if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
+        deadlineTimer?.cancel()
+        deadlineTimerAt = earliest
+        deadlineTimer = clock.schedule(at: earliest, on: loop) { [self] in
+            assumeIsolated { $0.deadlinesDue() }
+        }
+    }
+
+    private func deadlinesDue() {
+        deadlineTimer = nil
+        deadlineTimerAt = nil
+        for call in deadlines.popDue(at: clock.now) { expire(call) }
+        armDeadlineTimer()
     }
 
     private func write(_ call: PendingCall, on link: Link) {

@@ -30,6 +30,8 @@ final class PendingCall: @unchecked Sendable {
     private let finishedFlag = Atomic<Bool>(false)
 
     var stage = Stage.new
+    /// The call's slot in the core's ``DeadlineHeap`` (-1 when not in it).
+    var heapIndex = -1
     var continuation: CheckedContinuation<[UInt8], any Error>?
     /// Set when the call was given up before the core registered it.
     var earlyFailure: (any Error)?

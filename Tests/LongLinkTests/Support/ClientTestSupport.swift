@@ -110,8 +110,9 @@ func freePort() async throws -> Int {
 }
 
 extension ClientConfiguration {
-    static func forTests(_ endpoint: Endpoint) -> ClientConfiguration {
+    static func forTests(_ endpoint: Endpoint, strategy: DeadlineStrategy = .taskGroup) -> ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: [endpoint])
+        configuration.deadlineStrategy = strategy
         configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
         configuration.defaultTimeout = .seconds(5)
         configuration.connectTimeout = .seconds(2)
@@ -189,3 +190,6 @@ func within<T: Sendable>(
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+/// Both ways of enforcing deadlines, for tests that must hold under either.
+let deadlineStrategies: [DeadlineStrategy] = [.taskGroup, .deadlineHeap]
