@@ -17,8 +17,9 @@ extension FaultProxy {
         public var bytesDiscardedUpstream: Int
         /// Bytes from servers that were dropped (black hole, cut, or nowhere left to deliver them).
         public var bytesDiscardedDownstream: Int
-        /// Faults applied to the proxy as a whole (each ``FaultTarget/apply(_:)`` call counts once, a timed
-        /// fault's automatic reversal once more). Faults applied to single pairs are counted there.
+        /// Faults applied to the proxy as a whole, counted once in effect on every pair (each
+        /// ``FaultTarget/apply(_:)`` call counts once, a timed fault's automatic reversal once more). Faults
+        /// applied to single pairs are counted there.
         public var faultsApplied: Int
     }
 }

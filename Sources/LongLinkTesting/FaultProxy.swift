@@ -287,15 +287,15 @@ public final class FaultProxy: FaultTarget {
         for link in record(immediate) {
             await link.apply(immediate)
         }
+        counters.traffic.faultsApplied.add(1, ordering: .relaxed)
         if let duration = fault.duration, let reversal = fault.reversal {
             scheduleReversal(reversal, after: duration)
         }
     }
 
-    /// Updates the defaults and counters for `fault`; returns the pairs it must be applied to.
+    /// Updates the defaults (or the refusal) for `fault`; returns the pairs it must be applied to.
     private func record(_ fault: NetworkFault) -> [ProxyLink] {
-        counters.traffic.faultsApplied.add(1, ordering: .relaxed)
-        return state.withLock { state -> [ProxyLink] in
+        state.withLock { state -> [ProxyLink] in
             switch fault.kind {
             case .refuseConnections(let reset):
                 state.refusal = reset ? .reset : .immediately
@@ -334,8 +334,13 @@ public final class FaultProxy: FaultTarget {
             guard due else {
                 return
             }
-            for link in record(reversal) {
-                link.applySoon(reversal)
+            // Counted once every pair has applied it, like a fault applied with apply(_:).
+            let links = record(reversal)
+            let countdown = Countdown(links.count) { [counters] in
+                counters.traffic.faultsApplied.add(1, ordering: .relaxed)
+            }
+            for link in links {
+                link.applySoon(reversal, then: countdown.tick)
             }
         }
         state.withLock { state in

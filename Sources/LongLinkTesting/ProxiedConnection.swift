@@ -26,7 +26,9 @@ public struct ProxiedConnection: FaultTarget, Hashable, Identifiable, CustomStri
         self.link = link
     }
 
-    /// A number unique within its proxy, in order of acceptance (the first pair is 1).
+    /// A number unique within its proxy, counting from 1 in the order the proxy registered the pairs (clients
+    /// that connect at nearly the same time may be registered in either order; tell them apart by
+    /// ``clientAddress``).
     public var id: Int {
         link.id
     }

@@ -146,10 +146,11 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    /// Applies `fault` on the link's loop without waiting.
-    func applySoon(_ fault: NetworkFault) {
+    /// Applies `fault` on the link's loop without waiting; `then` runs on the loop once it is in effect.
+    func applySoon(_ fault: NetworkFault, then: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
             applyOnLoop(fault)
+            then()
         }
     }
 
