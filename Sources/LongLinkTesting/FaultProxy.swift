@@ -293,6 +293,17 @@ public final class FaultProxy: FaultTarget {
         }
     }
 
+    /// Applies ``NetworkFault/refuseConnections(reset:for:)``: new connections are accepted and closed at once
+    /// (reset when `reset` is true), for `duration` or until ``acceptConnections()``.
+    public func refuseConnections(reset: Bool = false, for duration: Duration? = nil) async {
+        await apply(.refuseConnections(reset: reset, for: duration))
+    }
+
+    /// Applies ``NetworkFault/acceptConnections``: new connections are proxied again.
+    public func acceptConnections() async {
+        await apply(.acceptConnections)
+    }
+
     /// Updates the defaults (or the refusal) for `fault`; returns the pairs it must be applied to.
     private func record(_ fault: NetworkFault) -> [ProxyLink] {
         state.withLock { state -> [ProxyLink] in

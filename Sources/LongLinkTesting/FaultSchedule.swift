@@ -72,7 +72,8 @@ public struct FaultSchedule: Sendable, Hashable, ExpressibleByArrayLiteral {
     public var timeline: [Record] {
         var entries: [(record: Record, rank: Int, index: Int)] = []
         for (index, step) in steps.enumerated() {
-            let record = Record(offset: step.offset, fault: step.fault.withoutDuration, isReversal: false, elapsed: .zero)
+            let record = Record(
+                offset: step.offset, fault: step.fault.withoutDuration, isReversal: false, elapsed: .zero)
             entries.append((record, 1, index))
             if let duration = step.fault.duration, let reversal = step.fault.reversal {
                 let end = Record(offset: step.offset + duration, fault: reversal, isReversal: true, elapsed: .zero)

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A ``LongLinkServer/LongLinkServer`` for tests: started on a free loopback port, restartable on the same port
 /// (gracefully or after a crash), stopped without leaving tasks or threads behind.

@@ -42,7 +42,8 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
     // MARK: Ending connections
 
     /// Closes both sides of every affected connection with a FIN (`close(.immediately)`): bytes the proxy still
-    /// holds are dropped, both peers see the stream end.
+    /// holds are dropped, both peers see the stream end. (The kernel sends a reset instead on a side whose
+    /// received bytes the proxy had not read yet, for example while its reading was paused.)
     public static var cut: NetworkFault { NetworkFault(.cut) }
 
     /// Resets both sides of every affected connection (`SO_LINGER` 0): both peers see `connectionReset`.

@@ -187,11 +187,11 @@ struct FaultProxyTests {
     @Test("refusing: connections are dropped while refusing and proxied afterwards")
     func refusesConnections() async throws {
         try await withEchoProxy { _, proxy in
-            await proxy.apply(.refuseConnections(reset: true))
+            await proxy.refuseConnections(reset: true)
             let refused = try await closeErrorOfConnection(to: try proxy.endpoint)
             #expect(refused?.code == .connectionReset)
 
-            await proxy.apply(.acceptConnections)
+            await proxy.acceptConnections()
             let accepted = try await TestPeer.connect(to: try proxy.endpoint)
             defer { accepted.close() }
             try await roundTrip(accepted, "in", expecting: "in")
