@@ -38,6 +38,7 @@ let package = Package(
             name: "LongLinkServerTests",
             dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire"]
         ),
+        .testTarget(name: "LongLinkTestingTests", dependencies: ["LongLinkTesting", "LongLinkTransport", "LongLinkWire", "LongLinkServer"]),
         .testTarget(
             name: "LongLinkTests",
             dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire"]

@@ -1,0 +1,304 @@
+import LongLinkServer
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A ``LongLinkServer/LongLinkServer`` for tests: started on a free loopback port, restartable on the same port
+/// (gracefully or after a crash), stopped without leaving tasks or threads behind.
+///
+/// ```swift
+/// let server = LongLinkTestServer { var router = Router(); router.register("echo") { p, _ in p }; return router }
+/// let address = try await server.start()
+/// // ... clients connect to address ...
+/// try await server.restart(.crash)     // every connection dropped, same port again
+/// await server.stop()
+/// ```
+///
+/// Each server instance runs on an event loop group of its own (``loopCount`` loops), replacing
+/// ``LongLinkServer/ServerConfiguration/eventLoopGroup``: that is how ``crash()`` closes every connection at
+/// once. The router and push store are made afresh for every instance by the closures given; return a shared
+/// store from `pushStore` to keep reliable pushes across restarts, as a persistent store would.
+///
+/// Call the lifecycle methods from one task at a time.
+public final class LongLinkTestServer: Sendable {
+    /// How ``restart(_:)`` takes the running server down.
+    public struct StopMode: Sendable, Hashable, CustomStringConvertible {
+        private enum Wrapped: Sendable, Hashable {
+            case graceful
+            case crash
+        }
+
+        private let wrapped: Wrapped
+
+        /// ``LongLinkServer/LongLinkServer/shutdown()``: `GoAway` to every client, in-flight requests answered.
+        public static let graceful = StopMode(wrapped: .graceful)
+        /// ``LongLinkTestServer/crash()``: every connection closed at once, no `GoAway`.
+        public static let crash = StopMode(wrapped: .crash)
+
+        /// `graceful` or `crash`.
+        public var description: String {
+            switch wrapped {
+            case .graceful: "graceful"
+            case .crash: "crash"
+            }
+        }
+    }
+
+    private struct Instance: Sendable {
+        var server: LongLinkServer
+        var group: EventLoopGroup
+        var task: Task<Void, any Error>
+    }
+
+    private struct State {
+        var instance: Instance?
+        var busy = false
+        /// The address of the first instance: later ones bind the same.
+        var address: SocketAddress?
+        var instancesStarted = 0
+    }
+
+    /// The configuration of every instance (with the endpoint replaced by the first instance's address on
+    /// restarts, and the event loop group by the instance's own).
+    public let configuration: ServerConfiguration
+    /// Event loops per instance.
+    public let loopCount: Int
+    /// How long a start keeps retrying while the port is still in use (a previous instance's socket lingering).
+    public let bindRetryTimeout: Duration
+
+    private let makeRouter: @Sendable () -> Router
+    private let makePushStore: @Sendable () -> any PushStore
+    private let state = Mutex(State())
+
+    /// Creates the harness; nothing listens until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: the servers' configuration; by default a free loopback port.
+    ///   - loopCount: event loops per server instance (at least 1).
+    ///   - bindRetryTimeout: how long a start retries binding a port that is still in use.
+    ///   - pushStore: makes the push store of each instance (a fresh in-memory store by default).
+    ///   - router: makes the router of each instance.
+    public init(
+        configuration: ServerConfiguration = .init(), loopCount: Int = 1, bindRetryTimeout: Duration = .seconds(5),
+        pushStore: @escaping @Sendable () -> any PushStore = { InMemoryPushStore() },
+        router: @escaping @Sendable () -> Router
+    ) {
+        self.configuration = configuration
+        self.loopCount = max(1, loopCount)
+        self.bindRetryTimeout = bindRetryTimeout
+        self.makeRouter = router
+        self.makePushStore = pushStore
+    }
+
+    deinit {
+        // Forgotten stop(): do not leave the threads running.
+        if let instance = state.withLock({ $0.instance }) {
+            instance.server.shutdown()
+            instance.group.shutdown()
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts a server instance and returns its address: the configured endpoint the first time, the same address
+    /// (same port) every later time. Retries for up to ``bindRetryTimeout`` while that port is still in use.
+    ///
+    /// Throws what the server throws when it cannot start (``LongLinkWire/LongLinkError``), or
+    /// `failedPrecondition` when an instance is running or another lifecycle call is under way.
+    @discardableResult
+    public func start() async throws -> SocketAddress {
+        try reserve(requireRunning: false)
+        defer { release() }
+        return try await launch()
+    }
+
+    /// Stops the running instance gracefully (``LongLinkServer/LongLinkServer/shutdown()``: `GoAway`, in-flight
+    /// handlers answered within the drain timeout) and returns once its task and event loops have ended. Does
+    /// nothing when no instance runs.
+    public func stop() async {
+        guard let instance = take() else {
+            return
+        }
+        await Self.stopGracefully(instance)
+    }
+
+    /// Takes the running instance down abruptly, like a crashed process: its event loops are shut down, which
+    /// closes the listener and every connection at once (clients see the stream end, no `GoAway`). Handlers still
+    /// running are abandoned; with ``LongLinkServer/ServerConfiguration/runsHandlersOnEventLoop`` their tasks never
+    /// resume. Returns once the instance is gone; ``start()`` brings a new one up on the same port. Does nothing
+    /// when no instance runs.
+    public func crash() async {
+        guard let instance = take() else {
+            return
+        }
+        await Self.crash(instance)
+    }
+
+    /// Takes the running instance down (`mode`) and starts a new one on the same address; returns that address.
+    /// Starts one when none runs.
+    @discardableResult
+    public func restart(_ mode: StopMode = .graceful) async throws -> SocketAddress {
+        try reserve(requireRunning: nil)
+        defer { release() }
+        let old = state.withLock { state in
+            defer { state.instance = nil }
+            return state.instance
+        }
+        if let old {
+            if mode == .crash {
+                await Self.crash(old)
+            } else {
+                await Self.stopGracefully(old)
+            }
+        }
+        return try await launch()
+    }
+
+    // MARK: Observation
+
+    /// The running server instance, nil while none runs (it changes with every restart).
+    public var server: LongLinkServer? {
+        state.withLock { $0.instance?.server }
+    }
+
+    /// True while an instance runs.
+    public var isRunning: Bool {
+        state.withLock { $0.instance != nil }
+    }
+
+    /// How many instances have been started so far.
+    public var instancesStarted: Int {
+        state.withLock { $0.instancesStarted }
+    }
+
+    /// The address the servers listen on (the same for every instance). Throws `failedPrecondition` before the
+    /// first ``start()``.
+    public var localAddress: SocketAddress {
+        get throws(LongLinkError) {
+            guard let address = state.withLock({ $0.address }) else {
+                throw LongLinkError(code: .failedPrecondition, message: "the test server has not been started")
+            }
+            return address
+        }
+    }
+
+    /// ``localAddress`` as an endpoint to connect to.
+    public var endpoint: Endpoint {
+        get throws(LongLinkError) {
+            Self.endpoint(of: try localAddress)
+        }
+    }
+
+    // MARK: Internals
+
+    private func reserve(requireRunning: Bool?) throws(LongLinkError) {
+        let problem = state.withLock { state -> String? in
+            if state.busy {
+                return "another start, stop or restart of this test server is under way"
+            }
+            if requireRunning == false && state.instance != nil {
+                return "the test server is already running"
+            }
+            state.busy = true
+            return nil
+        }
+        if let problem {
+            throw LongLinkError(code: .failedPrecondition, message: problem)
+        }
+    }
+
+    private func release() {
+        state.withLock { $0.busy = false }
+    }
+
+    private func take() -> Instance? {
+        state.withLock { state in
+            defer { state.instance = nil }
+            return state.instance
+        }
+    }
+
+    private func launch() async throws -> SocketAddress {
+        let fixed = state.withLock { $0.address }
+        var configuration = configuration
+        if let fixed {
+            configuration.endpoint = Self.endpoint(of: fixed)
+        }
+        let retries = fixed != nil || Self.hasFixedPort(configuration.endpoint)
+        let deadline = ContinuousClock.now + bindRetryTimeout
+        while true {
+            do {
+                let (instance, address) = try await startInstance(configuration)
+                state.withLock { state in
+                    state.instance = instance
+                    state.address = state.address ?? address
+                    state.instancesStarted += 1
+                }
+                return address
+            } catch {
+                guard retries, Self.isAddressInUse(error), ContinuousClock.now < deadline else {
+                    throw error
+                }
+                // A back-off between bind attempts, not synchronisation.
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    private func startInstance(_ base: ServerConfiguration) async throws -> (Instance, SocketAddress) {
+        var configuration = base
+        let group = EventLoopGroup(loopCount: loopCount, name: "test-server")
+        configuration.eventLoopGroup = group
+        let server = LongLinkServer(configuration: configuration, router: makeRouter(), pushStore: makePushStore())
+        let task = Task {
+            try await server.run()
+        }
+        do {
+            let address = try await server.localAddress
+            return (Instance(server: server, group: group, task: task), address)
+        } catch {
+            server.shutdown()
+            _ = await task.result
+            await group.shutdownAndWait()
+            throw error
+        }
+    }
+
+    private static func stopGracefully(_ instance: Instance) async {
+        instance.server.shutdown()
+        _ = await instance.task.result
+        await instance.group.shutdownAndWait()
+    }
+
+    private static func crash(_ instance: Instance) async {
+        // Shutting the loops down closes the listener and every connection without a GoAway; the server then
+        // finds nothing left to drain.
+        await instance.group.shutdownAndWait()
+        instance.server.shutdown()
+        _ = await instance.task.result
+    }
+
+    private static func endpoint(of address: SocketAddress) -> Endpoint {
+        address.isUnixDomain ? .unix(path: address.host) : .tcp(host: address.host, port: address.port ?? 0)
+    }
+
+    private static func hasFixedPort(_ endpoint: Endpoint) -> Bool {
+        switch endpoint {
+        case .tcp(_, let port): port != 0
+        case .unix: true
+        }
+    }
+
+    private static func isAddressInUse(_ error: any Error) -> Bool {
+        guard let error = error as? LongLinkError, let cause = error.underlying as? SystemCallError else {
+            return false
+        }
+        return cause.errno == EADDRINUSE
+    }
+}

@@ -1,1 +1,0 @@
-// The LongLinkTesting module. Its types live in files of their own.

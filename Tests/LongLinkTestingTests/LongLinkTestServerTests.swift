@@ -1,0 +1,88 @@
+import LongLinkServer
+import LongLinkTesting
+import LongLinkTransport
+import LongLinkWire
+import Testing
+
+@Suite("LongLinkTestServer")
+struct LongLinkTestServerTests {
+    private static func makeHarness() -> LongLinkTestServer {
+        var configuration = ServerConfiguration()
+        configuration.serverID = "harness"
+        configuration.drainTimeout = .seconds(1)
+        return LongLinkTestServer(configuration: configuration) {
+            var router = Router()
+            router.register("echo") { payload, _ in payload }
+            return router
+        }
+    }
+
+    @Test("restarts on the same port, gracefully and after a crash; new connections get a Welcome")
+    func restartsOnTheSamePort() async throws {
+        let harness = Self.makeHarness()
+        let address = try await harness.start()
+        #expect(address.port != 0)
+
+        let first = try await TestPeer.connect(to: try harness.endpoint)
+        #expect(try await handshake(first)?.serverID == "harness")
+
+        // Graceful: the old client hears GoAway, then the stream ends.
+        try await harness.restart(.graceful)
+        try await first.waitForClose()
+        let goodbye = frames(in: first.state.value.bytes) ?? []
+        #expect(goodbye.contains { if case .goAway = $0 { true } else { false } })
+        #expect(try harness.localAddress == address)
+
+        let second = try await TestPeer.connect(to: .tcp(host: address.host, port: address.port ?? 0))
+        #expect(try await handshake(second) != nil)
+
+        // Crash: the stream just ends, no GoAway.
+        try await harness.restart(.crash)
+        try await second.waitForClose()
+        #expect((frames(in: second.state.value.bytes) ?? []).count == 1)
+
+        let third = try await TestPeer.connect(to: .tcp(host: address.host, port: address.port ?? 0))
+        defer { third.close() }
+        #expect(try await handshake(third) != nil)
+        #expect(harness.instancesStarted == 3)
+
+        try await withTimeout("the harness to stop") { await harness.stop() }
+        #expect(!harness.isRunning)
+        try await third.waitForClose()
+    }
+
+    @Test("crash leaves the port free until start brings a new instance up on it")
+    func crashThenStart() async throws {
+        let harness = Self.makeHarness()
+        let address = try await harness.start()
+        try await withTimeout("the crash") { await harness.crash() }
+        #expect(!harness.isRunning)
+        #expect(harness.server == nil)
+        let refused = try await closeErrorOfConnection(to: try harness.endpoint)
+        #expect(refused?.code == .connectionRefused)
+
+        #expect(try await harness.start() == address)
+        let client = try await TestPeer.connect(to: try harness.endpoint)
+        defer { client.close() }
+        #expect(try await handshake(client) != nil)
+        try await withTimeout("the harness to stop") { await harness.stop() }
+    }
+
+    @Test("through a proxy that splits every write into single bytes, the handshake still works")
+    func handshakeThroughSplittingProxy() async throws {
+        let harness = Self.makeHarness()
+        try await harness.start()
+        // One loop for the proxy and the client, so each one-byte write is its own read.
+        let group = EventLoopGroup(loopCount: 1, name: "split")
+        let proxy = FaultProxy(upstream: try harness.endpoint, group: group)
+        try await proxy.start()
+        await proxy.splitWrites(into: 1)
+        let client = try await TestPeer.connect(to: try proxy.endpoint, on: group.loops[0])
+        #expect(try await handshake(client)?.serverID == "harness")
+        #expect(client.state.value.reads > 10)
+        client.close()
+        try await withTimeout("the proxy to stop") { await proxy.stop() }
+        try await withTimeout("the harness to stop") { await harness.stop() }
+        await group.shutdownAndWait()
+    }
+}
