@@ -1,6 +1,6 @@
 import LongLinkTransport
 import LongLinkWire
-import Synchronization
+import LongLinkTransport
 
 /// A fault-injecting TCP proxy for tests: it sits between any client and any server, forwards bytes both ways
 /// (it never parses them), and injects faults on command.
@@ -68,7 +68,7 @@ public final class FaultProxy: FaultTarget {
 
     private let options: ConnectionOptions
     private let counters = ProxyCounters()
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a proxy to `upstream`. Nothing listens until ``start()``.
     ///

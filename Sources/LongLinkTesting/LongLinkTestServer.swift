@@ -1,7 +1,7 @@
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
-import Synchronization
+import LongLinkTransport
 
 #if canImport(Glibc)
     import Glibc
@@ -74,7 +74,7 @@ public final class LongLinkTestServer: Sendable {
 
     private let makeRouter: @Sendable () -> Router
     private let makePushStore: @Sendable () -> any PushStore
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates the harness; nothing listens until ``start()``.
     ///
@@ -128,11 +128,10 @@ public final class LongLinkTestServer: Sendable {
         await Self.stopGracefully(instance)
     }
 
-    /// Takes the running instance down abruptly, like a crashed process: its event loops are shut down, which
-    /// closes the listener and every connection at once (clients see the stream end, no `GoAway`). Handlers still
-    /// running are abandoned; with ``LongLinkServer/ServerConfiguration/runsHandlersOnEventLoop`` their tasks never
-    /// resume. Returns once the instance is gone; ``start()`` brings a new one up on the same port. Does nothing
-    /// when no instance runs.
+    /// Takes the running instance down abruptly, like a crashed process (``LongLinkServer/LongLinkServer/abort()``):
+    /// the listener closes, every connection is reset without a `GoAway`, and handlers still running are cancelled.
+    /// Returns once the instance and its event loops are gone; ``start()`` brings a new one up on the same port.
+    /// Does nothing when no instance runs.
     public func crash() async {
         guard let instance = take() else {
             return
@@ -277,11 +276,10 @@ public final class LongLinkTestServer: Sendable {
     }
 
     private static func crash(_ instance: Instance) async {
-        // Shutting the loops down closes the listener and every connection without a GoAway; the server then
-        // finds nothing left to drain.
-        await instance.group.shutdownAndWait()
-        instance.server.shutdown()
+        // `abort()` resets every connection without a GoAway and cancels the handlers, as a crash would.
+        instance.server.abort()
         _ = await instance.task.result
+        await instance.group.shutdownAndWait()
     }
 
     private static func endpoint(of address: SocketAddress) -> Endpoint {

@@ -1,5 +1,5 @@
 import LongLinkTesting
-import Synchronization
+import LongLinkTransport
 import Testing
 
 @Suite("FaultSchedule")
@@ -23,8 +23,8 @@ struct FaultScheduleTests {
             let client = try await TestPeer.connect(to: try proxy.endpoint)
             try await roundTrip(client, "hi", expecting: "hi")
 
-            let slept = Mutex<[Duration]>([])
-            let reported = Mutex<[FaultSchedule.Record]>([])
+            let slept = Locked<[Duration]>([])
+            let reported = Locked<[FaultSchedule.Record]>([])
             let schedule: FaultSchedule = [
                 .at(.zero, .latency(.milliseconds(5))),
                 .at(.seconds(2), .cut),

@@ -1,4 +1,4 @@
-import Synchronization
+import LongLinkTransport
 import Testing
 
 /// A bounded wait that ran out.
@@ -25,10 +25,10 @@ final class Watched<Value: Sendable>: Sendable {
         var expired: Set<Int> = []
     }
 
-    private let inner: Mutex<Inner>
+    private let inner: Locked<Inner>
 
     init(_ value: Value) {
-        inner = Mutex(Inner(value: value))
+        inner = Locked(Inner(value: value))
     }
 
     var value: Value {
