@@ -38,7 +38,10 @@ let package = Package(
             name: "LongLinkServerTests",
             dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire"]
         ),
-        .testTarget(name: "LongLinkTestingTests", dependencies: ["LongLinkTesting", "LongLinkTransport", "LongLinkWire", "LongLinkServer"]),
+        .testTarget(
+            name: "LongLinkTestingTests",
+            dependencies: ["LongLinkTesting", "LongLink", "LongLinkTransport", "LongLinkWire", "LongLinkServer"]
+        ),
         .testTarget(
             name: "LongLinkTests",
             dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire"]

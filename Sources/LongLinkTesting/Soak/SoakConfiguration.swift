@@ -1,0 +1,33 @@
+import LongLink
+
+/// How a soak run loads the client and how hard it hits the network.
+public struct SoakConfiguration: Sendable {
+    /// How long the run lasts, faults and recovery tail included.
+    public var duration: Duration = .seconds(60)
+    /// One request every this often.
+    public var requestInterval: Duration = .milliseconds(100)
+    /// One reliable push emitted every this often.
+    public var pushInterval: Duration = .milliseconds(50)
+    /// Each request's timeout.
+    public var requestTimeout: Duration = .seconds(3)
+    /// How much later than its deadline a request may return before it counts as hung.
+    public var hangSlack: Duration = .seconds(1)
+    /// The client's heartbeat (short, so black holes are noticed within the run).
+    public var heartbeat: Duration = .milliseconds(300)
+    /// The client's reconnection backoff.
+    public var backoff: Backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(500))
+    /// Whether faults are injected at all.
+    public var injectsFaults: Bool = true
+    /// The fault-free time at the end, in which every request must succeed again.
+    public var quietTail: Duration = .seconds(6)
+    /// How much the process's resident memory may grow over the run.
+    public var memoryGrowthLimit: Int = 96 << 20
+
+    /// The default: 60 seconds with faults.
+    public init() {}
+
+    /// A configuration lasting `duration`.
+    public init(duration: Duration) {
+        self.duration = duration
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// What a soak run observed. ``passed`` is false when anything hung, was lost, duplicated,
+/// reordered, executed twice, or left behind.
+public struct SoakReport: Sendable, CustomStringConvertible {
+    /// Requests made.
+    public var requestsSent = 0
+    /// Requests answered OK.
+    public var requestsSucceeded = 0
+    /// Requests that failed with deadline exceeded.
+    public var requestsTimedOut = 0
+    /// Requests that failed otherwise (connection lost with an unknown outcome, unavailable).
+    public var requestsFailed = 0
+    /// Requests that returned later than their deadline plus the slack, or never.
+    public var requestsHung = 0
+    /// Requests answered OK whose handler ran more than once on the server.
+    public var requestsExecutedTwice = 0
+    /// Requests started after the faults ended (plus one backoff cap) that did not succeed.
+    public var failuresAfterRecovery = 0
+    /// Reliable pushes the server emitted.
+    public var pushesEmitted = 0
+    /// Reliable pushes the consumer received (distinct).
+    public var pushesDelivered = 0
+    /// Emitted pushes never delivered.
+    public var pushesLost = 0
+    /// Pushes delivered more than once.
+    public var pushesDuplicated = 0
+    /// Pushes delivered out of seq order.
+    public var pushesOutOfOrder = 0
+    /// Faults injected (network faults, restarts, GoAways).
+    public var faultsInjected = 0
+    /// Links the client re-established.
+    public var reconnects = 0
+    /// The longest time from a fault to the next successful request.
+    public var worstRecovery: Duration = .zero
+    /// Requests still pending or queued in the client at the end.
+    public var leftPending = 0
+    /// Resident memory at the start and the end of the run, in bytes.
+    public var residentBytesAtStart = 0
+    /// Resident memory at the end of the run, in bytes.
+    public var residentBytesAtEnd = 0
+    /// The memory growth allowed.
+    public var memoryGrowthLimit = 0
+    /// How long the run took.
+    public var elapsed: Duration = .zero
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// Whether resident memory stayed within the limit.
+    public var memoryWithinLimit: Bool { residentBytesAtEnd - residentBytesAtStart <= memoryGrowthLimit }
+
+    /// True when nothing hung, was lost, duplicated, reordered, executed twice or left pending, every request
+    /// after the faults succeeded, and memory stayed within its bound.
+    public var passed: Bool {
+        requestsHung == 0 && requestsExecutedTwice == 0 && failuresAfterRecovery == 0 && pushesLost == 0
+            && pushesDuplicated == 0 && pushesOutOfOrder == 0 && leftPending == 0 && memoryWithinLimit
+    }
+
+    /// The summary table.
+    public var description: String {
+        func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+        let rows: [(String, String)] = [
+            ("elapsed", "\(elapsed)"),
+            ("requests sent", "\(requestsSent)"),
+            ("  ok", "\(requestsSucceeded)"),
+            ("  timed out", "\(requestsTimedOut)"),
+            ("  failed (connection)", "\(requestsFailed)"),
+            ("  hung", "\(requestsHung)"),
+            ("  executed twice", "\(requestsExecutedTwice)"),
+            ("  failed after recovery", "\(failuresAfterRecovery)"),
+            ("pushes emitted", "\(pushesEmitted)"),
+            ("  delivered", "\(pushesDelivered)"),
+            ("  lost", "\(pushesLost)"),
+            ("  duplicated", "\(pushesDuplicated)"),
+            ("  out of order", "\(pushesOutOfOrder)"),
+            ("faults injected", "\(faultsInjected)"),
+            ("reconnects", "\(reconnects)"),
+            ("worst recovery", "\(worstRecovery)"),
+            ("left pending", "\(leftPending)"),
+            ("memory", "\(mib(residentBytesAtStart)) -> \(mib(residentBytesAtEnd)) (limit +\(mib(memoryGrowthLimit)))"),
+            ("result", passed ? "PASS" : "FAIL"),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
+            .joined(separator: "\n")
+    }
+}
