@@ -46,7 +46,10 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
         var text = "\(phase)"
         if let endpoint { text += " \(endpoint)" }
         text += " (\(reason))"
-        if let retryDelay { text += " retry in \(retryDelay)" }
+        if let retryDelay {
+            let milliseconds = Int((retryDelay.seconds * 1000).rounded())
+            text += " retry in \(milliseconds) ms"
+        }
         return text
     }
 }

@@ -1,15 +1,15 @@
 /// The top of the `longlink` tool: picks the subcommand and runs it.
 enum LongLinkTool {
     /// The subcommands that exist.
-    static let commands: [any Subcommand.Type] = [ServeCommand.self, InspectCommand.self, BenchCommand.self]
+    static let commands: [any Subcommand.Type] = [
+        DemoCommand.self, ServeCommand.self, InspectCommand.self, BenchCommand.self, SoakCommand.self,
+    ]
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
     static let planned: [(name: String, summary: String)] = [
-        ("demo", "Embedded server and client with network faults injected, live output."),
         ("request", "Send one request and print the response."),
         ("subscribe", "Log in, subscribe and print pushes as they arrive."),
         ("probe", "Measure servers' latency and load, as the client's balancer does."),
-        ("soak", "Many clients for a long time; check that nothing is lost."),
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

@@ -1,0 +1,64 @@
+import Foundation
+import LongLink
+import LongLinkTesting
+
+/// `longlink soak`: the chaos soak for any length of time, with a summary table.
+enum SoakCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "soak",
+        summary: "Requests and reliable pushes through a fault-injecting proxy; check nothing is lost.",
+        discussion: """
+            Runs an in-process server behind the fault proxy and a client that sends a request every
+            100 ms while the server emits a reliable push every 50 ms. Faults cycle for the whole run
+            (cuts, resets, black holes, one-byte writes, latency, a server restart, GoAway, refused
+            connections); the last seconds are quiet. Prints a summary and exits 1 when a request hung
+            or ran twice, or a push was lost, duplicated or reordered.
+            """,
+        options: [
+            .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
+            .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
+            .flag("no-faults", help: "Run without injecting faults."),
+            .flag("quiet", help: "Print only the summary."),
+        ]
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
+        var duration = Duration.seconds(60)
+        if let minutes = try arguments.integer("minutes", in: 1...10_000) { duration = .seconds(minutes * 60) }
+        if let given = try arguments.duration("duration") { duration = given }
+        guard duration >= .seconds(10) else { throw UsageError("a soak needs at least 10 seconds") }
+        var configuration = SoakConfiguration(duration: duration)
+        configuration.injectsFaults = !arguments.flag("no-faults")
+        let out = Terminal.standardOutput
+        let quiet = arguments.flag("quiet")
+        let start = ContinuousClock.now
+        let report: SoakReport
+        do {
+            report = try await SoakRunner(configuration: configuration).run { event in
+                guard !quiet else { return }
+                let time = String(format: "%7.1fs", (ContinuousClock.now - start).seconds)
+                switch event {
+                case .fault(let text): out.line("\(time)  \(out.styled("fault", .yellow))  \(text)")
+                case .state(let state): out.line("\(time)  state  \(state)")
+                case .request(let number, let error?, _):
+                    out.line("\(time)  \(out.styled("request #\(number)", .red))  \(error.code): \(error.message)")
+                case .request, .push: break
+                }
+            }
+        } catch {
+            Terminal.standardError.line("longlink soak: \(error)")
+            return ExitStatus.failure
+        }
+        out.line("")
+        out.line(report.description)
+        return report.passed ? ExitStatus.success : ExitStatus.failure
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
