@@ -209,3 +209,28 @@ struct PushBookkeepingTests {
         }
     }
 }
+
+@Suite("Deadline heap")
+struct DeadlineHeapTests {
+    private func call(_ id: UInt64, at deadline: ContinuousClock.Instant) -> PendingCall {
+        PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: deadline, idempotent: false)
+    }
+
+    @Test func popsDueCallsInDeadlineOrderAndRemovesAnsweredOnesAtOnce() {
+        let now = ContinuousClock.now
+        var heap = DeadlineHeap()
+        let calls = (0..<100).map { call(UInt64($0), at: now.advanced(by: .milliseconds(($0 * 37) % 100))) }
+        for call in calls { heap.insert(call) }
+        // Answered before their deadlines: out of the heap immediately, wherever they sit.
+        for call in calls where call.id % 3 == 0 { heap.remove(call) }
+        #expect(heap.count == 66)
+        #expect(calls.filter { $0.id % 3 == 0 }.allSatisfy { $0.heapIndex == -1 })
+        let due = heap.popDue(at: now.advanced(by: .milliseconds(50)))
+        #expect(due.allSatisfy { $0.deadline <= now.advanced(by: .milliseconds(50)) })
+        #expect(zip(due, due.dropFirst()).allSatisfy { $0.0.deadline <= $0.1.deadline })
+        let rest = heap.popDue(at: now.advanced(by: .seconds(1)))
+        #expect(due.count + rest.count == 66)
+        #expect(heap.isEmpty)
+        for call in calls { call.complete(.success([])) }
+    }
+}

@@ -23,12 +23,15 @@ final class LinkHandler: ConnectionHandler {
             failure = error
         }
         let generation = self.generation
+        // Moved out and back: the core keeps no reference, so the buffer is reused without an allocation.
         let received = frames
-        frames.removeAll(keepingCapacity: true)
+        frames = []
         core.assumeIsolated { core in
             core.linkReceived(generation, received)
             if let failure { core.linkViolated(generation, failure) }
         }
+        frames = consume received
+        frames.removeAll(keepingCapacity: true)
     }
 
     func connectionWritabilityChanged(_ connection: Connection) {}
