@@ -74,11 +74,13 @@ struct HostileInputTests {
         configuration.minimumHeartbeat = .milliseconds(20)
         try await withServer(configuration) { server, address in
             let client = try await FrameClient.connect(to: address)
-            let welcome = try await client.handshake(heartbeatMilliseconds: 20)
-            #expect(welcome.heartbeatMilliseconds == 20)
+            let welcome = try await client.handshake(heartbeatMilliseconds: 100)
+            #expect(welcome.heartbeatMilliseconds == 100)
             var frame: [UInt8] = []
             Frame.request(Frame.Request(requestID: "1", method: "echo", payload: bytes("half"))).encodeDelimited(into: &frame)
-            try await client.sendRaw(Array(frame.prefix(frame.count / 2)))
+            // On a loaded machine the server may have closed the silent link already: that is the
+            // behaviour under test too, so a failed send is fine.
+            try? await client.sendRaw(Array(frame.prefix(frame.count / 2)))
             let frames = try await client.framesUntilClosed()
             guard case .goAway(let goAway)? = frames.last else {
                 Issue.record("expected GoAway, got \(frames)")
