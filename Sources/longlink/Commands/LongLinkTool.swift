@@ -1,13 +1,13 @@
 /// The top of the `longlink` tool: picks the subcommand and runs it.
 enum LongLinkTool {
     /// The subcommands that exist.
-    static let commands: [any Subcommand.Type] = [ServeCommand.self, InspectCommand.self, BenchCommand.self]
+    static let commands: [any Subcommand.Type] = [
+        ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self, BenchCommand.self,
+    ]
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
     static let planned: [(name: String, summary: String)] = [
         ("demo", "Embedded server and client with network faults injected, live output."),
-        ("request", "Send one request and print the response."),
-        ("subscribe", "Log in, subscribe and print pushes as they arrive."),
         ("probe", "Measure servers' latency and load, as the client's balancer does."),
         ("soak", "Many clients for a long time; check that nothing is lost."),
     ]
@@ -67,7 +67,8 @@ enum LongLinkTool {
         return """
             usage: longlink <command> [options]
 
-            The LongLink command-line tool: a demo server, a frame inspector and benchmarks.
+            The LongLink command-line tool: a demo server, a client for requests and pushes, a frame
+            inspector and benchmarks.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))
