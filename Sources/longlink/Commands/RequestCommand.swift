@@ -73,7 +73,7 @@ enum RequestCommand: Subcommand {
         // Say GoAway and close; a client that cannot stop in time is left behind, the process ends.
         client.shutdown()
         _ = await ClientSupport.result(of: running, within: .seconds(2))
-        watcher.cancel()
+        await watcher.finish()
 
         switch outcome {
         case .success(let reply):

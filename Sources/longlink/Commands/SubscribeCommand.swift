@@ -93,7 +93,7 @@ enum SubscribeCommand: Subcommand {
         client.shutdown()
         let outcome = await ClientSupport.result(
             of: running, within: configuration.shutdownGracePeriod + .seconds(2))
-        watcher.cancel()
+        await watcher.finish()
         if case .failure(let error) = outcome {
             err.line("error: " + ClientSupport.describe(error))
             return ExitStatus.failure

@@ -118,7 +118,7 @@ final class LinkWatcher: Sendable {
     }
 
     private let shared = Shared()
-    private let task: Task<Void, Never>
+    private let task: Task<Void, any Error>
 
     /// Starts following `client`'s states; each one also goes to `report`, if given.
     init(_ client: LongLinkClient, report: (@Sendable (ConnectionState) -> Void)? = nil) {
@@ -150,8 +150,10 @@ final class LinkWatcher: Sendable {
         }
     }
 
-    /// Stops following.
-    func cancel() {
+    /// Waits until every state has been reported (the sequence ends when the client has stopped),
+    /// at most `timeout`, then stops following.
+    func finish(within timeout: Duration = .milliseconds(500)) async {
+        _ = await ClientSupport.result(of: task, within: timeout)
         task.cancel()
     }
 }
