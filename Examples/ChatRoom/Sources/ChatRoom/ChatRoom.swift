@@ -107,7 +107,9 @@ struct ChatRoom {
             _ = try await session.request("login", payload: Array(user.utf8))
         }
         let enter = EnterRoom(room: room, user: user)
-        configuration.subscriptions = [Subscription(method: EnterRoom.method, payload: try configuration.codec.encode(enter))]
+        configuration.subscriptions = [
+            Subscription(method: EnterRoom.method, payload: try configuration.codec.encode(enter))
+        ]
 
         try await withLongLinkClient(configuration: configuration) { client in
             let joined = try await client.enterRoom(enter)

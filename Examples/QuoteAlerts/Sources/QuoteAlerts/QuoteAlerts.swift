@@ -145,7 +145,9 @@ struct QuoteAlerts {
                     latest[quote.symbol] = quote.price
                     guard ContinuousClock.now - printed >= .seconds(1) else { continue }
                     printed = ContinuousClock.now
-                    let ticker = latest.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", $0.value))" }
+                    let ticker = latest.sorted { $0.key < $1.key }.map {
+                        "\($0.key) \(String(format: "%.2f", $0.value))"
+                    }
                     print(ticker.joined(separator: "  "))
                 }
             }
