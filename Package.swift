@@ -49,7 +49,7 @@ let package = Package(
         // Runs the built `longlink` binary as a process; unit tests of its parser and helpers.
         .testTarget(
             name: "LongLinkCLITests",
-            dependencies: ["longlink", "LongLinkWire", "LongLinkServer", "LongLinkTransport"]
+            dependencies: ["longlink", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport"]
         ),
     ]
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the DocC archive for the LongLink module without the DocC plugin:
 # extracts symbol graphs with SwiftPM, keeps only LongLink's and LongLinkWire's,
-# then runs `docc convert` with warnings treated as errors.
+# qualifies links to re-exported symbols (Scripts/qualify-doc-links.py, needs python3), then
+# runs `docc convert` with warnings treated as errors.
 #
 # Usage: bash Scripts/build-docs.sh        (from anywhere inside the repository)
 # Output: .build/docs/LongLink.doccarchive
@@ -48,6 +49,10 @@ for module in LongLink LongLinkWire; do
 done
 shopt -u nullglob
 echo "build-docs: using $(cd "$work" && ls | tr '\n' ' ')"
+
+# LongLink re-exports LongLinkWire and LongLinkTransport and its comments name their types
+# unqualified; qualify those links for this two-module archive (see the script's header).
+python3 Scripts/qualify-doc-links.py "$work" "$graph_dir"
 
 output=".build/docs/LongLink.doccarchive"
 mkdir -p "$(dirname "$output")"

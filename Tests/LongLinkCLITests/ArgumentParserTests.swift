@@ -27,6 +27,14 @@ struct ArgumentParserTests {
         #expect(try parse(["--port", "1", "--port", "2"]).value("port") == "2")
     }
 
+    @Test func repeatedValuesKeepEveryOne() throws {
+        let parsed = try parse(["--port", "1", "--heartbeat=2s", "--port=2", "--port", "3"])
+        #expect(parsed.allValues("port") == ["1", "2", "3"])
+        #expect(parsed.allValues("heartbeat") == ["2s"])
+        #expect(parsed.allValues("no-feed").isEmpty)
+        #expect(parsed.value("port") == "3")
+    }
+
     @Test func flagsAndPositionals() throws {
         let parsed = try parse(["--no-feed", "frames.bin", "--port", "7"])
         #expect(parsed.flag("no-feed"))

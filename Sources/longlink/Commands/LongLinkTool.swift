@@ -2,13 +2,12 @@
 enum LongLinkTool {
     /// The subcommands that exist.
     static let commands: [any Subcommand.Type] = [
-        DemoCommand.self, ServeCommand.self, InspectCommand.self, BenchCommand.self, SoakCommand.self,
+        DemoCommand.self, ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self,
+        BenchCommand.self, SoakCommand.self,
     ]
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
     static let planned: [(name: String, summary: String)] = [
-        ("request", "Send one request and print the response."),
-        ("subscribe", "Log in, subscribe and print pushes as they arrive."),
         ("probe", "Measure servers' latency and load, as the client's balancer does."),
     ]
 
@@ -67,7 +66,8 @@ enum LongLinkTool {
         return """
             usage: longlink <command> [options]
 
-            The LongLink command-line tool: a demo server, a frame inspector and benchmarks.
+            The LongLink command-line tool: a demo server, a client for requests and pushes, a frame
+            inspector and benchmarks.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))

@@ -104,6 +104,8 @@ struct CommandSpec: Sendable {
 struct ParsedArguments: Sendable, Hashable {
     /// Values of options that take one; the last occurrence wins.
     var values: [String: String] = [:]
+    /// Every value of each option, in command-line order (for options that may repeat).
+    var repeatedValues: [String: [String]] = [:]
     /// Flags that were given.
     var flags: Set<String> = []
     /// Positional arguments in order.
@@ -119,6 +121,11 @@ struct ParsedArguments: Sendable, Hashable {
     /// The option's value, if it was given.
     func value(_ name: String) -> String? {
         values[name]
+    }
+
+    /// Every value the option was given, in order: `--subscribe a --subscribe b` gives `[a, b]`.
+    func allValues(_ name: String) -> [String] {
+        repeatedValues[name] ?? []
     }
 
     /// The option's value as a whole number within `range`.
@@ -146,7 +153,8 @@ struct ParsedArguments: Sendable, Hashable {
 /// Accepted forms: `--name value` and `--name=value` for options with a value; `--flag` for
 /// boolean flags; anything else is a positional. `-` alone is a positional (standard input), and
 /// every argument after `--` is one. `--help` or `-h` anywhere before `--` asks for help, whatever
-/// else is on the line. An option given twice keeps its last value.
+/// else is on the line. An option given twice keeps its last value in `value(_:)`; `allValues(_:)`
+/// has every one, for options that may repeat.
 enum ArgumentParser {
     /// Splits `arguments` (without the program name) into the subcommand and the rest. The
     /// subcommand is nil when the first argument is missing or looks like an option.
@@ -196,15 +204,18 @@ enum ArgumentParser {
                 guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
                 parsed.flags.insert(name)
             case .value:
+                let value: String
                 if let inlineValue {
-                    parsed.values[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < arguments.count, !arguments[index].hasPrefix("--") else {
                         throw UsageError("--\(name) needs a value")
                     }
-                    parsed.values[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 }
+                parsed.values[name] = value
+                parsed.repeatedValues[name, default: []].append(value)
             }
         }
         let required = spec.positionals.filter { !$0.isOptional }.count

@@ -57,18 +57,27 @@ struct Terminal: Sendable {
     @discardableResult
     func write(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = systemWrite(fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return false
-                }
-                offset += written
+        return text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes raw bytes (a reply payload) as they are. Returns false like ``write(_:)``.
+    @discardableResult
+    func write(bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { write(bytes: $0) }
+    }
+
+    private func write(bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var offset = 0
+        while offset < bytes.count {
+            let written = systemWrite(fileDescriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return false
             }
-            return true
+            offset += written
         }
+        return true
     }
 
     /// Writes `text` and a newline.
@@ -100,7 +109,7 @@ struct Terminal: Sendable {
     }
 }
 
-private func systemWrite(_ descriptor: Int32, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
         Glibc.write(descriptor, bytes, count)
     #else

@@ -117,6 +117,14 @@ final class ToolProcess: Sendable {
         }
     }
 
+    /// Waits until standard output holds at least `count` complete lines; returns them all.
+    func lines(atLeast count: Int, within timeout: Duration = .seconds(10)) async throws -> [String] {
+        try await poll(within: timeout, "\(count) lines on standard output") {
+            let lines = standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            return lines.count >= count ? lines.map(String.init) : nil
+        }
+    }
+
     /// Waits for the process to exit and for its output to be read completely.
     func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
         try await poll(within: timeout, "longlink to exit") {

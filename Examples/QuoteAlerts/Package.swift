@@ -1,0 +1,20 @@
+// swift-tools-version: 6.1
+// QuoteAlerts: a LongLink example app. It depends on the LongLink package two folders up, by path,
+// so it builds with nothing from the network.
+import PackageDescription
+
+let package = Package(
+    name: "QuoteAlerts",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    dependencies: [
+        // Named explicitly: a path dependency is otherwise known by its folder's name, which
+        // differs between clones (longlink, LongLink-main, ...).
+        .package(name: "LongLink", path: "../..")
+    ],
+    targets: [
+        .executableTarget(
+            name: "QuoteAlerts",
+            dependencies: [.product(name: "LongLink", package: "LongLink")]
+        )
+    ]
+)
