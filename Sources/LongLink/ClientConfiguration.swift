@@ -16,7 +16,7 @@ public struct ClientConfiguration: Sendable {
     public var defaultTimeout: Duration = .seconds(10)
     /// How deadlines are enforced (see ``DeadlineStrategy``; `Benchmarks/RESULTS.md` compares them).
     public var deadlineStrategy: DeadlineStrategy = .taskGroup
-    /// How long connecting plus the Hello/Welcome exchange may take.
+    /// How long connecting may take, and then how long the Hello/Welcome exchange may take.
     public var connectTimeout: Duration = .seconds(5)
     /// The heartbeat interval proposed to the server (the server may clamp it). A link that
     /// receives nothing for two intervals is declared dead and replaced.
@@ -84,20 +84,23 @@ public struct ClientConfiguration: Sendable {
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
-        if background.heartbeatMultiplier < 1 { throw fail("background.heartbeatMultiplier must be at least 1") }
+        if background.heartbeatMultiplier < 1 || background.heartbeatMultiplier > 2 {
+            throw fail("background.heartbeatMultiplier must be 1 or 2 (the server closes links silent for 3 intervals)")
+        }
     }
 }
 
 /// How the client behaves while the app is in the background (mobile platforms suspend sockets and
 /// timers there; a link that looks alive may be dead when the app comes back).
 public struct BackgroundPolicy: Sendable, Hashable {
-    /// Heartbeats are this many times slower in the background (fewer wake-ups).
-    public var heartbeatMultiplier: Int = 4
+    /// Heartbeats are this many times slower in the background (fewer wake-ups). At most 2: the
+    /// server closes a link it has heard nothing from for three intervals.
+    public var heartbeatMultiplier: Int = 2
     /// Whether reconnection attempts wait until the app is in the foreground again.
     public var pausesReconnection: Bool = true
 
-    /// The default policy: heartbeats 4x slower, reconnection paused.
-    public init(heartbeatMultiplier: Int = 4, pausesReconnection: Bool = true) {
+    /// The default policy: heartbeats 2x slower, reconnection paused.
+    public init(heartbeatMultiplier: Int = 2, pausesReconnection: Bool = true) {
         self.heartbeatMultiplier = heartbeatMultiplier
         self.pausesReconnection = pausesReconnection
     }

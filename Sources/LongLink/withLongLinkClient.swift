@@ -11,6 +11,7 @@
 /// (a rejected login, `GoAway` without reconnect), throws that error.
 public func withLongLinkClient<Result: Sendable>(
     configuration: ClientConfiguration,
+    isolation: isolated (any Actor)? = #isolation,
     _ body: (LongLinkClient) async throws -> Result
 ) async throws -> Result {
     let client = LongLinkClient(configuration: configuration)

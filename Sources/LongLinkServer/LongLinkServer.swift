@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+@_exported import LongLinkTransport
+@_exported import LongLinkWire
 import Synchronization
 
 /// A LongLink server: many connections, method handlers, request de-duplication, reliable pushes

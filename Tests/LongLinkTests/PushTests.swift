@@ -234,3 +234,87 @@ struct DeadlineHeapTests {
         for call in calls { call.complete(.success([])) }
     }
 }
+
+@Suite("Push delivery edge cases")
+struct PushEdgeCaseTests {
+    @Test func aSeqTakenByOneConsumerDoesNotHideALowerOneAnotherNeverTook() {
+        var deduplicator = PushDeduplicator()
+        deduplicator.observeReceived(1)  // held by consumer A, not taken
+        deduplicator.observeReceived(2)
+        deduplicator.markDelivered(2)  // consumer B took 2
+        #expect(!deduplicator.wasDelivered(1))  // A went away: 1 must be accepted when redelivered
+        #expect(deduplicator.wasDelivered(2))
+        deduplicator.markDelivered(1)
+        #expect(deduplicator.watermark == 2)
+    }
+
+    @Test func aTopicNobodyReadsDoesNotStopTheOthers() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.pushBufferLimit = 4
+        configuration.login = { session in _ = try await session.request("login", payload: bytes("ida")) }
+        let running = RunningClient(configuration)
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for n in 1...10 { try server.server.push(to: "ida", topic: "unread", payload: bytes("\(n)")) }
+        for n in 1...5 { try server.server.push(to: "ida", topic: "alerts", payload: bytes("a\(n)")) }
+        var iterator = alerts.makeAsyncIterator()
+        var payloads: [String] = []
+        for _ in 0..<5 { payloads.append(text(await iterator.next()?.payload ?? [])) }
+        #expect(payloads == ["a1", "a2", "a3", "a4", "a5"])
+        // The unread topic's pushes past the hold stayed with the server: a late consumer gets all ten.
+        var unread = running.client.pushes(topic: "unread").makeAsyncIterator()
+        var late: [String] = []
+        for _ in 0..<10 { late.append(text(await unread.next()?.payload ?? [])) }
+        #expect(late == (1...10).map { "\($0)" })
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func pushesAConsumerNeverTookGoToTheNextConsumer() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.login = { session in _ = try await session.request("login", payload: bytes("jo")) }
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        do {
+            let abandoned = running.client.pushes(topic: "alerts")
+            _ = abandoned.makeAsyncIterator()
+            for n in 1...3 { try server.server.push(to: "jo", topic: "alerts", payload: bytes("\(n)")) }
+            try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived >= 3 }
+        }
+        // The first consumer is gone without taking anything: nothing was acknowledged.
+        #expect(server.server.statistics.acksReceived == 0)
+        var iterator = running.client.pushes(topic: "alerts").makeAsyncIterator()
+        var seqs: [UInt64] = []
+        for _ in 0..<3 { seqs.append(await iterator.next()?.seq ?? 0) }
+        #expect(seqs == [1, 2, 3])
+        await running.stop()
+        try await server.stop()
+    }
+
+    @Test func aShutdownWhileConnectingEndsRun() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let release = Mailbox<Void>()
+        let asked = Mailbox<Void>()
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        let endpoint = server.endpoint
+        configuration.endpointProvider = {
+            asked.put(())
+            _ = try await release.next(within: .seconds(10), "the test to release the provider")
+            return [endpoint]
+        }
+        let client = LongLinkClient(configuration: configuration)
+        let run = Task { try await client.run() }
+        _ = try await asked.next()
+        client.shutdown()
+        release.put(())
+        // The link that comes up after the shutdown is refused: run() ends.
+        try await within(.seconds(5), "run() to end") { try await run.value }
+        #expect(await client.statistics.connects == 0)
+        try await server.stop()
+    }
+}

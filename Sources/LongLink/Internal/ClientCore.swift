@@ -121,6 +121,11 @@ actor ClientCore {
                 continuation.resume(throwing: early)
                 return
             }
+            if Task.isCancelled {
+                call.complete(.failure(CancellationError()))
+                continuation.resume(throwing: CancellationError())
+                return
+            }
             if let refusal = admissionError(for: call) {
                 call.complete(.failure(refusal))
                 continuation.resume(throwing: refusal)
@@ -155,7 +160,6 @@ actor ClientCore {
     private func admissionError(for call: PendingCall) -> LongLinkError? {
         if let terminalError { return terminalError }
         if shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
-        if Task.isCancelled { return LongLinkError(code: .cancelled, message: "the calling task was cancelled") }
         if clock.now >= call.deadline {
             return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
         }
@@ -269,6 +273,12 @@ actor ClientCore {
 
     /// Takes a new connection, sends Hello and waits for Welcome (bounded by the connect timeout).
     func attach(_ connection: Connection, endpoint: Endpoint) async throws -> UInt64 {
+        // A shutdown (or terminal error) that landed while the supervisor was connecting: this link
+        // must not come up, or nothing would ever close it.
+        if let stop = terminalError ?? (shuttingDown ? LongLinkError(code: .shutdown, message: "the client is shutting down") : nil) {
+            connection.close(.immediately, error: stop)
+            throw stop
+        }
         nextGeneration += 1
         let link = Link(generation: nextGeneration, connection: connection, endpoint: endpoint)
         let generation = link.generation
@@ -630,11 +640,16 @@ actor ClientCore {
     func addSubscriber(topic: String?) -> PushSubscriber {
         nextSubscriberID += 1
         let loop = self.loop
-        let subscriber = PushSubscriber(id: nextSubscriberID, topic: topic, limit: configuration.pushBufferLimit) {
-            [weak self] subscriber in
-            guard let core = self else { return }
-            loop.execute { core.assumeIsolated { $0.collectTaken(from: subscriber) } }
-        }
+        let subscriber = PushSubscriber(
+            id: nextSubscriberID, topic: topic, limit: configuration.pushBufferLimit,
+            onTaken: { [weak self] subscriber in
+                guard let core = self else { return }
+                loop.execute { core.assumeIsolated { $0.collectTaken(from: subscriber) } }
+            },
+            onCancelled: { [weak self] subscriber in
+                guard let core = self else { return }
+                loop.execute { core.assumeIsolated { $0.removeSubscriber(subscriber) } }
+            })
         if terminalError != nil || (shuttingDown && link == nil) {
             subscriber.finish()
             return subscriber
@@ -676,6 +691,7 @@ actor ClientCore {
             if !delivered { stats.bestEffortPushesDropped += 1 }
             return
         }
+        deduplicator.observeReceived(push.seq)
         if deduplicator.wasDelivered(push.seq) {
             // The app has it; the earlier Ack was lost. Acknowledge again, deliver nothing.
             stats.duplicatePushesDropped += 1
@@ -691,8 +707,11 @@ actor ClientCore {
             return
         }
         if targets.isEmpty {
+            // Nobody reads this topic yet: hold it (bounded). Past the bound it stays with the server,
+            // unacknowledged, and the Sync sent when a consumer arrives brings it back in order.
             guard held.count < configuration.pushBufferLimit else {
-                startDeferring()
+                stats.reliablePushesDeferred += 1
+                syncWanted = true
                 return
             }
             held.append(push)
@@ -724,8 +743,7 @@ actor ClientCore {
             addAck(seq)
         }
         stats.pushesDelivered += seqs.count
-        if deferringReliable, held.count < configuration.pushBufferLimit / 2,
-            subscribers.values.allSatisfy({ $0.count < $0.limit / 2 })
+        if deferringReliable, subscribers.values.allSatisfy({ $0.count < $0.limit / 2 })
         {
             deferringReliable = false
             requestSync()

@@ -2,9 +2,10 @@
 /// reconnect, a second `Sync`, or a lost `Ack`) is dropped instead of delivered twice.
 ///
 /// Seqs at or below `watermark` were all delivered; seqs above it that were delivered out of order
-/// sit in `above` until the gap below them fills. The first seq seen after the first `Sync` is the
-/// lowest the server still holds, so the watermark starts just below it. Bounded: when `above`
-/// outgrows `capacity`, the watermark jumps to its smallest element (the gap is given up on).
+/// sit in `above` until the gap below them fills. The first reliable seq *received* (after the first
+/// `Sync`, the server sends its lowest unacknowledged seq first) is where the watermark starts: just
+/// below it, every seq was acknowledged before this client existed. Bounded: when `above` outgrows
+/// `capacity`, the watermark jumps to its smallest element (the gap is given up on).
 struct PushDeduplicator {
     private(set) var watermark: UInt64?
     private var above: Set<UInt64> = []
@@ -18,6 +19,11 @@ struct PushDeduplicator {
     func wasDelivered(_ seq: UInt64) -> Bool {
         guard let watermark else { return false }
         return seq <= watermark || above.contains(seq)
+    }
+
+    /// Notes a received seq: the first one sets the floor just below it.
+    mutating func observeReceived(_ seq: UInt64) {
+        if watermark == nil { watermark = seq - 1 }
     }
 
     /// Records `seq` as delivered.

@@ -21,12 +21,19 @@ final class PushSubscriber: Sendable {
     private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
+    /// Called when the consumer's task was cancelled while it waited: the core unregisters the
+    /// subscriber and releases what it never took.
+    private let onCancelled: @Sendable (PushSubscriber) -> Void
 
-    init(id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void) {
+    init(
+        id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void,
+        onCancelled: @escaping @Sendable (PushSubscriber) -> Void
+    ) {
         self.id = id
         self.topic = topic
         self.limit = limit
         self.onTaken = onTaken
+        self.onCancelled = onCancelled
     }
 
     func matches(_ topic: String) -> Bool {
@@ -73,12 +80,12 @@ final class PushSubscriber: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
                 var notify = false
                 let ready = state.withLock { state -> Push?? in
+                    if state.finished { return .some(nil) }
                     if state.head < state.buffer.count {
                         let push = Self.pop(&state)
                         notify = Self.recordTaken(push, in: &state)
                         return .some(push)
                     }
-                    if state.finished { return .some(nil) }
                     state.waiter = continuation
                     return .none
                 }
@@ -88,14 +95,22 @@ final class PushSubscriber: Sendable {
                 }
             }
         } onCancel: {
-            finish()
+            // End the sequence for the consumer, but keep the buffer: the core takes what was never
+            // taken back from `finish()` when it unregisters the subscriber.
+            let waiter = state.withLock { state -> CheckedContinuation<Push?, Never>? in
+                state.finished = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+            onCancelled(self)
         }
     }
 
     private func takeBuffered() -> Push? {
         var notify = false
         let push = state.withLock { state -> Push? in
-            guard state.head < state.buffer.count else { return nil }
+            guard !state.finished, state.head < state.buffer.count else { return nil }
             let push = Self.pop(&state)
             notify = Self.recordTaken(push, in: &state)
             return push
@@ -135,7 +150,7 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    /// Ends the sequence: a waiting consumer gets nil. Returns the reliable pushes never taken.
+    /// Ends the sequence: a waiting consumer gets nil. Returns the reliable pushes never taken (once).
     @discardableResult
     func finish() -> [Push] {
         let (waiter, untaken) = state.withLock { state -> (CheckedContinuation<Push?, Never>?, [Push]) in

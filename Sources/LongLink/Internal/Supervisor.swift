@@ -50,7 +50,13 @@ struct Supervisor {
                 case .goAway(let goAway):
                     // Draining or restarting: come back after its retry-after, elsewhere if we can.
                     endpointIndex += 1
-                    if goAway.retryAfterMilliseconds > 0 { retryAfter = .milliseconds(Int64(goAway.retryAfterMilliseconds)) }
+                    // Plus jitter up to the first backoff step, so that a draining server's clients do not
+                    // all come back in the same millisecond.
+                    if goAway.retryAfterMilliseconds > 0 {
+                        retryAfter =
+                            .milliseconds(Int64(goAway.retryAfterMilliseconds))
+                            + configuration.backoff.delay(forAttempt: 0, random: .random(in: 0...1))
+                    }
                 case .closed(let error):
                     configuration.logger?(
                         LogRecord(level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")"))
