@@ -231,10 +231,14 @@ enum BaselineBenchmark {
         }
     }
 
-    static func pushes(port: Int, principal: String, settings: BenchSettings) async throws -> Double {
+    /// Logs in as `principal`, sends `Sync`, calls `ready`, then consumes pushes.
+    static func pushes(
+        port: Int, principal: String, settings: BenchSettings, ready: @escaping @Sendable () -> Void
+    ) async throws -> Double {
         try await onPlainThread("baseline") {
             let client = try BaselineClient(port: port)
             try client.login(principal: principal)
+            ready()
             return try client.consumePushes(warmUp: settings.warmUp, duration: settings.duration)
         }
     }
