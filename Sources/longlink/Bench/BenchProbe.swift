@@ -57,7 +57,8 @@ enum BenchProbe {
     static func main() async -> Int32 {
         let environment = ProcessInfo.processInfo.environment
         guard let kind = environment[kindVariable], let port = environment[portVariable].flatMap({ Int($0) }) else {
-            Terminal.standardError.line("longlink bench _probe: internal; run by 'longlink bench memory' and 'timeouts'")
+            Terminal.standardError.line(
+                "longlink bench _probe: internal; run by 'longlink bench memory' and 'timeouts'")
             return ExitStatus.usage
         }
         let count = environment[countVariable].flatMap { Int($0) } ?? 0
@@ -69,7 +70,8 @@ enum BenchProbe {
             case "pending": values = try await MemoryBenchmark.probePendingRequests(port: port, count: count)
             case "timeouts":
                 let milliseconds = environment[deadlineVariable].flatMap { Int64($0) } ?? 3_000
-                values = try await TimeoutBenchmark.probe(port: port, count: count, deadlineAfter: .milliseconds(milliseconds))
+                values = try await TimeoutBenchmark.probe(
+                    port: port, count: count, deadlineAfter: .milliseconds(milliseconds))
             default: throw BenchError("unknown probe \(kind)")
             }
             report(values)

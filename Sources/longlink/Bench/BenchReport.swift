@@ -20,7 +20,9 @@ struct BenchTarget: Sendable {
 
     static func atLeast(_ value: Double, _ text: String) -> BenchTarget { BenchTarget([.atLeast(value)], text) }
     static func atMost(_ value: Double, _ text: String) -> BenchTarget { BenchTarget([.atMost(value)], text) }
-    static func ratioAtLeast(_ ratio: Double, _ text: String) -> BenchTarget { BenchTarget([.ratioAtLeast(ratio)], text) }
+    static func ratioAtLeast(_ ratio: Double, _ text: String) -> BenchTarget {
+        BenchTarget([.ratioAtLeast(ratio)], text)
+    }
     static func ratioAtMost(_ ratio: Double, _ text: String) -> BenchTarget { BenchTarget([.ratioAtMost(ratio)], text) }
 
     /// Both bounds must hold.

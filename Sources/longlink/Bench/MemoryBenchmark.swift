@@ -51,7 +51,8 @@ enum MemoryBenchmark {
                 key: "memory.suspended_task.bytes", label: "memory per bare suspended task", unit: "B", samples: tasks))
         report.add(
             BenchFigure(
-                key: "memory.pending_request_beyond_task.bytes", label: "memory per pending request beyond the caller's task",
+                key: "memory.pending_request_beyond_task.bytes",
+                label: "memory per pending request beyond the caller's task",
                 unit: "B", samples: beyond, target: .atMost(1_536, "<= 1.5 KiB")))
         report.add(
             BenchFigure(
@@ -137,7 +138,9 @@ enum MemoryBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<1_000 { group.addTask { _ = try await client.request("echo", payload: benchPayload) } }
             for _ in 0..<1_000 {
-                group.addTask { _ = try? await client.request("never", options: RequestOptions(timeout: .milliseconds(50))) }
+                group.addTask {
+                    _ = try? await client.request("never", options: RequestOptions(timeout: .milliseconds(50)))
+                }
             }
             try await group.waitForAll()
         }

@@ -19,7 +19,8 @@ enum PushBenchmark {
     /// Produces until `counter` is stopped, starting 20 ms after `ready` is stopped (set) by the
     /// consumer: once it has logged in and sent `Sync`.
     private static func produce(
-        on server: BenchServer, principal: String, reliable: Bool, after ready: BenchCounter, until counter: BenchCounter
+        on server: BenchServer, principal: String, reliable: Bool, after ready: BenchCounter,
+        until counter: BenchCounter
     ) -> Task<Int, Never> {
         let longLinkServer = server.server
         return Task(executorPreference: server.group.loops[0]) {

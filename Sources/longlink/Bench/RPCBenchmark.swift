@@ -73,7 +73,8 @@ enum RPCBenchmark {
                     for inFlight in inFlightLevels {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): baseline")
                         baseline[inFlight, default: []].append(
-                            try await BaselineBenchmark.throughput(port: server.port, inFlight: inFlight, settings: settings))
+                            try await BaselineBenchmark.throughput(
+                                port: server.port, inFlight: inFlight, settings: settings))
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): LongLink")
                         longLink[inFlight, default: []].append(
                             try await throughput(client, inFlight: inFlight, settings: settings))

@@ -74,7 +74,9 @@ enum RecoveryBenchmark {
                     _ = try await client.request("echo", payload: benchPayload, options: options)
                     break
                 } catch {
-                    guard clock.now - aborted < .seconds(30) else { throw BenchError("no recovery within 30 s: \(error)") }
+                    guard clock.now - aborted < .seconds(30) else {
+                        throw BenchError("no recovery within 30 s: \(error)")
+                    }
                 }
             }
             let recovered = clock.now
@@ -130,7 +132,9 @@ enum RecoveryBenchmark {
             observer.cancel()
             await relay.close()
             await bench.stop()
-            guard let detected else { throw BenchError("the black hole was not detected within 10 heartbeat intervals") }
+            guard let detected else {
+                throw BenchError("the black hole was not detected within 10 heartbeat intervals")
+            }
             return detected
         }
     }
@@ -154,21 +158,29 @@ enum RecoveryBenchmark {
                 target: .atMost(
                     step + roundTrip,
                     "<= 1 backoff step + 1 RTT (\(BenchReport.number(step)) + \(BenchReport.number(roundTrip)) ms)"),
-                note: "default backoff: the first delay is drawn from 0...\(BenchReport.number(step)) ms (full jitter)"))
+                note: "default backoff: the first delay is drawn from 0...\(BenchReport.number(step)) ms (full jitter)")
+        )
         report.add(
             BenchFigure(
-                key: "recovery.restart.drawn_backoff", label: "recovery: backoff delays drawn by the client", unit: "ms",
+                key: "recovery.restart.drawn_backoff", label: "recovery: backoff delays drawn by the client",
+                unit: "ms",
                 samples: restarts.map(\.drawnDelays),
-                note: "connection attempts per recovery: \(restarts.map { String($0.attempts) }.joined(separator: ", "))"))
+                note:
+                    "connection attempts per recovery: \(restarts.map { String($0.attempts) }.joined(separator: ", "))")
+        )
         report.add(
             BenchFigure(
-                key: "recovery.restart.beyond_backoff", label: "recovery: restart to first success, minus the drawn delays",
+                key: "recovery.restart.beyond_backoff",
+                label: "recovery: restart to first success, minus the drawn delays",
                 unit: "ms", samples: restarts.map { $0.total - $0.drawnDelays }))
         report.add(
             BenchFigure(
-                key: "recovery.black_hole.detection", label: "recovery: black-holed link detected after", unit: "intervals",
+                key: "recovery.black_hole.detection", label: "recovery: black-holed link detected after",
+                unit: "intervals",
                 samples: detections.map { $0 / heartbeat.inMilliseconds }, target: .atMost(2.5, "<= 2.5 intervals"),
-                note: "heartbeat \(BenchReport.number(heartbeat.inMilliseconds)) ms, through a relay that drops all bytes"))
+                note:
+                    "heartbeat \(BenchReport.number(heartbeat.inMilliseconds)) ms, through a relay that drops all bytes"
+            ))
         report.add(
             BenchFigure(
                 key: "recovery.black_hole.detection_ms", label: "recovery: black-holed link detected after", unit: "ms",

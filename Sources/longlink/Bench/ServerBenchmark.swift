@@ -31,7 +31,9 @@ enum ServerBenchmark {
         }
 
         func begin(_ connection: Connection) {
-            connection.write(encoding: { Frame.hello(Frame.Hello(clientID: "raw-\(connection.id)")).encodeDelimited(into: &$0) })
+            connection.write(encoding: {
+                Frame.hello(Frame.Hello(clientID: "raw-\(connection.id)")).encodeDelimited(into: &$0)
+            })
         }
 
         private func sendRequest(_ connection: Connection) {
@@ -204,17 +206,20 @@ enum ServerBenchmark {
         }
         report.add(
             BenchFigure(
-                key: "server.clients_2000.throughput", label: "server: requests/s across \(clients) clients, 1 in flight each",
+                key: "server.clients_2000.throughput",
+                label: "server: requests/s across \(clients) clients, 1 in flight each",
                 unit: "req/s", samples: ours.map(\.rate), baselineSamples: bare.map(\.rate),
                 note: "LongLinkClients (one shared client loop) vs raw frame clients over the transport (one loop); "
                     + "server with \(loops) event loops"))
         report.add(
             BenchFigure(
-                key: "server.clients_2000.held", label: "server: connections held, LongLinkClients", unit: "connections",
+                key: "server.clients_2000.held", label: "server: connections held, LongLinkClients",
+                unit: "connections",
                 samples: ours.map { Double($0.held) }, target: .atLeast(Double(clients), ">= \(clients)")))
         report.add(
             BenchFigure(
                 key: "server.clients_2000.held_raw", label: "server: connections held, raw frame clients",
-                unit: "connections", samples: bare.map { Double($0.held) }, target: .atLeast(Double(clients), ">= \(clients)")))
+                unit: "connections", samples: bare.map { Double($0.held) },
+                target: .atLeast(Double(clients), ">= \(clients)")))
     }
 }
