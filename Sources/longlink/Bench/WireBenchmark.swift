@@ -48,10 +48,11 @@ enum WireBenchmark {
                     samples: decodes))
             report.add(
                 BenchFigure(
-                    key: "wire.\(key).decode_bandwidth", label: "wire decode, \(workload.name)", unit: "MB/s",
+                    key: "wire.\(key).decode_bandwidth", label: "wire decode bandwidth, \(workload.name)", unit: "MB/s",
                     samples: decodes.map { $0 * wireBytes / 1e6 }))
         }
         if checksum == 42 { report.notes.append("wire checksum 42") }  // keeps the work observable
+        report.notes.append("wire: the frame codec alone, in memory; no baseline client applies to these rows.")
     }
 
     /// Frames per second for encoding `workload.batch` frames into a reused buffer.
