@@ -25,7 +25,7 @@ enum BenchCommand: Subcommand {
             timeouts   100,000 pending requests with one deadline: how late the last one fails, CPU time.
             recovery   Reconnect after a server restart; dead-link detection through a black-holed relay.
             server     Connections held and requests/s across 2,000 clients.
-            wire       Encode and decode throughput of the frame codec.
+            wire       Encode and decode throughput of the frame codec (each measurement: --duration / 5).
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
         positionals: [
