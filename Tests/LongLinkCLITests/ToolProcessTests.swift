@@ -77,7 +77,7 @@ struct ToolUsageTests {
     }
 
     @Test func benchWireRuns() async throws {
-        let outcome = try await ToolProcess.run(["bench", "wire", "--seconds", "200ms"])
+        let outcome = try await ToolProcess.run(["bench", "wire", "--duration", "50ms", "--runs", "1"])
         #expect(outcome.status == 0)
         #expect(outcome.standardOutput.contains("small request"))
         #expect(outcome.standardOutput.contains("64 KiB push"))

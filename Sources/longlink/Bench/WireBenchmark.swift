@@ -15,10 +15,9 @@ enum WireBenchmark {
         var batch: Int
     }
 
-    private static let runs = 5
-
-    /// Runs every measurement for about `seconds` in total and returns a printable report.
-    static func run(seconds: Double) -> String {
+    /// Adds encode and decode rates of both workloads to `report`. Each measurement lasts a fifth of
+    /// `--duration` (the codec is fast and steady; 20 of them at the full duration would be long).
+    static func run(_ settings: BenchSettings, into report: inout BenchReport) {
         let small = Frame.request(
             Frame.Request(
                 requestID: "1234567890", method: "quotes.get", payload: Array(0..<10), timeoutMilliseconds: 5_000))
@@ -30,26 +29,30 @@ enum WireBenchmark {
             Workload(name: "small request", frame: small, batch: 1_000),
             Workload(name: "64 KiB push", frame: large, batch: 8),
         ]
-        let perRun = Duration.seconds(max(seconds, 0.1) / Double(workloads.count * 2 * runs))
-
-        var lines = [
-            "LongLink wire codec benchmark (\(runs) runs each, median; \(String(format: "%.1f", seconds)) s in all)",
-            pad("workload", 16) + pad("frame bytes", 13) + pad("encode frames/s", 17) + pad("encode MB/s", 13)
-                + pad("decode frames/s", 17) + "decode MB/s",
-        ]
+        let perRun = settings.duration / 5
         var checksum = 0
         for workload in workloads {
-            let frameBytes = workload.frame.encodedSize
-            let wireBytes = workload.frame.delimitedBytes.count
-            let encodes = median((0..<runs).map { _ in encodeRate(workload, for: perRun, checksum: &checksum) })
-            let decodes = median((0..<runs).map { _ in decodeRate(workload, for: perRun, checksum: &checksum) })
-            lines.append(
-                pad(workload.name, 16) + pad("\(frameBytes)", 13) + pad(format(encodes), 17)
-                    + pad(format(encodes * Double(wireBytes) / 1e6), 13) + pad(format(decodes), 17)
-                    + format(decodes * Double(wireBytes) / 1e6))
+            benchProgress("wire: \(workload.name)")
+            let key = workload.name == "small request" ? "small_request" : "push_64k"
+            let wireBytes = Double(workload.frame.delimitedBytes.count)
+            let encodes = (0..<settings.runs).map { _ in encodeRate(workload, for: perRun, checksum: &checksum) }
+            let decodes = (0..<settings.runs).map { _ in decodeRate(workload, for: perRun, checksum: &checksum) }
+            let note = "\(workload.frame.encodedSize)-byte frame; MB/s = frames/s x \(Int(wireBytes)) wire bytes / 10^6"
+            report.add(
+                BenchFigure(
+                    key: "wire.\(key).encode", label: "wire encode, \(workload.name)", unit: "frames/s",
+                    samples: encodes, note: note))
+            report.add(
+                BenchFigure(
+                    key: "wire.\(key).decode", label: "wire decode, \(workload.name)", unit: "frames/s",
+                    samples: decodes))
+            report.add(
+                BenchFigure(
+                    key: "wire.\(key).decode_bandwidth", label: "wire decode bandwidth, \(workload.name)", unit: "MB/s",
+                    samples: decodes.map { $0 * wireBytes / 1e6 }))
         }
-        lines.append("(MB = 10^6 bytes on the wire, length prefix included; checksum \(checksum & 0xFFFF))")
-        return lines.joined(separator: "\n")
+        if checksum == 42 { report.notes.append("wire checksum 42") }  // keeps the work observable
+        report.notes.append("wire: the frame codec alone, in memory; no baseline client applies to these rows.")
     }
 
     /// Frames per second for encoding `workload.batch` frames into a reused buffer.
@@ -70,7 +73,7 @@ enum WireBenchmark {
             frames += workload.batch
             elapsed = clock.now - start
         } while elapsed < duration
-        return Double(frames) / seconds(elapsed)
+        return Double(frames) / elapsed.inSeconds
     }
 
     /// Frames per second for decoding a stream of `workload.batch` frames in one call.
@@ -99,26 +102,9 @@ enum WireBenchmark {
             frames += workload.batch
             elapsed = clock.now - start
         } while elapsed < duration
-        return Double(frames) / seconds(elapsed)
+        return Double(frames) / elapsed.inSeconds
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
-
-    private static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted[sorted.count / 2]
-    }
-
-    private static func format(_ value: Double) -> String {
-        value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-    }
 }
 
 extension Frame {

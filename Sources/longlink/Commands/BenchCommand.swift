@@ -1,32 +1,84 @@
-/// `longlink bench [SCENARIO] [--seconds S]`: benchmarks. Only `wire` exists so far.
+import Foundation
+
+/// `longlink bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
+///
+/// Each network scenario runs in this process against its own server on 127.0.0.1 (port 0); the
+/// memory and timeout scenarios measure a client in a child process (this tool again, scenario
+/// `_probe`) so that its memory and CPU time are its own.
 enum BenchCommand: Subcommand {
-    static let scenarios = ["wire"]
+    /// The scenarios, in the order `all` runs them: the child-process ones first, while this
+    /// process is still small.
+    static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "wire"]
+    static let names = ["wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "all"]
 
     static let spec = CommandSpec(
         name: "bench",
-        summary: "Measure performance. Scenarios: wire (the frame codec); more come later.",
+        summary: "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server.",
         discussion: """
-            wire   Encode and decode throughput of small request frames and 64 KiB push frames.
-                   The default scenario. Scenarios over the network arrive with the client.
+            all        Every scenario below (the default).
+            baseline   The bare client alone: blocking socket on a plain thread, same frames, same server.
+            rpc        Requests/s with 1, 64 and 1,024 in flight; latency p50/p99/p99.9 with 1 in flight;
+                       each against the baseline measured in the same run.
+            pushes     Reliable pushes (acked automatically) and best-effort pushes, in messages/s.
+            memory     Bytes per pending request at 100,000 pending, beyond a bare suspended task; an
+                       idle client's resident memory. Measured in a child process.
+            timeouts   100,000 pending requests with one deadline: how late the last one fails, CPU time.
+            recovery   Reconnect after a server restart; dead-link detection through a black-holed relay.
+            server     Connections held and requests/s across 2,000 clients.
+            wire       Encode and decode throughput of the frame codec (each measurement: --duration / 5).
+            Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
-        positionals: [PositionalSpec("SCENARIO", help: "What to measure: wire (the default).", isOptional: true)],
+        positionals: [
+            PositionalSpec("SCENARIO", help: "What to measure (see above); all by default.", isOptional: true)
+        ],
         options: [
-            .value("seconds", "DURATION", help: "Total measuring time: 8 (seconds), 500ms, 1m. Default 8s.")
+            .value("duration", "DURATION", help: "Length of one measurement: 2 (seconds), 500ms. Default 2s."),
+            .value("runs", "N", help: "Runs per figure (the median is reported). Default 3."),
+            .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
-        let scenario = arguments.positionals.first ?? "wire"
-        guard scenarios.contains(scenario) else {
-            throw UsageError("unknown scenario '\(scenario)' (available: \(scenarios.joined(separator: ", ")))")
+        let scenario = arguments.positionals.first ?? "all"
+        if scenario == BenchProbe.scenarioName {
+            return await BenchProbe.main()
         }
-        let duration = try arguments.duration("seconds") ?? .seconds(8)
-        guard duration > .zero else { throw UsageError("--seconds must be more than zero") }
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        if arguments.positionals.isEmpty {
-            Terminal.standardError.line("longlink bench: running 'wire' (the only scenario so far)")
+        guard names.contains(scenario) else {
+            throw UsageError("unknown scenario '\(scenario)' (available: \(names.joined(separator: ", ")))")
         }
-        Terminal.standardOutput.line(WireBenchmark.run(seconds: seconds))
-        return ExitStatus.success
+        let duration = try arguments.duration("duration") ?? .seconds(2)
+        guard duration > .zero else { throw UsageError("--duration must be more than zero") }
+        let runs = try arguments.integer("runs", in: 1...100) ?? 3
+        let settings = BenchSettings(duration: duration, runs: runs)
+        var report = BenchReport(
+            command: (["longlink"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
+            duration: duration.inSeconds)
+        let selected = scenario == "all" ? scenarios : [scenario]
+        var failed = false
+        for name in selected {
+            do {
+                try await run(name, settings, into: &report)
+            } catch {
+                failed = true
+                report.notes.append("\(name): FAILED: \(error)")
+                Terminal.standardError.line("longlink bench \(name): failed: \(error)")
+            }
+        }
+        Terminal.standardOutput.line(arguments.flag("json") ? report.json() : report.table())
+        return failed ? ExitStatus.failure : ExitStatus.success
+    }
+
+    private static func run(_ name: String, _ settings: BenchSettings, into report: inout BenchReport) async throws {
+        switch name {
+        case "baseline": try await BaselineBenchmark.run(settings, into: &report)
+        case "rpc": try await RPCBenchmark.run(settings, into: &report)
+        case "pushes": try await PushBenchmark.run(settings, into: &report)
+        case "memory": try await MemoryBenchmark.run(settings, into: &report)
+        case "timeouts": try await TimeoutBenchmark.run(settings, into: &report)
+        case "recovery": try await RecoveryBenchmark.run(settings, into: &report)
+        case "server": try await ServerBenchmark.run(settings, into: &report)
+        case "wire": WireBenchmark.run(settings, into: &report)
+        default: throw BenchError("no scenario \(name)")
+        }
     }
 }

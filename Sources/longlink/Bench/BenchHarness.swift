@@ -1,0 +1,266 @@
+import Foundation
+import LongLink
+import LongLinkServer
+import Synchronization
+
+/// What every network scenario gets from the command line.
+struct BenchSettings: Sendable {
+    /// How long one measurement lasts (after its warm-up).
+    var duration: Duration
+    /// How many times each measurement is repeated; the report shows the median.
+    var runs: Int
+
+    /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
+    var warmUp: Duration {
+        min(.milliseconds(500), max(.milliseconds(50), duration / 4))
+    }
+}
+
+/// A failure of the benchmark itself (not a figure).
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// A stop flag and a counter shared by the tasks or threads of one measurement.
+final class BenchCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+
+    func add(_ amount: Int = 1) {
+        count.add(amount, ordering: .relaxed)
+    }
+
+    var value: Int { count.load(ordering: .relaxed) }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+}
+
+/// The payload of every `echo` call: 16 bytes, the size of a small business request.
+let benchPayload: [UInt8] = Array(0..<16)
+
+/// The server side of a scenario: a ``LongLinkServer`` on 127.0.0.1 with its own event loops.
+///
+/// Methods: `echo` (returns the payload), `never` (never answers: sleeps until cancelled) and
+/// `login` (binds the connection to the principal named by the payload).
+struct BenchServer: Sendable {
+    let server: LongLinkServer
+    let group: EventLoopGroup
+    let port: Int
+    private let runTask: Task<Void, Never>
+
+    static func router() -> Router {
+        var router = Router()
+        router.register("echo") { payload, _ in payload }
+        router.register("never") { _, _ in
+            try await Task.sleep(for: .seconds(86_400))
+            return []
+        }
+        router.register("login") { payload, context in
+            context.bind(principal: String(decoding: payload, as: UTF8.self))
+            return []
+        }
+        return router
+    }
+
+    /// Starts a server with `loops` event loops; `configure` adjusts its configuration.
+    static func start(
+        port: Int = 0, loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> BenchServer {
+        let group = EventLoopGroup(loopCount: loops, name: "bench-server")
+        var configuration = ServerConfiguration()
+        configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
+        configuration.eventLoopGroup = group
+        configure(&configuration)
+        let server = LongLinkServer(configuration: configuration, router: router(), pushStore: pushStore)
+        let runTask = Task {
+            do {
+                try await server.run()
+            } catch {
+                Terminal.standardError.line("longlink bench: the server stopped: \(error)")
+            }
+        }
+        let address: SocketAddress
+        do {
+            address = try await server.localAddress
+        } catch {
+            await group.shutdownAndWait()
+            throw error
+        }
+        guard let port = address.port else { throw BenchError("the server has no port: \(address)") }
+        return BenchServer(server: server, group: group, port: port, runTask: runTask)
+    }
+
+    /// Shuts down gracefully and waits.
+    func stop() async {
+        server.shutdown()
+        await runTask.value
+        await group.shutdownAndWait()
+    }
+
+    /// Aborts (as a crash would) and waits until the port is free; the loops stay up.
+    func abort() async {
+        server.abort()
+        await runTask.value
+    }
+
+    /// The loops only: after ``abort()``.
+    func releaseLoops() async {
+        await group.shutdownAndWait()
+    }
+}
+
+/// A running ``LongLinkClient`` on 127.0.0.1.
+struct BenchClient: Sendable {
+    let client: LongLinkClient
+    /// The group the benchmark created for this client alone (shut down by ``stop()``).
+    private let ownedGroup: EventLoopGroup?
+    private let runTask: Task<Void, Never>
+
+    /// The client's event loop.
+    var loop: EventLoop? { ownedGroup?.loops.first }
+
+    /// Connects to 127.0.0.1:`port` and waits until the client is logged in and ready.
+    ///
+    /// - Parameter group: the loops to use; `nil` gives the client a loop of its own.
+    static func connect(
+        port: Int, group: EventLoopGroup? = nil, waitUntilConnected: Bool = true,
+        configure: (inout ClientConfiguration) -> Void = { _ in }
+    ) async throws -> BenchClient {
+        let ownedGroup = group == nil ? EventLoopGroup(loopCount: 1, name: "bench-client") : nil
+        var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: port)])
+        configuration.eventLoopGroup = group ?? ownedGroup
+        configure(&configuration)
+        let client = LongLinkClient(configuration: configuration)
+        let runTask = Task {
+            do {
+                try await client.run()
+            } catch {
+                Terminal.standardError.line("longlink bench: a client stopped: \(error)")
+            }
+        }
+        let bench = BenchClient(client: client, ownedGroup: ownedGroup, runTask: runTask)
+        if waitUntilConnected {
+            try await bench.waitUntilConnected()
+        }
+        return bench
+    }
+
+    func waitUntilConnected(within limit: Duration = .seconds(30), poll: Duration = .milliseconds(2)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while await client.connectionState.phase != .connected {
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("a client did not connect within \(limit): \(await client.connectionState)")
+            }
+            try await Task.sleep(for: poll)
+        }
+    }
+
+    /// Shuts the client down and waits; cancels it when a graceful shutdown takes too long.
+    func stop() async {
+        client.shutdown()
+        let runTask = self.runTask
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(3))
+            runTask.cancel()
+        }
+        await runTask.value
+        watchdog.cancel()
+        await ownedGroup?.shutdownAndWait()
+    }
+}
+
+/// Runs `body` with a fresh server and stops the server afterwards, also when `body` throws.
+func withBenchServer<Value>(
+    loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (BenchServer) async throws -> Value
+) async throws -> Value {
+    let server = try await BenchServer.start(loops: loops, pushStore: pushStore, configure: configure)
+    do {
+        let value = try await body(server)
+        await server.stop()
+        return value
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+/// Runs `body` with a connected client and stops the client afterwards, also when `body` throws.
+func withBenchClient<Value>(
+    port: Int, configure: (inout ClientConfiguration) -> Void = { _ in },
+    _ body: (BenchClient) async throws -> Value
+) async throws -> Value {
+    let client = try await BenchClient.connect(port: port, configure: configure)
+    do {
+        let value = try await body(client)
+        await client.stop()
+        return value
+    } catch {
+        await client.stop()
+        throw error
+    }
+}
+
+/// Runs `body` on a new plain thread (no tasks, no executor) and returns what it returns.
+func onPlainThread<Value: Sendable>(
+    _ name: String, _ body: @escaping @Sendable () throws -> Value
+) async throws -> Value {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}
+
+/// What the process uses: resident memory and CPU time.
+enum ProcessUsage {
+    /// Resident set size in bytes, from /proc/self/statm.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// User plus system CPU time of the whole process.
+    static func cpuTime() -> Duration {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func duration(_ time: timeval) -> Duration {
+            .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec))
+        }
+        return duration(usage.ru_utime) + duration(usage.ru_stime)
+    }
+
+    /// Raises the soft limit on open files to at least `wanted` (up to the hard limit); returns the new
+    /// soft limit.
+    @discardableResult
+    static func raiseOpenFileLimit(to wanted: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < rlim_t(wanted) {
+            limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return Int(limit.rlim_cur)
+    }
+}
+
+/// Progress lines on standard error, so that standard output stays the table or the JSON.
+func benchProgress(_ text: String) {
+    Terminal.standardError.line("longlink bench: \(text)")
+}

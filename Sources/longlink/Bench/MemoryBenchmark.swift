@@ -1,0 +1,171 @@
+import LongLink
+import Synchronization
+
+/// `longlink bench memory`: what a pending request and an idle client cost in resident memory.
+///
+/// Each figure comes from a fresh child process (see ``BenchProbe``) that talks to the server in
+/// this process: the child reads its resident set size (/proc/self/statm) before and after
+/// creating 100,000 things, and the figure is the difference divided by the count.
+/// - pending request: a child task of a task group calling `client.request("never")` (a handler
+///   that never answers; 600 s timeout), measured once all are written on the link;
+/// - bare suspended task: a child task of a task group suspended on a continuation, nothing else;
+/// - beyond the caller's task: the first minus the second (the target counts this);
+/// - idle client: a connected client with the default configuration (shared event loops) and
+///   nothing to do.
+enum MemoryBenchmark {
+    static let count = 100_000
+
+    static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
+        let runs = settings.runs
+        var pending: [Double] = []
+        var tasks: [Double] = []
+        var beyond: [Double] = []
+        var idleDelta: [Double] = []
+        var idleTotal: [Double] = []
+        try await withBenchServer { configuration in
+            configuration.maxInFlightPerConnection = 1_000_000
+            configuration.dedupeWindow = .zero
+        } _: { server in
+            for run in 1...runs {
+                benchProgress("memory: idle client, run \(run)/\(runs)")
+                let idle = try await BenchProbe.spawn("idle", port: server.port)
+                idleDelta.append(((idle["rss_after"] ?? 0) - (idle["rss_before"] ?? 0)) / 1024)
+                idleTotal.append((idle["rss_after"] ?? 0) / 1024)
+                benchProgress("memory: \(count) bare suspended tasks, run \(run)/\(runs)")
+                let bare = try await BenchProbe.spawn("tasks", port: server.port, count: count)
+                let perTask = ((bare["rss_after"] ?? 0) - (bare["rss_before"] ?? 0)) / Double(count)
+                benchProgress("memory: \(count) pending requests, run \(run)/\(runs)")
+                let requests = try await BenchProbe.spawn("pending", port: server.port, count: count)
+                let perRequest = ((requests["rss_after"] ?? 0) - (requests["rss_before"] ?? 0)) / Double(count)
+                tasks.append(perTask)
+                pending.append(perRequest)
+                beyond.append(perRequest - perTask)
+            }
+        }
+        report.add(
+            BenchFigure(
+                key: "memory.pending_request.bytes", label: "memory per pending request (with its caller's task)",
+                unit: "B", samples: pending, note: "\(count) pending on one connection, RSS delta / count"))
+        report.add(
+            BenchFigure(
+                key: "memory.suspended_task.bytes", label: "memory per bare suspended task", unit: "B", samples: tasks))
+        report.add(
+            BenchFigure(
+                key: "memory.pending_request_beyond_task.bytes",
+                label: "memory per pending request beyond the caller's task",
+                unit: "B", samples: beyond, target: .atMost(1_536, "<= 1.5 KiB")))
+        report.add(
+            BenchFigure(
+                key: "memory.idle_client.rss_delta", label: "idle client, resident memory added", unit: "KiB",
+                samples: idleDelta, note: "default configuration: includes the shared event loops it starts"))
+        report.add(
+            BenchFigure(
+                key: "memory.idle_client.rss", label: "idle client process, resident memory", unit: "KiB",
+                samples: idleTotal))
+    }
+
+    // MARK: Probes (in the child process)
+
+    /// Touches the runtime's lazily created parts (task allocator, timers, the cooperative pool)
+    /// before the first reading.
+    private static func warmRuntime() async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<1_000 { group.addTask { await Task.yield() } }
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+
+    static func probeIdleClient(port: Int) async throws -> [(String, Double)] {
+        await warmRuntime()
+        let before = ProcessUsage.residentBytes()
+        let bench = try await BenchClient.connect(port: port, group: .shared)
+        try await Task.sleep(for: .milliseconds(300))
+        let after = ProcessUsage.residentBytes()
+        _ = bench
+        return [("rss_before", Double(before)), ("rss_after", Double(after))]
+    }
+
+    /// Continuations of parked tasks.
+    private final class Parking: Sendable {
+        private let parked: Mutex<[UnsafeContinuation<Void, Never>]>
+
+        init(capacity: Int) {
+            var array: [UnsafeContinuation<Void, Never>] = []
+            array.reserveCapacity(capacity)
+            parked = Mutex(array)
+        }
+
+        func park(_ continuation: UnsafeContinuation<Void, Never>) {
+            parked.withLock { $0.append(continuation) }
+        }
+
+        var count: Int { parked.withLock { $0.count } }
+
+        func resumeAll() {
+            let all = parked.withLock { parked in
+                defer { parked.removeAll(keepingCapacity: true) }
+                return parked
+            }
+            for continuation in all { continuation.resume() }
+        }
+    }
+
+    static func probeSuspendedTasks(count: Int) async throws -> [(String, Double)] {
+        await warmRuntime()
+        let warm = Parking(capacity: 1_000)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<1_000 { group.addTask { await withUnsafeContinuation { warm.park($0) } } }
+            while warm.count < 1_000 { try? await Task.sleep(for: .milliseconds(5)) }
+            warm.resumeAll()
+        }
+        let parking = Parking(capacity: count)
+        let before = ProcessUsage.residentBytes()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<count { group.addTask { await withUnsafeContinuation { parking.park($0) } } }
+            while parking.count < count { try? await Task.sleep(for: .milliseconds(5)) }
+            try? await Task.sleep(for: .milliseconds(200))
+            let after = ProcessUsage.residentBytes()
+            BenchProbe.report([("rss_before", Double(before)), ("rss_after", Double(after)), ("count", Double(count))])
+        }
+        return []
+    }
+
+    static func probePendingRequests(port: Int, count: Int) async throws -> [(String, Double)] {
+        await warmRuntime()
+        let bench = try await BenchClient.connect(port: port)
+        let client = bench.client
+        // The same paths once, small: replies, and requests that time out.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<1_000 { group.addTask { _ = try await client.request("echo", payload: benchPayload) } }
+            for _ in 0..<1_000 {
+                group.addTask {
+                    _ = try? await client.request("never", options: RequestOptions(timeout: .milliseconds(50)))
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let before = ProcessUsage.residentBytes()
+        let options = RequestOptions(timeout: .seconds(600))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask { _ = try? await client.request("never", options: options) }
+            }
+            let clock = ContinuousClock()
+            let limit = clock.now.advanced(by: .seconds(120))
+            var written = 0
+            while clock.now < limit {
+                written = await client.statistics.inFlight
+                if written >= count { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            // Let the write buffer drain into the server.
+            try? await Task.sleep(for: .milliseconds(500))
+            let after = ProcessUsage.residentBytes()
+            BenchProbe.report([
+                ("rss_before", Double(before)), ("rss_after", Double(after)), ("in_flight", Double(written)),
+            ])
+        }
+        return []
+    }
+}

@@ -1,0 +1,137 @@
+import LongLink
+
+/// `longlink bench rpc`: request/response on one connection, LongLink against the bare baseline
+/// client, measured alternately in the same run against the same server.
+///
+/// Throughput with 1, 64 and 1,024 requests in flight: that many caller tasks, each awaiting
+/// `client.request("echo")` in a loop. Latency: one caller, one request at a time, every round trip
+/// recorded (p50, p99, p99.9). The caller tasks run on the global executor, as an app's would; the
+/// "callers on the client's loop" rows run them with the client's event loop as their task executor
+/// preference, which shows what the hops between the global executor and the loop cost.
+enum RPCBenchmark {
+    static let inFlightLevels = [1, 64, 1_024]
+
+    /// Requests per second with `inFlight` callers looping on `echo`.
+    static func throughput(
+        _ client: LongLinkClient, inFlight: Int, settings: BenchSettings, executor: (any TaskExecutor)? = nil
+    ) async throws -> Double {
+        let counter = BenchCounter()
+        return try await withThrowingTaskGroup(of: Void.self, returning: Double.self) { group in
+            for _ in 0..<inFlight {
+                group.addTask(executorPreference: executor) {
+                    while !counter.isStopped {
+                        _ = try await client.request("echo", payload: benchPayload)
+                        counter.add()
+                    }
+                }
+            }
+            let clock = ContinuousClock()
+            try await Task.sleep(for: settings.warmUp)
+            let (startCount, startTime) = (counter.value, clock.now)
+            try await Task.sleep(for: settings.duration)
+            let (endCount, endTime) = (counter.value, clock.now)
+            counter.stop()
+            try await group.waitForAll()
+            return Double(endCount - startCount) / (endTime - startTime).inSeconds
+        }
+    }
+
+    /// Round trips in microseconds, sorted, one request at a time.
+    static func latencies(
+        _ client: LongLinkClient, settings: BenchSettings, executor: (any TaskExecutor)? = nil
+    ) async throws -> [Double] {
+        try await withTaskExecutorPreference(executor) {
+            var samples: [Double] = []
+            samples.reserveCapacity(200_000)
+            let clock = ContinuousClock()
+            let measureFrom = clock.now.advanced(by: settings.warmUp)
+            let measureUntil = measureFrom.advanced(by: settings.duration)
+            while true {
+                let sent = clock.now
+                guard sent < measureUntil else { break }
+                _ = try await client.request("echo", payload: benchPayload)
+                if sent >= measureFrom { samples.append((clock.now - sent).inMicroseconds) }
+            }
+            return samples.sorted()
+        }
+    }
+
+    static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
+        let runs = settings.runs
+        let figures = try await withBenchServer { server in
+            try await withBenchClient(port: server.port) { bench in
+                let client = bench.client
+                let loop = bench.loop
+                var baseline: [Int: [Double]] = [:]
+                var longLink: [Int: [Double]] = [:]
+                var onLoop: [Double] = []
+                let fractions = [0.5, 0.99, 0.999]
+                var baselineLatency: [[Double]] = [[], [], []]
+                var longLinkLatency: [[Double]] = [[], [], []]
+                var onLoopLatency: [[Double]] = [[], [], []]
+                for run in 1...runs {
+                    for inFlight in inFlightLevels {
+                        benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): baseline")
+                        baseline[inFlight, default: []].append(
+                            try await BaselineBenchmark.throughput(
+                                port: server.port, inFlight: inFlight, settings: settings))
+                        benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): LongLink")
+                        longLink[inFlight, default: []].append(
+                            try await throughput(client, inFlight: inFlight, settings: settings))
+                    }
+                    benchProgress("rpc: 64 in flight, callers on the client's loop, run \(run)/\(runs)")
+                    onLoop.append(try await throughput(client, inFlight: 64, settings: settings, executor: loop))
+                    benchProgress("rpc: latency, run \(run)/\(runs): baseline")
+                    let bare = try await BaselineBenchmark.latencies(port: server.port, settings: settings)
+                    benchProgress("rpc: latency, run \(run)/\(runs): LongLink")
+                    let ours = try await latencies(client, settings: settings)
+                    benchProgress("rpc: latency, callers on the client's loop, run \(run)/\(runs)")
+                    let ourOnLoop = try await latencies(client, settings: settings, executor: loop)
+                    for (index, fraction) in fractions.enumerated() {
+                        baselineLatency[index].append(BenchStats.percentile(bare, fraction))
+                        longLinkLatency[index].append(BenchStats.percentile(ours, fraction))
+                        onLoopLatency[index].append(BenchStats.percentile(ourOnLoop, fraction))
+                    }
+                }
+                var figures: [BenchFigure] = []
+                for inFlight in inFlightLevels {
+                    var target: BenchTarget?
+                    if inFlight == 64 { target = .ratioAtLeast(0.5, ">= 50% of baseline") }
+                    if inFlight == 1_024 {
+                        target = .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
+                    }
+                    figures.append(
+                        BenchFigure(
+                            key: "rpc.in_flight_\(inFlight).throughput", label: "rpc throughput, \(inFlight) in flight",
+                            unit: "req/s", samples: longLink[inFlight] ?? [], baselineSamples: baseline[inFlight],
+                            target: target))
+                }
+                figures.append(
+                    BenchFigure(
+                        key: "rpc.in_flight_64_callers_on_loop.throughput",
+                        label: "rpc throughput, 64 in flight, callers on the client's loop", unit: "req/s",
+                        samples: onLoop, baselineSamples: baseline[64]))
+                for (index, name) in ["p50", "p99", "p999"].enumerated() {
+                    figures.append(
+                        BenchFigure(
+                            key: "rpc.latency.\(name)", label: "rpc latency \(name), 1 in flight", unit: "µs",
+                            samples: longLinkLatency[index], baselineSamples: baselineLatency[index],
+                            target: name == "p50" ? .ratioAtMost(1.5, "<= 1.5x baseline") : nil))
+                }
+                for (index, name) in ["p50", "p99"].enumerated() {
+                    figures.append(
+                        BenchFigure(
+                            key: "rpc.latency_callers_on_loop.\(name)",
+                            label: "rpc latency \(name), 1 in flight, caller on the client's loop", unit: "µs",
+                            samples: onLoopLatency[index], baselineSamples: baselineLatency[index]))
+                }
+                return figures
+            }
+        }
+        for figure in figures { report.add(figure) }
+        report.notes.append(
+            "rpc: one server (1 event loop, default configuration: de-duplication on), one LongLinkClient (its own "
+                + "event loop), \(benchPayload.count)-byte echo payloads; baseline = blocking socket on a plain "
+                + "thread, same frames, same timeout_ms; baseline and LongLink alternate within each run.")
+    }
+}

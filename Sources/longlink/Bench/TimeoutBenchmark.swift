@@ -1,0 +1,147 @@
+import LongLink
+import Synchronization
+
+/// `longlink bench timeouts`: 100,000 pending requests that share one deadline.
+///
+/// A child process (see ``BenchProbe``) connects to the server in this process and makes 100,000
+/// calls to `never` (a handler that never answers), each with the timeout that ends at the same
+/// instant, 3 s after the first call. Each caller notes when its call failed; the figures are how
+/// late the last and the median caller resumed after the deadline, and the process's CPU time
+/// (getrusage) while the requests waited and while they fired.
+enum TimeoutBenchmark {
+    static let count = 100_000
+    static let deadlineAfter = Duration.seconds(3)
+
+    static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
+        let runs = settings.runs
+        var samples: [String: [Double]] = [:]
+        try await withBenchServer { configuration in
+            configuration.maxInFlightPerConnection = 1_000_000
+            configuration.dedupeWindow = .zero
+        } _: { server in
+            for run in 1...runs {
+                benchProgress("timeouts: \(count) requests with one deadline, run \(run)/\(runs)")
+                let values = try await BenchProbe.spawn(
+                    "timeouts", port: server.port, count: count,
+                    extra: [BenchProbe.deadlineVariable: String(Int64(deadlineAfter.inMilliseconds))])
+                guard values["written"] == Double(count) else {
+                    throw BenchError(
+                        "only \(Int(values["written"] ?? 0)) of \(count) requests were written before the deadline")
+                }
+                for (key, value) in values { samples[key, default: []].append(value) }
+            }
+        }
+        let wait = BenchStats.median(samples["wait_ms"] ?? [])
+        report.add(
+            BenchFigure(
+                key: "timeouts.last_late", label: "timeouts: last of \(count) fails after its deadline by", unit: "ms",
+                samples: samples["late_max_ms"] ?? [], target: .atMost(50, "<= 50 ms")))
+        report.add(
+            BenchFigure(
+                key: "timeouts.median_late", label: "timeouts: median caller resumes after the deadline by", unit: "ms",
+                samples: samples["late_p50_ms"] ?? []))
+        report.add(
+            BenchFigure(
+                key: "timeouts.timed_out", label: "timeouts: calls that failed with deadline exceeded", unit: "calls",
+                samples: samples["timed_out"] ?? []))
+        report.add(
+            BenchFigure(
+                key: "timeouts.cpu_submitting", label: "timeouts: CPU time to submit \(count) requests", unit: "ms",
+                samples: samples["cpu_submit_ms"] ?? []))
+        report.add(
+            BenchFigure(
+                key: "timeouts.cpu_waiting", label: "timeouts: CPU time while \(count) requests wait", unit: "ms",
+                samples: samples["cpu_wait_ms"] ?? [],
+                note: "over the \(BenchReport.number(wait)) ms between the last write and the deadline"))
+        report.add(
+            BenchFigure(
+                key: "timeouts.cpu_firing", label: "timeouts: CPU time from the deadline to the last failure",
+                unit: "ms", samples: samples["cpu_fire_ms"] ?? []))
+    }
+
+    /// The child's side.
+    static func probe(port: Int, count: Int, deadlineAfter: Duration) async throws -> [(String, Double)] {
+        let bench = try await BenchClient.connect(port: port)
+        let client = bench.client
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<1_000 { group.addTask { _ = try await client.request("echo", payload: benchPayload) } }
+            try await group.waitForAll()
+        }
+        let clock = ContinuousClock()
+        let results = Outcomes(count: count)
+        let cpuStart = ProcessUsage.cpuTime()
+        let deadline = clock.now.advanced(by: deadlineAfter)
+        // Unstructured tasks, not a task group: consuming 100,000 children of one group costs the
+        // runtime quadratic time (TaskGroup::removeChildTask walks a list), which would swamp the
+        // CPU figures.
+        for index in 0..<count {
+            Task {
+                var timedOut = false
+                do {
+                    _ = try await client.request("never", options: RequestOptions(timeout: deadline - clock.now))
+                } catch let error as LongLinkError {
+                    timedOut = error.code == .deadlineExceeded
+                } catch {}
+                results.record(index, late: (clock.now - deadline).inMilliseconds, timedOut: timedOut)
+            }
+        }
+        var written = 0
+        while clock.now < deadline {
+            written = await client.statistics.inFlight
+            if written >= count { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let writtenAt = clock.now
+        let cpuWritten = ProcessUsage.cpuTime()
+        try? await Task.sleep(until: deadline, clock: clock)
+        let cpuDeadline = ProcessUsage.cpuTime()
+        while !results.isComplete {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        let cpuEnd = ProcessUsage.cpuTime()
+        let (unsorted, timedOut) = results.snapshot()
+        let lateness = unsorted.sorted()
+        return [
+            ("written", Double(written)),
+            ("timed_out", Double(timedOut)),
+            ("wait_ms", (deadline - writtenAt).inMilliseconds),
+            ("late_p50_ms", BenchStats.percentile(lateness, 0.5)),
+            ("late_p99_ms", BenchStats.percentile(lateness, 0.99)),
+            ("late_max_ms", lateness.last ?? .nan),
+            ("cpu_submit_ms", (cpuWritten - cpuStart).inMilliseconds),
+            ("cpu_wait_ms", (cpuDeadline - cpuWritten).inMilliseconds),
+            ("cpu_fire_ms", (cpuEnd - cpuDeadline).inMilliseconds),
+        ]
+    }
+
+    /// When each caller resumed, and how it failed.
+    private final class Outcomes: Sendable {
+        private struct State {
+            var late: [Double]
+            var timedOut = 0
+            var recorded = 0
+        }
+
+        private let state: Mutex<State>
+        private let count: Int
+
+        init(count: Int) {
+            self.count = count
+            state = Mutex(State(late: [Double](repeating: .nan, count: count)))
+        }
+
+        func record(_ index: Int, late: Double, timedOut: Bool) {
+            state.withLock { state in
+                state.late[index] = late
+                state.recorded += 1
+                if timedOut { state.timedOut += 1 }
+            }
+        }
+
+        var isComplete: Bool { state.withLock { $0.recorded == count } }
+
+        func snapshot() -> ([Double], Int) {
+            state.withLock { ($0.late, $0.timedOut) }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import longlink
+
+@Suite("longlink bench")
+struct BenchCommandTests {
+    /// Every figure `bench rpc` reports; each must be a positive number.
+    static let rpcKeys = [
+        "rpc.in_flight_1.throughput", "rpc.in_flight_64.throughput", "rpc.in_flight_1024.throughput",
+        "rpc.in_flight_64_callers_on_loop.throughput", "rpc.latency.p50", "rpc.latency.p99", "rpc.latency.p999",
+        "rpc.latency_callers_on_loop.p50", "rpc.latency_callers_on_loop.p99",
+    ]
+
+    /// Throughput rows and latency rows carry the baseline measured in the same run, and its ratio.
+    static let keysWithBaseline = rpcKeys
+
+    @Test func rpcJSONHasEveryFigure() async throws {
+        let outcome = try await ToolProcess.run(
+            ["bench", "rpc", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(120))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let data = Data(outcome.standardOutput.utf8)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["runs"] as? Int == 1)
+        #expect((object["duration_seconds"] as? Double).map { abs($0 - 0.2) < 1e-9 } == true)
+        let machine = try #require(object["machine"] as? [String: Any])
+        #expect((machine["nproc"] as? Int ?? 0) > 0)
+        #expect(object["load_before"] is [Any])
+        let results = try #require(object["results"] as? [String: Any])
+        #expect(Set(results.keys) == Set(Self.rpcKeys))
+        for key in Self.rpcKeys {
+            let row = try #require(results[key] as? [String: Any], "missing \(key)")
+            #expect((row["value"] as? Double ?? 0) > 0, "\(key) value")
+            #expect(!(row["unit"] as? String ?? "").isEmpty, "\(key) unit")
+            let samples = try #require(row["samples"] as? [Double], "\(key) samples")
+            #expect(samples.count == 1 && samples.allSatisfy { $0 > 0 }, "\(key) samples")
+            if Self.keysWithBaseline.contains(key) {
+                #expect((row["baseline"] as? Double ?? 0) > 0, "\(key) baseline")
+                #expect((row["ratio"] as? Double ?? 0) > 0, "\(key) ratio")
+            }
+        }
+        // Rows with a target say whether it was met.
+        for key in ["rpc.in_flight_64.throughput", "rpc.in_flight_1024.throughput", "rpc.latency.p50"] {
+            let row = try #require(results[key] as? [String: Any])
+            #expect(row["target"] is String, "\(key) target")
+            #expect(row["met"] is Bool, "\(key) met")
+        }
+    }
+
+    @Test func tableShowsUnitsAndRatios() async throws {
+        let outcome = try await ToolProcess.run(["bench", "wire", "--duration", "50ms", "--runs", "1"])
+        #expect(outcome.status == 0)
+        #expect(outcome.standardOutput.contains("frames/s"))
+        #expect(outcome.standardOutput.contains("load average"))
+    }
+
+    @Test func medianAndPercentiles() {
+        #expect(BenchStats.median([3, 1, 2]) == 2)
+        #expect(BenchStats.median([4, 1, 2, 3]) == 2.5)
+        let sorted = (1...1000).map(Double.init)
+        #expect(BenchStats.percentile(sorted, 0.5) == 500)
+        #expect(BenchStats.percentile(sorted, 0.99) == 990)
+        #expect(BenchStats.percentile(sorted, 0.999) == 999)
+        #expect(BenchStats.percentile([7], 0.999) == 7)
+    }
+
+    @Test func targets() {
+        let both = BenchTarget.all(.ratioAtLeast(0.5, "half"), .atLeast(600_000, "600k"))
+        #expect(both.isMet(value: 700_000, ratio: 0.6) == true)
+        #expect(both.isMet(value: 500_000, ratio: 0.6) == false)
+        #expect(both.isMet(value: 700_000, ratio: 0.4) == false)
+        #expect(BenchTarget.ratioAtMost(1.5, "").isMet(value: 10, ratio: nil) == nil)
+    }
+}
