@@ -220,10 +220,14 @@ public final class Connection: Hashable, @unchecked Sendable {
     }
 
     /// True while fewer bytes than the high watermark are queued (with hysteresis: after reaching it, true
-    /// again only at the low watermark); false once closed. Loop thread only.
+    /// again only at the low watermark); false once closed. Loop thread only. Whoever reads `false` gets a
+    /// ``ConnectionHandler/connectionWritabilityChanged(_:)`` when it turns true again.
     public var isWritable: Bool {
         assert(eventLoop.inEventLoop)
         if case .open = state {
+            // A caller that saw `false` must hear when it turns true again, even if the queue drains
+            // within the same iteration (before any change would otherwise have been reported).
+            if !writable { reportedWritable = false }
             return writable
         }
         return false

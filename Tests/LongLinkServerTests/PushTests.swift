@@ -122,3 +122,30 @@ struct PushTests {
         #expect(store.unacknowledged(principal: "nobody", after: 0, limit: 10).isEmpty)
     }
 }
+
+@Suite("Backpressure recovery")
+struct BackpressureRecoveryTests {
+    /// A Sync that makes the server write past its high watermark inside the read callback (the
+    /// server pauses reading) must not leave the connection unread once the queue drains, even when
+    /// it drains within the same loop iteration.
+    @Test func aLargeSyncBurstDoesNotStopTheServerReading() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.connectionOptions.writeBufferHighWatermark = 64 << 10
+        configuration.connectionOptions.writeBufferLowWatermark = 16 << 10
+        try await withServer(configuration) { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "burst")
+            #expect(try await client.call("login", bytes("kim"), id: "l").text == "welcome")
+            let payload = [UInt8](repeating: 7, count: 1_024)
+            for _ in 0..<1_000 { try server.push(to: "kim", topic: "t", payload: payload) }
+            try await client.send(.sync(Frame.Sync()))
+            var pushes = 0
+            while pushes < 1_000 {
+                if case .push = try await client.nextFrame() { pushes += 1 }
+            }
+            #expect(server.statistics.readPauses >= 1)
+            // Reading resumed: a request after the burst is answered.
+            #expect(try await client.call("echo", bytes("still reading"), id: "e").text == "still reading")
+        }
+    }
+}
