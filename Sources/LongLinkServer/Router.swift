@@ -9,17 +9,34 @@ public struct Router: Sendable {
     /// A raw handler: payload bytes in, payload bytes out.
     public typealias Handler = @Sendable (_ payload: [UInt8], _ context: RequestContext) async throws -> [UInt8]
 
-    private var handlers: [String: Handler] = [:]
+    /// A handler that never suspends: it runs inline on the connection's event loop, without a task.
+    public typealias SynchronousHandler = @Sendable (_ payload: [UInt8], _ context: RequestContext) throws -> [UInt8]
+
+    /// How a route runs.
+    enum Route: Sendable {
+        case async(Handler)
+        case synchronous(SynchronousHandler)
+    }
+
+    private var routes: [String: Route] = [:]
 
     /// An empty router.
     public init() {}
 
     /// The registered method names.
-    public var methods: [String] { handlers.keys.sorted() }
+    public var methods: [String] { routes.keys.sorted() }
 
-    /// Registers a raw handler for `method`, replacing any earlier one.
+    /// Registers a raw handler for `method`, replacing any earlier one. It runs in a task of its own
+    /// (on the connection's event loop when ``ServerConfiguration/runsHandlersOnEventLoop`` is set).
     public mutating func register(_ method: String, handler: @escaping Handler) {
-        handlers[method] = handler
+        routes[method] = .async(handler)
+    }
+
+    /// Registers a handler that answers without suspending (a lookup, an echo, a cache read). It
+    /// runs inline on the connection's event loop, with no task per request: the fastest route, for
+    /// work that takes microseconds. Anything that waits belongs in ``register(_:handler:)``.
+    public mutating func register(_ method: String, synchronous handler: @escaping SynchronousHandler) {
+        routes[method] = .synchronous(handler)
     }
 
     /// Registers a typed handler: the payload is decoded as `Request` and the reply encoded with
@@ -29,7 +46,7 @@ public struct Router: Sendable {
         _ method: String, request: Request.Type, codec: some PayloadCodec = JSONPayloadCodec(),
         handler: @escaping @Sendable (Request, RequestContext) async throws -> Reply
     ) {
-        handlers[method] = { payload, context in
+        routes[method] = .async { payload, context in
             let decoded: Request
             do {
                 decoded = try codec.decode(Request.self, from: payload)
@@ -40,8 +57,16 @@ public struct Router: Sendable {
         }
     }
 
-    /// The handler for `method`, if registered.
+    /// The handler for `method`, if registered (a synchronous one wrapped as asynchronous).
     public func handler(for method: String) -> Handler? {
-        handlers[method]
+        switch routes[method] {
+        case .async(let handler)?: handler
+        case .synchronous(let handler)?: { payload, context in try handler(payload, context) }
+        case nil: nil
+        }
+    }
+
+    func route(for method: String) -> Route? {
+        routes[method]
     }
 }

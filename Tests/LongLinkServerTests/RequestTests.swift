@@ -26,6 +26,20 @@ struct RequestTests {
         }
     }
 
+    @Test func synchronousHandlersAnswerInlineThroughTheSamePath() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            #expect(try await client.call("echo.sync", bytes("fast"), id: "1").text == "fast")
+            let failed = try await client.call("fail.sync", id: "2")
+            #expect(failed.status == Frame.Status(code: .failedPrecondition, message: "not now"))
+            // De-duplication covers them too: the same id is replayed, not run again.
+            #expect(try await client.call("echo.sync", bytes("other"), id: "1").text == "fast")
+            #expect(server.statistics.requestsReplayed == 1)
+            #expect(server.statistics.handlersRunning == 0)
+        }
+    }
+
     @Test func anUnknownMethodIsUnimplemented() async throws {
         try await withServer { _, address in
             let client = try await FrameClient.connect(to: address)

@@ -232,7 +232,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 "too many requests in flight on this connection (limit \(configuration.maxInFlightPerConnection))")
             return
         }
-        guard let handler = core.router.handler(for: request.method) else {
+        guard let handler = core.router.route(for: request.method) else {
             respond(request.requestID, .unimplemented, "unknown method '\(request.method)'")
             return
         }
@@ -260,7 +260,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func execute(
-        _ request: Frame.Request, handler: @escaping Router.Handler, token: UInt64,
+        _ request: Frame.Request, handler route: Router.Route, token: UInt64,
         dedupeKey: DedupeWindow<DedupeWaiter>.Key?, generation: UInt64
     ) {
         let timeout: Duration? =
@@ -274,20 +274,27 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let core = self.core
         core.counters.handlersStarted.increment()
         core.counters.handlersRunning.increment()
+        let handler: Router.Handler
+        switch route {
+        case .synchronous(let synchronous):
+            // Inline, on the loop: no task, no timer. The entry exists only so that the answer finds it.
+            inFlight[requestID] = InFlight(token: token, task: nil, timer: nil, generation: generation)
+            let response = Self.response(requestID: requestID) { try synchronous(payload, context) }
+            core.executionFinished(
+                origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
+                response: response)
+            return
+        case .async(let asynchronous):
+            handler = asynchronous
+        }
         let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
         let task = Task(executorPreference: executor) { [self] in
             let response: Frame.Response?
             do {
                 let reply = try await handler(payload, context)
                 response = Frame.Response(requestID: requestID, payload: reply)
-            } catch let error as LongLinkError {
-                response = Frame.Response(
-                    requestID: requestID, status: Frame.Status(code: error.code.status, message: error.message))
-            } catch is CancellationError {
-                response = nil
             } catch {
-                response = Frame.Response(
-                    requestID: requestID, status: Frame.Status(code: .internalError, message: "the handler failed"))
+                response = Self.response(requestID: requestID) { throw error }
             }
             core.executionFinished(
                 origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
@@ -300,6 +307,22 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             }
         }
         inFlight[requestID] = entry
+    }
+
+    /// The response for a handler's outcome: its reply, its `LongLinkError` as a status, `nil` for a
+    /// cancellation (no response is sent), or `INTERNAL` for any other error (whose text is not sent).
+    static func response(requestID: String, _ body: () throws -> [UInt8]) -> Frame.Response? {
+        do {
+            return Frame.Response(requestID: requestID, payload: try body())
+        } catch let error as LongLinkError {
+            return Frame.Response(
+                requestID: requestID, status: Frame.Status(code: error.code.status, message: error.message))
+        } catch is CancellationError {
+            return nil
+        } catch {
+            return Frame.Response(
+                requestID: requestID, status: Frame.Status(code: .internalError, message: "the handler failed"))
+        }
     }
 
     private func handlerTimedOut(

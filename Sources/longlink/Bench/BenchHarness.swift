@@ -58,7 +58,8 @@ struct BenchServer: Sendable {
 
     static func router() -> Router {
         var router = Router()
-        router.register("echo") { payload, _ in payload }
+        // Echo answers inline on the loop (no task per request), as a cache read or lookup would.
+        router.register("echo", synchronous: { payload, _ in payload })
         router.register("never") { _, _ in
             try await Task.sleep(for: .seconds(86_400))
             return []

@@ -129,6 +129,44 @@ enum RPCBenchmark {
             }
         }
         for figure in figures { report.add(figure) }
+        // The same measurements with the other deadline design, side by side with the card's task group.
+        let heapFigures = try await withBenchServer { server in
+            try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .deadlineHeap }) { bench in
+                var samples: [Int: [Double]] = [:]
+                var baseline: [Int: [Double]] = [:]
+                var p50: [Double] = []
+                var baselineP50: [Double] = []
+                for run in 1...runs {
+                    for inFlight in inFlightLevels {
+                        benchProgress("rpc (deadline heap): \(inFlight) in flight, run \(run)/\(runs)")
+                        baseline[inFlight, default: []].append(
+                            try await BaselineBenchmark.throughput(
+                                port: server.port, inFlight: inFlight, settings: settings))
+                        samples[inFlight, default: []].append(
+                            try await throughput(bench.client, inFlight: inFlight, settings: settings))
+                    }
+                    baselineP50.append(
+                        BenchStats.percentile(try await BaselineBenchmark.latencies(port: server.port, settings: settings), 0.5))
+                    p50.append(BenchStats.percentile(try await latencies(bench.client, settings: settings), 0.5))
+                }
+                var figures = inFlightLevels.map { inFlight in
+                    BenchFigure(
+                        key: "rpc.deadline_heap.in_flight_\(inFlight).throughput",
+                        label: "rpc throughput, \(inFlight) in flight, deadline heap", unit: "req/s",
+                        samples: samples[inFlight] ?? [], baselineSamples: baseline[inFlight],
+                        target: inFlight == 1_024
+                            ? .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
+                            : inFlight == 64 ? .ratioAtLeast(0.5, ">= 50% of baseline") : nil)
+                }
+                figures.append(
+                    BenchFigure(
+                        key: "rpc.deadline_heap.latency.p50", label: "rpc latency p50, 1 in flight, deadline heap",
+                        unit: "µs", samples: p50, baselineSamples: baselineP50,
+                        target: .ratioAtMost(1.5, "<= 1.5x baseline")))
+                return figures
+            }
+        }
+        for figure in heapFigures { report.add(figure) }
         report.notes.append(
             "rpc: one server (1 event loop, default configuration: de-duplication on), one LongLinkClient (its own "
                 + "event loop), \(benchPayload.count)-byte echo payloads; baseline = blocking socket on a plain "

@@ -68,7 +68,7 @@ final class DemoService: Sendable {
     /// The router with every demo method.
     func router() -> Router {
         var router = Router()
-        router.register("echo") { payload, _ in payload }
+        router.register("echo", synchronous: { payload, _ in payload })
         router.register("sleep") { payload, _ in
             let text = String(decoding: payload, as: UTF8.self)
             guard let milliseconds = Int(text), (0...3_600_000).contains(milliseconds) else {

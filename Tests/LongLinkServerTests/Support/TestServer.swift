@@ -13,6 +13,10 @@ final class Probe: Sendable {
     func router() -> Router {
         var router = Router()
         router.register("echo") { payload, _ in payload }
+        router.register("echo.sync", synchronous: { payload, _ in payload })
+        router.register("fail.sync", synchronous: { _, _ in
+            throw LongLinkError(code: .failedPrecondition, message: "not now")
+        })
         router.register("count") { payload, _ in
             let n = self.executions.add(1, ordering: .relaxed).newValue
             return Array("execution \(n)".utf8) + payload
