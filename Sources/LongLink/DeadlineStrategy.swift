@@ -10,11 +10,13 @@ public struct DeadlineStrategy: Hashable, Sendable, CustomStringConvertible {
 
     /// Each request runs in a task group whose body awaits the reply while one child task sleeps
     /// until the deadline (on the client's clock, released at once when the reply wins). The shape
-    /// of the design card, at the price of a child task per request.
+    /// of the design card, at the price of a child task and a timer per request: measured at about
+    /// two thirds of the heap's throughput and 1.3x its latency.
     public static let taskGroup = DeadlineStrategy(wrapped: .taskGroup)
 
     /// The client keeps pending requests in one deadline-ordered heap with a single timer for the
-    /// earliest deadline; cancellation is a handler outside the actor. No task per request.
+    /// earliest deadline; cancellation is a handler outside the actor. No task per request. The
+    /// default.
     public static let deadlineHeap = DeadlineStrategy(wrapped: .deadlineHeap)
 
     var usesHeap: Bool { wrapped == .deadlineHeap }

@@ -12,9 +12,10 @@ import Synchronization
 /// }
 /// ```
 ///
-/// Each request suspends on a continuation kept by an actor (keyed by request id) that runs on the
-/// connection's event loop; a task group races the reply against the request's deadline, computed
-/// once so that it covers queueing, reconnects and resends. ``run()`` is the supervisor: it
+/// Each request suspends on a `CheckedContinuation` kept by an actor (keyed by request id) that runs
+/// on the connection's event loop. The request's deadline is computed once, so that it covers
+/// queueing, reconnects and resends, and is raced against the reply: by one deadline heap with a
+/// single timer (the default), or by a task group per request (``DeadlineStrategy/taskGroup``). ``run()`` is the supervisor: it
 /// connects, logs in, replays subscriptions, sends `Sync`, releases queued requests, and reconnects
 /// with backoff after every failure until ``shutdown()`` or a terminal error.
 public final class LongLinkClient: Sendable {
