@@ -110,7 +110,7 @@ func freePort() async throws -> Int {
 }
 
 extension ClientConfiguration {
-    static func forTests(_ endpoint: Endpoint, strategy: DeadlineStrategy = .taskGroup) -> ClientConfiguration {
+    static func forTests(_ endpoint: Endpoint, strategy: DeadlineStrategy = .deadlineHeap) -> ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: [endpoint])
         configuration.deadlineStrategy = strategy
         configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
