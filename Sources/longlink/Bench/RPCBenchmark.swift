@@ -129,16 +129,16 @@ enum RPCBenchmark {
             }
         }
         for figure in figures { report.add(figure) }
-        // The same measurements with the other deadline design, side by side with the card's task group.
-        let heapFigures = try await withBenchServer { server in
-            try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .deadlineHeap }) { bench in
+        // The same measurements with the card's task-group race, side by side with the default deadline heap.
+        let taskGroupFigures = try await withBenchServer { server in
+            try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { bench in
                 var samples: [Int: [Double]] = [:]
                 var baseline: [Int: [Double]] = [:]
                 var p50: [Double] = []
                 var baselineP50: [Double] = []
                 for run in 1...runs {
                     for inFlight in inFlightLevels {
-                        benchProgress("rpc (deadline heap): \(inFlight) in flight, run \(run)/\(runs)")
+                        benchProgress("rpc (task group): \(inFlight) in flight, run \(run)/\(runs)")
                         baseline[inFlight, default: []].append(
                             try await BaselineBenchmark.throughput(
                                 port: server.port, inFlight: inFlight, settings: settings))
@@ -151,8 +151,8 @@ enum RPCBenchmark {
                 }
                 var figures = inFlightLevels.map { inFlight in
                     BenchFigure(
-                        key: "rpc.deadline_heap.in_flight_\(inFlight).throughput",
-                        label: "rpc throughput, \(inFlight) in flight, deadline heap", unit: "req/s",
+                        key: "rpc.task_group.in_flight_\(inFlight).throughput",
+                        label: "rpc throughput, \(inFlight) in flight, task-group race", unit: "req/s",
                         samples: samples[inFlight] ?? [], baselineSamples: baseline[inFlight],
                         target: inFlight == 1_024
                             ? .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
@@ -160,13 +160,13 @@ enum RPCBenchmark {
                 }
                 figures.append(
                     BenchFigure(
-                        key: "rpc.deadline_heap.latency.p50", label: "rpc latency p50, 1 in flight, deadline heap",
+                        key: "rpc.task_group.latency.p50", label: "rpc latency p50, 1 in flight, task-group race",
                         unit: "µs", samples: p50, baselineSamples: baselineP50,
                         target: .ratioAtMost(1.5, "<= 1.5x baseline")))
                 return figures
             }
         }
-        for figure in heapFigures { report.add(figure) }
+        for figure in taskGroupFigures { report.add(figure) }
         report.notes.append(
             "rpc: one server (1 event loop, default configuration: de-duplication on), one LongLinkClient (its own "
                 + "event loop), \(benchPayload.count)-byte echo payloads; baseline = blocking socket on a plain "
