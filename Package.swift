@@ -32,11 +32,13 @@ let package = Package(
             name: "longlink",
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting"]
         ),
+        // Helpers shared by the test targets (bounded waits); not a product.
+        .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire"]),
         .testTarget(name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire"]),
         .testTarget(
             name: "LongLinkServerTests",
-            dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire"]
+            dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
         ),
         .testTarget(
             name: "LongLinkTestingTests",
@@ -44,7 +46,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LongLinkTests",
-            dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire"]
+            dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport"]
         ),
         // Runs the built `longlink` binary as a process; unit tests of its parser and helpers.
         .testTarget(

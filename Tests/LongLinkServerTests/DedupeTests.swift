@@ -1,4 +1,5 @@
 @testable import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire

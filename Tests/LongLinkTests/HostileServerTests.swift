@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLink
 import LongLinkTesting
 import Testing

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import Foundation
 import LongLink
 import LongLinkServer

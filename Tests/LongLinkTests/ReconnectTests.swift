@@ -1,4 +1,5 @@
 @testable import LongLink
+import LongLinkTestSupport
 import LongLinkServer
 import LongLinkTesting
 import Synchronization

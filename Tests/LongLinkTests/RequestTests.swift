@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLink
 import LongLinkServer
 import Synchronization

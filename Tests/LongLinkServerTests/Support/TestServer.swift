@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
+import LongLinkTestSupport
 import Synchronization
 
 /// Handlers whose progress tests can observe without sleeping: each reports to `events`, and
@@ -99,20 +100,3 @@ extension Frame.Response {
     var text: String { String(decoding: payload, as: UTF8.self) }
 }
 
-func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
-
-struct ConditionTimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting until \(what)" }
-}
-
-/// Re-checks a condition (a counter another thread updates) until it holds, within a bound.
-func eventually(
-    _ what: String, within timeout: Duration = .seconds(5), _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw ConditionTimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}

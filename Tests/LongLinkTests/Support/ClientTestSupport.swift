@@ -1,5 +1,6 @@
 import LongLink
 import LongLinkServer
+import LongLinkTestSupport
 import Synchronization
 
 /// Server-side handlers whose progress client tests can observe without sleeping.
@@ -158,37 +159,6 @@ final class RunningClient: Sendable {
     }
 }
 
-struct ConditionTimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Re-checks a condition until it holds, within a bound (for counters another thread updates).
-func eventually(_ what: String, within timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while await !condition() {
-        guard ContinuousClock.now < deadline else { throw ConditionTimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
-
-/// Fails with `ConditionTimedOut` when `operation` takes longer than `timeout`.
-func within<T: Sendable>(
-    _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw ConditionTimedOut(what: what)
-        }
-        let value = try await group.next()!
-        group.cancelAll()
-        return value
-    }
-}
-
-func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
 /// Both ways of enforcing deadlines, for tests that must hold under either.

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Synchronization

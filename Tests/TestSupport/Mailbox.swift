@@ -2,10 +2,10 @@ import LongLinkTransport
 
 /// A queue that tests await with a bounded wait: `next(within:)` fails instead of hanging.
 /// Several tasks may wait at once; elements go to waiters in arrival order.
-final class Mailbox<Element: Sendable>: Sendable {
-    struct TimedOut: Error, CustomStringConvertible {
-        let what: String
-        var description: String { "timed out waiting for \(what)" }
+package final class Mailbox<Element: Sendable>: Sendable {
+    package struct TimedOut: Error, CustomStringConvertible {
+        package let what: String
+        package var description: String { "timed out waiting for \(what)" }
     }
 
     private struct State {
@@ -18,7 +18,9 @@ final class Mailbox<Element: Sendable>: Sendable {
 
     private let state = Locked(State())
 
-    func put(_ element: Element) {
+    package init() {}
+
+    package func put(_ element: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element, any Error>? in
             if !state.waiters.isEmpty { return state.waiters.removeFirst().continuation }
             state.items.append(element)
@@ -27,9 +29,9 @@ final class Mailbox<Element: Sendable>: Sendable {
         waiter?.resume(returning: element)
     }
 
-    var count: Int { state.withLock { $0.items.count - $0.head } }
+    package var count: Int { state.withLock { $0.items.count - $0.head } }
 
-    func next(within timeout: Duration = .seconds(5), _ what: String = "an element") async throws -> Element {
+    package func next(within timeout: Duration = .seconds(5), _ what: String = "an element") async throws -> Element {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
