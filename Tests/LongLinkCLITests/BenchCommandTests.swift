@@ -10,6 +10,8 @@ struct BenchCommandTests {
         "rpc.in_flight_1.throughput", "rpc.in_flight_64.throughput", "rpc.in_flight_1024.throughput",
         "rpc.in_flight_64_callers_on_loop.throughput", "rpc.latency.p50", "rpc.latency.p99", "rpc.latency.p999",
         "rpc.latency_callers_on_loop.p50", "rpc.latency_callers_on_loop.p99",
+        "rpc.task_group.in_flight_1.throughput", "rpc.task_group.in_flight_64.throughput",
+        "rpc.task_group.in_flight_1024.throughput", "rpc.task_group.latency.p50",
     ]
 
     /// Throughput rows and latency rows carry the baseline measured in the same run, and its ratio.

@@ -85,7 +85,7 @@ struct HostileServerTests {
         configuration.connectTimeout = .milliseconds(100)
         let running = RunningClient(configuration)
         let states = running.client.connectionStates
-        let sawTimeout = try await within(.seconds(5), "a handshake timeout") {
+        let sawTimeout = try await within(.seconds(20), "a handshake timeout") {
             for await state in states where state.error?.code == .connectTimeout { return true }
             return false
         }
@@ -125,7 +125,7 @@ struct HostileServerTests {
         }
         let running = RunningClient(.forTests(server.endpoint))
         let states = running.client.connectionStates
-        let error = try await within(.seconds(5), "a protocol violation") {
+        let error = try await within(.seconds(20), "a protocol violation") {
             for await state in states where state.error != nil { return state.error }
             return nil
         }

@@ -127,7 +127,7 @@ struct LifecycleTests {
         try await server.stop()
         let restarted = try await RunningServer.start(probe: probe, port: port)
         let states = client.connectionStates
-        let paused = try await within(.seconds(5), "the reconnect to pause") {
+        let paused = try await within(.seconds(20), "the reconnect to pause") {
             for await state in states where state.reason == "paused in the background" { return true }
             return false
         }

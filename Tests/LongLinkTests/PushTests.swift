@@ -314,7 +314,7 @@ struct PushEdgeCaseTests {
         client.shutdown()
         release.put(())
         // The link that comes up after the shutdown is refused: run() ends.
-        try await within(.seconds(5), "run() to end") { try await run.value }
+        try await within(.seconds(20), "run() to end") { try await run.value }
         #expect(await client.statistics.connects == 0)
         try await server.stop()
     }

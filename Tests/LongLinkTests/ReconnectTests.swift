@@ -82,7 +82,7 @@ struct ReconnectTests {
         let client = LongLinkClient(configuration: configuration)
         let waiting = Task { try await client.request("echo") }
         do {
-            try await within(.seconds(5), "run() to end") { try await client.run() }
+            try await within(.seconds(20), "run() to end") { try await client.run() }
             Issue.record("run() should throw")
         } catch let error as LongLinkError {
             #expect(error.code == .unauthenticated)
@@ -159,7 +159,7 @@ struct ReconnectTests {
         #expect(try await probe.events.next() == "login bob")  // logged in again on a new link
         #expect(server.server.kick(principal: "bob", reason: "logged in elsewhere") >= 0)
         do {
-            try await within(.seconds(5), "run() to end") { try await run.value }
+            try await within(.seconds(20), "run() to end") { try await run.value }
             Issue.record("run() should throw")
         } catch let error as LongLinkError {
             #expect(error.code == .goAway)

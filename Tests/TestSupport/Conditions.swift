@@ -12,7 +12,7 @@ package struct ConditionTimedOut: Error, CustomStringConvertible {
 /// Re-checks a condition (a counter another thread updates) until it holds, within a bound. For
 /// values nothing can be awaited on; everything else waits on a `Mailbox` or a continuation.
 package func eventually(
-    _ what: String, within timeout: Duration = .seconds(5), _ condition: () async -> Bool
+    _ what: String, within timeout: Duration = .seconds(20), _ condition: () async -> Bool
 ) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while await !condition() {

@@ -31,7 +31,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
 
     package var count: Int { state.withLock { $0.items.count - $0.head } }
 
-    package func next(within timeout: Duration = .seconds(5), _ what: String = "an element") async throws -> Element {
+    package func next(within timeout: Duration = .seconds(20), _ what: String = "an element") async throws -> Element {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID

@@ -65,11 +65,11 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         try await connection.send(bytes)
     }
 
-    func next(within timeout: Duration = .seconds(5)) async throws -> Event {
+    func next(within timeout: Duration = .seconds(20)) async throws -> Event {
         try await events.next(within: timeout, "a frame from the server")
     }
 
-    func nextFrame(within timeout: Duration = .seconds(5)) async throws -> Frame {
+    func nextFrame(within timeout: Duration = .seconds(20)) async throws -> Frame {
         let event = try await next(within: timeout)
         guard case .frame(let frame) = event else { throw UnexpectedEvent(event: event, expected: "a frame") }
         return frame
@@ -77,7 +77,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
 
     /// Waits for the server to close the connection, skipping frames; returns them.
     @discardableResult
-    func framesUntilClosed(within timeout: Duration = .seconds(5)) async throws -> [Frame] {
+    func framesUntilClosed(within timeout: Duration = .seconds(20)) async throws -> [Frame] {
         var seen: [Frame] = []
         while true {
             switch try await next(within: timeout) {
@@ -106,7 +106,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         return try await response()
     }
 
-    func response(within timeout: Duration = .seconds(5)) async throws -> Frame.Response {
+    func response(within timeout: Duration = .seconds(20)) async throws -> Frame.Response {
         let frame = try await nextFrame(within: timeout)
         guard case .response(let response) = frame else {
             throw UnexpectedEvent(event: .frame(frame), expected: "Response")

@@ -94,14 +94,14 @@ final class TestPeer: ConnectionHandler, Sendable {
     }
 
     /// Waits until the received bytes read as `text`.
-    func waitForText(_ text: String, within limit: Duration = .seconds(5)) async throws {
+    func waitForText(_ text: String, within limit: Duration = .seconds(20)) async throws {
         let expected = Array(text.utf8)
         try await state.wait("the text \"\(text)\"", within: limit) { $0.bytes == expected }
     }
 
     /// Waits for the close and returns its error (nil for a clean end of stream).
     @discardableResult
-    func waitForClose(within limit: Duration = .seconds(5)) async throws -> LongLinkError? {
+    func waitForClose(within limit: Duration = .seconds(20)) async throws -> LongLinkError? {
         try await state.wait("the connection to close", within: limit) { $0.closed }.closeError
     }
 
@@ -135,7 +135,7 @@ final class EchoServer: Sendable {
     }
 
     /// Waits until `count` connections were accepted and returns the `count`th.
-    func session(_ number: Int = 1, within limit: Duration = .seconds(5)) async throws -> TestPeer {
+    func session(_ number: Int = 1, within limit: Duration = .seconds(20)) async throws -> TestPeer {
         try await sessions.wait("server connection \(number)", within: limit) { $0.count >= number }[number - 1]
     }
 

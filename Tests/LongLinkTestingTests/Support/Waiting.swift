@@ -57,7 +57,7 @@ final class Watched<Value: Sendable>: Sendable {
     /// Waits until `predicate` holds and returns the value then; throws ``WaitTimedOut`` after `limit`.
     @discardableResult
     func wait(
-        _ what: String, within limit: Duration = .seconds(5), until predicate: @escaping @Sendable (Value) -> Bool
+        _ what: String, within limit: Duration = .seconds(20), until predicate: @escaping @Sendable (Value) -> Bool
     ) async throws -> Value {
         let id = inner.withLock { inner -> Int in
             inner.nextID += 1
@@ -118,7 +118,7 @@ func withTimeout<T: Sendable>(
 /// Re-checks a condition that nothing can be awaited for (a counter another thread updates) until it holds;
 /// throws ``WaitTimedOut`` after `limit`.
 func eventually(
-    _ what: String, within limit: Duration = .seconds(5), _ condition: @Sendable () -> Bool
+    _ what: String, within limit: Duration = .seconds(20), _ condition: @Sendable () -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + limit
     while !condition() {

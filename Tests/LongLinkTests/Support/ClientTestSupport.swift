@@ -115,7 +115,7 @@ extension ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: [endpoint])
         configuration.deadlineStrategy = strategy
         configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
-        configuration.defaultTimeout = .seconds(5)
+        configuration.defaultTimeout = .seconds(15)
         configuration.connectTimeout = .seconds(2)
         return configuration
     }
@@ -132,11 +132,11 @@ final class RunningClient: Sendable {
         task = Task { try await client.run() }
     }
 
-    func waitUntilConnected(within timeout: Duration = .seconds(5)) async throws {
+    func waitUntilConnected(within timeout: Duration = .seconds(20)) async throws {
         try await waitForPhase(.connected, within: timeout)
     }
 
-    func waitForPhase(_ phase: ConnectionState.Phase, within timeout: Duration = .seconds(5)) async throws {
+    func waitForPhase(_ phase: ConnectionState.Phase, within timeout: Duration = .seconds(20)) async throws {
         let states = client.connectionStates
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

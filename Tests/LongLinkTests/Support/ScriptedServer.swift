@@ -76,7 +76,7 @@ final class ScriptedServer: Sendable {
     var endpoint: Endpoint { .tcp(host: "127.0.0.1", port: listener.localAddress.port ?? 0) }
 
     func nextPeer() async throws -> Peer {
-        try await peersBox.next(within: .seconds(5), "a connection to the scripted server")
+        try await peersBox.next(within: .seconds(20), "a connection to the scripted server")
     }
 
     func stop() {
