@@ -32,7 +32,8 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
 
     /// Creates a state.
     public init(
-        phase: Phase, endpoint: Endpoint? = nil, reason: String, error: LongLinkError? = nil, retryDelay: Duration? = nil
+        phase: Phase, endpoint: Endpoint? = nil, reason: String, error: LongLinkError? = nil,
+        retryDelay: Duration? = nil
     ) {
         self.phase = phase
         self.endpoint = endpoint

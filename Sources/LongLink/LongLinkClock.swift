@@ -1,5 +1,4 @@
 import LongLinkTransport
-import LongLinkTransport
 
 /// Work scheduled on a ``LongLinkClock``, which can be called off.
 public protocol ScheduledWork: Sendable {
@@ -74,7 +73,8 @@ private final class Sleeper: Sendable {
     }
 
     func finish(with error: (any Error)?) {
-        let (continuation, work) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (any ScheduledWork)?) in
+        let (continuation, work) = state.withLock {
+            state -> (CheckedContinuation<Void, any Error>?, (any ScheduledWork)?) in
             guard !state.finished else { return (nil, nil) }
             state.finished = true
             defer {

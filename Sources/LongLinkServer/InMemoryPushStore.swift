@@ -1,5 +1,5 @@
-import LongLinkWire
 import LongLinkTransport
+import LongLinkWire
 
 /// A ``PushStore`` in process memory, bounded per principal.
 ///

@@ -1,6 +1,5 @@
 import LongLinkTransport
 import LongLinkWire
-import LongLinkTransport
 
 /// A fault-injecting TCP proxy for tests: it sits between any client and any server, forwards bytes both ways
 /// (it never parses them), and injects faults on command.

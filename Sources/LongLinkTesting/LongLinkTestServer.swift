@@ -1,7 +1,6 @@
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
-import LongLinkTransport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,5 @@
 import LongLink
 import LongLinkTransport
-import LongLinkTransport
 
 /// A ``LongLinkClock`` that moves only when a test advances it: deadlines, heartbeats, backoff and
 /// ack delays fire exactly when the test says, without waiting.
@@ -67,7 +66,10 @@ public final class ManualClock: LongLinkClock {
         let target = state.withLock { $0.now.advanced(by: duration) }
         while true {
             let next = state.withLock { state -> Entry? in
-                guard let index = state.entries.indices.min(by: { state.entries[$0].deadline < state.entries[$1].deadline }),
+                guard
+                    let index = state.entries.indices.min(by: {
+                        state.entries[$0].deadline < state.entries[$1].deadline
+                    }),
                     state.entries[index].deadline <= target
                 else { return nil }
                 let entry = state.entries.remove(at: index)

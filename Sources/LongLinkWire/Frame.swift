@@ -229,7 +229,9 @@ extension Frame {
         public var retryAfterMilliseconds: UInt32
 
         /// Creates a `GoAway`.
-        public init(code: StatusCode = .ok, reason: String = "", reconnect: Bool = false, retryAfterMilliseconds: UInt32 = 0) {
+        public init(
+            code: StatusCode = .ok, reason: String = "", reconnect: Bool = false, retryAfterMilliseconds: UInt32 = 0
+        ) {
             self.code = code
             self.reason = reason
             self.reconnect = reconnect

@@ -1,8 +1,9 @@
-@testable import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
+
+@testable import LongLinkServer
 
 @Suite("De-duplication")
 struct DedupeTests {

@@ -1,5 +1,5 @@
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -45,7 +45,9 @@ struct GoAwayTests {
             #expect(goAway.reconnect)
             probe.gate.put(())
             let rest = try await client.framesUntilClosed()
-            #expect(rest.contains { if case .response(let r) = $0 { r.requestID == "r" && r.status == nil } else { false } })
+            #expect(
+                rest.contains { if case .response(let r) = $0 { r.requestID == "r" && r.status == nil } else { false } }
+            )
             try await group.waitForAll()
             #expect(server.statistics.openConnections == 0)
         }

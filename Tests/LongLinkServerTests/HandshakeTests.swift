@@ -1,5 +1,5 @@
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing

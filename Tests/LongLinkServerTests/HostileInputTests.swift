@@ -1,5 +1,5 @@
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -78,7 +78,8 @@ struct HostileInputTests {
             let welcome = try await client.handshake(heartbeatMilliseconds: 100)
             #expect(welcome.heartbeatMilliseconds == 100)
             var frame: [UInt8] = []
-            Frame.request(Frame.Request(requestID: "1", method: "echo", payload: bytes("half"))).encodeDelimited(into: &frame)
+            Frame.request(Frame.Request(requestID: "1", method: "echo", payload: bytes("half"))).encodeDelimited(
+                into: &frame)
             // On a loaded machine the server may have closed the silent link already: that is the
             // behaviour under test too, so a failed send is fine.
             try? await client.sendRaw(Array(frame.prefix(frame.count / 2)))

@@ -1,5 +1,5 @@
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -7,7 +7,9 @@ import Testing
 @Suite("Pushes, Ack and Sync")
 struct PushTests {
     private func login(_ client: FrameClient, as user: String) async throws {
-        #expect(try await client.call("login", bytes(user), id: "login-\(UInt64.random(in: 0...UInt64.max))").text == "welcome")
+        #expect(
+            try await client.call("login", bytes(user), id: "login-\(UInt64.random(in: 0...UInt64.max))").text
+                == "welcome")
     }
 
     private func pushes(_ client: FrameClient, count: Int) async throws -> [Frame.Push] {

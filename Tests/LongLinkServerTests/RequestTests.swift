@@ -1,6 +1,6 @@
-import LongLinkTestSupport
 import Foundation
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing

@@ -1,6 +1,6 @@
-import LongLinkTestSupport
 import LongLink
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 

@@ -1,5 +1,5 @@
-import LongLinkTestSupport
 import LongLink
+import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
@@ -54,7 +54,9 @@ struct HostileServerTests {
         // The client told the server it gave up.
         var sawCancel = false
         while !sawCancel {
-            if case .cancel(let cancel) = try await peer.received.next() { sawCancel = cancel.requestID == request.requestID }
+            if case .cancel(let cancel) = try await peer.received.next() {
+                sawCancel = cancel.requestID == request.requestID
+            }
         }
         peer.send(.response(Frame.Response(requestID: request.requestID, payload: bytes("too late"))))
         try await eventually("the late reply is counted") { await running.client.statistics.unknownReplies == 1 }

@@ -1,7 +1,7 @@
-import LongLinkTestSupport
 import Foundation
 import LongLink
 import LongLinkServer
+import LongLinkTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -90,7 +90,10 @@ struct KernelFaultTests {
 
         let rules = KernelFaults.dropRules(port: port)
         try KernelFaults.add(rules)
-        let pending = Task { try await client.request("echo", payload: bytes("across the hole"), options: RequestOptions(timeout: .seconds(20))) }
+        let pending = Task {
+            try await client.request(
+                "echo", payload: bytes("across the hole"), options: RequestOptions(timeout: .seconds(20)))
+        }
         try await eventually("the half-open link is declared dead", within: .seconds(10)) {
             await client.statistics.deadLinks >= 1
         }
@@ -113,7 +116,8 @@ struct KernelFaultTests {
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         let client = running.client
-        let rules = KernelFaults.dropRules(port: port, extra: ["-m", "statistic", "--mode", "random", "--probability", "0.2"])
+        let rules = KernelFaults.dropRules(
+            port: port, extra: ["-m", "statistic", "--mode", "random", "--probability", "0.2"])
         try KernelFaults.add(rules)
         defer { KernelFaults.remove(rules) }
         // One after another, so that many packets cross the lossy link.

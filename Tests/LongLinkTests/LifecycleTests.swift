@@ -1,9 +1,10 @@
-@testable import LongLink
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Synchronization
 import Testing
+
+@testable import LongLink
 
 @Suite("Heartbeat, liveness and app lifecycle")
 struct LifecycleTests {

@@ -1,12 +1,16 @@
-@testable import LongLink
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
+@testable import LongLink
+
 @Suite("Pushes and acknowledgements")
 struct ClientPushTests {
-    private func loggedIn(_ endpoint: Endpoint, as user: String, clientID: String? = nil, _ adjust: (inout ClientConfiguration) -> Void = { _ in })
+    private func loggedIn(
+        _ endpoint: Endpoint, as user: String, clientID: String? = nil,
+        _ adjust: (inout ClientConfiguration) -> Void = { _ in }
+    )
         -> RunningClient
     {
         var configuration = ClientConfiguration.forTests(endpoint)
@@ -284,7 +288,9 @@ struct PushEdgeCaseTests {
             let abandoned = running.client.pushes(topic: "alerts")
             _ = abandoned.makeAsyncIterator()
             for n in 1...3 { try server.server.push(to: "jo", topic: "alerts", payload: bytes("\(n)")) }
-            try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived >= 3 }
+            try await eventually("the pushes reached the client") {
+                await running.client.statistics.pushesReceived >= 3
+            }
         }
         // The first consumer is gone without taking anything: nothing was acknowledged.
         #expect(server.server.statistics.acksReceived == 0)

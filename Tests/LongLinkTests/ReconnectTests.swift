@@ -1,9 +1,10 @@
-@testable import LongLink
-import LongLinkTestSupport
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Synchronization
 import Testing
+
+@testable import LongLink
 
 @Suite("Offline queue, login, reconnection")
 struct ReconnectTests {
@@ -134,7 +135,9 @@ struct ReconnectTests {
         let client = running.client
         let plain = Task { try await client.request("gated") }
         #expect(try await probe.events.next() == "started gated")
-        let idempotent = Task { try await client.request("echo", payload: bytes("safe"), options: RequestOptions(idempotent: true)) }
+        let idempotent = Task {
+            try await client.request("echo", payload: bytes("safe"), options: RequestOptions(idempotent: true))
+        }
         #expect(text(try await idempotent.value) == "safe")
         server.server.abort()
         do {

@@ -1,6 +1,6 @@
-import LongLinkTestSupport
 import LongLink
 import LongLinkServer
+import LongLinkTestSupport
 import Synchronization
 import Testing
 

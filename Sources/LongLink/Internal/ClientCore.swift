@@ -136,7 +136,8 @@ actor ClientCore {
             if configuration.deadlineStrategy.usesHeap { trackDeadline(call) }
             if call.bypassesGate {
                 guard let link, link.generation == call.linkGeneration, link.isEstablished else {
-                    finish(call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
+                    finish(
+                        call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
                     return
                 }
                 write(call, on: link)
@@ -148,7 +149,8 @@ actor ClientCore {
                     .failure(
                         LongLinkError(
                             code: .resourceExhausted,
-                            message: "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
+                            message:
+                                "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
             } else {
                 call.stage = .queued
                 queue.append(call)
@@ -275,7 +277,9 @@ actor ClientCore {
     func attach(_ connection: Connection, endpoint: Endpoint) async throws -> UInt64 {
         // A shutdown (or terminal error) that landed while the supervisor was connecting: this link
         // must not come up, or nothing would ever close it.
-        if let stop = terminalError ?? (shuttingDown ? LongLinkError(code: .shutdown, message: "the client is shutting down") : nil) {
+        if let stop = terminalError
+            ?? (shuttingDown ? LongLinkError(code: .shutdown, message: "the client is shutting down") : nil)
+        {
             connection.close(.immediately, error: stop)
             throw stop
         }
@@ -292,7 +296,8 @@ actor ClientCore {
                     clientID: configuration.clientID, heartbeatMilliseconds: Self.milliseconds(proposed),
                     metadata: configuration.metadata)),
             on: link)
-        let welcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Frame.Welcome, any Error>) in
+        let welcome = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Frame.Welcome, any Error>) in
             if let end = link.end {
                 continuation.resume(throwing: Self.error(for: end))
                 return
@@ -309,7 +314,8 @@ actor ClientCore {
         }
         stats.connects += 1
         if stats.connects > 1 { stats.reconnects += 1 }
-        link.heartbeat = welcome.heartbeatMilliseconds > 0 ? .milliseconds(Int64(welcome.heartbeatMilliseconds)) : proposed
+        link.heartbeat =
+            welcome.heartbeatMilliseconds > 0 ? .milliseconds(Int64(welcome.heartbeatMilliseconds)) : proposed
         scheduleTick(link)
         return link.generation
     }
@@ -528,7 +534,8 @@ actor ClientCore {
     /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
     private func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
-        let action = link.monitor.tick(receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
+        let action = link.monitor.tick(
+            receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
         link.receivedSinceTick = false
         link.sentSinceTick = false
         switch action {
@@ -743,8 +750,7 @@ actor ClientCore {
             addAck(seq)
         }
         stats.pushesDelivered += seqs.count
-        if deferringReliable, subscribers.values.allSatisfy({ $0.count < $0.limit / 2 })
-        {
+        if deferringReliable, subscribers.values.allSatisfy({ $0.count < $0.limit / 2 }) {
             deferringReliable = false
             requestSync()
         }

@@ -21,7 +21,8 @@ struct HeartbeatMonitor {
         ticksSinceReceived = receivedSinceLastTick ? 0 : ticksSinceReceived + 1
         ticksSinceSent = sentSinceLastTick ? 0 : ticksSinceSent + 1
         if ticksSinceReceived >= 2 * Self.ticksPerInterval { return .declareDead }
-        let quietInbound = ticksSinceReceived >= Self.ticksPerInterval && ticksSinceReceived % Self.ticksPerInterval == 0
+        let quietInbound =
+            ticksSinceReceived >= Self.ticksPerInterval && ticksSinceReceived % Self.ticksPerInterval == 0
         if quietInbound || ticksSinceSent >= Self.ticksPerInterval { return .sendPing }
         return .none
     }

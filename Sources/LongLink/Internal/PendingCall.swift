@@ -70,9 +70,9 @@ final class PendingCall: @unchecked Sendable {
     }
 
     #if DEBUG
-    deinit {
-        // A registered call must never be dropped with its caller still suspended.
-        assert(continuation == nil, "PendingCall \(id) deallocated with an unresumed continuation")
-    }
+        deinit {
+            // A registered call must never be dropped with its caller still suspended.
+            assert(continuation == nil, "PendingCall \(id) deallocated with an unresumed continuation")
+        }
     #endif
 }

@@ -46,7 +46,8 @@ struct Supervisor {
                 case .goAway(let goAway) where !goAway.reconnect:
                     await core.terminate(
                         LongLinkError(
-                            code: .goAway, message: "the server closed the session for good (\(goAway.code)): \(goAway.reason)"))
+                            code: .goAway,
+                            message: "the server closed the session for good (\(goAway.code)): \(goAway.reason)"))
                 case .goAway(let goAway):
                     // Draining or restarting: come back after its retry-after, elsewhere if we can.
                     endpointIndex += 1
@@ -59,12 +60,14 @@ struct Supervisor {
                     }
                 case .closed(let error):
                     configuration.logger?(
-                        LogRecord(level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")"))
+                        LogRecord(
+                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")"))
                 }
                 failures += 1
             }
             if await core.isStopping { break }
-            let delay = retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
+            let delay =
+                retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
             await core.setState(
                 ConnectionState(phase: .waitingToReconnect, endpoint: endpoint, reason: "link down", retryDelay: delay))
             switch await core.waitToRetry(delay) {
@@ -94,13 +97,16 @@ struct Supervisor {
             return .failed(Self.wrap(error))
         }
         await core.clearPendingWake()
-        await core.setState(ConnectionState(phase: .loggingIn, endpoint: endpoint, reason: "handshake done; logging in"))
+        await core.setState(
+            ConnectionState(phase: .loggingIn, endpoint: endpoint, reason: "handshake done; logging in"))
         do {
             try await login(generation)
         } catch {
             let error = Self.wrap(error)
             if error.code == .unauthenticated {
-                return .terminal(LongLinkError(code: .unauthenticated, message: "login rejected: \(error.message)", underlying: error))
+                return .terminal(
+                    LongLinkError(
+                        code: .unauthenticated, message: "login rejected: \(error.message)", underlying: error))
             }
             await core.closeLink(generation, error: error)
             _ = await core.waitForEnd(generation)

@@ -487,20 +487,20 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func scheduleHeartbeatTick() {
         heartbeatTimer = loop.scheduleTimer(after: heartbeat) { [self] in
-                guard state == .open || state == .draining else { return }
-                if sawInbound {
-                    sawInbound = false
-                    silentTicks = 0
-                } else {
-                    silentTicks += 1
-                    if silentTicks >= 3 {
-                        core.counters.idleClosures.increment()
-                        goAwayAndClose(.unavailable, "no traffic for three heartbeat intervals", reconnect: true)
-                        return
-                    }
+            guard state == .open || state == .draining else { return }
+            if sawInbound {
+                sawInbound = false
+                silentTicks = 0
+            } else {
+                silentTicks += 1
+                if silentTicks >= 3 {
+                    core.counters.idleClosures.increment()
+                    goAwayAndClose(.unavailable, "no traffic for three heartbeat intervals", reconnect: true)
+                    return
                 }
-                scheduleHeartbeatTick()
             }
+            scheduleHeartbeatTick()
+        }
     }
 
     // MARK: Helpers

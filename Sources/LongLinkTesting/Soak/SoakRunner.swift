@@ -243,12 +243,20 @@ public struct SoakRunner: Sendable {
             (.seconds(4), .network(.reset, hold: nil, "reset both sides")),
             (.seconds(4), .network(.blackHole(.both), hold: .milliseconds(1_500), "black hole for 1.5 s")),
             (.seconds(3), .network(.splitWrites(into: 1), hold: .seconds(3), "one-byte writes for 3 s")),
-            (.seconds(4), .network(.latency(.milliseconds(250), jitter: .milliseconds(50)), hold: .seconds(3), "latency 250±50 ms for 3 s")),
+            (
+                .seconds(4),
+                .network(
+                    .latency(.milliseconds(250), jitter: .milliseconds(50)), hold: .seconds(3),
+                    "latency 250±50 ms for 3 s")
+            ),
             (.seconds(4), .restartServer),
             (.seconds(5), .goAway),
             (.seconds(4), .refuseAndCut(.seconds(2))),
             (.seconds(4), .network(.blackHole(.upstream), hold: .seconds(1), "upstream black hole for 1 s")),
-            (.seconds(4), .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")),
+            (
+                .seconds(4),
+                .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")
+            ),
         ]
         func elapsed() -> Duration { clock.now - start }
         func record(_ text: String) {
@@ -275,7 +283,8 @@ public struct SoakRunner: Sendable {
                 _ = try? await harness.restart(.graceful)
             case .goAway:
                 record("GoAway(reconnect: true)")
-                harness.server?.goAwayAll(reason: "soak: rolling restart", reconnect: true, retryAfter: .milliseconds(50))
+                harness.server?.goAwayAll(
+                    reason: "soak: rolling restart", reconnect: true, retryAfter: .milliseconds(50))
             case .refuseAndCut(let window):
                 await proxy.apply(.refuseConnections(for: nil))
                 await proxy.apply(.cut)
@@ -297,7 +306,9 @@ public struct SoakRunner: Sendable {
         return worst
     }
 
-    private static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws -> T {
+    private static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws
+        -> T
+    {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await body() }
             group.addTask {

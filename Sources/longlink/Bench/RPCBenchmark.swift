@@ -146,7 +146,8 @@ enum RPCBenchmark {
                             try await throughput(bench.client, inFlight: inFlight, settings: settings))
                     }
                     baselineP50.append(
-                        BenchStats.percentile(try await BaselineBenchmark.latencies(port: server.port, settings: settings), 0.5))
+                        BenchStats.percentile(
+                            try await BaselineBenchmark.latencies(port: server.port, settings: settings), 0.5))
                     p50.append(BenchStats.percentile(try await latencies(bench.client, settings: settings), 0.5))
                 }
                 var figures = inFlightLevels.map { inFlight in

@@ -45,7 +45,8 @@ enum DemoCommand: Subcommand {
         let duration = try arguments.duration("duration") ?? .seconds(30)
         guard duration >= .seconds(5) else { throw UsageError("the demo needs at least 5 seconds") }
         do {
-            return try await demo(duration: duration, quiet: arguments.flag("quiet"), faults: !arguments.flag("no-faults"))
+            return try await demo(
+                duration: duration, quiet: arguments.flag("quiet"), faults: !arguments.flag("no-faults"))
         } catch {
             Terminal.standardError.line("longlink demo: \(error)")
             return ExitStatus.failure
@@ -79,10 +80,13 @@ enum DemoCommand: Subcommand {
         let feed = DemoFeed(service: service, configuration: feedConfiguration)
         let proxy = FaultProxy(upstream: .tcp(host: serverAddress.host, port: serverAddress.port ?? 0))
         let proxyAddress = try await proxy.start()
-        say("server", .bold, "demo server on \(serverAddress), clients connect through the fault proxy on \(proxyAddress)")
+        say(
+            "server", .bold,
+            "demo server on \(serverAddress), clients connect through the fault proxy on \(proxyAddress)")
 
         // The client side, written as an app would.
-        var configuration = ClientConfiguration(endpoints: [.tcp(host: proxyAddress.host, port: proxyAddress.port ?? 0)])
+        var configuration = ClientConfiguration(endpoints: [.tcp(host: proxyAddress.host, port: proxyAddress.port ?? 0)]
+        )
         configuration.clientID = "demo-app"
         configuration.heartbeat = .milliseconds(500)
         configuration.backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(1))
@@ -114,7 +118,9 @@ enum DemoCommand: Subcommand {
                 for await push in alerts {
                     tally.withLock { $0.alertDeliveries.append(push.seq) }
                     if let alert = try? push.decode(as: Alert.self) {
-                        say("alert", .cyan, "seq \(push.seq)  \(alert.symbol) crossed \(String(format: "%.2f", alert.price))")
+                        say(
+                            "alert", .cyan,
+                            "seq \(push.seq)  \(alert.symbol) crossed \(String(format: "%.2f", alert.price))")
                     }
                 }
             }
@@ -145,7 +151,11 @@ enum DemoCommand: Subcommand {
                         }
                     } catch let error as LongLinkError {
                         tally.withLock {
-                            if error.code == .deadlineExceeded { $0.requestsTimedOut += 1 } else { $0.requestsFailed += 1 }
+                            if error.code == .deadlineExceeded {
+                                $0.requestsTimedOut += 1
+                            } else {
+                                $0.requestsFailed += 1
+                            }
                         }
                         say("request", .red, "#\(number) \(method) \(error.code): \(error.message)")
                     }
@@ -156,24 +166,36 @@ enum DemoCommand: Subcommand {
                 guard faults else { return }
                 let schedule: [(Duration, String, @Sendable () async -> Void)] = [
                     (.seconds(4), "cut both sides of the connection", { await proxy.apply(.cut) }),
-                    (.seconds(4), "black hole for 2 s (no FIN, no RST: a half-open link)", {
-                        await proxy.apply(.blackHole(.both))
-                        try? await Task.sleep(for: .seconds(2))
-                        await proxy.apply(.restoreForwarding(.both))
-                    }),
-                    (.seconds(3), "one-byte writes for 2 s", {
-                        await proxy.apply(.splitWrites(into: 1))
-                        try? await Task.sleep(for: .seconds(2))
-                        await proxy.apply(.splitWrites(into: nil))
-                    }),
-                    (.seconds(3), "server restart (GoAway, then a new process on the same port)", {
-                        _ = try? await harness.restart(.graceful)
-                    }),
-                    (.seconds(4), "server kicks the session (GoAway, come back)", {
-                        _ = harness.server?.kick(
-                            principal: "alice", code: .unavailable, reason: "session moved", reconnect: true,
-                            retryAfter: .milliseconds(100))
-                    }),
+                    (
+                        .seconds(4), "black hole for 2 s (no FIN, no RST: a half-open link)",
+                        {
+                            await proxy.apply(.blackHole(.both))
+                            try? await Task.sleep(for: .seconds(2))
+                            await proxy.apply(.restoreForwarding(.both))
+                        }
+                    ),
+                    (
+                        .seconds(3), "one-byte writes for 2 s",
+                        {
+                            await proxy.apply(.splitWrites(into: 1))
+                            try? await Task.sleep(for: .seconds(2))
+                            await proxy.apply(.splitWrites(into: nil))
+                        }
+                    ),
+                    (
+                        .seconds(3), "server restart (GoAway, then a new process on the same port)",
+                        {
+                            _ = try? await harness.restart(.graceful)
+                        }
+                    ),
+                    (
+                        .seconds(4), "server kicks the session (GoAway, come back)",
+                        {
+                            _ = harness.server?.kick(
+                                principal: "alice", code: .unavailable, reason: "session moved", reconnect: true,
+                                retryAfter: .milliseconds(100))
+                        }
+                    ),
                 ]
                 for (gap, text, fault) in schedule {
                     try await Task.sleep(for: gap)
@@ -191,7 +213,8 @@ enum DemoCommand: Subcommand {
                         "tally", .bold,
                         "requests ok \(now.requestsOK) / timed out \(now.requestsTimedOut) / failed \(now.requestsFailed)"
                             + "   quotes \(now.quotes)   alerts \(now.alertsDelivered)/\(now.alertsEmitted)"
-                            + "   duplicates \(now.duplicates)   lost \(max(0, now.alertsEmitted - now.alertsDelivered))")
+                            + "   duplicates \(now.duplicates)   lost \(max(0, now.alertsEmitted - now.alertsDelivered))"
+                    )
                 }
             }
             // Let the run end, then give the last alerts a moment to arrive before shutting down.
@@ -226,8 +249,10 @@ enum DemoCommand: Subcommand {
         out.line(out.styled("summary", .bold))
         out.write(Terminal.columns(rows))
         let good = lost == 0 && final.duplicates == 0
-        out.line(good ? out.styled("lost 0, duplicates 0: every alert arrived exactly once", .green)
-            : out.styled("LOST OR DUPLICATED ALERTS", .red))
+        out.line(
+            good
+                ? out.styled("lost 0, duplicates 0: every alert arrived exactly once", .green)
+                : out.styled("LOST OR DUPLICATED ALERTS", .red))
         return good ? ExitStatus.success : ExitStatus.failure
     }
 

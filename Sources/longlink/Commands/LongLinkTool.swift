@@ -8,7 +8,7 @@ enum LongLinkTool {
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
     static let planned: [(name: String, summary: String)] = [
-        ("probe", "Measure servers' latency and load, as the client's balancer does."),
+        ("probe", "Measure servers' latency and load, as the client's balancer does.")
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

@@ -102,7 +102,8 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
     {
         try await send(
             .request(
-                Frame.Request(requestID: id, method: method, payload: payload, timeoutMilliseconds: timeoutMilliseconds)))
+                Frame.Request(requestID: id, method: method, payload: payload, timeoutMilliseconds: timeoutMilliseconds)
+            ))
         return try await response()
     }
 

@@ -1,7 +1,7 @@
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
-import LongLinkTestSupport
 import Synchronization
 
 /// Handlers whose progress tests can observe without sleeping: each reports to `events`, and
@@ -15,9 +15,11 @@ final class Probe: Sendable {
         var router = Router()
         router.register("echo") { payload, _ in payload }
         router.register("echo.sync", synchronous: { payload, _ in payload })
-        router.register("fail.sync", synchronous: { _, _ in
-            throw LongLinkError(code: .failedPrecondition, message: "not now")
-        })
+        router.register(
+            "fail.sync",
+            synchronous: { _, _ in
+                throw LongLinkError(code: .failedPrecondition, message: "not now")
+            })
         router.register("count") { payload, _ in
             let n = self.executions.add(1, ordering: .relaxed).newValue
             return Array("execution \(n)".utf8) + payload
@@ -99,4 +101,3 @@ func withServer(
 extension Frame.Response {
     var text: String { String(decoding: payload, as: UTF8.self) }
 }
-
