@@ -22,10 +22,14 @@ struct DeadlineTests {
             #expect(error.code == .deadlineExceeded)
         }
         #expect(clock.now - start >= .milliseconds(500))
-        let started = try await probe.events.next()
-        #expect(started.hasPrefix("started"))
-        // The client sent Cancel (or the budget in timeout_ms ran out on the server): the handler stops.
-        #expect(try await probe.events.next().hasPrefix("cancelled"))
+        // On a machine loaded enough to take half a second to hand the call to the loop, the deadline
+        // passes before the request is written: then the server never hears of it, which is right too.
+        if await running.client.statistics.requestsSent > 0 {
+            let started = try await probe.events.next()
+            #expect(started.hasPrefix("started"))
+            // The client sent Cancel (or the budget in timeout_ms ran out on the server): the handler stops.
+            #expect(try await probe.events.next().hasPrefix("cancelled"))
+        }
         let statistics = await running.client.statistics
         #expect(statistics.timeouts == 1)
         #expect(statistics.inFlight == 0)

@@ -127,6 +127,7 @@ actor ClientCore {
                 return
             }
             if let refusal = admissionError(for: call) {
+                if refusal.code == .deadlineExceeded { stats.timeouts += 1 }
                 call.complete(.failure(refusal))
                 continuation.resume(throwing: refusal)
                 return

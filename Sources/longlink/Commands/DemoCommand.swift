@@ -219,7 +219,7 @@ enum DemoCommand: Subcommand {
             }
             // Let the run end, then give the last alerts a moment to arrive before shutting down.
             try await Task.sleep(for: duration)
-            let drainEnd = clock.now.advanced(by: .seconds(5))
+            let drainEnd = clock.now.advanced(by: .seconds(15))
             while clock.now < drainEnd, tally.withLock({ $0.alertsDelivered < $0.alertsEmitted }) {
                 try await Task.sleep(for: .milliseconds(50))
             }
