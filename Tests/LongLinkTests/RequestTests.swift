@@ -81,3 +81,19 @@ struct ClientRequestTests {
         try await server.stop()
     }
 }
+
+@Suite("Scoped client from main-actor code")
+struct MainActorUseTests {
+    /// A view model on the main actor can scope a client: the closure runs in the caller's isolation.
+    @MainActor
+    @Test func withLongLinkClientRunsInTheCallersIsolation() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        var shown: [String] = []  // main-actor state, touched inside the closure
+        try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
+            shown.append(text(try await client.request("echo", payload: bytes("on the main actor"))))
+        }
+        #expect(shown == ["on the main actor"])
+        try await server.stop()
+    }
+}
