@@ -363,16 +363,23 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     /// Answers a request this connection waits for (any thread).
     func deliver(requestID: String, token: UInt64, response: Frame.Response) {
-        onLoop { [self] in
-            guard state != .closed, let entry = inFlight[requestID], entry.token == token else { return }
-            inFlight[requestID] = nil
-            if let timer = entry.timer { loop.cancelTimer(timer) }
-            var response = response
-            response.requestID = requestID
-            send(.response(response))
-            core.counters.responsesSent.increment()
-            closeIfDrained()
+        // On the loop already (a synchronous route, a handler that ran there): no closure, no hop.
+        if loop.inEventLoop {
+            deliverOnLoop(requestID: requestID, token: token, response: response)
+        } else {
+            loop.execute { [self] in deliverOnLoop(requestID: requestID, token: token, response: response) }
         }
+    }
+
+    private func deliverOnLoop(requestID: String, token: UInt64, response: Frame.Response) {
+        guard state != .closed, let entry = inFlight[requestID], entry.token == token else { return }
+        inFlight[requestID] = nil
+        if let timer = entry.timer { loop.cancelTimer(timer) }
+        var response = response
+        response.requestID = requestID
+        send(.response(response))
+        core.counters.responsesSent.increment()
+        closeIfDrained()
     }
 
     private func respond(_ requestID: String, _ code: StatusCode, _ message: String) {
