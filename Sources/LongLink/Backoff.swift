@@ -1,3 +1,5 @@
+import LongLinkWire
+
 /// How the client waits between reconnection attempts: exponential growth with full jitter, a
 /// cap, and a reset once a connection has stayed up for a while.
 ///
@@ -46,13 +48,5 @@ public struct Backoff: Sendable, Hashable {
             if result > 1e12 { break }
         }
         return result
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -203,9 +203,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         send(
             .welcome(
                 Frame.Welcome(
-                    serverID: configuration.serverID, heartbeatMilliseconds: Self.milliseconds(heartbeat),
+                    serverID: configuration.serverID, heartbeatMilliseconds: heartbeat.wireMilliseconds,
                     maxFrameBytes: UInt32(configuration.maxFrameBytes), loadPermille: core.loadPermille,
-                    dedupeWindowMilliseconds: Self.milliseconds(configuration.dedupeWindow))))
+                    dedupeWindowMilliseconds: configuration.dedupeWindow.wireMilliseconds)))
         if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
         scheduleHeartbeatTick()
     }
@@ -457,7 +457,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 .goAway(
                     Frame.GoAway(
                         code: code, reason: reason, reconnect: reconnect,
-                        retryAfterMilliseconds: Self.milliseconds(retryAfter))))
+                        retryAfterMilliseconds: retryAfter.wireMilliseconds)))
             state = .draining
             drainTimer = loop.scheduleTimer(after: configuration.drainTimeout) { [self] in
                 guard state == .draining else { return }
@@ -514,11 +514,5 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func key(_ requestID: String) -> DedupeWindow<DedupeWaiter>.Key {
         DedupeWindow<DedupeWaiter>.Key(clientID: clientID, requestID: requestID)
-    }
-
-    static func milliseconds(_ duration: Duration) -> UInt32 {
-        let (seconds, attoseconds) = duration.components
-        let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return UInt32(clamping: max(0, millis))
     }
 }

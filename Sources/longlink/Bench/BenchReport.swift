@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkWire
 
 /// What a figure must reach: a bound on its value or on its ratio to the baseline.
 struct BenchTarget: Sendable {
@@ -273,10 +274,7 @@ struct BenchReport: Sendable {
 
 extension Duration {
     /// The duration in seconds, as a floating-point number.
-    var inSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
+    var inSeconds: Double { seconds }
 
     /// The duration in milliseconds, as a floating-point number.
     var inMilliseconds: Double { inSeconds * 1000 }

@@ -1,6 +1,7 @@
 import Foundation
 import LongLink
 import LongLinkTesting
+import LongLinkWire
 
 /// `longlink soak`: the chaos soak for any length of time, with a summary table.
 enum SoakCommand: Subcommand {
@@ -52,13 +53,5 @@ enum SoakCommand: Subcommand {
         out.line("")
         out.line(report.description)
         return report.passed ? ExitStatus.success : ExitStatus.failure
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
