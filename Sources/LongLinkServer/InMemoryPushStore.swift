@@ -86,10 +86,7 @@ public final class InMemoryPushStore: PushStore {
 
     /// Forgets the given pushes; unknown seqs are ignored.
     public func acknowledge(principal: String, seqs: [UInt64]) {
-        logs.withLock { logs in
-            guard logs[principal] != nil else { return }
-            logs[principal]!.acknowledge(seqs)
-        }
+        logs.withLock { $0[principal]?.acknowledge(seqs) }
     }
 
     /// How many pushes of `principal` wait for an acknowledgement.

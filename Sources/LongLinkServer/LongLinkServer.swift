@@ -20,15 +20,9 @@ import Synchronization
 /// connection, lets in-flight handlers answer (bounded by ``ServerConfiguration/drainTimeout``),
 /// and closes.
 public final class LongLinkServer: Sendable {
-    private enum Lifecycle {
-        case idle
-        case starting
-        case running(Listener)
-        case stopped
-    }
-
     private struct State {
-        var lifecycle = Lifecycle.idle
+        /// `run()` was called: a server runs once.
+        var started = false
         var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
         var address: SocketAddress?
         var failure: LongLinkError?
@@ -64,8 +58,8 @@ public final class LongLinkServer: Sendable {
             throw error
         }
         let fresh = state.withLock { state -> Bool in
-            guard case .idle = state.lifecycle else { return false }
-            state.lifecycle = .starting
+            guard !state.started else { return false }
+            state.started = true
             return true
         }
         guard fresh else {
@@ -84,7 +78,6 @@ public final class LongLinkServer: Sendable {
             throw error
         }
         let waiters = state.withLock { state in
-            state.lifecycle = .running(listener)
             state.address = listener.localAddress
             defer { state.addressWaiters.removeAll() }
             return state.addressWaiters
@@ -102,7 +95,6 @@ public final class LongLinkServer: Sendable {
         } else {
             await drain()
         }
-        state.withLock { $0.lifecycle = .stopped }
     }
 
     /// Begins a graceful shutdown; ``run()`` returns when it is complete. Safe to call more than once,

@@ -21,8 +21,6 @@ public struct WireFormatError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidFieldNumber(UInt64)
         /// A string field that is not valid UTF-8.
         case invalidUTF8
-        /// Messages nested deeper than the decoder allows.
-        case nestingTooDeep
     }
 
     /// The kind of malformation.

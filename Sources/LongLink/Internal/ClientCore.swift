@@ -294,7 +294,7 @@ actor ClientCore {
         send(
             .hello(
                 Frame.Hello(
-                    clientID: configuration.clientID, heartbeatMilliseconds: Self.milliseconds(proposed),
+                    clientID: configuration.clientID, heartbeatMilliseconds: proposed.wireMilliseconds,
                     metadata: configuration.metadata)),
             on: link)
         let welcome = try await withCheckedThrowingContinuation {
@@ -327,9 +327,6 @@ actor ClientCore {
         link.connection.close(.immediately, error: error)
         waiter.resume(throwing: error)
     }
-
-    /// The dedupe window the server advertised on the current link (0 = none).
-    var serverDeduplicates: Bool { (link?.welcome?.dedupeWindowMilliseconds ?? 0) > 0 }
 
     var welcome: Frame.Welcome? { link?.welcome }
 
@@ -866,7 +863,7 @@ actor ClientCore {
         for call in Array(pending.values) { finish(call, .failure(error)) }
         if let link, link.end == nil, !link.closing {
             link.closing = true
-            if link.isEstablished || link.welcome != nil {
+            if link.welcome != nil {
                 let remaining = acks.take()
                 if !remaining.isEmpty, link.synced { send(.ack(Frame.Ack(seqs: remaining)), on: link) }
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
@@ -911,8 +908,4 @@ actor ClientCore {
 
     var isStopping: Bool { shuttingDown || terminalError != nil }
     var terminal: LongLinkError? { terminalError }
-
-    static func milliseconds(_ duration: Duration) -> UInt32 {
-        UInt32(clamping: Int64((duration.seconds * 1000).rounded()))
-    }
 }

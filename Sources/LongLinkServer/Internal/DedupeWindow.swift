@@ -43,7 +43,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    var isEnabled: Bool { window > .zero }
     var count: Int { entries.count }
 
     mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {

@@ -199,8 +199,10 @@ public struct SoakRunner: Sendable {
             if elapsed > configuration.requestTimeout + configuration.hangSlack { report.requestsHung += 1 }
             if let error = outcome.error {
                 if error.code == .deadlineExceeded { report.requestsTimedOut += 1 } else { report.requestsFailed += 1 }
-                if configuration.injectsFaults, outcome.startedAt >= recoveryStart { report.failuresAfterRecovery += 1 }
-                if !configuration.injectsFaults { report.failuresAfterRecovery += 1 }
+                // Without faults every request must succeed; with them, every one after the recovery point.
+                if !configuration.injectsFaults || outcome.startedAt >= recoveryStart {
+                    report.failuresAfterRecovery += 1
+                }
             } else {
                 report.requestsSucceeded += 1
                 if counted["req-\(number)", default: 0] != 1 { report.requestsExecutedTwice += 1 }
