@@ -14,9 +14,9 @@ public struct DeadlineStrategy: Hashable, Sendable, CustomStringConvertible {
     /// two thirds of the heap's throughput and 1.3x its latency.
     public static let taskGroup = DeadlineStrategy(wrapped: .taskGroup)
 
-    /// The client keeps pending requests in one deadline-ordered heap with a single timer for the
-    /// earliest deadline; cancellation is a handler outside the actor. No task per request. The
-    /// default.
+    /// The client keeps pending requests in one deadline index (a heap of millisecond buckets) with
+    /// a single timer for the earliest deadline; cancellation is a handler outside the actor. No
+    /// task and no timer per request. The default.
     public static let deadlineHeap = DeadlineStrategy(wrapped: .deadlineHeap)
 
     var usesHeap: Bool { wrapped == .deadlineHeap }

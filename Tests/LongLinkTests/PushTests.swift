@@ -215,27 +215,62 @@ struct PushBookkeepingTests {
     }
 }
 
-@Suite("Deadline heap")
-struct DeadlineHeapTests {
+@Suite("Deadline buckets")
+struct DeadlineBucketsTests {
     private func call(_ id: UInt64, at deadline: ContinuousClock.Instant) -> PendingCall {
         PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: deadline, idempotent: false)
     }
 
-    @Test func popsDueCallsInDeadlineOrderAndRemovesAnsweredOnesAtOnce() {
-        let now = ContinuousClock.now
-        var heap = DeadlineHeap()
-        let calls = (0..<100).map { call(UInt64($0), at: now.advanced(by: .milliseconds(($0 * 37) % 100))) }
-        for call in calls { heap.insert(call) }
-        // Answered before their deadlines: out of the heap immediately, wherever they sit.
-        for call in calls where call.id % 3 == 0 { heap.remove(call) }
-        #expect(heap.count == 66)
-        #expect(calls.filter { $0.id % 3 == 0 }.allSatisfy { $0.heapIndex == -1 })
-        let due = heap.popDue(at: now.advanced(by: .milliseconds(50)))
-        #expect(due.allSatisfy { $0.deadline <= now.advanced(by: .milliseconds(50)) })
+    @Test func popsDueCallsAndRemovesAnsweredOnesAtOnce() {
+        let origin = ContinuousClock.now
+        var index = DeadlineBuckets(origin: origin)
+        let calls = (0..<100).map { call(UInt64($0), at: origin.advanced(by: .milliseconds(($0 * 37) % 100))) }
+        for call in calls { index.insert(call) }
+        #expect(index.earliestDeadline() == origin)
+        // Answered before their deadlines: out of the index immediately, wherever they sit.
+        for call in calls where call.id % 3 == 0 { index.remove(call) }
+        #expect(index.count == 66)
+        #expect(calls.filter { $0.id % 3 == 0 }.allSatisfy { $0.deadlineBucket == nil && $0.deadlineSlot == -1 })
+        let cutoff = origin.advanced(by: .milliseconds(50))
+        let due = index.popDue(at: cutoff)
+        #expect(due.allSatisfy { $0.deadline <= cutoff })
+        #expect(Set(due.map(\.id)) == Set(calls.filter { $0.id % 3 != 0 && $0.deadline <= cutoff }.map(\.id)))
         #expect(zip(due, due.dropFirst()).allSatisfy { $0.0.deadline <= $0.1.deadline })
-        let rest = heap.popDue(at: now.advanced(by: .seconds(1)))
+        #expect(index.earliestDeadline().map { $0 > cutoff } == true)
+        let rest = index.popDue(at: origin.advanced(by: .seconds(1)))
         #expect(due.count + rest.count == 66)
-        #expect(heap.isEmpty)
+        #expect(index.isEmpty)
+        #expect(index.earliestDeadline() == nil)
+        for call in calls { call.complete(.success([])) }
+    }
+
+    @Test func withinOneMillisecondOnlyTheDeadlinesThatPassedAreDue() {
+        let origin = ContinuousClock.now
+        var index = DeadlineBuckets(origin: origin)
+        let early = call(1, at: origin.advanced(by: .microseconds(5_200)))
+        let late = call(2, at: origin.advanced(by: .microseconds(5_800)))
+        let before = call(3, at: origin.advanced(by: .microseconds(-1_500)))
+        for call in [late, early, before] { index.insert(call) }
+        #expect(index.earliestDeadline() == before.deadline)
+        #expect(index.popDue(at: origin.advanced(by: .microseconds(5_199))).map(\.id) == [3])
+        #expect(index.earliestDeadline() == early.deadline)
+        #expect(index.popDue(at: origin.advanced(by: .microseconds(5_500))).map(\.id) == [1])
+        #expect(index.earliestDeadline() == late.deadline)
+        #expect(index.count == 1)
+        #expect(index.popDue(at: late.deadline).map(\.id) == [2])
+        #expect(index.isEmpty)
+        for call in [early, late, before] { call.complete(.success([])) }
+    }
+
+    @Test func oneHundredThousandCallsWithOneDeadlineExpireTogether() {
+        let origin = ContinuousClock.now
+        var index = DeadlineBuckets(origin: origin)
+        let deadline = origin.advanced(by: .seconds(3))
+        let calls = (0..<100_000).map { call(UInt64($0), at: deadline) }
+        for call in calls { index.insert(call) }
+        #expect(index.popDue(at: deadline.advanced(by: .nanoseconds(-1))).isEmpty)
+        #expect(index.popDue(at: deadline).count == 100_000)
+        #expect(index.isEmpty)
         for call in calls { call.complete(.success([])) }
     }
 }

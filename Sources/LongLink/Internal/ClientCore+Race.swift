@@ -1,6 +1,8 @@
 extension ClientCore {
     /// Waits for the call's reply under the configured ``DeadlineStrategy``.
     nonisolated func perform(_ call: PendingCall) async throws -> [UInt8] {
+        // A caller cancelled already never shares the call with the loop: nothing to tell the server.
+        if Task.isCancelled { throw CancellationError() }
         if configuration.deadlineStrategy.usesHeap {
             return try await submitWithCancellationHandler(call)
         }

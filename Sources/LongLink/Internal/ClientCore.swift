@@ -74,7 +74,7 @@ actor ClientCore {
     private var queue: [PendingCall] = []
     private var queueHead = 0
     private var queuedCount = 0
-    private var deadlines = DeadlineHeap()
+    private var deadlines = DeadlineBuckets()
     private var deadlineTimer: (any ScheduledWork)?
     private var deadlineTimerAt: ContinuousClock.Instant?
     private var terminalError: LongLinkError?
@@ -115,48 +115,50 @@ actor ClientCore {
     // MARK: Requests
 
     /// Registers `call` and suspends until it is answered, fails, or is given up.
-    func submit(_ call: PendingCall) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
-                continuation.resume(throwing: early)
+    ///
+    /// Nonisolated on purpose: the caller suspends on its own executor and the loop only gets a job
+    /// that registers the call, so a reply resumes the caller directly — one hop each way, where an
+    /// isolated `submit` would also run the caller on the loop before and after it suspended.
+    nonisolated func submit(_ call: PendingCall) async throws -> [UInt8] {
+        try await withUnsafeThrowingContinuation { continuation in
+            loop.execute { self.assumeIsolated { $0.admit(call, continuation) } }
+        }
+    }
+
+    /// The loop's half of ``submit(_:)``: resumes `continuation` exactly once, through the call.
+    private func admit(_ call: PendingCall, _ continuation: UnsafeContinuation<[UInt8], any Error>) {
+        // Given up (cancelled) before it got here: the failure was parked on the call.
+        if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
+            continuation.resume(throwing: early)
+            return
+        }
+        call.continuation = continuation
+        if let refusal = admissionError(for: call) {
+            if refusal.code == .deadlineExceeded { stats.timeouts += 1 }
+            call.complete(.failure(refusal))
+            return
+        }
+        pending[call.id] = call
+        if configuration.deadlineStrategy.usesHeap { trackDeadline(call) }
+        if call.bypassesGate {
+            guard let link, link.generation == call.linkGeneration, link.isEstablished else {
+                finish(call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
                 return
             }
-            if Task.isCancelled {
-                call.complete(.failure(CancellationError()))
-                continuation.resume(throwing: CancellationError())
-                return
-            }
-            if let refusal = admissionError(for: call) {
-                if refusal.code == .deadlineExceeded { stats.timeouts += 1 }
-                call.complete(.failure(refusal))
-                continuation.resume(throwing: refusal)
-                return
-            }
-            call.continuation = continuation
-            pending[call.id] = call
-            if configuration.deadlineStrategy.usesHeap { trackDeadline(call) }
-            if call.bypassesGate {
-                guard let link, link.generation == call.linkGeneration, link.isEstablished else {
-                    finish(
-                        call, .failure(LongLinkError(code: .connectionLost, message: "the link dropped during login")))
-                    return
-                }
-                write(call, on: link)
-            } else if let link, link.gateOpen, link.isEstablished {
-                write(call, on: link)
-            } else if queuedCount >= configuration.offlineQueueLimit {
-                finish(
-                    call,
-                    .failure(
-                        LongLinkError(
-                            code: .resourceExhausted,
-                            message:
-                                "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
-            } else {
-                call.stage = .queued
-                queue.append(call)
-                queuedCount += 1
-            }
+            write(call, on: link)
+        } else if let link, link.gateOpen, link.isEstablished {
+            write(call, on: link)
+        } else if queuedCount >= configuration.offlineQueueLimit {
+            finish(
+                call,
+                .failure(
+                    LongLinkError(
+                        code: .resourceExhausted,
+                        message: "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
+        } else {
+            call.stage = .queued
+            queue.append(call)
+            queuedCount += 1
         }
     }
 
@@ -195,21 +197,21 @@ actor ClientCore {
     private func finish(_ call: PendingCall, _ result: Result<[UInt8], any Error>) {
         if case .queued = call.stage { queuedCount -= 1 }
         pending[call.id] = nil
-        if call.heapIndex >= 0 { deadlines.remove(call) }
+        if call.deadlineBucket != nil { deadlines.remove(call) }
         call.complete(result)
         if shuttingDown { finishShutdownIfIdle() }
     }
 
-    // MARK: Deadline heap
+    // MARK: Deadlines
 
     private func trackDeadline(_ call: PendingCall) {
         deadlines.insert(call)
-        armDeadlineTimer()
+        armDeadlineTimer(at: call.deadline)
     }
 
-    /// Keeps one timer, at the earliest deadline. A later deadline never moves it.
-    private func armDeadlineTimer() {
-        guard let earliest = deadlines.earliest?.deadline else { return }
+    /// Keeps one timer, at the earliest deadline. A later deadline never moves it; an answered
+    /// call does not either (the timer then finds nothing due and moves on to the next one).
+    private func armDeadlineTimer(at earliest: ContinuousClock.Instant) {
         if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
         deadlineTimer?.cancel()
         deadlineTimerAt = earliest
@@ -222,7 +224,7 @@ actor ClientCore {
         deadlineTimer = nil
         deadlineTimerAt = nil
         for call in deadlines.popDue(at: clock.now) { expire(call) }
-        armDeadlineTimer()
+        if let next = deadlines.earliestDeadline() { armDeadlineTimer(at: next) }
     }
 
     private func write(_ call: PendingCall, on link: Link) {

@@ -30,9 +30,14 @@ final class PendingCall: @unchecked Sendable {
     private let finishedFlag = Atomic<Bool>(false)
 
     var stage = Stage.new
-    /// The call's slot in the core's ``DeadlineHeap`` (-1 when not in it).
-    var heapIndex = -1
-    var continuation: CheckedContinuation<[UInt8], any Error>?
+    /// The ``DeadlineBuckets`` bucket holding the call, and its slot there (nil and -1 when not in
+    /// one). Unowned: a bucket outlives every call that points at it (it is dropped only once empty
+    /// or after clearing these), and a strong reference would cycle.
+    unowned(unsafe) var deadlineBucket: DeadlineBucket?
+    var deadlineSlot = -1
+    /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
+    /// resume, and the checked form costs an allocation per request.
+    var continuation: UnsafeContinuation<[UInt8], any Error>?
     /// Set when the call was given up before the core registered it.
     var earlyFailure: (any Error)?
 

@@ -1,0 +1,164 @@
+/// The pending calls grouped by the millisecond of their deadline, for the client's single
+/// deadline timer.
+///
+/// Why not one heap of calls: a reply removes its call in O(log n) there, with a retain and a
+/// release per swap, and 100,000 calls sharing one deadline take 100,000 sifts to expire. Here a
+/// call joins the bucket of its millisecond in O(1) and leaves it in O(1) (swap with the bucket's
+/// last call); a min-heap orders only the distinct milliseconds, and expiry empties whole buckets.
+///
+/// Exact: a call's bucket is the millisecond that *contains* its deadline (rounded down), and
+/// ``popDue(at:)`` takes only calls whose own deadline has passed, so nothing fails early and the
+/// timer can be armed at the exact earliest deadline.
+///
+/// A bucket that empties stays until its millisecond comes (its calls' storage is released at
+/// once); there is at most one per millisecond of the longest timeout in use.
+struct DeadlineBuckets {
+    /// The instant the millisecond numbering starts from.
+    private let origin: ContinuousClock.Instant
+    private var buckets: [Int64: DeadlineBucket] = [:]
+    /// Every key of `buckets`, each once, smallest first.
+    private var milliseconds = MillisecondHeap()
+    private(set) var count = 0
+
+    init(origin: ContinuousClock.Instant = .now) {
+        self.origin = origin
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func insert(_ call: PendingCall) {
+        let millisecond = Self.millisecond(of: call.deadline - origin)
+        let bucket: DeadlineBucket
+        if let existing = buckets[millisecond] {
+            bucket = existing
+        } else {
+            bucket = DeadlineBucket(millisecond: millisecond)
+            buckets[millisecond] = bucket
+            milliseconds.insert(millisecond)
+        }
+        call.deadlineSlot = bucket.calls.count
+        call.deadlineBucket = bucket
+        bucket.calls.append(call)
+        count += 1
+    }
+
+    /// Takes the call out at once (answered or given up); a call not in the index is ignored.
+    mutating func remove(_ call: PendingCall) {
+        guard let bucket = call.deadlineBucket else { return }
+        let slot = call.deadlineSlot
+        guard slot < bucket.calls.count, bucket.calls[slot] === call else { return }
+        let last = bucket.calls.removeLast()
+        if last !== call {
+            bucket.calls[slot] = last
+            last.deadlineSlot = slot
+        }
+        if bucket.calls.isEmpty { bucket.calls = [] }
+        call.deadlineBucket = nil
+        call.deadlineSlot = -1
+        count -= 1
+    }
+
+    /// The earliest deadline of any call in the index (skipping and dropping emptied buckets).
+    mutating func earliestDeadline() -> ContinuousClock.Instant? {
+        while let first = milliseconds.first {
+            guard let bucket = buckets[first], !bucket.calls.isEmpty else {
+                milliseconds.removeFirst()
+                buckets[first] = nil
+                continue
+            }
+            return bucket.calls.lazy.map(\.deadline).min()
+        }
+        return nil
+    }
+
+    /// Removes and returns every call whose deadline is at or before `now`, earliest bucket first.
+    mutating func popDue(at now: ContinuousClock.Instant) -> [PendingCall] {
+        let current = Self.millisecond(of: now - origin)
+        var due: [PendingCall] = []
+        while let first = milliseconds.first, first <= current {
+            guard let bucket = buckets[first] else {
+                milliseconds.removeFirst()
+                continue
+            }
+            if first < current {
+                // Every deadline in an earlier millisecond has passed: the whole bucket goes.
+                milliseconds.removeFirst()
+                buckets[first] = nil
+                for call in bucket.calls {
+                    call.deadlineBucket = nil
+                    call.deadlineSlot = -1
+                }
+                count -= bucket.calls.count
+                due.append(contentsOf: bucket.calls)
+                bucket.calls = []
+                continue
+            }
+            // The current millisecond: only the calls whose deadline is not after `now`.
+            for call in bucket.calls.filter({ $0.deadline <= now }) {
+                remove(call)
+                due.append(call)
+            }
+            if bucket.calls.isEmpty {
+                milliseconds.removeFirst()
+                buckets[first] = nil
+            }
+            break
+        }
+        return due
+    }
+
+    /// The millisecond that contains the instant `offset` after the origin (rounded down).
+    private static func millisecond(of offset: Duration) -> Int64 {
+        let (seconds, attoseconds) = offset.components
+        let milliseconds = attoseconds / 1_000_000_000_000_000
+        // Round toward negative infinity, also for instants before the origin.
+        let floored = attoseconds < 0 && attoseconds % 1_000_000_000_000_000 != 0 ? milliseconds - 1 : milliseconds
+        return seconds &* 1_000 &+ floored
+    }
+}
+
+/// The calls whose deadlines fall in one millisecond. A class, so a call can point at its bucket.
+final class DeadlineBucket {
+    let millisecond: Int64
+    var calls: [PendingCall] = []
+
+    init(millisecond: Int64) {
+        self.millisecond = millisecond
+    }
+}
+
+/// A binary min-heap of distinct milliseconds.
+struct MillisecondHeap {
+    private var storage: [Int64] = []
+
+    var first: Int64? { storage.first }
+
+    mutating func insert(_ value: Int64) {
+        storage.append(value)
+        var child = storage.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard storage[child] < storage[parent] else { return }
+            storage.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst() {
+        guard !storage.isEmpty else { return }
+        let last = storage.removeLast()
+        guard !storage.isEmpty else { return }
+        storage[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < storage.count, storage[left] < storage[smallest] { smallest = left }
+            if right < storage.count, storage[right] < storage[smallest] { smallest = right }
+            guard smallest != parent else { return }
+            storage.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
