@@ -7,7 +7,7 @@ import Testing
 @Suite("Deadlines and cancellation")
 struct DeadlineTests {
     @Test(arguments: deadlineStrategies)
-    func aDeadlineFailsTheCallPromptlyAndTellsTheServer(strategy: DeadlineStrategy) async throws {
+    func aDeadlineFailsTheCallPromptlyAndTheServerStopsItsHandlerToo(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)
         let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
@@ -27,8 +27,11 @@ struct DeadlineTests {
         if await running.client.statistics.requestsSent > 0 {
             let started = try await probe.events.next()
             #expect(started.hasPrefix("started"))
-            // The client sent Cancel (or the budget in timeout_ms ran out on the server): the handler stops.
+            // The budget in timeout_ms ran out on the server: the handler stops without a Cancel.
             #expect(try await probe.events.next().hasPrefix("cancelled"))
+            let serverStatistics = server.server.statistics
+            #expect(serverStatistics.requestsTimedOut == 1)
+            #expect(serverStatistics.requestsCancelled == 0)
         }
         let statistics = await running.client.statistics
         #expect(statistics.timeouts == 1)

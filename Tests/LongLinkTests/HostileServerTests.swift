@@ -51,13 +51,20 @@ struct HostileServerTests {
         } catch let error as LongLinkError {
             #expect(error.code == .deadlineExceeded)
         }
-        // The client told the server it gave up.
-        var sawCancel = false
-        while !sawCancel {
-            if case .cancel(let cancel) = try await peer.received.next() {
-                sawCancel = cancel.requestID == request.requestID
+        // The request carried its budget, so the client sends no Cancel: the next frame after it
+        // is the request made after the deadline error (frames leave in order).
+        #expect(request.timeoutMilliseconds == 1_000)
+        let next = Task { try await client.request("next", options: RequestOptions(timeout: .seconds(1))) }
+        var following: [String] = []
+        while following.last != "next" {
+            switch try await peer.received.next() {
+            case .request(let request): following.append(request.method)
+            case .cancel(let cancel): following.append("cancel \(cancel.requestID)")
+            default: break
             }
         }
+        #expect(following == ["slow", "next"])
+        next.cancel()
         peer.send(.response(Frame.Response(requestID: request.requestID, payload: bytes("too late"))))
         try await eventually("the late reply is counted") { await running.client.statistics.unknownReplies == 1 }
         await running.stop()
