@@ -8,10 +8,7 @@ import LongLinkWire
 /// and by count (the oldest finished entries are evicted first). Running entries are bounded by the
 /// per-connection in-flight limit times the connection limit, so they are never evicted.
 struct DedupeWindow<Waiter: Sendable>: Sendable {
-    struct Key: Hashable {
-        var clientID: String
-        var requestID: String
-    }
+    typealias Key = DedupeKey
 
     private enum Entry {
         case running(waiters: [Waiter], generation: UInt64)
@@ -52,35 +49,45 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             expire(now: now)
             nextExpiry = now.advanced(by: .milliseconds(1))
         }
-        switch entries[key] {
-        case .none:
-            return start(key, waiter: waiter)
-        case .running(var waiters, let generation)?:
-            waiters.append(waiter)
-            entries[key] = .running(waiters: waiters, generation: generation)
-            return .wait
-        case .finished(let response, let expiresAt)?:
-            if expiresAt <= now {
-                return start(key, waiter: waiter)
+        // One table lookup per call: the entry is changed in place through the dictionary's
+        // accessor (a missing key is inserted, a nil written back removes it). The closure must not
+        // touch `self`, so a run's generation is taken before and consumed after.
+        let generation = nextGeneration
+        let action = modifyEntry(key) { entry -> ArrivalAction in
+            switch entry {
+            case .none:
+                entry = .running(waiters: [waiter], generation: generation)
+                return .execute(generation: generation)
+            case .running(var waiters, let running)?:
+                entry = nil  // Releases the stored array, so that appending does not copy it.
+                waiters.append(waiter)
+                entry = .running(waiters: waiters, generation: running)
+                return .wait
+            case .finished(let response, let expiresAt)?:
+                guard expiresAt <= now else { return .replay(response) }
+                entry = .running(waiters: [waiter], generation: generation)
+                return .execute(generation: generation)
             }
-            return .replay(response)
         }
+        if case .execute = action { nextGeneration += 1 }
+        return action
     }
 
-    private mutating func start(_ key: Key, waiter: Waiter) -> ArrivalAction {
-        let generation = nextGeneration
-        nextGeneration += 1
-        entries[key] = .running(waiters: [waiter], generation: generation)
-        return .execute(generation: generation)
+    private mutating func modifyEntry<Result>(_ key: Key, _ body: (inout Entry?) -> Result) -> Result {
+        body(&entries[key])
     }
 
     /// The handler finished: store the reply and hand back every waiter to answer.
     mutating func finish(
         _ key: Key, generation: UInt64, response: Frame.Response, now: ContinuousClock.Instant
     ) -> [Waiter] {
-        guard case .running(let waiters, generation)? = entries[key] else { return [] }
         let expiresAt = now.advanced(by: window)
-        entries[key] = .finished(response, expiresAt: expiresAt)
+        let waiters = modifyEntry(key) { entry -> [Waiter]? in
+            guard case .running(let waiters, generation)? = entry else { return nil }
+            entry = .finished(response, expiresAt: expiresAt)
+            return waiters
+        }
+        guard let waiters else { return [] }
         finishedOrder.append((key, expiresAt))
         evictOverCapacity()
         return waiters
@@ -89,18 +96,23 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// The handler was cancelled or timed out: forget the key (a later copy runs again) and hand
     /// back the waiters.
     mutating func abandon(_ key: Key, generation: UInt64) -> [Waiter] {
-        guard case .running(let waiters, generation)? = entries[key] else { return [] }
-        entries[key] = nil
-        return waiters
+        modifyEntry(key) { entry in
+            guard case .running(let waiters, generation)? = entry else { return [] }
+            entry = nil
+            return waiters
+        }
     }
 
     /// Removes one waiter (its caller cancelled). Returns true when no waiter is left, so the
     /// handler may be cancelled.
     mutating func removeWaiter(_ key: Key, where matches: (Waiter) -> Bool) -> Bool {
-        guard case .running(var waiters, let generation)? = entries[key] else { return false }
-        waiters.removeAll(where: matches)
-        entries[key] = .running(waiters: waiters, generation: generation)
-        return waiters.isEmpty
+        modifyEntry(key) { entry in
+            guard case .running(var waiters, let generation)? = entry else { return false }
+            entry = nil
+            waiters.removeAll(where: matches)
+            entry = .running(waiters: waiters, generation: generation)
+            return waiters.isEmpty
+        }
     }
 
     mutating func expire(now: ContinuousClock.Instant) {
@@ -121,8 +133,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let (key, expiresAt) = finishedOrder[head]
         head += 1
         // The key may have been re-run and finished again later; remove only this generation.
-        if case .finished(_, let current)? = entries[key], current == expiresAt {
-            entries[key] = nil
+        modifyEntry(key) { entry in
+            if case .finished(_, let current)? = entry, current == expiresAt { entry = nil }
         }
     }
 

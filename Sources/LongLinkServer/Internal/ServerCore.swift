@@ -129,9 +129,12 @@ final class ServerCore: Sendable {
 
     // MARK: Handler completion
 
+    /// What copies waiting for an execution that was cancelled receive.
+    static let cancelledReply = Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
+
     /// An execution finished (`response` nil: it was cancelled). Answers every copy waiting for it.
     func executionFinished(
-        origin: ServerConnection, requestID: String, token: UInt64, dedupeKey: DedupeWindow<DedupeWaiter>.Key?,
+        origin: ServerConnection, requestID: String, token: UInt64, dedupeKey: DedupeKey?,
         generation: UInt64, response: Frame.Response?
     ) {
         counters.handlersRunning.increment(by: -1)
@@ -145,7 +148,7 @@ final class ServerCore: Sendable {
         } else {
             waiters = dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
         }
-        let reply = response ?? Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
+        let reply = response ?? Self.cancelledReply
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
         }
