@@ -18,8 +18,9 @@ struct DedupeKey: Hashable, Sendable {
 
     let clientID: String
     let requestID: String
-    /// Seeded per process by `Hasher`, so clients cannot choose colliding ids.
-    private let hash: Int
+    /// Both ids hashed together, seeded per process by `Hasher`, so clients cannot choose
+    /// colliding ids.
+    let hash: Int
 
     init(client: Client, requestID: String) {
         var hasher = Hasher()

@@ -20,7 +20,6 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         var token: UInt64
         var task: Task<Void, Never>?
         var timer: EventLoopTimer?
-        var generation: UInt64
     }
 
     let connection: Connection
@@ -251,7 +250,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         nextToken += 1
         let token = nextToken
         guard core.dedupeEnabled else {
-            execute(request, handler: handler, token: token, dedupeKey: nil, generation: 0)
+            execute(request, handler: handler, token: token, run: nil)
             return
         }
         let dedupeKey = key(request.requestID)
@@ -259,11 +258,11 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let now = self.now
         let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, now: now) }
         switch action {
-        case .execute(let generation):
-            execute(request, handler: handler, token: token, dedupeKey: dedupeKey, generation: generation)
+        case .execute(let run):
+            execute(request, handler: handler, token: token, run: run)
         case .wait:
             core.counters.requestsJoined.increment()
-            inFlight[request.requestID] = InFlight(token: token, task: nil, timer: nil, generation: 0)
+            inFlight[request.requestID] = InFlight(token: token, task: nil, timer: nil)
         case .replay(var response):
             core.counters.requestsReplayed.increment()
             response.requestID = request.requestID
@@ -274,7 +273,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func execute(
         _ request: Frame.Request, handler route: Router.Route, token: UInt64,
-        dedupeKey: DedupeKey?, generation: UInt64
+        run: DedupeRun?
     ) {
         let timeout: Duration? =
             request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
@@ -294,7 +293,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             // before anyone could read the counter).
             let response = Self.response(requestID: requestID) { try synchronous(payload, context) }
             finishedInline(
-                requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation, response: response)
+                requestID: requestID, token: token, run: run, response: response)
             return
         case .async(let asynchronous):
             handler = asynchronous
@@ -310,13 +309,13 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 response = Self.response(requestID: requestID) { throw error }
             }
             core.executionFinished(
-                origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
+                origin: self, requestID: requestID, token: token, run: run,
                 response: response)
         }
-        var entry = InFlight(token: token, task: task, timer: nil, generation: generation)
+        var entry = InFlight(token: token, task: task, timer: nil)
         if let timeout {
             entry.timer = loop.scheduleTimer(after: timeout) { [self] in
-                handlerTimedOut(requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation)
+                handlerTimedOut(requestID: requestID, token: token, run: run)
             }
         }
         inFlight[requestID] = entry
@@ -325,18 +324,18 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// A synchronous handler returned: answers this request directly and, through the
     /// de-duplication window, any copy that joined it from another connection meanwhile.
     private func finishedInline(
-        requestID: String, token: UInt64, dedupeKey: DedupeKey?, generation: UInt64, response: Frame.Response?
+        requestID: String, token: UInt64, run: DedupeRun?, response: Frame.Response?
     ) {
-        guard let dedupeKey else {
+        guard let run else {
             if let response { answer(requestID: requestID, response: response) }
             return
         }
         let now = self.now
         let waiters: [DedupeWaiter]
         if let response {
-            waiters = core.dedupe.withLock { $0.finish(dedupeKey, generation: generation, response: response, now: now) }
+            waiters = core.dedupe.withLock { $0.finish(run, response: response, now: now) }
         } else {
-            waiters = core.dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+            waiters = core.dedupe.withLock { $0.abandon(run) }
         }
         let reply = response ?? ServerCore.cancelledReply
         for waiter in waiters {
@@ -365,7 +364,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func handlerTimedOut(
-        requestID: String, token: UInt64, dedupeKey: DedupeKey?, generation: UInt64
+        requestID: String, token: UInt64, run: DedupeRun?
     ) {
         guard let entry = inFlight[requestID], entry.token == token else { return }
         core.counters.requestsTimedOut.increment()
@@ -373,12 +372,12 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let timedOut = Frame.Response(
             requestID: requestID,
             status: Frame.Status(code: .deadlineExceeded, message: "the request's timeout_ms passed on the server"))
-        guard let dedupeKey else {
+        guard let run else {
             deliver(requestID: requestID, token: token, response: timedOut)
             return
         }
         // Timed-out executions are not stored: a later copy runs again.
-        let waiters = core.dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+        let waiters = core.dedupe.withLock { $0.abandon(run) }
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: timedOut)
         }
