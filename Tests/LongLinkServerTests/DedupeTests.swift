@@ -114,11 +114,11 @@ struct DedupeWindowTests {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now
         #expect(window.arrive("a", waiter: 1, now: now) == "execute")
-        let firstGeneration = window.lastGeneration
+        let firstRun = window.lastRun
         #expect(window.abandon("a") == [1])
         #expect(window.arrive("a", waiter: 2, now: now) == "execute")
         // The first, abandoned execution finishes late: it must not answer the second run's waiters.
-        #expect(window.finish("a", generation: firstGeneration, text: "stale", now: now) == [])
+        #expect(window.finish("a", run: firstRun, text: "stale", now: now) == [])
         #expect(window.finish("a", text: "fresh", now: now) == [2])
         #expect(window.arrive("a", waiter: 3, now: now) == "replay fresh")
     }
@@ -136,7 +136,7 @@ struct DedupeWindowTests {
 /// Drives the internal `DedupeWindow` with short strings for keys and actions.
 struct DedupeWindowProbe {
     private var window: DedupeWindow<Int>
-    private(set) var lastGeneration: UInt64 = 0
+    private(set) var lastRun: DedupeWindow<Int>.Run?
 
     init(window: Duration, capacity: Int) {
         self.window = DedupeWindow(window: window, capacity: capacity)
@@ -148,22 +148,25 @@ struct DedupeWindowProbe {
 
     mutating func arrive(_ id: String, waiter: Int, now: ContinuousClock.Instant) -> String {
         switch window.arrive(key(id), waiter: waiter, now: now) {
-        case .execute(let generation):
-            lastGeneration = generation
+        case .execute(let run):
+            lastRun = run
             return "execute"
         case .wait: return "wait"
         case .replay(let response): return "replay " + String(decoding: response.payload, as: UTF8.self)
         }
     }
 
-    mutating func finish(_ id: String, generation: UInt64? = nil, text: String, now: ContinuousClock.Instant) -> [Int] {
-        window.finish(
-            key(id), generation: generation ?? lastGeneration, response: Frame.Response(payload: Array(text.utf8)),
-            now: now)
+    /// Finishes `run`, or the last run started.
+    mutating func finish(_ id: String, run: DedupeWindow<Int>.Run? = nil, text: String, now: ContinuousClock.Instant)
+        -> [Int]
+    {
+        guard let run = run ?? lastRun else { return [] }
+        return window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now)
     }
 
     mutating func abandon(_ id: String) -> [Int] {
-        window.abandon(key(id), generation: lastGeneration)
+        guard let lastRun else { return [] }
+        return window.abandon(lastRun)
     }
 
     mutating func removeWaiter(_ id: String, _ waiter: Int) -> Bool {

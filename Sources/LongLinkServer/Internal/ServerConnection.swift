@@ -20,7 +20,6 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         var token: UInt64
         var task: Task<Void, Never>?
         var timer: EventLoopTimer?
-        var generation: UInt64
     }
 
     let connection: Connection
@@ -32,6 +31,15 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var decoder: FrameDecoder
     private var frames: [Frame] = []
     private var clientID = ""
+    /// The client's part of every de-duplication key, hashed once at `Hello`.
+    private var dedupeClient = DedupeKey.Client("")
+    /// The last method routed and its route: a connection usually calls a few methods, so this
+    /// saves hashing the method name per request (the router never changes).
+    private var lastMethod = ""
+    private var lastRoute: Router.Route?
+    /// The time, read once per batch of frames (and again every few frames): requests decoded
+    /// together arrived together, and the clock costs more than the rest of an inline request.
+    private var now = ContinuousClock.now
     private var principal: String?
     private var synced = false
     private var lastPushedSeq: UInt64 = 0
@@ -107,6 +115,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private func processFrames() {
         var index = 0
         while index < frames.count, state != .closed {
+            // Fresh at the start of a batch and every 64 frames, so that slow handlers cannot make it stale.
+            if index & 63 == 0 { now = .now }
             handle(frames[index])
             index += 1
             if !connection.isWritable { break }
@@ -194,6 +204,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             return
         }
         clientID = hello.clientID
+        dedupeClient = DedupeKey.Client(clientID)
         let proposed = Duration.milliseconds(Int64(hello.heartbeatMilliseconds))
         heartbeat =
             hello.heartbeatMilliseconds == 0
@@ -221,7 +232,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             return
         }
         // A copy of a request this connection already waits for: its answer will come once.
-        guard inFlight[request.requestID] == nil else {
+        guard inFlight.isEmpty || inFlight[request.requestID] == nil else {
             core.counters.requestsJoined.increment()
             return
         }
@@ -232,25 +243,26 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 "too many requests in flight on this connection (limit \(configuration.maxInFlightPerConnection))")
             return
         }
-        guard let handler = core.router.route(for: request.method) else {
+        guard let handler = route(for: request.method) else {
             respond(request.requestID, .unimplemented, "unknown method '\(request.method)'")
             return
         }
         nextToken += 1
         let token = nextToken
         guard core.dedupeEnabled else {
-            execute(request, handler: handler, token: token, dedupeKey: nil, generation: 0)
+            execute(request, handler: handler, token: token, run: nil)
             return
         }
         let dedupeKey = key(request.requestID)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
-        let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, now: .now) }
+        let now = self.now
+        let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, now: now) }
         switch action {
-        case .execute(let generation):
-            execute(request, handler: handler, token: token, dedupeKey: dedupeKey, generation: generation)
+        case .execute(let run):
+            execute(request, handler: handler, token: token, run: run)
         case .wait:
             core.counters.requestsJoined.increment()
-            inFlight[request.requestID] = InFlight(token: token, task: nil, timer: nil, generation: 0)
+            inFlight[request.requestID] = InFlight(token: token, task: nil, timer: nil)
         case .replay(var response):
             core.counters.requestsReplayed.increment()
             response.requestID = request.requestID
@@ -261,32 +273,32 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func execute(
         _ request: Frame.Request, handler route: Router.Route, token: UInt64,
-        dedupeKey: DedupeWindow<DedupeWaiter>.Key?, generation: UInt64
+        run: DedupeRun?
     ) {
         let timeout: Duration? =
             request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
         let context = RequestContext(
             requestID: request.requestID, method: request.method, metadata: request.metadata, clientID: clientID,
-            principal: principal, deadline: timeout.map { ContinuousClock.now.advanced(by: $0) },
+            principal: principal, deadline: timeout.map { now.advanced(by: $0) },
             connectionID: connection.id, session: self)
         let requestID = request.requestID
         let payload = request.payload
         let core = self.core
         core.counters.handlersStarted.increment()
-        core.counters.handlersRunning.increment()
         let handler: Router.Handler
         switch route {
         case .synchronous(let synchronous):
-            // Inline, on the loop: no task, no timer. The entry exists only so that the answer finds it.
-            inFlight[requestID] = InFlight(token: token, task: nil, timer: nil, generation: generation)
+            // Inline, on the loop: no task, no timer, no in-flight entry (no other frame of this
+            // connection can arrive before it returns), and not counted as running (it is over
+            // before anyone could read the counter).
             let response = Self.response(requestID: requestID) { try synchronous(payload, context) }
-            core.executionFinished(
-                origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
-                response: response)
+            finishedInline(
+                requestID: requestID, token: token, run: run, response: response)
             return
         case .async(let asynchronous):
             handler = asynchronous
         }
+        core.counters.handlersRunning.increment()
         let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
         let task = Task(executorPreference: executor) { [self] in
             let response: Frame.Response?
@@ -297,16 +309,42 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 response = Self.response(requestID: requestID) { throw error }
             }
             core.executionFinished(
-                origin: self, requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation,
+                origin: self, requestID: requestID, token: token, run: run,
                 response: response)
         }
-        var entry = InFlight(token: token, task: task, timer: nil, generation: generation)
+        var entry = InFlight(token: token, task: task, timer: nil)
         if let timeout {
             entry.timer = loop.scheduleTimer(after: timeout) { [self] in
-                handlerTimedOut(requestID: requestID, token: token, dedupeKey: dedupeKey, generation: generation)
+                handlerTimedOut(requestID: requestID, token: token, run: run)
             }
         }
         inFlight[requestID] = entry
+    }
+
+    /// A synchronous handler returned: answers this request directly and, through the
+    /// de-duplication window, any copy that joined it from another connection meanwhile.
+    private func finishedInline(
+        requestID: String, token: UInt64, run: DedupeRun?, response: Frame.Response?
+    ) {
+        guard let run else {
+            if let response { answer(requestID: requestID, response: response) }
+            return
+        }
+        let now = self.now
+        let waiters: [DedupeWaiter]
+        if let response {
+            waiters = core.dedupe.withLock { $0.finish(run, response: response, now: now) }
+        } else {
+            waiters = core.dedupe.withLock { $0.abandon(run) }
+        }
+        let reply = response ?? ServerCore.cancelledReply
+        for waiter in waiters {
+            if waiter.connection === self, waiter.token == token {
+                answer(requestID: requestID, response: reply)
+            } else {
+                waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
+            }
+        }
     }
 
     /// The response for a handler's outcome: its reply, its `LongLinkError` as a status, `nil` for a
@@ -326,7 +364,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func handlerTimedOut(
-        requestID: String, token: UInt64, dedupeKey: DedupeWindow<DedupeWaiter>.Key?, generation: UInt64
+        requestID: String, token: UInt64, run: DedupeRun?
     ) {
         guard let entry = inFlight[requestID], entry.token == token else { return }
         core.counters.requestsTimedOut.increment()
@@ -334,12 +372,12 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let timedOut = Frame.Response(
             requestID: requestID,
             status: Frame.Status(code: .deadlineExceeded, message: "the request's timeout_ms passed on the server"))
-        guard let dedupeKey else {
+        guard let run else {
             deliver(requestID: requestID, token: token, response: timedOut)
             return
         }
         // Timed-out executions are not stored: a later copy runs again.
-        let waiters = core.dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+        let waiters = core.dedupe.withLock { $0.abandon(run) }
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: timedOut)
         }
@@ -372,9 +410,16 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func deliverOnLoop(requestID: String, token: UInt64, response: Frame.Response) {
-        guard state != .closed, let entry = inFlight[requestID], entry.token == token else { return }
-        inFlight[requestID] = nil
+        guard state != .closed, let index = inFlight.index(forKey: requestID), inFlight.values[index].token == token
+        else { return }
+        let entry = inFlight.remove(at: index).value
         if let timer = entry.timer { loop.cancelTimer(timer) }
+        answer(requestID: requestID, response: response)
+    }
+
+    /// Sends the response to a request this connection no longer tracks as in flight.
+    private func answer(requestID: String, response: Frame.Response) {
+        guard state != .closed else { return }
         var response = response
         response.requestID = requestID
         send(.response(response))
@@ -512,7 +557,17 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     // MARK: Helpers
 
-    private func key(_ requestID: String) -> DedupeWindow<DedupeWaiter>.Key {
-        DedupeWindow<DedupeWaiter>.Key(clientID: clientID, requestID: requestID)
+    private func key(_ requestID: String) -> DedupeKey {
+        DedupeKey(client: dedupeClient, requestID: requestID)
+    }
+
+    private func route(for method: String) -> Router.Route? {
+        if let lastRoute, method == lastMethod { return lastRoute }
+        let route = core.router.route(for: method)
+        if route != nil {
+            lastMethod = method
+            lastRoute = route
+        }
+        return route
     }
 }

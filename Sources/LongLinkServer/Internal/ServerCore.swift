@@ -9,6 +9,9 @@ struct DedupeWaiter: Sendable {
     let token: UInt64
 }
 
+/// One execution in the server's de-duplication window.
+typealias DedupeRun = DedupeWindow<DedupeWaiter>.Run
+
 /// The state every connection of one server shares: configuration, routes, the push store, the
 /// de-duplication window, the principal registry and the counters.
 final class ServerCore: Sendable {
@@ -129,23 +132,26 @@ final class ServerCore: Sendable {
 
     // MARK: Handler completion
 
+    /// What copies waiting for an execution that was cancelled receive.
+    static let cancelledReply = Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
+
     /// An execution finished (`response` nil: it was cancelled). Answers every copy waiting for it.
     func executionFinished(
-        origin: ServerConnection, requestID: String, token: UInt64, dedupeKey: DedupeWindow<DedupeWaiter>.Key?,
-        generation: UInt64, response: Frame.Response?
+        origin: ServerConnection, requestID: String, token: UInt64, run: DedupeRun?,
+        response: Frame.Response?
     ) {
         counters.handlersRunning.increment(by: -1)
-        guard let dedupeKey else {
+        guard let run else {
             if let response { origin.deliver(requestID: requestID, token: token, response: response) }
             return
         }
         let waiters: [DedupeWaiter]
         if let response {
-            waiters = dedupe.withLock { $0.finish(dedupeKey, generation: generation, response: response, now: .now) }
+            waiters = dedupe.withLock { $0.finish(run, response: response, now: .now) }
         } else {
-            waiters = dedupe.withLock { $0.abandon(dedupeKey, generation: generation) }
+            waiters = dedupe.withLock { $0.abandon(run) }
         }
-        let reply = response ?? Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
+        let reply = response ?? Self.cancelledReply
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
         }

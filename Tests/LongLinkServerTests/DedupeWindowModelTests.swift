@@ -1,0 +1,181 @@
+import LongLinkWire
+import Testing
+
+@testable import LongLinkServer
+
+@Suite("DedupeWindow against a reference model")
+struct DedupeWindowModelTests {
+    /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
+    /// with a small capacity, so that the index grows, evicts and shifts buckets back constantly;
+    /// every answer must match a plain dictionary model of the same rules.
+    @Test(arguments: [1, 2, 3, 4])
+    func randomOperationsMatchTheModel(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40)
+        var model = DedupeModel(window: .seconds(5), capacity: 40)
+        var running: [(id: String, run: DedupeWindow<Int>.Run, model: UInt64)] = []
+        var now = ContinuousClock.now
+        var waiter = 0
+        for step in 0..<20_000 {
+            // Time moves in jumps of up to 50 ms, so that entries also expire.
+            now = now.advanced(by: .milliseconds(Int64(random.next(below: 50))))
+            let id = "r\(random.next(below: 120))"
+            let key = DedupeKey(clientID: random.next(below: 4) == 0 ? "other" : "c", requestID: id)
+            switch random.next(below: 10) {
+            case 0..<5:
+                waiter += 1
+                let got = window.arrive(key, waiter: waiter, now: now)
+                let want = model.arrive(key, waiter: waiter, now: now)
+                switch (got, want) {
+                case (.execute(let run), .execute(let generation)):
+                    running.append((id, run, generation))
+                case (.wait, .wait): break
+                case (.replay(let a), .replay(let b)): #expect(a == b, "step \(step)")
+                default: Issue.record("step \(step): \(got) but the model says \(want)")
+                }
+            case 5..<8 where !running.isEmpty:
+                let victim = running.remove(at: random.next(below: running.count))
+                let response = Frame.Response(payload: Array("\(step)".utf8))
+                #expect(
+                    window.finish(victim.run, response: response, now: now)
+                        == model.finish(victim.model, response: response, now: now), "step \(step)")
+            case 8 where !running.isEmpty:
+                let victim = running.remove(at: random.next(below: running.count))
+                #expect(window.abandon(victim.run) == model.abandon(victim.model), "step \(step)")
+            default:
+                let gone = waiter - random.next(below: 10)
+                #expect(
+                    window.removeWaiter(key) { $0 == gone } == model.removeWaiter(key) { $0 == gone },
+                    "step \(step)")
+            }
+            #expect(window.count == model.count, "step \(step)")
+        }
+    }
+
+    /// An entry that expired but was not yet dropped runs again; the old run's expiry must not
+    /// remove the new result.
+    @Test func anExpiredEntryRunsAgainAndTheOldExpiryKeepsTheNewResult() {
+        var window = DedupeWindowProbe(window: .microseconds(500), capacity: 10)
+        let start = ContinuousClock.now
+        #expect(window.arrive("a", waiter: 1, now: start) == "execute")
+        #expect(window.finish("a", text: "old", now: start) == [1])
+        // Past its expiry, before the next expiry sweep (at most once a millisecond).
+        let later = start.advanced(by: .microseconds(600))
+        #expect(window.arrive("a", waiter: 2, now: later) == "execute")
+        #expect(window.finish("a", text: "new", now: later) == [2])
+        // The sweep at 1 ms drops the first run's record, which must leave the second run alone.
+        let sweep = start.advanced(by: .microseconds(1_050))
+        #expect(window.arrive("b", waiter: 3, now: sweep) == "execute")
+        #expect(window.arrive("a", waiter: 4, now: sweep) == "replay new")
+    }
+}
+
+@Suite("DedupeKey")
+struct DedupeKeyTests {
+    @Test func equalIdsMakeEqualKeysWhicheverWayTheClientIsGiven() {
+        let client = DedupeKey.Client("phone-1")
+        let a = DedupeKey(client: client, requestID: "42")
+        let b = DedupeKey(clientID: "phone-1", requestID: "42")
+        #expect(a == b)
+        #expect(a.hash == b.hash)
+        #expect(a.hashValue == b.hashValue)
+    }
+
+    @Test func eitherIdTellsKeysApart() {
+        let key = DedupeKey(clientID: "phone-1", requestID: "42")
+        #expect(key != DedupeKey(clientID: "phone-2", requestID: "42"))
+        #expect(key != DedupeKey(clientID: "phone-1", requestID: "43"))
+        // The two ids are not simply concatenated.
+        #expect(DedupeKey(clientID: "ab", requestID: "c") != DedupeKey(clientID: "a", requestID: "bc"))
+    }
+}
+
+/// The window's rules on a plain dictionary, without the expiry throttle's shortcut: the
+/// reference the slot-and-index implementation must agree with.
+private struct DedupeModel {
+    enum Entry {
+        case running(waiters: [Int], generation: UInt64)
+        case finished(Frame.Response, expiresAt: ContinuousClock.Instant)
+    }
+
+    let window: Duration
+    let capacity: Int
+    var entries: [DedupeKey: Entry] = [:]
+    var keys: [UInt64: DedupeKey] = [:]
+    var order: [(key: DedupeKey, expiresAt: ContinuousClock.Instant)] = []
+    var nextGeneration: UInt64 = 1
+    var nextExpiry: ContinuousClock.Instant?
+
+    init(window: Duration, capacity: Int) {
+        self.window = window
+        self.capacity = capacity
+    }
+
+    var count: Int { entries.count }
+
+    enum Action { case execute(UInt64), wait, replay(Frame.Response) }
+
+    mutating func arrive(_ key: DedupeKey, waiter: Int, now: ContinuousClock.Instant) -> Action {
+        if nextExpiry.map({ now >= $0 }) ?? true {
+            while let first = order.first, first.expiresAt <= now { drop() }
+            nextExpiry = now.advanced(by: .milliseconds(1))
+        }
+        switch entries[key] {
+        case .running(var waiters, let generation)?:
+            waiters.append(waiter)
+            entries[key] = .running(waiters: waiters, generation: generation)
+            return .wait
+        case .finished(let response, let expiresAt)? where expiresAt > now:
+            return .replay(response)
+        default:
+            let generation = nextGeneration
+            nextGeneration += 1
+            entries[key] = .running(waiters: [waiter], generation: generation)
+            keys[generation] = key
+            return .execute(generation)
+        }
+    }
+
+    mutating func finish(_ generation: UInt64, response: Frame.Response, now: ContinuousClock.Instant) -> [Int] {
+        guard let key = keys[generation], case .running(let waiters, generation)? = entries[key] else { return [] }
+        let expiresAt = now.advanced(by: window)
+        entries[key] = .finished(response, expiresAt: expiresAt)
+        order.append((key, expiresAt))
+        while entries.count > capacity, !order.isEmpty { drop() }
+        return waiters
+    }
+
+    mutating func abandon(_ generation: UInt64) -> [Int] {
+        guard let key = keys[generation], case .running(let waiters, generation)? = entries[key] else { return [] }
+        entries[key] = nil
+        return waiters
+    }
+
+    mutating func removeWaiter(_ key: DedupeKey, where matches: (Int) -> Bool) -> Bool {
+        guard case .running(var waiters, let generation)? = entries[key] else { return false }
+        waiters.removeAll(where: matches)
+        entries[key] = .running(waiters: waiters, generation: generation)
+        return waiters.isEmpty
+    }
+
+    mutating func drop() {
+        let (key, expiresAt) = order.removeFirst()
+        if case .finished(_, let current)? = entries[key], current == expiresAt { entries[key] = nil }
+    }
+}
+
+/// A small deterministic generator, so that a failing seed fails the same way every time.
+private struct SplitMix {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next(below bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Int(z % UInt64(bound))
+    }
+}
