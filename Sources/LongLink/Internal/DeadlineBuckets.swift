@@ -120,7 +120,8 @@ struct DeadlineBuckets {
 /// The calls whose deadlines fall in one millisecond. A class, so a call can point at its bucket.
 final class DeadlineBucket {
     let millisecond: Int64
-    var calls: [PendingCall] = []
+    /// Unchecked exclusivity: confined to the client's loop, like the core that owns it.
+    @exclusivity(unchecked) var calls: [PendingCall] = []
 
     init(millisecond: Int64) {
         self.millisecond = millisecond

@@ -4,7 +4,8 @@ import Synchronization
 /// One request from the moment its caller makes it until it is answered, fails or is given up.
 ///
 /// `finished` is atomic so that the deadline side of the race can see, without a hop to the event
-/// loop, that the reply already won. Every other field is touched only by ``ClientCore`` on its loop.
+/// loop, that the reply already won. Every other field is touched only by ``ClientCore`` on its loop
+/// (so the mutable ones skip dynamic exclusivity checks, like the core's own hot state).
 final class PendingCall: @unchecked Sendable {
     enum Stage {
         /// Made, not yet seen by the core.
@@ -29,17 +30,17 @@ final class PendingCall: @unchecked Sendable {
 
     private let finishedFlag = Atomic<Bool>(false)
 
-    var stage = Stage.new
+    @exclusivity(unchecked) var stage = Stage.new
     /// The ``DeadlineBuckets`` bucket holding the call, and its slot there (nil and -1 when not in
     /// one). Unowned: a bucket outlives every call that points at it (it is dropped only once empty
     /// or after clearing these), and a strong reference would cycle.
-    unowned(unsafe) var deadlineBucket: DeadlineBucket?
-    var deadlineSlot = -1
+    @exclusivity(unchecked) unowned(unsafe) var deadlineBucket: DeadlineBucket?
+    @exclusivity(unchecked) var deadlineSlot = -1
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
-    var continuation: UnsafeContinuation<[UInt8], any Error>?
+    @exclusivity(unchecked) var continuation: UnsafeContinuation<[UInt8], any Error>?
     /// Set when the call was given up before the core registered it.
-    var earlyFailure: (any Error)?
+    @exclusivity(unchecked) var earlyFailure: (any Error)?
 
     init(
         id: UInt64, method: String, payload: [UInt8], metadata: [String: String], deadline: ContinuousClock.Instant,

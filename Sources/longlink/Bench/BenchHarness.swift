@@ -9,6 +9,8 @@ struct BenchSettings: Sendable {
     var duration: Duration
     /// How many times each measurement is repeated; the report shows the median.
     var runs: Int
+    /// `--in-flight`: rpc measures throughput at this level only (and no latency).
+    var onlyInFlight: Int? = nil
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {

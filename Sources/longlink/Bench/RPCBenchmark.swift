@@ -36,6 +36,36 @@ enum RPCBenchmark {
         }
     }
 
+    /// `--in-flight N`: throughput at one level, baseline and both deadline designs alternating.
+    static func runOneLevel(_ inFlight: Int, _ settings: BenchSettings, into report: inout BenchReport) async throws {
+        var samples: [String: [Double]] = [:]
+        try await withBenchServer { server in
+            try await withBenchClient(port: server.port) { heap in
+                try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
+                    for run in 1...settings.runs {
+                        benchProgress("rpc: \(inFlight) in flight, run \(run)/\(settings.runs)")
+                        samples["baseline", default: []].append(
+                            try await BaselineBenchmark.throughput(
+                                port: server.port, inFlight: inFlight, settings: settings))
+                        samples["heap", default: []].append(
+                            try await throughput(heap.client, inFlight: inFlight, settings: settings))
+                        samples["group", default: []].append(
+                            try await throughput(group.client, inFlight: inFlight, settings: settings))
+                    }
+                }
+            }
+        }
+        report.add(
+            BenchFigure(
+                key: "rpc.in_flight_\(inFlight).throughput", label: "rpc throughput, \(inFlight) in flight",
+                unit: "req/s", samples: samples["heap"] ?? [], baselineSamples: samples["baseline"]))
+        report.add(
+            BenchFigure(
+                key: "rpc.task_group.in_flight_\(inFlight).throughput",
+                label: "rpc throughput, \(inFlight) in flight, task-group race", unit: "req/s",
+                samples: samples["group"] ?? [], baselineSamples: samples["baseline"]))
+    }
+
     /// Round trips in microseconds, sorted, one request at a time.
     static func latencies(
         _ client: LongLinkClient, settings: BenchSettings, executor: (any TaskExecutor)? = nil
@@ -57,6 +87,10 @@ enum RPCBenchmark {
     }
 
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
+        if let only = settings.onlyInFlight {
+            try await runOneLevel(only, settings, into: &report)
+            return
+        }
         let runs = settings.runs
         let figures = try await withBenchServer { server in
             try await withBenchClient(port: server.port) { bench in

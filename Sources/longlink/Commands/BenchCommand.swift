@@ -34,6 +34,9 @@ enum BenchCommand: Subcommand {
         options: [
             .value("duration", "DURATION", help: "Length of one measurement: 2 (seconds), 500ms. Default 2s."),
             .value("runs", "N", help: "Runs per figure (the median is reported). Default 3."),
+            .value(
+                "in-flight", "N",
+                help: "rpc only: measure throughput at this one in-flight level (both designs), no latency rows."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )
@@ -49,7 +52,8 @@ enum BenchCommand: Subcommand {
         let duration = try arguments.duration("duration") ?? .seconds(2)
         guard duration > .zero else { throw UsageError("--duration must be more than zero") }
         let runs = try arguments.integer("runs", in: 1...100) ?? 3
-        let settings = BenchSettings(duration: duration, runs: runs)
+        let inFlight = try arguments.integer("in-flight", in: 1...100_000)
+        let settings = BenchSettings(duration: duration, runs: runs, onlyInFlight: inFlight)
         var report = BenchReport(
             command: (["longlink"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
