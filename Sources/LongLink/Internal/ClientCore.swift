@@ -127,11 +127,12 @@ actor ClientCore {
     /// that registers the call, so a reply resumes the caller directly — one hop each way, where an
     /// isolated `submit` would also run the caller on the loop before and after it suspended.
     nonisolated func submit(_ call: PendingCall) async throws -> [UInt8] {
-        try await withUnsafeThrowingContinuation { continuation in
+        let outcome = await withUnsafeContinuation { continuation in
             if submissions.append(call, continuation) {
                 loop.execute { self.assumeIsolated { $0.admitSubmissions() } }
             }
         }
+        return try outcome.get()
     }
 
     /// The loop's half of ``submit(_:)``: admits every call submitted since the last pass.
@@ -146,11 +147,11 @@ actor ClientCore {
 
     /// Registers one call; resumes `continuation` exactly once, through the call.
     private func admit(
-        _ call: PendingCall, _ continuation: UnsafeContinuation<[UInt8], any Error>, now: ContinuousClock.Instant
+        _ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>, now: ContinuousClock.Instant
     ) {
         // Given up (cancelled) before it got here: the failure was parked on the call.
         if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
-            continuation.resume(throwing: early)
+            continuation.resume(returning: .failed(early))
             return
         }
         call.continuation = continuation
@@ -200,12 +201,8 @@ actor ClientCore {
     func expire(_ call: PendingCall) {
         guard !call.isFinished else { return }
         stats.timeouts += 1
-        finish(call, .failure(Self.deadlineExceeded))
+        finish(call, .timedOut)
     }
-
-    /// One boxed error shared by every expired call: failing a call then allocates nothing.
-    private static let deadlineExceeded: any Error = LongLinkError(
-        code: .deadlineExceeded, message: "no reply within the request's timeout")
 
     /// The caller gave up: fail it and tell the server.
     func cancel(_ call: PendingCall) {
@@ -223,10 +220,18 @@ actor ClientCore {
 
     /// Removes the call from the books and resumes its caller exactly once.
     private func finish(_ call: PendingCall, _ result: Result<[UInt8], any Error>) {
+        switch result {
+        case .success(let payload): finish(call, .reply(payload))
+        case .failure(let error): finish(call, .failed(error))
+        }
+    }
+
+    /// Removes the call from the books and resumes its caller exactly once with `outcome`.
+    private func finish(_ call: PendingCall, _ outcome: PendingCall.Outcome) {
         if case .queued = call.stage { queuedCount -= 1 }
         pending[call.id] = nil
         if call.deadlineBucket != nil { deadlines.remove(call) }
-        call.complete(result)
+        call.complete(outcome)
         if shuttingDown { finishShutdownIfIdle() }
     }
 

@@ -38,7 +38,7 @@ final class PendingCall: @unchecked Sendable {
     @exclusivity(unchecked) var deadlineSlot = -1
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
-    @exclusivity(unchecked) var continuation: UnsafeContinuation<[UInt8], any Error>?
+    @exclusivity(unchecked) var continuation: UnsafeContinuation<Outcome, Never>?
     /// Set when the call was given up before the core registered it.
     @exclusivity(unchecked) var earlyFailure: (any Error)?
 
@@ -63,15 +63,51 @@ final class PendingCall: @unchecked Sendable {
         return false
     }
 
+    /// How a call ended, as handed to its caller.
+    ///
+    /// A timeout carries no error value: the caller builds its `LongLinkError` on its own thread.
+    /// Built on the loop instead, 100,000 expiring calls would allocate 100,000 errors there for
+    /// the callers' threads to free (or, with one shared error, contend on its reference count).
+    enum Outcome: Sendable {
+        case reply([UInt8])
+        case timedOut
+        case failed(any Error)
+
+        /// The reply, or the error to throw.
+        func get() throws -> [UInt8] {
+            switch self {
+            case .reply(let payload): return payload
+            case .timedOut: throw PendingCall.timeoutError()
+            case .failed(let error): throw error
+            }
+        }
+    }
+
+    static func timeoutError() -> LongLinkError {
+        LongLinkError(code: .deadlineExceeded, message: "no reply within the request's timeout")
+    }
+
     /// Resumes the caller exactly once; later calls do nothing.
     func complete(_ result: Result<[UInt8], any Error>) {
+        switch result {
+        case .success(let payload): complete(.reply(payload))
+        case .failure(let error): complete(.failed(error))
+        }
+    }
+
+    /// Resumes the caller exactly once with `outcome`; later calls do nothing.
+    func complete(_ outcome: Outcome) {
         guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
         stage = .done
         if let continuation {
             self.continuation = nil
-            continuation.resume(with: result)
-        } else if case .failure(let error) = result {
-            earlyFailure = error
+            continuation.resume(returning: outcome)
+        } else {
+            switch outcome {
+            case .reply: break
+            case .timedOut: earlyFailure = Self.timeoutError()
+            case .failed(let error): earlyFailure = error
+            }
         }
     }
 
