@@ -221,43 +221,58 @@ struct DeadlineBucketsTests {
         PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: deadline, idempotent: false)
     }
 
-    @Test func popsDueCallsAndRemovesAnsweredOnesAtOnce() {
+    /// Takes what is due at `now` the way the core does: clearing each call's bucket.
+    private func expire(_ index: inout DeadlineBuckets, at now: ContinuousClock.Instant) -> [PendingCall] {
+        index.takeDue(at: now).flatMap { bucket in
+            bucket.calls.map { call in
+                call.deadlineBucket = nil
+                call.deadlineSlot = -1
+                return call
+            }
+        }
+    }
+
+    @Test func bucketsComeDueInOrderAndAnsweredCallsLeaveAtOnce() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
-        let calls = (0..<100).map { call(UInt64($0), at: origin.advanced(by: .milliseconds(($0 * 37) % 100))) }
-        for call in calls { index.insert(call) }
-        #expect(index.earliestDeadline() == origin)
+        let calls = (0..<100).map { call(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500))) }
+        for call in calls {
+            // Due at the end of the deadline's millisecond: after the deadline, by less than 1 ms.
+            let due = index.insert(call)
+            #expect(due > call.deadline && due - call.deadline <= .milliseconds(1))
+        }
+        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(1)))
         // Answered before their deadlines: out of the index immediately, wherever they sit.
         for call in calls where call.id % 3 == 0 { index.remove(call) }
         #expect(index.count == 66)
         #expect(calls.filter { $0.id % 3 == 0 }.allSatisfy { $0.deadlineBucket == nil && $0.deadlineSlot == -1 })
         let cutoff = origin.advanced(by: .milliseconds(50))
-        let due = index.popDue(at: cutoff)
-        #expect(due.allSatisfy { $0.deadline <= cutoff })
-        #expect(Set(due.map(\.id)) == Set(calls.filter { $0.id % 3 != 0 && $0.deadline <= cutoff }.map(\.id)))
+        let due = expire(&index, at: cutoff)
+        // Exactly the unanswered calls whose millisecond ended by the cutoff; none early.
+        #expect(due.allSatisfy { $0.deadline < cutoff })
+        let expected = calls.filter { $0.id % 3 != 0 && $0.deadline < cutoff }
+        #expect(Set(due.map(\.id)) == Set(expected.map(\.id)))
         #expect(zip(due, due.dropFirst()).allSatisfy { $0.0.deadline <= $0.1.deadline })
-        #expect(index.earliestDeadline().map { $0 > cutoff } == true)
-        let rest = index.popDue(at: origin.advanced(by: .seconds(1)))
+        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(51)))
+        let rest = expire(&index, at: origin.advanced(by: .seconds(1)))
         #expect(due.count + rest.count == 66)
         #expect(index.isEmpty)
-        #expect(index.earliestDeadline() == nil)
+        #expect(index.nextDueTime() == nil)
         for call in calls { call.complete(.success([])) }
     }
 
-    @Test func withinOneMillisecondOnlyTheDeadlinesThatPassedAreDue() {
+    @Test func aCallIsNeverDueBeforeItsMillisecondEnds() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
         let early = call(1, at: origin.advanced(by: .microseconds(5_200)))
         let late = call(2, at: origin.advanced(by: .microseconds(5_800)))
         let before = call(3, at: origin.advanced(by: .microseconds(-1_500)))
         for call in [late, early, before] { index.insert(call) }
-        #expect(index.earliestDeadline() == before.deadline)
-        #expect(index.popDue(at: origin.advanced(by: .microseconds(5_199))).map(\.id) == [3])
-        #expect(index.earliestDeadline() == early.deadline)
-        #expect(index.popDue(at: origin.advanced(by: .microseconds(5_500))).map(\.id) == [1])
-        #expect(index.earliestDeadline() == late.deadline)
-        #expect(index.count == 1)
-        #expect(index.popDue(at: late.deadline).map(\.id) == [2])
+        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(-1)))
+        // Past both deadlines in millisecond 5, but the millisecond has not ended.
+        #expect(expire(&index, at: origin.advanced(by: .microseconds(5_900))).map(\.id) == [3])
+        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(6)))
+        #expect(Set(expire(&index, at: origin.advanced(by: .milliseconds(6))).map(\.id)) == [1, 2])
         #expect(index.isEmpty)
         for call in [early, late, before] { call.complete(.success([])) }
     }
@@ -265,11 +280,13 @@ struct DeadlineBucketsTests {
     @Test func oneHundredThousandCallsWithOneDeadlineExpireTogether() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
-        let deadline = origin.advanced(by: .seconds(3))
+        let deadline = origin.advanced(by: .microseconds(3_000_400))
         let calls = (0..<100_000).map { call(UInt64($0), at: deadline) }
         for call in calls { index.insert(call) }
-        #expect(index.popDue(at: deadline.advanced(by: .nanoseconds(-1))).isEmpty)
-        #expect(index.popDue(at: deadline).count == 100_000)
+        #expect(index.takeDue(at: deadline).isEmpty)
+        let buckets = index.takeDue(at: origin.advanced(by: .milliseconds(3_001)))
+        #expect(buckets.count == 1)
+        #expect(buckets.first?.calls.count == 100_000)
         #expect(index.isEmpty)
         for call in calls { call.complete(.success([])) }
     }

@@ -238,11 +238,10 @@ actor ClientCore {
     // MARK: Deadlines
 
     private func trackDeadline(_ call: PendingCall) {
-        deadlines.insert(call)
-        armDeadlineTimer(at: call.deadline)
+        armDeadlineTimer(at: deadlines.insert(call))
     }
 
-    /// Keeps one timer, at the earliest deadline. A later deadline never moves it; an answered
+    /// Keeps one timer, at the earliest bucket's due time. A later one never moves it; an answered
     /// call does not either (the timer then finds nothing due and moves on to the next one).
     private func armDeadlineTimer(at earliest: ContinuousClock.Instant) {
         if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
@@ -256,8 +255,14 @@ actor ClientCore {
     private func deadlinesDue() {
         deadlineTimer = nil
         deadlineTimerAt = nil
-        for call in deadlines.popDue(at: clock.now) { expire(call) }
-        if let next = deadlines.earliestDeadline() { armDeadlineTimer(at: next) }
+        for bucket in deadlines.takeDue(at: clock.now) {
+            for call in bucket.calls {
+                call.deadlineBucket = nil
+                call.deadlineSlot = -1
+                expire(call)
+            }
+        }
+        if let next = deadlines.nextDueTime() { armDeadlineTimer(at: next) }
     }
 
     private func write(_ call: PendingCall, on link: Link, now: ContinuousClock.Instant? = nil) {

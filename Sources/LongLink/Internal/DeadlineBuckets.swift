@@ -4,11 +4,12 @@
 /// Why not one heap of calls: a reply removes its call in O(log n) there, with a retain and a
 /// release per swap, and 100,000 calls sharing one deadline take 100,000 sifts to expire. Here a
 /// call joins the bucket of its millisecond in O(1) and leaves it in O(1) (swap with the bucket's
-/// last call); a min-heap orders only the distinct milliseconds, and expiry empties whole buckets.
+/// last call); a min-heap orders only the distinct milliseconds, and expiry hands over whole
+/// buckets, touching each expired call once.
 ///
-/// Exact: a call's bucket is the millisecond that *contains* its deadline (rounded down), and
-/// ``popDue(at:)`` takes only calls whose own deadline has passed, so nothing fails early and the
-/// timer can be armed at the exact earliest deadline.
+/// A bucket is due when its millisecond has ended, so a call fails less than a millisecond after
+/// its deadline and never before it. (Firing at the exact deadline would split the bucket whose
+/// millisecond is still running: one more pass over every call in it.)
 ///
 /// A bucket that empties stays until its millisecond comes (its calls' storage is released at
 /// once); there is at most one per millisecond of the longest timeout in use.
@@ -26,7 +27,9 @@ struct DeadlineBuckets {
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func insert(_ call: PendingCall) {
+    /// Adds the call; returns when its bucket becomes due (the end of its deadline's millisecond).
+    @discardableResult
+    mutating func insert(_ call: PendingCall) -> ContinuousClock.Instant {
         let millisecond = Self.millisecond(of: call.deadline - origin)
         let bucket: DeadlineBucket
         if let existing = buckets[millisecond] {
@@ -40,6 +43,7 @@ struct DeadlineBuckets {
         call.deadlineBucket = bucket
         bucket.calls.append(call)
         count += 1
+        return dueTime(of: millisecond)
     }
 
     /// Takes the call out at once (answered or given up); a call not in the index is ignored.
@@ -58,53 +62,36 @@ struct DeadlineBuckets {
         count -= 1
     }
 
-    /// The earliest deadline of any call in the index (skipping and dropping emptied buckets).
-    mutating func earliestDeadline() -> ContinuousClock.Instant? {
+    /// When the earliest non-empty bucket becomes due (skipping and dropping emptied buckets).
+    mutating func nextDueTime() -> ContinuousClock.Instant? {
         while let first = milliseconds.first {
             guard let bucket = buckets[first], !bucket.calls.isEmpty else {
                 milliseconds.removeFirst()
                 buckets[first] = nil
                 continue
             }
-            return bucket.calls.lazy.map(\.deadline).min()
+            return dueTime(of: first)
         }
         return nil
     }
 
-    /// Removes and returns every call whose deadline is at or before `now`, earliest bucket first.
-    mutating func popDue(at now: ContinuousClock.Instant) -> [PendingCall] {
+    /// Removes and returns the buckets due at `now` (their milliseconds have ended), earliest
+    /// first. Their calls still point at them: the caller clears ``PendingCall/deadlineBucket``
+    /// as it expires each call, so each is touched once.
+    mutating func takeDue(at now: ContinuousClock.Instant) -> [DeadlineBucket] {
         let current = Self.millisecond(of: now - origin)
-        var due: [PendingCall] = []
-        while let first = milliseconds.first, first <= current {
-            guard let bucket = buckets[first] else {
-                milliseconds.removeFirst()
-                continue
-            }
-            if first < current {
-                // Every deadline in an earlier millisecond has passed: the whole bucket goes.
-                milliseconds.removeFirst()
-                buckets[first] = nil
-                for call in bucket.calls {
-                    call.deadlineBucket = nil
-                    call.deadlineSlot = -1
-                }
-                count -= bucket.calls.count
-                due.append(contentsOf: bucket.calls)
-                bucket.calls = []
-                continue
-            }
-            // The current millisecond: only the calls whose deadline is not after `now`.
-            for call in bucket.calls.filter({ $0.deadline <= now }) {
-                remove(call)
-                due.append(call)
-            }
-            if bucket.calls.isEmpty {
-                milliseconds.removeFirst()
-                buckets[first] = nil
-            }
-            break
+        var due: [DeadlineBucket] = []
+        while let first = milliseconds.first, first < current {
+            milliseconds.removeFirst()
+            guard let bucket = buckets.removeValue(forKey: first) else { continue }
+            count -= bucket.calls.count
+            if !bucket.calls.isEmpty { due.append(bucket) }
         }
         return due
+    }
+
+    private func dueTime(of millisecond: Int64) -> ContinuousClock.Instant {
+        origin.advanced(by: .milliseconds(millisecond &+ 1))
     }
 
     /// The millisecond that contains the instant `offset` after the origin (rounded down).
