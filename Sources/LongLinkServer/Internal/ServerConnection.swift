@@ -43,6 +43,12 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var principal: String?
     private var synced = false
     private var lastPushedSeq: UInt64 = 0
+    /// Reliable pushes sent since the last `Sync` (or login) and not yet acknowledged here, at most
+    /// `configuration.reliablePushWindow`: the send window.
+    private var pushesInFlight = 0
+    /// The last pump stopped at a full window (not at an unwritable socket or an empty store), so
+    /// an `Ack` that frees room must pump again.
+    private var windowLimited = false
     private var inFlight: [String: InFlight] = [:]
     private var nextToken: UInt64 = 0
     private var heartbeat: Duration = .zero
@@ -443,12 +449,17 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             principal = newPrincipal
             synced = false
             lastPushedSeq = 0
+            pushesInFlight = 0
+            windowLimited = false
         }
     }
 
     private func handleSync() {
         synced = true
         lastPushedSeq = 0
+        // Everything is sent again from the start, so what was outstanding no longer counts.
+        pushesInFlight = 0
+        windowLimited = false
         pumpReliablePushes()
     }
 
@@ -456,6 +467,13 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         guard let principal, !seqs.isEmpty else { return }
         core.store.acknowledge(principal: principal, seqs: seqs)
         core.counters.acksReceived.increment(by: seqs.count)
+        guard pushesInFlight > 0 else { return }
+        // Only seqs this connection may have sent since its last Sync free room; others (zero,
+        // not sent yet, repeats) are clamped so that the window never opens beyond its size.
+        var freed = 0
+        for seq in seqs where seq > 0 && seq <= lastPushedSeq { freed += 1 }
+        pushesInFlight = max(0, pushesInFlight - freed)
+        if windowLimited, pushesInFlight < configuration.reliablePushWindow { pumpReliablePushes() }
     }
 
     /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
@@ -464,17 +482,26 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         loop.execute { [self] in pumpReliablePushes() }
     }
 
-    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable.
+    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable
+    /// and the send window has room.
     private func pumpReliablePushes() {
         pushRequested.store(false, ordering: .releasing)
         guard state == .open || state == .draining, synced, let principal else { return }
+        let window = configuration.reliablePushWindow
+        windowLimited = false
         while connection.isWritable {
-            let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: 256)
+            let room = window - pushesInFlight
+            guard room > 0 else {
+                windowLimited = true
+                break
+            }
+            let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: min(256, room))
             guard let last = batch.last else { break }
             for push in batch {
                 send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload)))
             }
             core.counters.reliablePushesSent.increment(by: batch.count)
+            pushesInFlight += batch.count
             lastPushedSeq = last.seq
         }
     }
