@@ -369,19 +369,24 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    private static let timedOutStatus = Frame.Status(
+        code: .deadlineExceeded, message: "the request's timeout_ms passed on the server")
+
     private func handlerTimedOut(
         requestID: String, token: UInt64, run: DedupeRun?
     ) {
-        guard let entry = inFlight[requestID], entry.token == token else { return }
+        guard let index = inFlight.index(forKey: requestID), inFlight.values[index].token == token else { return }
         core.counters.requestsTimedOut.increment()
-        entry.task?.cancel()
-        let timedOut = Frame.Response(
-            requestID: requestID,
-            status: Frame.Status(code: .deadlineExceeded, message: "the request's timeout_ms passed on the server"))
+        let timedOut = Frame.Response(requestID: requestID, status: Self.timedOutStatus)
         guard let run else {
-            deliver(requestID: requestID, token: token, response: timedOut)
+            // Answered here rather than through `deliver`: that would look the request up again
+            // and cancel this timer, which has fired (it matters when 100,000 expire together).
+            let entry = inFlight.remove(at: index).value
+            entry.task?.cancel()
+            answer(requestID: requestID, response: timedOut)
             return
         }
+        inFlight.values[index].task?.cancel()
         // Timed-out executions are not stored: a later copy runs again.
         let waiters = core.dedupe.withLock { $0.abandon(run) }
         for waiter in waiters {
