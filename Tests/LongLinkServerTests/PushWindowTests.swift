@@ -11,9 +11,11 @@ import Testing
 /// first would arrive before its reply.
 @Suite("Reliable push window")
 struct PushWindowTests {
-    private static func configuration(window: Int) -> ServerConfiguration {
+    /// A window that only an Ack opens, unless `timeout` says otherwise.
+    private static func configuration(window: Int, timeout: Duration = .seconds(3_600)) -> ServerConfiguration {
         var configuration = ServerConfiguration.testing
         configuration.reliablePushWindow = window
+        configuration.reliablePushWindowTimeout = timeout
         return configuration
     }
 
@@ -136,11 +138,38 @@ struct PushWindowTests {
         }
     }
 
-    @Test func aWindowBelowOneIsRejected() {
+    /// Pushes a client holds without acknowledging (a topic nobody reads) fill the window; the
+    /// window opens again after its timeout, so the other topics still arrive.
+    @Test func pushesHeldUnacknowledgedDoNotStopTheOthers() async throws {
+        try await withServer(Self.configuration(window: 3, timeout: .milliseconds(20))) { server, address in
+            let client = try await loggedIn(address, as: "ben")
+            for n in 1...7 { try server.push(to: "ben", topic: "unread", payload: [UInt8(n)]) }
+            for n in 1...2 { try server.push(to: "ben", topic: "alerts", payload: [UInt8(n)]) }
+            try await client.send(.sync(Frame.Sync()))
+            var alerts: [UInt64] = []
+            while alerts.count < 2 {
+                guard case .push(let push) = try await client.nextFrame(within: .seconds(10)) else {
+                    Issue.record("expected only pushes")
+                    break
+                }
+                // Only the alerts are taken and acknowledged.
+                if push.topic == "alerts" {
+                    alerts.append(push.seq)
+                    try await client.send(.ack(Frame.Ack(seqs: [push.seq])))
+                }
+            }
+            #expect(alerts == [8, 9])
+            #expect(server.statistics.pushWindowsReopened >= 2)
+        }
+    }
+
+    @Test func aWindowBelowOneOrANonPositiveTimeoutIsRejected() {
         var configuration = ServerConfiguration()
         configuration.reliablePushWindow = 0
         #expect(throws: LongLinkError.self) { try configuration.validate() }
         configuration.reliablePushWindow = 1
         #expect(throws: Never.self) { try configuration.validate() }
+        configuration.reliablePushWindowTimeout = .zero
+        #expect(throws: LongLinkError.self) { try configuration.validate() }
     }
 }

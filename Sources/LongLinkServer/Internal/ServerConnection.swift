@@ -49,6 +49,11 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// The last pump stopped at a full window (not at an unwritable socket or an empty store), so
     /// an `Ack` that frees room must pump again.
     private var windowLimited = false
+    /// Armed while the window is full: if no `Ack` frees room before it fires, the window is
+    /// opened again (`configuration.reliablePushWindowTimeout`).
+    private var windowTimer: EventLoopTimer?
+    /// An `Ack` freed room since `windowTimer` was armed.
+    private var ackedSinceWindowTimer = false
     private var inFlight: [String: InFlight] = [:]
     private var nextToken: UInt64 = 0
     private var heartbeat: Duration = .zero
@@ -151,7 +156,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
         state = .closed
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer].compactMap({ $0 }) { loop.cancelTimer(timer) }
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+            loop.cancelTimer(timer)
+        }
         let shuttingDown = core.isShuttingDown
         for (requestID, entry) in inFlight {
             if let timer = entry.timer { loop.cancelTimer(timer) }
@@ -478,6 +485,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         var freed = 0
         for seq in seqs where seq > 0 && seq <= lastPushedSeq { freed += 1 }
         pushesInFlight = max(0, pushesInFlight - freed)
+        if freed > 0 { ackedSinceWindowTimer = true }
         if windowLimited, pushesInFlight < configuration.reliablePushWindow { pumpReliablePushes() }
     }
 
@@ -498,6 +506,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             let room = window - pushesInFlight
             guard room > 0 else {
                 windowLimited = true
+                armWindowTimer()
                 break
             }
             let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: min(256, room))
@@ -508,6 +517,28 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             core.counters.reliablePushesSent.increment(by: batch.count)
             pushesInFlight += batch.count
             lastPushedSeq = last.seq
+        }
+    }
+
+    /// Arms the timer that opens a full window again when no `Ack` frees room in time: a client may
+    /// hold pushes unacknowledged for as long as it likes (LongLink's client holds those of a
+    /// topic nobody reads yet), and were they to fill the window, pushes of every other topic
+    /// would wait behind them forever.
+    private func armWindowTimer() {
+        guard windowTimer == nil else { return }
+        ackedSinceWindowTimer = false
+        windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in
+            windowTimer = nil
+            guard windowLimited, state == .open || state == .draining else { return }
+            if ackedSinceWindowTimer {
+                armWindowTimer()
+                return
+            }
+            // The outstanding pushes are parked with the client: count afresh (their acks, should
+            // they come, are clamped at zero).
+            core.counters.pushWindowsReopened.increment()
+            pushesInFlight = 0
+            pumpReliablePushes()
         }
     }
 
