@@ -28,7 +28,7 @@ public struct ServerConfiguration: Sendable {
     /// many pushes (LongLink's client holds 10,000 per consumer by default and acknowledges every
     /// 256 or 5 ms). A `Sync` or a new login starts the count afresh, and so does every new
     /// connection.
-    public var reliablePushWindow: Int = 4_096
+    public var reliablePushWindow: Int = 8_192
     /// How long a full ``reliablePushWindow`` waits for an `Ack` that frees room before the
     /// connection sends another window's worth anyway. A client may keep pushes unacknowledged
     /// indefinitely (LongLink's client holds those of a topic nobody reads yet); without this,
