@@ -21,6 +21,20 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections: Int = 10_000
     /// The most requests running or waiting per connection; one more is answered `RESOURCE_EXHAUSTED`.
     public var maxInFlightPerConnection: Int = 1_024
+    /// The most reliable pushes a connection keeps sent and not yet acknowledged. When that many
+    /// are outstanding the connection sends no more until an `Ack` frees room (or
+    /// ``reliablePushWindowTimeout`` passes without one), so a client that acknowledges what its
+    /// application takes is not sent more than it can hold: clients should buffer at least this
+    /// many pushes (LongLink's client holds 10,000 per consumer by default and acknowledges every
+    /// 256 or 5 ms). A `Sync` or a new login starts the count afresh, and so does every new
+    /// connection.
+    public var reliablePushWindow: Int = 8_192
+    /// How long a full ``reliablePushWindow`` waits for an `Ack` that frees room before the
+    /// connection sends another window's worth anyway. A client may keep pushes unacknowledged
+    /// indefinitely (LongLink's client holds those of a topic nobody reads yet); without this,
+    /// enough of them would stop every other topic. A client that acknowledges something within
+    /// this time keeps the window in force.
+    public var reliablePushWindowTimeout: Duration = .milliseconds(100)
     /// How long finished requests are remembered for de-duplication; `.zero` turns de-duplication off.
     public var dedupeWindow: Duration = .seconds(120)
     /// How many finished requests are remembered at most (oldest evicted first).
@@ -57,6 +71,8 @@ public struct ServerConfiguration: Sendable {
         if maxFrameBytes < 64 || maxFrameBytes > Int(UInt32.max) { throw fail("maxFrameBytes must be 64...UInt32.max") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
+        if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }
+        if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }
         if dedupeCapacity < 1 { throw fail("dedupeCapacity must be at least 1") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }

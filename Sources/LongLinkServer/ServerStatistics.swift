@@ -40,6 +40,9 @@ public struct ServerStatistics: Sendable, Hashable {
     public var bestEffortPushesDropped: Int = 0
     /// Sequence numbers acknowledged by clients.
     public var acksReceived: Int = 0
+    /// Times a connection's full push window opened again because no `Ack` freed room within
+    /// ``ServerConfiguration/reliablePushWindowTimeout``.
+    public var pushWindowsReopened: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

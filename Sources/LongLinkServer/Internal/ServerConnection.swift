@@ -43,6 +43,17 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var principal: String?
     private var synced = false
     private var lastPushedSeq: UInt64 = 0
+    /// Reliable pushes sent since the last `Sync` (or login) and not yet acknowledged here, at most
+    /// `configuration.reliablePushWindow`: the send window.
+    private var pushesInFlight = 0
+    /// The last pump stopped at a full window (not at an unwritable socket or an empty store), so
+    /// an `Ack` that frees room must pump again.
+    private var windowLimited = false
+    /// Armed while the window is full: if no `Ack` frees room before it fires, the window is
+    /// opened again (`configuration.reliablePushWindowTimeout`).
+    private var windowTimer: EventLoopTimer?
+    /// An `Ack` freed room since `windowTimer` was armed.
+    private var ackedSinceWindowTimer = false
     private var inFlight: [String: InFlight] = [:]
     private var nextToken: UInt64 = 0
     private var heartbeat: Duration = .zero
@@ -145,7 +156,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
         state = .closed
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer].compactMap({ $0 }) { loop.cancelTimer(timer) }
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+            loop.cancelTimer(timer)
+        }
         let shuttingDown = core.isShuttingDown
         for (requestID, entry) in inFlight {
             if let timer = entry.timer { loop.cancelTimer(timer) }
@@ -363,19 +376,24 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    private static let timedOutStatus = Frame.Status(
+        code: .deadlineExceeded, message: "the request's timeout_ms passed on the server")
+
     private func handlerTimedOut(
         requestID: String, token: UInt64, run: DedupeRun?
     ) {
-        guard let entry = inFlight[requestID], entry.token == token else { return }
+        guard let index = inFlight.index(forKey: requestID), inFlight.values[index].token == token else { return }
         core.counters.requestsTimedOut.increment()
-        entry.task?.cancel()
-        let timedOut = Frame.Response(
-            requestID: requestID,
-            status: Frame.Status(code: .deadlineExceeded, message: "the request's timeout_ms passed on the server"))
+        let timedOut = Frame.Response(requestID: requestID, status: Self.timedOutStatus)
         guard let run else {
-            deliver(requestID: requestID, token: token, response: timedOut)
+            // Answered here rather than through `deliver`: that would look the request up again
+            // and cancel this timer, which has fired (it matters when 100,000 expire together).
+            let entry = inFlight.remove(at: index).value
+            entry.task?.cancel()
+            answer(requestID: requestID, response: timedOut)
             return
         }
+        inFlight.values[index].task?.cancel()
         // Timed-out executions are not stored: a later copy runs again.
         let waiters = core.dedupe.withLock { $0.abandon(run) }
         for waiter in waiters {
@@ -443,12 +461,17 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             principal = newPrincipal
             synced = false
             lastPushedSeq = 0
+            pushesInFlight = 0
+            windowLimited = false
         }
     }
 
     private func handleSync() {
         synced = true
         lastPushedSeq = 0
+        // Everything is sent again from the start, so what was outstanding no longer counts.
+        pushesInFlight = 0
+        windowLimited = false
         pumpReliablePushes()
     }
 
@@ -456,6 +479,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         guard let principal, !seqs.isEmpty else { return }
         core.store.acknowledge(principal: principal, seqs: seqs)
         core.counters.acksReceived.increment(by: seqs.count)
+        guard pushesInFlight > 0 else { return }
+        // Only seqs this connection may have sent since its last Sync free room; others (zero,
+        // not sent yet, repeats) are clamped so that the window never opens beyond its size.
+        var freed = 0
+        for seq in seqs where seq > 0 && seq <= lastPushedSeq { freed += 1 }
+        pushesInFlight = max(0, pushesInFlight - freed)
+        if freed > 0 { ackedSinceWindowTimer = true }
+        if windowLimited, pushesInFlight < configuration.reliablePushWindow { pumpReliablePushes() }
     }
 
     /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
@@ -464,18 +495,50 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         loop.execute { [self] in pumpReliablePushes() }
     }
 
-    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable.
+    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable
+    /// and the send window has room.
     private func pumpReliablePushes() {
         pushRequested.store(false, ordering: .releasing)
         guard state == .open || state == .draining, synced, let principal else { return }
+        let window = configuration.reliablePushWindow
+        windowLimited = false
         while connection.isWritable {
-            let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: 256)
+            let room = window - pushesInFlight
+            guard room > 0 else {
+                windowLimited = true
+                armWindowTimer()
+                break
+            }
+            let batch = core.store.unacknowledged(principal: principal, after: lastPushedSeq, limit: min(256, room))
             guard let last = batch.last else { break }
             for push in batch {
                 send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload)))
             }
             core.counters.reliablePushesSent.increment(by: batch.count)
+            pushesInFlight += batch.count
             lastPushedSeq = last.seq
+        }
+    }
+
+    /// Arms the timer that opens a full window again when no `Ack` frees room in time: a client may
+    /// hold pushes unacknowledged for as long as it likes (LongLink's client holds those of a
+    /// topic nobody reads yet), and were they to fill the window, pushes of every other topic
+    /// would wait behind them forever.
+    private func armWindowTimer() {
+        guard windowTimer == nil else { return }
+        ackedSinceWindowTimer = false
+        windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in
+            windowTimer = nil
+            guard windowLimited, state == .open || state == .draining else { return }
+            if ackedSinceWindowTimer {
+                armWindowTimer()
+                return
+            }
+            // The outstanding pushes are parked with the client: count afresh (their acks, should
+            // they come, are clamped at zero).
+            core.counters.pushWindowsReopened.increment()
+            pushesInFlight = 0
+            pumpReliablePushes()
         }
     }
 

@@ -22,6 +22,7 @@ final class ServerCounters: Sendable {
     let bestEffortPushesSent = Atomic<Int>(0)
     let bestEffortPushesDropped = Atomic<Int>(0)
     let acksReceived = Atomic<Int>(0)
+    let pushWindowsReopened = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -45,6 +46,7 @@ final class ServerCounters: Sendable {
         s.bestEffortPushesSent = bestEffortPushesSent.load(ordering: .relaxed)
         s.bestEffortPushesDropped = bestEffortPushesDropped.load(ordering: .relaxed)
         s.acksReceived = acksReceived.load(ordering: .relaxed)
+        s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
         return s
     }
 }
