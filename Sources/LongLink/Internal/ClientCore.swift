@@ -126,16 +126,18 @@ actor ClientCore {
     /// Nonisolated on purpose: the caller suspends on its own executor and the loop only gets a job
     /// that registers the call, so a reply resumes the caller directly — one hop each way, where an
     /// isolated `submit` would also run the caller on the loop before and after it suspended.
-    nonisolated func submit(_ call: PendingCall) async throws -> [UInt8] {
-        let outcome = await withUnsafeContinuation { continuation in
-            if submissions.append(call, continuation) {
-                loop.execute { self.assumeIsolated { $0.admitSubmissions() } }
-            }
-        }
-        return try outcome.get()
+    nonisolated func outcome(of call: PendingCall) async -> PendingCall.Outcome {
+        await withUnsafeContinuation { continuation in submit(call, continuation) }
     }
 
-    /// The loop's half of ``submit(_:)``: admits every call submitted since the last pass.
+    /// Hands the call and its suspended caller to the loop (the first of a batch schedules the drain).
+    nonisolated func submit(_ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>) {
+        if submissions.append(call, continuation) {
+            loop.execute { self.assumeIsolated { $0.admitSubmissions() } }
+        }
+    }
+
+    /// The loop's half of ``outcome(of:)``: admits every call submitted since the last pass.
     private func admitSubmissions() {
         submissions.take(swappingWith: &submissionScratch)
         let now = clock.now

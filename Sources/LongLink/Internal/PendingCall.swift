@@ -71,7 +71,9 @@ final class PendingCall: @unchecked Sendable {
     enum Outcome: Sendable {
         case reply([UInt8])
         case timedOut
-        case failed(any Error)
+        /// Boxed (indirect) so the outcome stays one word: it is held in several of the caller's
+        /// async frames, and frames past the task's first allocator slab cost a kilobyte per call.
+        indirect case failed(any Error)
 
         /// The reply, or the error to throw.
         func get() throws -> [UInt8] {
