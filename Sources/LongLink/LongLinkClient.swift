@@ -32,7 +32,9 @@ public final class LongLinkClient: Sendable {
         self.core = ClientCore(loop: loop, configuration: configuration)
         // Request ids are unique per client_id for the life of the client: a random start makes a
         // restarted app with a stable client id unlikely to reuse an id the server remembers.
-        self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64(1) << 62)))
+        // Below 2^46 (14 digits), so ids stay Swift small strings (15 bytes) for ~9 * 10^14
+        // requests: no heap allocation to write one or to read one back from a reply.
+        self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64(1) << 46)))
     }
 
     // MARK: Requests
