@@ -32,17 +32,21 @@ let package = Package(
             name: "longlink",
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting"]
         ),
-        // Helpers shared by the test targets (bounded waits); not a product.
+        // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
-        .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire"]),
-        .testTarget(name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire"]),
+        .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
+        .testTarget(
+            name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
+        ),
         .testTarget(
             name: "LongLinkServerTests",
             dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
         ),
         .testTarget(
             name: "LongLinkTestingTests",
-            dependencies: ["LongLinkTesting", "LongLink", "LongLinkTransport", "LongLinkWire", "LongLinkServer"]
+            dependencies: [
+                "LongLinkTesting", "LongLink", "LongLinkTransport", "LongLinkWire", "LongLinkServer", "LongLinkTestSupport",
+            ]
         ),
         .testTarget(
             name: "LongLinkTests",

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -10,7 +11,7 @@ struct DedupeWindowModelTests {
     /// every answer must match a plain dictionary model of the same rules.
     @Test(arguments: [1, 2, 3, 4])
     func randomOperationsMatchTheModel(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40)
         var model = DedupeModel(window: .seconds(5), capacity: 40)
         var running: [(id: String, run: DedupeWindow<Int>.Run, model: UInt64)] = []
@@ -161,21 +162,5 @@ private struct DedupeModel {
     mutating func drop() {
         let (key, expiresAt) = order.removeFirst()
         if case .finished(_, let current)? = entries[key], current == expiresAt { entries[key] = nil }
-    }
-}
-
-/// A small deterministic generator, so that a failing seed fails the same way every time.
-private struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Int(z % UInt64(bound))
     }
 }

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkTransport
@@ -23,7 +24,7 @@ struct TimerHeapTests {
 
     @Test(arguments: [1, 2, 3, 4])
     func matchesASortedModel(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var heap = TimerHeap()
         var model = Model()
         var nextID: UInt64 = 1
@@ -102,17 +103,4 @@ private final class FiredBox: @unchecked Sendable {
     // Only the test's own thread touches it.
     var ids: [UInt64] = []
     func record(_ id: UInt64) { ids.append(id) }
-}
-
-/// A small deterministic generator, so that a failure reproduces.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Synchronization
@@ -147,21 +148,8 @@ final class EchoServer: Sendable {
     }
 }
 
-/// A small deterministic generator for test data.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var generator = SplitMix64(state: seed)
+    var generator = SplitMix64(seed: seed)
     var bytes = [UInt8](repeating: 0, count: count)
     var index = 0
     while index < count {

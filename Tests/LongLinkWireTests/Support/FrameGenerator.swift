@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import LongLinkWire
 
 /// Generates random frames of every kind from a seed, leaning towards the values that break
