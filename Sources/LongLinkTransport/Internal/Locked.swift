@@ -18,16 +18,7 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        defer { pthread_mutexattr_destroy(&attributes) }
-        #if canImport(Glibc)
-            // Adaptive: a contended lock spins briefly before sleeping. Every critical section here is
-            // a few instructions, so a waiter nearly always gets the lock without a futex system call
-            // (measured: push consumer and event loop otherwise spent ~10% of their time in futexes).
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        #endif
-        let result = pthread_mutex_init(mutex, &attributes)
+        let result = pthread_mutex_init(mutex, nil)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
     }
 
