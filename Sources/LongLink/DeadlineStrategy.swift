@@ -15,8 +15,8 @@ public struct DeadlineStrategy: Hashable, Sendable, CustomStringConvertible {
     public static let taskGroup = DeadlineStrategy(wrapped: .taskGroup)
 
     /// The client keeps pending requests in one deadline index (a heap of millisecond buckets) with
-    /// a single timer for the earliest deadline; cancellation is a handler outside the actor. No
-    /// task and no timer per request. The default.
+    /// a single timer for the earliest bucket, due as its millisecond ends; cancellation is a
+    /// handler outside the actor. No task and no timer per request. The default.
     public static let deadlineHeap = DeadlineStrategy(wrapped: .deadlineHeap)
 
     var usesHeap: Bool { wrapped == .deadlineHeap }

@@ -222,10 +222,7 @@ actor ClientCore {
 
     /// Removes the call from the books and resumes its caller exactly once.
     private func finish(_ call: PendingCall, _ result: Result<[UInt8], any Error>) {
-        switch result {
-        case .success(let payload): finish(call, .reply(payload))
-        case .failure(let error): finish(call, .failed(error))
-        }
+        finish(call, PendingCall.Outcome(result))
     }
 
     /// Removes the call from the books and resumes its caller exactly once with `outcome`.

@@ -75,6 +75,13 @@ final class PendingCall: @unchecked Sendable {
         /// async frames, and frames past the task's first allocator slab cost a kilobyte per call.
         indirect case failed(any Error)
 
+        init(_ result: Result<[UInt8], any Error>) {
+            switch result {
+            case .success(let payload): self = .reply(payload)
+            case .failure(let error): self = .failed(error)
+            }
+        }
+
         /// The reply, or the error to throw.
         func get() throws -> [UInt8] {
             switch self {
@@ -91,10 +98,7 @@ final class PendingCall: @unchecked Sendable {
 
     /// Resumes the caller exactly once; later calls do nothing.
     func complete(_ result: Result<[UInt8], any Error>) {
-        switch result {
-        case .success(let payload): complete(.reply(payload))
-        case .failure(let error): complete(.failed(error))
-        }
+        complete(Outcome(result))
     }
 
     /// Resumes the caller exactly once with `outcome`; later calls do nothing.
