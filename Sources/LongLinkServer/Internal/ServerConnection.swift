@@ -343,14 +343,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             if let response { answer(requestID: requestID, response: response) }
             return
         }
-        let now = self.now
-        let waiters: [DedupeWaiter]
-        if let response {
-            waiters = core.dedupe.withLock { $0.finish(run, response: response, now: now) }
-        } else {
-            waiters = core.dedupe.withLock { $0.abandon(run) }
-        }
-        let reply = response ?? ServerCore.cancelledReply
+        let (waiters, reply) = core.settle(run, response: response, now: now)
         for waiter in waiters {
             if waiter.connection === self, waiter.token == token {
                 answer(requestID: requestID, response: reply)
@@ -460,19 +453,22 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             core.rebind(self, from: principal, to: newPrincipal)
             principal = newPrincipal
             synced = false
-            lastPushedSeq = 0
-            pushesInFlight = 0
-            windowLimited = false
+            restartReliablePushes()
         }
     }
 
     private func handleSync() {
         synced = true
+        restartReliablePushes()
+        pumpReliablePushes()
+    }
+
+    /// Reliable pushes go out again from the first unacknowledged one (after `Sync`, or for a new
+    /// principal), so what was outstanding no longer counts against the window.
+    private func restartReliablePushes() {
         lastPushedSeq = 0
-        // Everything is sent again from the start, so what was outstanding no longer counts.
         pushesInFlight = 0
         windowLimited = false
-        pumpReliablePushes()
     }
 
     private func handleAck(_ seqs: [UInt64]) {

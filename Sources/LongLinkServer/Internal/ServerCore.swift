@@ -145,15 +145,20 @@ final class ServerCore: Sendable {
             if let response { origin.deliver(requestID: requestID, token: token, response: response) }
             return
         }
-        let waiters: [DedupeWaiter]
-        if let response {
-            waiters = dedupe.withLock { $0.finish(run, response: response, now: .now) }
-        } else {
-            waiters = dedupe.withLock { $0.abandon(run) }
-        }
-        let reply = response ?? Self.cancelledReply
+        let (waiters, reply) = settle(run, response: response, now: .now)
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
         }
+    }
+
+    /// Records how a de-duplicated execution ended (stored when it answered, forgotten when it was
+    /// cancelled) and returns every copy waiting for it, with the reply they all get.
+    func settle(
+        _ run: DedupeRun, response: Frame.Response?, now: ContinuousClock.Instant
+    ) -> (waiters: [DedupeWaiter], reply: Frame.Response) {
+        guard let response else {
+            return (dedupe.withLock { $0.abandon(run) }, Self.cancelledReply)
+        }
+        return (dedupe.withLock { $0.finish(run, response: response, now: now) }, response)
     }
 }
