@@ -56,14 +56,34 @@ enum RPCBenchmark {
             }
         }
         report.add(
-            BenchFigure(
-                key: "rpc.in_flight_\(inFlight).throughput", label: "rpc throughput, \(inFlight) in flight",
-                unit: "req/s", samples: samples["heap"] ?? [], baselineSamples: samples["baseline"]))
+            throughputFigure(
+                inFlight: inFlight, taskGroup: false, samples: samples["heap"] ?? [], baseline: samples["baseline"],
+                target: nil))
         report.add(
-            BenchFigure(
-                key: "rpc.task_group.in_flight_\(inFlight).throughput",
-                label: "rpc throughput, \(inFlight) in flight, task-group race", unit: "req/s",
-                samples: samples["group"] ?? [], baselineSamples: samples["baseline"]))
+            throughputFigure(
+                inFlight: inFlight, taskGroup: true, samples: samples["group"] ?? [], baseline: samples["baseline"],
+                target: nil))
+    }
+
+    /// The throughput row for one in-flight level and deadline design (the same key and label in
+    /// every mode, so that runs compare).
+    static func throughputFigure(
+        inFlight: Int, taskGroup: Bool, samples: [Double], baseline: [Double]?, target: BenchTarget?
+    ) -> BenchFigure {
+        BenchFigure(
+            key: taskGroup ? "rpc.task_group.in_flight_\(inFlight).throughput" : "rpc.in_flight_\(inFlight).throughput",
+            label: "rpc throughput, \(inFlight) in flight" + (taskGroup ? ", task-group race" : ""), unit: "req/s",
+            samples: samples, baselineSamples: baseline, target: target)
+    }
+
+    /// The throughput targets: at least half the baseline at 64 and 1,024 in flight, and
+    /// 600,000 req/s at 1,024.
+    static func throughputTarget(inFlight: Int) -> BenchTarget? {
+        switch inFlight {
+        case 64: .ratioAtLeast(0.5, ">= 50% of baseline")
+        case 1_024: .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
+        default: nil
+        }
     }
 
     /// Round trips in microseconds, sorted, one request at a time.
@@ -129,16 +149,10 @@ enum RPCBenchmark {
                 }
                 var figures: [BenchFigure] = []
                 for inFlight in inFlightLevels {
-                    var target: BenchTarget?
-                    if inFlight == 64 { target = .ratioAtLeast(0.5, ">= 50% of baseline") }
-                    if inFlight == 1_024 {
-                        target = .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
-                    }
                     figures.append(
-                        BenchFigure(
-                            key: "rpc.in_flight_\(inFlight).throughput", label: "rpc throughput, \(inFlight) in flight",
-                            unit: "req/s", samples: longLink[inFlight] ?? [], baselineSamples: baseline[inFlight],
-                            target: target))
+                        throughputFigure(
+                            inFlight: inFlight, taskGroup: false, samples: longLink[inFlight] ?? [],
+                            baseline: baseline[inFlight], target: throughputTarget(inFlight: inFlight)))
                 }
                 figures.append(
                     BenchFigure(
@@ -185,13 +199,9 @@ enum RPCBenchmark {
                     p50.append(BenchStats.percentile(try await latencies(bench.client, settings: settings), 0.5))
                 }
                 var figures = inFlightLevels.map { inFlight in
-                    BenchFigure(
-                        key: "rpc.task_group.in_flight_\(inFlight).throughput",
-                        label: "rpc throughput, \(inFlight) in flight, task-group race", unit: "req/s",
-                        samples: samples[inFlight] ?? [], baselineSamples: baseline[inFlight],
-                        target: inFlight == 1_024
-                            ? .all(.ratioAtLeast(0.5, ">= 50% of baseline"), .atLeast(600_000, ">= 600,000 req/s"))
-                            : inFlight == 64 ? .ratioAtLeast(0.5, ">= 50% of baseline") : nil)
+                    throughputFigure(
+                        inFlight: inFlight, taskGroup: true, samples: samples[inFlight] ?? [],
+                        baseline: baseline[inFlight], target: throughputTarget(inFlight: inFlight))
                 }
                 figures.append(
                     BenchFigure(
