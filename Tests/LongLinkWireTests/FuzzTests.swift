@@ -8,22 +8,31 @@ import Testing
 /// decodes to the same frame.
 @Suite("Fuzzing")
 struct FuzzTests {
-    /// Valid encodings with a few random mutations each.
-    private static func mutatedInputs(seed: UInt64, count: Int) -> [[UInt8]] {
-        var generator = FrameGenerator(seed: seed, maxPayloadBytes: 200)
-        var random = SplitMix64(seed: ~seed)
-        var inputs: [[UInt8]] = []
-        for _ in 0..<count {
+    /// Valid encodings with a few random mutations each, made one at a time as they are consumed
+    /// (so that a test can yield between them).
+    private struct MutatedInputs: Sequence, IteratorProtocol {
+        private var generator: FrameGenerator
+        private var random: SplitMix64
+        private var remaining: Int
+
+        init(seed: UInt64, count: Int) {
+            generator = FrameGenerator(seed: seed, maxPayloadBytes: 200)
+            random = SplitMix64(seed: ~seed)
+            remaining = count
+        }
+
+        mutating func next() -> [UInt8]? {
+            guard remaining > 0 else { return nil }
+            remaining -= 1
             var bytes = generator.frame().encodedBytes
             for _ in 0..<Int.random(in: 1...4, using: &random) {
-                mutate(&bytes, using: &random)
+                FuzzTests.mutate(&bytes, using: &random)
             }
-            inputs.append(bytes)
+            return bytes
         }
-        return inputs
     }
 
-    private static func mutate(_ bytes: inout [UInt8], using random: inout SplitMix64) {
+    fileprivate static func mutate(_ bytes: inout [UInt8], using random: inout SplitMix64) {
         let interesting: [UInt8] = [0x00, 0x01, 0x7f, 0x80, 0xff, 0x0b, 0x0c, 0x0e, 0x0f, 0xc3, 0xed]
         switch random.next() % 7 {
         case 0 where !bytes.isEmpty:
@@ -67,28 +76,36 @@ struct FuzzTests {
         #expect((try? Frame(decoding: reencoded)) == decoded, "\(input)")
     }
 
+    /// Lets the rest of the test run go on: these loops are pure CPU, and the test process has
+    /// only as many cooperative threads as cores, so without yielding they hold them all for
+    /// seconds and every other test (some of which time a child process) stalls behind them.
+    private static let yieldEvery = 250
+
     @Test("Random byte strings", arguments: 0..<4)
-    func randomBytes(seed: Int) {
-        for input in Self.randomInputs(seed: 0xF0_0000 + UInt64(seed), count: 5_000) {
+    func randomBytes(seed: Int) async {
+        for (index, input) in Self.randomInputs(seed: 0xF0_0000 + UInt64(seed), count: 5_000).enumerated() {
             check(input)
+            if index % Self.yieldEvery == 0 { await Task.yield() }
         }
     }
 
     @Test("Mutated valid frames", arguments: 0..<4)
-    func mutatedFrames(seed: Int) {
-        for input in Self.mutatedInputs(seed: 0xAB_0000 + UInt64(seed), count: 5_000) {
+    func mutatedFrames(seed: Int) async {
+        for (index, input) in MutatedInputs(seed: 0xAB_0000 + UInt64(seed), count: 5_000).enumerated() {
             check(input)
+            if index % Self.yieldEvery == 0 { await Task.yield() }
         }
     }
 
     @Test("Random streams through the decoder with a small limit and random chunking", arguments: 0..<4)
-    func decoderStreams(seed: Int) {
+    func decoderStreams(seed: Int) async {
         var random = SplitMix64(seed: 0xDEC0_0000 + UInt64(seed))
         let limit = 64
         for round in 0..<300 {
+            await Task.yield()
             // A stream of (mostly) framed mutated messages, with some garbage thrown in.
             var stream: [UInt8] = []
-            for input in Self.mutatedInputs(seed: UInt64(seed * 1_000 + round), count: 8) {
+            for input in MutatedInputs(seed: UInt64(seed * 1_000 + round), count: 8) {
                 if random.next() % 10 == 0 {
                     stream.append(contentsOf: Self.randomInputs(seed: random.next(), count: 1)[0])
                 } else {
