@@ -14,6 +14,9 @@ final class ToolProcess: Sendable {
         var status: Int32
         var standardOutput: String
         var standardError: String
+        /// From just after the launch to the close of its last output stream, measured on the
+        /// threads that read the output: the tool's own run time, whatever delays the test task.
+        var runTime: Duration
         var lines: [String] {
             standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         }
@@ -23,9 +26,12 @@ final class ToolProcess: Sendable {
         var standardOutput: [UInt8] = []
         var standardError: [UInt8] = []
         var closedStreams = 0
+        /// When the last output stream closed.
+        var closedAt: ContinuousClock.Instant?
     }
 
     private let process: Process
+    private let startedAt: ContinuousClock.Instant
     private let output = Mutex(Output())
 
     /// The `longlink` executable next to the test bundle (`.build/<triple>/debug`), or the one
@@ -65,6 +71,7 @@ final class ToolProcess: Sendable {
         process.standardError = errPipe
         process.standardInput = inPipe
         try process.run()
+        startedAt = .now
         collect(outPipe.fileHandleForReading, isError: false)
         collect(errPipe.fileHandleForReading, isError: true)
         let writer = inPipe.fileHandleForWriting
@@ -88,7 +95,11 @@ final class ToolProcess: Sendable {
                     }
                 }
             }
-            output.withLock { $0.closedStreams += 1 }
+            let closedAt = ContinuousClock.now
+            output.withLock { output in
+                output.closedStreams += 1
+                output.closedAt = max(output.closedAt ?? closedAt, closedAt)
+            }
         }
     }
 
@@ -128,11 +139,14 @@ final class ToolProcess: Sendable {
     /// Waits for the process to exit and for its output to be read completely.
     func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
         try await poll(within: timeout, "longlink to exit") {
-            guard !process.isRunning, output.withLock({ $0.closedStreams == 2 }) else { return nil }
+            guard !process.isRunning, let closedAt = output.withLock({ $0.closedStreams == 2 ? $0.closedAt : nil })
+            else { return nil }
             let status =
                 process.terminationReason == .uncaughtSignal
                 ? 128 + process.terminationStatus : process.terminationStatus
-            return Outcome(status: status, standardOutput: standardOutput, standardError: standardError)
+            return Outcome(
+                status: status, standardOutput: standardOutput, standardError: standardError,
+                runTime: closedAt - startedAt)
         }
     }
 
