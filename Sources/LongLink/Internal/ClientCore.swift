@@ -74,7 +74,7 @@ actor ClientCore {
 
     @exclusivity(unchecked) private var link: Link?
     private var nextGeneration: UInt64 = 0
-    @exclusivity(unchecked) private var pending: [UInt64: PendingCall] = [:]
+    @exclusivity(unchecked) private var pending = PendingTable()
     private var queue: [PendingCall] = []
     private var queueHead = 0
     @exclusivity(unchecked) private var queuedCount = 0
@@ -162,7 +162,7 @@ actor ClientCore {
             call.complete(.failure(refusal))
             return
         }
-        pending[call.id] = call
+        pending.insert(call)
         if configuration.deadlineStrategy.usesHeap { trackDeadline(call) }
         if call.bypassesGate {
             guard let link, link.generation == call.linkGeneration, link.isEstablished else {
@@ -228,7 +228,7 @@ actor ClientCore {
     /// Removes the call from the books and resumes its caller exactly once with `outcome`.
     private func finish(_ call: PendingCall, _ outcome: PendingCall.Outcome) {
         if case .queued = call.stage { queuedCount -= 1 }
-        pending[call.id] = nil
+        pending.remove(call)
         if call.deadlineBucket != nil { deadlines.remove(call) }
         call.complete(outcome)
         if shuttingDown { finishShutdownIfIdle() }
@@ -283,7 +283,7 @@ actor ClientCore {
     }
 
     private func handleResponse(_ response: Frame.Response) {
-        guard let id = UInt64(response.requestID), let call = pending[id], call.isWritten else {
+        guard let id = UInt64(response.requestID), let call = pending.call(for: id), call.isWritten else {
             stats.unknownReplies += 1
             return
         }
@@ -483,7 +483,7 @@ actor ClientCore {
             link.welcomeWaiter = nil
             waiter.resume(throwing: Self.error(for: .goAway(goAway)))
         }
-        if !pending.values.contains(where: { if case .written(link.generation) = $0.stage { true } else { false } }) {
+        if !pending.contains(where: { if case .written(link.generation) = $0.stage { true } else { false } }) {
             link.closing = true
             link.connection.close(.graceful)
         }
@@ -521,7 +521,7 @@ actor ClientCore {
     private func settleWrittenCalls(of link: Link) {
         let deduplicates = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
         var resend: [PendingCall] = []
-        for call in pending.values {
+        for call in pending.all {
             guard case .written(let generation) = call.stage, generation == link.generation else { continue }
             if !call.bypassesGate, !shuttingDown, terminalError == nil, deduplicates || call.idempotent {
                 call.stage = .queued
@@ -863,7 +863,10 @@ actor ClientCore {
     var statistics: ClientStatistics {
         var snapshot = stats
         snapshot.queued = queuedCount
-        snapshot.inFlight = pending.values.reduce(0) { $0 + ($1.isWritten ? 1 : 0) }
+        // Every admitted call is written or queued until it is finished (and so removed): no pass
+        // over 100,000 calls for a statistics read.
+        snapshot.inFlight = pending.count - queuedCount
+        assert(snapshot.inFlight == pending.all.reduce(0) { $0 + ($1.isWritten ? 1 : 0) })
         return snapshot
     }
 
@@ -877,7 +880,7 @@ actor ClientCore {
         guard !shuttingDown else { return }
         shuttingDown = true
         let error = LongLinkError(code: .shutdown, message: "the client is shutting down")
-        for call in pending.values where !call.isWritten {
+        for call in pending.all where !call.isWritten {
             finish(call, .failure(error))
         }
         queue.removeAll()
@@ -899,7 +902,7 @@ actor ClientCore {
         shutdownTimer?.cancel()
         shutdownTimer = nil
         let error = LongLinkError(code: .shutdown, message: "the client shut down")
-        for call in Array(pending.values) { finish(call, .failure(error)) }
+        for call in pending.all { finish(call, .failure(error)) }
         if let link, link.end == nil, !link.closing {
             link.closing = true
             if link.welcome != nil {
@@ -920,7 +923,7 @@ actor ClientCore {
     func terminate(_ error: LongLinkError) {
         guard terminalError == nil else { return }
         terminalError = error
-        for call in Array(pending.values) { finish(call, .failure(error)) }
+        for call in pending.all { finish(call, .failure(error)) }
         queue.removeAll()
         queueHead = 0
         if let link, link.end == nil, !link.closing {
@@ -937,7 +940,7 @@ actor ClientCore {
         observers.removeAll()
         finishConsumers()
         let error = terminalError ?? LongLinkError(code: .shutdown, message: "the client stopped")
-        for call in Array(pending.values) { finish(call, .failure(error)) }
+        for call in pending.all { finish(call, .failure(error)) }
     }
 
     private func finishConsumers() {

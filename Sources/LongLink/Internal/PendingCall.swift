@@ -36,6 +36,8 @@ final class PendingCall: @unchecked Sendable {
     /// or after clearing these), and a strong reference would cycle.
     @exclusivity(unchecked) unowned(unsafe) var deadlineBucket: DeadlineBucket?
     @exclusivity(unchecked) var deadlineSlot = -1
+    /// The call's slot in the core's ``PendingTable`` (-1 when not in it).
+    @exclusivity(unchecked) var pendingSlot = -1
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
     @exclusivity(unchecked) var continuation: UnsafeContinuation<Outcome, Never>?
