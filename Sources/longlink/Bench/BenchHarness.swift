@@ -50,7 +50,7 @@ let benchPayload: [UInt8] = Array(0..<16)
 
 /// The server side of a scenario: a ``LongLinkServer`` on 127.0.0.1 with its own event loops.
 ///
-/// Methods: `echo` (returns the payload), `never` (never answers: sleeps until cancelled) and
+/// Methods: `echo` (returns the payload), `never` (never answers: waits until cancelled) and
 /// `login` (binds the connection to the principal named by the payload).
 struct BenchServer: Sendable {
     let server: LongLinkServer
@@ -63,8 +63,8 @@ struct BenchServer: Sendable {
         // Echo answers inline on the loop (no task per request), as a cache read or lookup would.
         router.register("echo", synchronous: { payload, _ in payload })
         router.register("never") { _, _ in
-            try await Task.sleep(for: .seconds(86_400))
-            return []
+            await suspendUntilCancelled()
+            throw CancellationError()
         }
         router.register("login") { payload, context in
             context.bind(principal: String(decoding: payload, as: UTF8.self))
