@@ -112,6 +112,12 @@ public final class LongLinkClient: Sendable {
         get async { await core.statistics }
     }
 
+    /// Callers the deadline timer has resumed with a timeout so far, read without a hop to the
+    /// loop (for `longlink bench timeouts`: a mass expiry resumes its callers off the loop).
+    package var expiredCallersResumed: Int {
+        core.expiredCallersResumed.load(ordering: .relaxed)
+    }
+
     // MARK: Network and app lifecycle
 
     /// Tells the client the network changed (Wi-Fi to cellular, VPN): a waiting reconnect happens at

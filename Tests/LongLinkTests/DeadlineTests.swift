@@ -40,6 +40,52 @@ struct DeadlineTests {
         try await server.stop()
     }
 
+    /// More calls expire at once than the loop resumes itself (`ClientCore.parallelResumeThreshold`,
+    /// 2,048): the loop does the books and the callers are resumed off the loop. Every caller gets
+    /// exactly one deadline error, and the counters agree.
+    @Test func aMassExpiryResumesEveryCallerOnce() async throws {
+        var serverConfiguration = ServerConfiguration.forClientTests
+        serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
+        let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.clock = clock
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let client = running.client
+        let count = 5_000
+        let outcomes = Task {
+            await withTaskGroup(of: LongLinkError.Code?.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        do {
+                            _ = try await client.request("hang", options: RequestOptions(timeout: .seconds(60)))
+                            return nil
+                        } catch {
+                            return (error as? LongLinkError)?.code
+                        }
+                    }
+                }
+                var codes: [LongLinkError.Code?] = []
+                for await code in group { codes.append(code) }
+                return codes
+            }
+        }
+        try await eventually("every call is written") { await client.statistics.inFlight == count }
+        #expect(client.expiredCallersResumed == 0)
+        await clock.advance(by: .seconds(61))
+        let codes = try await within(.seconds(30), "every caller resumes") { await outcomes.value }
+        #expect(codes.count == count)
+        #expect(codes.allSatisfy { $0 == .deadlineExceeded }, "\(Dictionary(grouping: codes.map { "\($0.map { "\($0)" } ?? "ok")" }, by: { $0 }).mapValues(\.count))")
+        // Counted after each chunk's resumes, so it may trail the callers by a moment.
+        try await eventually("the resumes are counted") { client.expiredCallersResumed == count }
+        let statistics = await client.statistics
+        #expect(statistics.timeouts == count)
+        #expect(statistics.inFlight == 0)
+        await running.stop()
+        try await server.stop()
+    }
+
     @Test(arguments: deadlineStrategies)
     func theRemainingBudgetTravelsInTimeoutMilliseconds(strategy: DeadlineStrategy) async throws {
         let probe = ServerProbe()

@@ -81,6 +81,9 @@ actor ClientCore {
     @exclusivity(unchecked) private var deadlines = DeadlineBuckets()
     /// Calls submitted from callers' threads, waiting for the loop to admit them.
     nonisolated let submissions = SubmissionInbox()
+    /// Callers the deadline timer has resumed with a timeout (counted after the resume, also when
+    /// a mass expiry resumes them off the loop): what `bench timeouts` waits for.
+    nonisolated let expiredCallersResumed = Atomic<Int>(0)
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
     private var deadlineTimer: (any ScheduledWork)?
     @exclusivity(unchecked) private var deadlineTimerAt: ContinuousClock.Instant?
@@ -200,10 +203,12 @@ actor ClientCore {
     /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
     /// server's own timer ends the handler at the same moment. (With 100,000 calls sharing a
     /// deadline, 100,000 redundant `Cancel` frames would double the work on both sides.)
-    func expire(_ call: PendingCall) {
-        guard !call.isFinished else { return }
+    @discardableResult
+    func expire(_ call: PendingCall) -> Bool {
+        guard !call.isFinished else { return false }
         stats.timeouts += 1
         finish(call, .timedOut)
+        return true
     }
 
     /// The caller gave up: fail it and tell the server.
@@ -254,15 +259,61 @@ actor ClientCore {
     private func deadlinesDue() {
         deadlineTimer = nil
         deadlineTimerAt = nil
-        for bucket in deadlines.takeDue(at: clock.now) {
-            for call in bucket.calls {
-                call.deadlineBucket = nil
-                call.deadlineSlot = -1
-                expire(call)
+        let due = deadlines.takeDue(at: clock.now)
+        if due.reduce(0, { $0 + $1.calls.count }) < Self.parallelResumeThreshold {
+            var expired = 0
+            for bucket in due {
+                for call in bucket.calls {
+                    call.deadlineBucket = nil
+                    call.deadlineSlot = -1
+                    if expire(call) { expired += 1 }
+                }
             }
+            expiredCallersResumed.add(expired, ordering: .relaxed)
+        } else {
+            expireInParallel(due)
         }
         if let next = deadlines.nextDueTime() { armDeadlineTimer(at: next) }
     }
+
+    /// From this many calls expiring in one pass, their callers are resumed off the loop.
+    static let parallelResumeThreshold = 2_048
+
+    /// A mass expiry: the loop only does the books, then hands the suspended callers to the global
+    /// executor in chunks, where resuming them runs on every core beside the callers themselves.
+    ///
+    /// Why: resuming a continuation is most of an expiry's cost (the runtime touches the caller's
+    /// cold task and enqueues it), and on the loop 100,000 of them competed for one core with the
+    /// very callers they woke. The loop is free for replies and heartbeats again after the books.
+    /// The chunks are made after the whole pass, so they sit ahead of every resumed caller in the
+    /// executor's queue.
+    private func expireInParallel(_ due: [DeadlineBucket]) {
+        var callers: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
+        callers.reserveCapacity(due.reduce(0) { $0 + $1.calls.count })
+        for bucket in due {
+            for call in bucket.calls {
+                call.deadlineBucket = nil
+                call.deadlineSlot = -1
+                guard !call.isFinished else { continue }
+                stats.timeouts += 1
+                if case .queued = call.stage { queuedCount -= 1 }
+                pending.remove(call)
+                if let caller = call.timeOutHandingOverCaller() { callers.append(caller) }
+            }
+        }
+        var start = callers.startIndex
+        while start < callers.endIndex {
+            let chunk = Array(callers[start..<min(start + Self.parallelResumeChunk, callers.endIndex)])
+            start += chunk.count
+            Task.detached { [self] in
+                for caller in chunk { caller.resume(returning: .timedOut) }
+                expiredCallersResumed.add(chunk.count, ordering: .relaxed)
+            }
+        }
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    static let parallelResumeChunk = 1_024
 
     private func write(_ call: PendingCall, on link: Link, now: ContinuousClock.Instant? = nil) {
         if case .queued = call.stage { queuedCount -= 1 }

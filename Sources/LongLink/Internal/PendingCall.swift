@@ -119,6 +119,20 @@ final class PendingCall: @unchecked Sendable {
         }
     }
 
+    /// Marks the call timed out and hands its suspended caller over, for the core to resume with
+    /// `.timedOut` off the loop; nil when the call had finished already or its caller is not
+    /// suspended yet (the timeout is then parked for it, as ``complete(_:)-swift.method`` does).
+    func timeOutHandingOverCaller() -> UnsafeContinuation<Outcome, Never>? {
+        guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+        stage = .done
+        guard let continuation else {
+            earlyFailure = Self.timeoutError()
+            return nil
+        }
+        self.continuation = nil
+        return continuation
+    }
+
     #if DEBUG
         deinit {
             // A registered call must never be dropped with its caller still suspended.

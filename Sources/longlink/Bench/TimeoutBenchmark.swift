@@ -6,7 +6,7 @@ import Synchronization
 /// A child process (see ``BenchProbe``) connects to the server in this process and makes 100,000
 /// calls to `never` (a handler that never answers), each with the timeout that ends at the same
 /// instant, 3 s after the first call. The figures: how late after the deadline the client had
-/// failed all of them (its statistics count 100,000 timeouts: every continuation resumed), how late
+/// failed all of them (every caller's continuation resumed with the timeout), how late
 /// the last and the median caller task ran after that (the executor's share: 100,000 tasks to
 /// run), and the process's CPU time (getrusage) while the requests waited and while they fired.
 enum TimeoutBenchmark {
@@ -100,12 +100,12 @@ enum TimeoutBenchmark {
         let cpuWritten = ProcessUsage.cpuTime()
         try? await Task.sleep(until: deadline, clock: clock)
         let cpuDeadline = ProcessUsage.cpuTime()
-        // When the client has failed every call (its statistics count the timeouts as it resumes
-        // them): the firing itself, before the executor has run the 100,000 resumed callers.
+        // When the client has failed every call (every caller's continuation resumed with the
+        // timeout): the firing itself, before the executor has run the 100,000 resumed callers.
         // Polled from the client's own loop: a poller on the global executor would wait in line
         // behind the resumed callers and measure them instead.
         let firedLate = await Task(executorPreference: bench.loop) {
-            while await client.statistics.timeouts < count {
+            while client.expiredCallersResumed < count {
                 try? await Task.sleep(for: .milliseconds(1))
             }
             return (clock.now - deadline).inMilliseconds
