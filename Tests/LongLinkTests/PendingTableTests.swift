@@ -81,9 +81,32 @@ struct PendingTableTests {
         #expect(burstCapacity >= 200_000)
         for call in calls.dropFirst(10) { table.remove(call) }
         for id in 100_000..<100_010 as Range<UInt64> { table.insert(call(id)) }
-        #expect(table.capacity <= 256)
+        #expect(table.capacity <= 4_096)
         #expect(calls.prefix(10).allSatisfy { table.call(for: $0.id) === $0 })
         #expect(table.count == 20)
+    }
+
+    /// A count that swings below a small table's size does not make it rehash back and forth.
+    @Test func keepsItsSizeUnderASteadyLoad() {
+        var table = PendingTable()
+        var nextID: UInt64 = 0
+        var live: [PendingCall] = []
+        func fill(to count: Int) {
+            while live.count < count {
+                let new = call(nextID)
+                nextID += 1
+                table.insert(new)
+                live.append(new)
+            }
+        }
+        fill(to: 1_024)
+        let steadyCapacity = table.capacity
+        for _ in 0..<100 {
+            for call in live.prefix(1_000) { table.remove(call) }
+            live.removeFirst(1_000)
+            fill(to: 1_024)
+            #expect(table.capacity == steadyCapacity)
+        }
     }
 
     /// Removing a call that is not (or no longer) in the table changes nothing.

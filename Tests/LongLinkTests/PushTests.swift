@@ -232,6 +232,22 @@ struct DeadlineBucketsTests {
         }
     }
 
+    /// A bucket dropped once emptied is not reused by a later call in the same millisecond: that
+    /// call gets a new bucket, known to the timer.
+    @Test func aDroppedBucketIsNotReused() {
+        let origin = ContinuousClock.now
+        var index = DeadlineBuckets(origin: origin)
+        let deadline = origin.advanced(by: .microseconds(5_500))
+        let answered = call(1, at: deadline)
+        index.insert(answered)
+        index.remove(answered)
+        #expect(index.nextDueTime() == nil)
+        let later = call(2, at: deadline)
+        #expect(index.insert(later) == origin.advanced(by: .milliseconds(6)))
+        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(6)))
+        #expect(expire(&index, at: origin.advanced(by: .milliseconds(7))).map(\.id) == [2])
+    }
+
     @Test func bucketsComeDueInOrderAndAnsweredCallsLeaveAtOnce() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)

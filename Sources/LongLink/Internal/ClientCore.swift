@@ -320,11 +320,12 @@ actor ClientCore {
         let remaining = call.deadline - (now ?? clock.now)
         let milliseconds = max(1, Int64((remaining.seconds * 1000).rounded(.up)))
         call.stage = .written(link.generation)
-        let frame = Frame.request(
-            Frame.Request(
-                requestID: String(call.id), method: call.method, payload: call.payload,
-                timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: call.metadata))
-        send(frame, on: link)
+        link.connection.write(encoding: {
+            Frame.encodeDelimitedRequest(
+                requestNumber: call.id, method: call.method, payload: call.payload,
+                timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: call.metadata, into: &$0)
+        })
+        link.sentSinceTick = true
         stats.requestsSent += 1
     }
 

@@ -20,6 +20,9 @@ struct DeadlineBuckets {
     /// Every key of `buckets`, each once, smallest first.
     private var milliseconds = MillisecondHeap()
     private(set) var count = 0
+    /// The bucket the last insert used, while it is in `buckets`: calls made together share a
+    /// millisecond (hundreds per bucket at full rate), and this skips the hashed lookup for them.
+    private var lastBucket: DeadlineBucket?
 
     init(origin: ContinuousClock.Instant = .now) {
         self.origin = origin
@@ -32,12 +35,16 @@ struct DeadlineBuckets {
     mutating func insert(_ call: PendingCall) -> ContinuousClock.Instant {
         let millisecond = Self.millisecond(of: call.deadline - origin)
         let bucket: DeadlineBucket
-        if let existing = buckets[millisecond] {
+        if let last = lastBucket, last.millisecond == millisecond {
+            bucket = last
+        } else if let existing = buckets[millisecond] {
             bucket = existing
+            lastBucket = existing
         } else {
             bucket = DeadlineBucket(millisecond: millisecond)
             buckets[millisecond] = bucket
             milliseconds.insert(millisecond)
+            lastBucket = bucket
         }
         call.deadlineSlot = bucket.calls.count
         call.deadlineBucket = bucket
@@ -67,7 +74,7 @@ struct DeadlineBuckets {
         while let first = milliseconds.first {
             guard let bucket = buckets[first], !bucket.calls.isEmpty else {
                 milliseconds.removeFirst()
-                buckets[first] = nil
+                if let dropped = buckets.removeValue(forKey: first), dropped === lastBucket { lastBucket = nil }
                 continue
             }
             return dueTime(of: first)
@@ -84,6 +91,7 @@ struct DeadlineBuckets {
         while let first = milliseconds.first, first < current {
             milliseconds.removeFirst()
             guard let bucket = buckets.removeValue(forKey: first) else { continue }
+            if bucket === lastBucket { lastBucket = nil }
             count -= bucket.calls.count
             if !bucket.calls.isEmpty { due.append(bucket) }
         }

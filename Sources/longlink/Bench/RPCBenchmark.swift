@@ -51,6 +51,8 @@ enum RPCBenchmark {
                             try await throughput(heap.client, inFlight: inFlight, settings: settings))
                         samples["group", default: []].append(
                             try await throughput(group.client, inFlight: inFlight, settings: settings))
+                        samples["loop", default: []].append(
+                            try await throughput(heap.client, inFlight: inFlight, settings: settings, executor: heap.loop))
                     }
                 }
             }
@@ -63,6 +65,11 @@ enum RPCBenchmark {
             throughputFigure(
                 inFlight: inFlight, taskGroup: true, samples: samples["group"] ?? [], baseline: samples["baseline"],
                 target: nil))
+        report.add(
+            BenchFigure(
+                key: "rpc.on_loop.in_flight_\(inFlight).throughput",
+                label: "rpc throughput, \(inFlight) in flight, callers on the client's loop", unit: "req/s",
+                samples: samples["loop"] ?? [], baselineSamples: samples["baseline"]))
     }
 
     /// The throughput row for one in-flight level and deadline design (the same key and label in

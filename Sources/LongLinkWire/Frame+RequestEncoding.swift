@@ -1,0 +1,63 @@
+extension Frame {
+    /// Appends a `Request` frame as it goes on the wire, with its id written from a number.
+    ///
+    /// The bytes are exactly those of
+    /// `Frame.request(Frame.Request(requestID: String(requestNumber), …)).encodeDelimited(into:)`;
+    /// this form makes neither the id's `String` nor the `Frame` value, because the client writes
+    /// one request per call on its loop (the general path was about a fifth of the loop's time at
+    /// 1,024 requests in flight).
+    public static func encodeDelimitedRequest(
+        requestNumber: UInt64, method: String, payload: [UInt8], timeoutMilliseconds: UInt32,
+        metadata: [String: String], into buffer: inout [UInt8]
+    ) {
+        let idLength = decimalDigitCount(requestNumber)
+        let bodySize =
+            ProtobufWriter.delimitedFieldSize(1, length: idLength) + ProtobufWriter.stringFieldSize(2, method)
+            + ProtobufWriter.bytesFieldSize(3, payload)
+            + ProtobufWriter.varintFieldSize(4, UInt64(timeoutMilliseconds))
+            + ProtobufWriter.stringMapFieldSize(5, metadata)
+        let frameSize = ProtobufWriter.delimitedFieldSize(requestFieldNumber, length: bodySize)
+        ProtobufWriter.append(to: &buffer, reserving: ProtobufWriter.varintSize(UInt64(frameSize)) + frameSize) {
+            writer in
+            writer.writeVarint(UInt64(frameSize))
+            writer.writeDelimitedHeader(requestFieldNumber, length: bodySize)
+            writer.writeDelimitedHeader(1, length: idLength)
+            writer.writeDecimal(requestNumber, digits: idLength)
+            writer.writeStringField(2, method)
+            writer.writeBytesField(3, payload)
+            writer.writeUInt32Field(4, timeoutMilliseconds)
+            writer.writeStringMapField(5, metadata)
+        }
+    }
+
+    /// The `body` field number of `Request` in the `Frame` message.
+    private static let requestFieldNumber = 3
+
+    /// How many decimal digits `value` takes (1 for 0).
+    static func decimalDigitCount(_ value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+}
+
+extension ProtobufWriter {
+    /// Appends `value` in decimal ASCII, `digits` long (as ``Frame/decimalDigitCount(_:)`` counts it).
+    mutating func writeDecimal(_ value: UInt64, digits: Int) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var rest = value
+            var index = start + digits - 1
+            while rest > 0 {
+                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+                index -= 1
+            }
+        }
+    }
+}

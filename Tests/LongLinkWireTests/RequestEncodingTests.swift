@@ -1,0 +1,80 @@
+import LongLinkTestSupport
+import Testing
+
+@testable import LongLinkWire
+
+@Suite("Request frames written from a numeric id")
+struct RequestEncodingTests {
+    /// The general path: the frame built with the id as a string.
+    private func general(
+        _ number: UInt64, _ method: String, _ payload: [UInt8], _ timeout: UInt32, _ metadata: [String: String],
+        after prefix: [UInt8]
+    ) -> [UInt8] {
+        var buffer = prefix
+        Frame.request(
+            Frame.Request(
+                requestID: String(number), method: method, payload: payload, timeoutMilliseconds: timeout,
+                metadata: metadata)
+        ).encodeDelimited(into: &buffer)
+        return buffer
+    }
+
+    private func direct(
+        _ number: UInt64, _ method: String, _ payload: [UInt8], _ timeout: UInt32, _ metadata: [String: String],
+        after prefix: [UInt8]
+    ) -> [UInt8] {
+        var buffer = prefix
+        Frame.encodeDelimitedRequest(
+            requestNumber: number, method: method, payload: payload, timeoutMilliseconds: timeout,
+            metadata: metadata, into: &buffer)
+        return buffer
+    }
+
+    static let numbers: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, (1 << 46) - 1, 1 << 46, UInt64.max - 1, .max]
+
+    @Test("The same bytes as the general encoder", arguments: numbers)
+    func sameBytes(number: UInt64) {
+        let cases: [(String, [UInt8], UInt32, [String: String])] = [
+            ("echo", Array(0..<16), 5_000, [:]),
+            ("", [], 0, [:]),
+            ("room.enter/é中", Array(repeating: 7, count: 200), .max, ["trace": "abc", "é": "", "": "v"]),
+            ("m", Array(repeating: 1, count: 70_000), 1, ["k": "v"]),
+        ]
+        for (method, payload, timeout, metadata) in cases {
+            for prefix in [[], [0xFF, 0x00]] as [[UInt8]] {
+                #expect(
+                    direct(number, method, payload, timeout, metadata, after: prefix)
+                        == general(number, method, payload, timeout, metadata, after: prefix))
+            }
+        }
+    }
+
+    @Test("Random ids and fields round-trip through the decoder")
+    func randomRoundTrips() throws {
+        var random = SplitMix64(seed: 42)
+        for _ in 0..<2_000 {
+            let number = random.next() >> UInt64(random.next(below: 64))
+            let payload = (0..<random.next(below: 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let timeout = UInt32(truncatingIfNeeded: random.next() >> UInt64(random.next(below: 64)))
+            let bytes = direct(number, "method", payload, timeout, [:], after: [])
+            #expect(bytes == general(number, "method", payload, timeout, [:], after: []))
+            var decoder = FrameDecoder()
+            var frames: [Frame] = []
+            try bytes.withUnsafeBytes { try decoder.decode($0, into: &frames) }
+            guard case .request(let request) = frames.first else {
+                Issue.record("not a request: \(frames)")
+                continue
+            }
+            #expect(UInt64(request.requestID) == number)
+            #expect(request.payload == payload && request.timeoutMilliseconds == timeout)
+        }
+    }
+
+    @Test("Digit counts")
+    func digitCounts() {
+        #expect(Frame.decimalDigitCount(0) == 1)
+        #expect(Frame.decimalDigitCount(9) == 1)
+        #expect(Frame.decimalDigitCount(10) == 2)
+        #expect(Frame.decimalDigitCount(UInt64.max) == 20)
+    }
+}
