@@ -4,7 +4,9 @@ import Testing
 
 @testable import LongLinkServer
 
-@Suite("DedupeWindow against a reference model")
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("DedupeWindow against a reference model", .serialized)
 struct DedupeWindowModelTests {
     /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
     /// with a small capacity, so that the index grows, evicts and shifts buckets back constantly;

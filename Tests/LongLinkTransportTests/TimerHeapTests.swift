@@ -5,7 +5,10 @@ import Testing
 
 /// The event loop's timer heap against a plain model (a list sorted by deadline, then id) under
 /// random inserts, cancellations and expiries, with many equal deadlines.
-@Suite("Timer heap")
+///
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Timer heap", .serialized)
 struct TimerHeapTests {
     private struct Model {
         var timers: [(deadline: UInt64, id: UInt64)] = []

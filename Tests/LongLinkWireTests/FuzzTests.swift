@@ -6,7 +6,10 @@ import Testing
 /// never trap. (Typed throws make "only `WireFormatError`" a compile-time fact; these tests are
 /// about traps, bounds and consistency.) Whatever decodes must re-encode to something that
 /// decodes to the same frame.
-@Suite("Fuzzing")
+///
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Fuzzing", .serialized)
 struct FuzzTests {
     /// Valid encodings with a few random mutations each, made one at a time as they are consumed
     /// (so that a test can yield between them).

@@ -2,7 +2,9 @@ import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
-@Suite("Round trips")
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Round trips", .serialized)
 struct RoundTripTests {
     /// Encodes, decodes and re-encodes; the frame and the bytes must both survive.
     private func expectRoundTrip(_ frame: Frame, sourceLocation: SourceLocation = #_sourceLocation) throws {

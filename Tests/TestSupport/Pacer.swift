@@ -9,6 +9,10 @@
 /// than every so many iterations keeps each stretch short however slow an iteration is (a debug
 /// build, a loaded machine) and costs nothing measurable (a clock read per iteration, a yield per
 /// millisecond). Yielding changes no inputs and skips no checks.
+///
+/// A yield only puts the loop back at the end of the pool's queue, so a woken I/O task still
+/// waits for one stretch of every CPU-bound loop queued ahead of it. The suites with such loops
+/// are therefore also `.serialized`: a few of them at a time, not forty cases at once.
 package struct Pacer {
     private let slice: Duration
     private var sliceEnd: ContinuousClock.Instant
