@@ -4,20 +4,24 @@ import Testing
 
 @testable import LongLinkServer
 
-@Suite("DedupeWindow against a reference model")
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("DedupeWindow against a reference model", .serialized)
 struct DedupeWindowModelTests {
     /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
     /// with a small capacity, so that the index grows, evicts and shifts buckets back constantly;
     /// every answer must match a plain dictionary model of the same rules.
     @Test(arguments: [1, 2, 3, 4])
-    func randomOperationsMatchTheModel(seed: UInt64) {
+    func randomOperationsMatchTheModel(seed: UInt64) async {
         var random = SplitMix64(seed: seed)
         var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40)
         var model = DedupeModel(window: .seconds(5), capacity: 40)
         var running: [(id: String, run: DedupeWindow<Int>.Run, model: UInt64)] = []
         var now = ContinuousClock.now
         var waiter = 0
+        var pacer = Pacer()
         for step in 0..<20_000 {
+            await pacer.yieldIfDue()
             // Time moves in jumps of up to 50 ms, so that entries also expire.
             now = now.advanced(by: .milliseconds(Int64(random.next(below: 50))))
             let id = "r\(random.next(below: 120))"

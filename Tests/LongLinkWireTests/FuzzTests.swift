@@ -6,7 +6,10 @@ import Testing
 /// never trap. (Typed throws make "only `WireFormatError`" a compile-time fact; these tests are
 /// about traps, bounds and consistency.) Whatever decodes must re-encode to something that
 /// decodes to the same frame.
-@Suite("Fuzzing")
+///
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Fuzzing", .serialized)
 struct FuzzTests {
     /// Valid encodings with a few random mutations each, made one at a time as they are consumed
     /// (so that a test can yield between them).
@@ -76,24 +79,22 @@ struct FuzzTests {
         #expect((try? Frame(decoding: reencoded)) == decoded, "\(input)")
     }
 
-    /// Lets the rest of the test run go on: these loops are pure CPU, and the test process has
-    /// only as many cooperative threads as cores, so without yielding they hold them all for
-    /// seconds and every other test (some of which time a child process) stalls behind them.
-    private static let yieldEvery = 250
-
     @Test("Random byte strings", arguments: 0..<4)
     func randomBytes(seed: Int) async {
-        for (index, input) in Self.randomInputs(seed: 0xF0_0000 + UInt64(seed), count: 5_000).enumerated() {
+        // These loops are pure CPU: they yield to the rest of the test run as they go (see `Pacer`).
+        var pacer = Pacer()
+        for input in Self.randomInputs(seed: 0xF0_0000 + UInt64(seed), count: 5_000) {
             check(input)
-            if index % Self.yieldEvery == 0 { await Task.yield() }
+            await pacer.yieldIfDue()
         }
     }
 
     @Test("Mutated valid frames", arguments: 0..<4)
     func mutatedFrames(seed: Int) async {
-        for (index, input) in MutatedInputs(seed: 0xAB_0000 + UInt64(seed), count: 5_000).enumerated() {
+        var pacer = Pacer()
+        for input in MutatedInputs(seed: 0xAB_0000 + UInt64(seed), count: 5_000) {
             check(input)
-            if index % Self.yieldEvery == 0 { await Task.yield() }
+            await pacer.yieldIfDue()
         }
     }
 
@@ -101,8 +102,9 @@ struct FuzzTests {
     func decoderStreams(seed: Int) async {
         var random = SplitMix64(seed: 0xDEC0_0000 + UInt64(seed))
         let limit = 64
+        var pacer = Pacer()
         for round in 0..<300 {
-            await Task.yield()
+            await pacer.yieldIfDue()
             // A stream of (mostly) framed mutated messages, with some garbage thrown in.
             var stream: [UInt8] = []
             for input in MutatedInputs(seed: UInt64(seed * 1_000 + round), count: 8) {
@@ -117,6 +119,7 @@ struct FuzzTests {
                     stream.append(UInt8(length))
                     stream.append(contentsOf: input)
                 }
+                await pacer.yieldIfDue()
             }
             var batch = FrameDecoder(maxFrameBytes: limit)
             var pull = FrameDecoder(maxFrameBytes: limit)
@@ -144,6 +147,7 @@ struct FuzzTests {
                     pullError = error
                 }
                 start = end
+                await pacer.yieldIfDue()
             }
             // Both ways of feeding agree on the frames and on the error.
             #expect(batchFrames == pullFrames)

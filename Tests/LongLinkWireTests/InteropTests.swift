@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -77,12 +78,14 @@ struct InteropTests {
         let stream = [UInt8](try Data(contentsOf: streamURL))
         let expected = try JSONDecoder().decode([JSONValue].self, from: Data(contentsOf: jsonURL))
 
-        // Through the decoder's batch path, in uneven chunks.
+        // Through the decoder's batch path, in uneven chunks. The checks yield now and then (see `Pacer`).
+        var pacer = Pacer()
         var decoder = FrameDecoder()
         var frames: [Frame] = []
         var start = 0
         var chunk = 1
         while start < stream.count {
+            await pacer.yieldIfDue()
             let end = Swift.min(stream.count, start + chunk)
             try decoder.decode(stream[start..<end], into: &frames)
             start = end
@@ -91,6 +94,7 @@ struct InteropTests {
         #expect(decoder.bufferedByteCount == 0)
         try #require(frames.count == expected.count)
         for (index, frame) in frames.enumerated() {
+            await pacer.yieldIfDue()
             let mismatches = JSONValue(describing: frame).mismatchedFields(expected[index])
             #expect(mismatches.isEmpty, "frame \(index) (\(expected[index].kind)) differs in \(mismatches)")
         }
@@ -101,6 +105,7 @@ struct InteropTests {
         // encoding is byte for byte the runtime's.
         var mapFree = 0
         for body in Self.split(stream) {
+            await pacer.yieldIfDue()
             let frame = try Frame(decoding: body)
             switch frame {
             case .hello(let hello) where !hello.metadata.isEmpty: continue
@@ -117,10 +122,13 @@ struct InteropTests {
     func swiftToPython() async throws {
         let workspace = try await Workspace()
         var generator = FrameGenerator(seed: 0x1_7E20_9000)
+        // Making and checking the frames yields now and then (see `Pacer`).
+        var pacer = Pacer()
         var frames: [Frame] = []
         for kind in 0..<FrameGenerator.kindCount {
             for _ in 0..<40 {
                 frames.append(generator.frame(kind: kind))
+                await pacer.yieldIfDue()
             }
         }
         frames += [
@@ -142,6 +150,7 @@ struct InteropTests {
         let described = try JSONDecoder().decode([JSONValue].self, from: Data(contentsOf: jsonURL))
         try #require(described.count == frames.count)
         for (index, frame) in frames.enumerated() {
+            await pacer.yieldIfDue()
             let mismatches = JSONValue(describing: frame).mismatchedFields(described[index])
             #expect(mismatches.isEmpty, "frame \(index) (\(described[index].kind)) differs in \(mismatches)")
         }

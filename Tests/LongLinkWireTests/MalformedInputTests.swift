@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -33,7 +34,7 @@ struct MalformedInputTests {
     }
 
     @Test("A length beyond the buffer: every truncation of a frame is an error")
-    func lengthBeyondBuffer() {
+    func lengthBeyondBuffer() async {
         let request = hex(
             "1a 27 0a 01 37 12 0a 72 6f 6f 6d 2e 65 6e 74 65 72 1a 03 01 02 03 20 ac 02 2a 06 0a 01 61 12 01 31 2a 06 0a 01 62 12 01 32"
         )
@@ -41,9 +42,11 @@ struct MalformedInputTests {
             wireError { () throws(WireFormatError) in try Frame(decoding: Array(request.dropLast())) }
                 == WireFormatError(.truncatedField, field: "Frame.request", offset: 0))
         var generator = FrameGenerator(seed: 21, maxPayloadBytes: 300)
+        var pacer = Pacer()
         for _ in 0..<60 {
             let bytes = generator.frame().encodedBytes
             for count in bytes.indices.dropFirst() {
+                await pacer.yieldIfDue()
                 let error = wireError { () throws(WireFormatError) in try Frame(decoding: Array(bytes.prefix(count))) }
                 #expect(error?.kind == .truncatedField || error?.kind == .truncatedVarint)
             }

@@ -1,7 +1,10 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
-@Suite("Round trips")
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Round trips", .serialized)
 struct RoundTripTests {
     /// Encodes, decodes and re-encodes; the frame and the bytes must both survive.
     private func expectRoundTrip(_ frame: Frame, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -14,10 +17,12 @@ struct RoundTripTests {
     }
 
     @Test("Random frames of every kind survive encode and decode", arguments: 0..<FrameGenerator.kindCount)
-    func randomFrames(kind: Int) throws {
+    func randomFrames(kind: Int) async throws {
         var generator = FrameGenerator(seed: 0x5EED_0000 + UInt64(kind))
+        var pacer = Pacer()
         for _ in 0..<300 {
             try expectRoundTrip(generator.frame(kind: kind))
+            await pacer.yieldIfDue()
         }
     }
 
@@ -69,11 +74,13 @@ struct RoundTripTests {
     }
 
     @Test("encode and encodeDelimited append to what the buffer holds")
-    func appends() throws {
+    func appends() async throws {
         var generator = FrameGenerator(seed: 7)
+        var pacer = Pacer()
         var buffer: [UInt8] = [0xEE]
         var expected: [UInt8] = [0xEE]
         for _ in 0..<200 {
+            await pacer.yieldIfDue()
             let frame = generator.frame()
             frame.encodeDelimited(into: &buffer)
             let body = frame.encodedBytes

@@ -3,33 +3,40 @@ import LongLinkWire
 import Testing
 
 /// TCP may split and merge frames anywhere: every way of cutting a stream must give the same frames.
-@Suite("Stream splitting")
+///
+/// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
+/// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
+@Suite("Stream splitting", .serialized)
 struct StreamSplitTests {
-    /// Feeds `chunks` through `append` + `next`.
-    private func decodeByAppending(_ chunks: some Sequence<ArraySlice<UInt8>>) throws -> [Frame] {
+    /// Feeds `chunks` through `append` + `next`, yielding now and then (see `Pacer`).
+    private func decodeByAppending(_ chunks: some Sequence<ArraySlice<UInt8>>) async throws -> [Frame] {
         var decoder = FrameDecoder()
         var frames: [Frame] = []
+        var pacer = Pacer()
         for chunk in chunks {
             decoder.append(contentsOf: chunk)
             while let frame = try decoder.next() {
                 frames.append(frame)
             }
+            await pacer.yieldIfDue()
         }
         #expect(decoder.bufferedByteCount == 0)
         return frames
     }
 
-    /// Feeds `chunks` through the batch path.
+    /// Feeds `chunks` through the batch path, yielding now and then (see `Pacer`).
     private func decodeInBatches(
         _ chunks: some Sequence<ArraySlice<UInt8>>, maxFrameBytes: Int = Frame.defaultMaxFrameBytes
     )
-        throws -> [Frame]
+        async throws -> [Frame]
     {
         var decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
         var frames: [Frame] = []
+        var pacer = Pacer()
         for chunk in chunks {
             try decoder.decode(chunk, into: &frames)
             #expect(decoder.bufferedByteCount < maxFrameBytes + 10)
+            await pacer.yieldIfDue()
         }
         #expect(decoder.bufferedByteCount == 0)
         #expect(try decoder.next() == nil)
@@ -54,36 +61,47 @@ struct StreamSplitTests {
         return bytes
     }
 
+    /// `count` frames from `generator`, yielding now and then (see `Pacer`).
+    private static func frames(_ count: Int, from generator: inout FrameGenerator) async -> [Frame] {
+        var frames: [Frame] = []
+        var pacer = Pacer()
+        for _ in 0..<count {
+            frames.append(generator.frame())
+            await pacer.yieldIfDue()
+        }
+        return frames
+    }
+
     @Test("Every 2-way and 3-way split of a small stream decodes to the same frames")
-    func allSplits() throws {
+    func allSplits() async throws {
         let frames = Self.smallFrames
         let stream = Self.stream(of: frames)
         for first in 0...stream.count {
             let twoWay = [stream[..<first], stream[first...]]
-            #expect(try decodeByAppending(twoWay) == frames)
-            #expect(try decodeInBatches(twoWay) == frames)
+            #expect(try await decodeByAppending(twoWay) == frames)
+            #expect(try await decodeInBatches(twoWay) == frames)
             for second in first...stream.count {
                 let threeWay = [stream[..<first], stream[first..<second], stream[second...]]
-                #expect(try decodeByAppending(threeWay) == frames)
-                #expect(try decodeInBatches(threeWay) == frames)
+                #expect(try await decodeByAppending(threeWay) == frames)
+                #expect(try await decodeInBatches(threeWay) == frames)
             }
         }
     }
 
     @Test("One byte at a time")
-    func oneByteAtATime() throws {
+    func oneByteAtATime() async throws {
         var generator = FrameGenerator(seed: 11, maxPayloadBytes: 1_000)
-        let frames = (0..<150).map { _ in generator.frame() }
+        let frames = await Self.frames(150, from: &generator)
         let stream = Self.stream(of: frames)
         let bytes = stream.indices.map { stream[$0...$0] }
-        #expect(try decodeByAppending(bytes) == frames)
-        #expect(try decodeInBatches(bytes) == frames)
+        #expect(try await decodeByAppending(bytes) == frames)
+        #expect(try await decodeInBatches(bytes) == frames)
     }
 
     @Test("Random chunkings of a large stream", arguments: 0..<6)
-    func randomChunkings(seed: Int) throws {
+    func randomChunkings(seed: Int) async throws {
         var generator = FrameGenerator(seed: 1_000 + UInt64(seed))
-        let frames = (0..<400).map { _ in generator.frame() }
+        let frames = await Self.frames(400, from: &generator)
         let stream = Self.stream(of: frames)
         var random = SplitMix64(seed: UInt64(seed))
         // Small chunks for some seeds, read-buffer-sized ones for others.
@@ -95,29 +113,31 @@ struct StreamSplitTests {
             chunks.append(stream[start..<end])
             start = end
         }
-        #expect(try decodeInBatches(chunks) == frames)
-        #expect(try decodeByAppending(chunks) == frames)
+        #expect(try await decodeInBatches(chunks) == frames)
+        #expect(try await decodeByAppending(chunks) == frames)
     }
 
     @Test("The whole stream in one call")
-    func wholeStream() throws {
+    func wholeStream() async throws {
         var generator = FrameGenerator(seed: 5)
-        let frames = (0..<500).map { _ in generator.frame() }
+        let frames = await Self.frames(500, from: &generator)
         let stream = Self.stream(of: frames)
-        #expect(try decodeInBatches([stream[...]]) == frames)
-        #expect(try decodeByAppending([stream[...]]) == frames)
+        #expect(try await decodeInBatches([stream[...]]) == frames)
+        #expect(try await decodeByAppending([stream[...]]) == frames)
     }
 
     @Test("Mixing append/next and the batch path")
-    func mixedFeeding() throws {
+    func mixedFeeding() async throws {
         var generator = FrameGenerator(seed: 99, maxPayloadBytes: 2_000)
-        let frames = (0..<200).map { _ in generator.frame() }
+        let frames = await Self.frames(200, from: &generator)
         let stream = Self.stream(of: frames)
         var random = SplitMix64(seed: 99)
         var decoder = FrameDecoder()
         var decoded: [Frame] = []
+        var pacer = Pacer()
         var start = 0
         while start < stream.count {
+            await pacer.yieldIfDue()
             let end = Swift.min(stream.count, start + Int.random(in: 1...900, using: &random))
             let chunk = stream[start..<end]
             switch random.next() % 3 {
@@ -143,7 +163,7 @@ struct StreamSplitTests {
     }
 
     @Test("A frame of exactly the maximum size passes; the buffer stays within maxFrameBytes + 10")
-    func maximumSizedFrame() throws {
+    func maximumSizedFrame() async throws {
         let limit = 100_000
         // Push = 1a + varint(n) + n; Frame = 32 + varint(push) + push. Pick n so the frame is exactly `limit`.
         var payloadCount = limit - 8
@@ -161,7 +181,7 @@ struct StreamSplitTests {
             chunks.append(stream[start..<end])
             start = end
         }
-        #expect(try decodeInBatches(chunks, maxFrameBytes: limit) == [frame, frame, .ping(Frame.Ping(nonce: 1))])
+        #expect(try await decodeInBatches(chunks, maxFrameBytes: limit) == [frame, frame, .ping(Frame.Ping(nonce: 1))])
     }
 
     @Test("Complete frames are decoded straight from the input; only the tail is buffered")
