@@ -40,6 +40,18 @@ struct DeadlineTests {
         try await server.stop()
     }
 
+    /// A timeout of centuries is a valid budget: the call is answered, nothing overflows.
+    @Test func aTimeoutOfCenturiesWorks() async throws {
+        let server = try await RunningServer.start(probe: ServerProbe())
+        let running = RunningClient(.forTests(server.endpoint))
+        try await running.waitUntilConnected()
+        let reply = try await running.client.request(
+            "echo", payload: bytes("far"), options: RequestOptions(timeout: .seconds(Int64.max / 4)))
+        #expect(reply == bytes("far"))
+        await running.stop()
+        try await server.stop()
+    }
+
     /// More calls expire at once than the loop resumes itself (`ClientCore.parallelResumeThreshold`,
     /// 2,048): the loop does the books and the callers are resumed off the loop. Every caller gets
     /// exactly one deadline error, and the counters agree.

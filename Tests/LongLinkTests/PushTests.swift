@@ -232,6 +232,17 @@ struct DeadlineBucketsTests {
         }
     }
 
+    /// A deadline centuries away saturates instead of wrapping into the past.
+    @Test func aDeadlineCenturiesAwayIsNeverDue() {
+        let origin = ContinuousClock.now
+        var index = DeadlineBuckets(origin: origin)
+        let far = call(1, at: origin.advanced(by: .seconds(Int64.max / 4)))
+        let due = index.insert(far)
+        #expect(due > origin.advanced(by: .seconds(100 * 365 * 86_400)))
+        #expect(index.takeDue(at: origin.advanced(by: .seconds(86_400))).isEmpty)
+        #expect(index.count == 1)
+    }
+
     /// A bucket dropped once emptied is not reused by a later call in the same millisecond: that
     /// call gets a new bucket, known to the timer.
     @Test func aDroppedBucketIsNotReused() {

@@ -86,7 +86,8 @@ actor ClientCore {
     nonisolated let expiredCallersResumed = Atomic<Int>(0)
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
     private var deadlineTimer: (any ScheduledWork)?
-    @exclusivity(unchecked) private var deadlineTimerAt: ContinuousClock.Instant?
+    /// When the deadline timer is set for, in nanoseconds from the deadline index's origin.
+    @exclusivity(unchecked) private var deadlineTimerAt: Int64?
     @exclusivity(unchecked) private var terminalError: LongLinkError?
     @exclusivity(unchecked) private var shuttingDown = false
     private var shutdownTimer: (any ScheduledWork)?
@@ -143,7 +144,7 @@ actor ClientCore {
     /// The loop's half of ``outcome(of:)``: admits every call submitted since the last pass.
     private func admitSubmissions() {
         submissions.take(swappingWith: &submissionScratch)
-        let now = clock.now
+        let now = deadlines.nanoseconds(at: clock.now)
         for submission in submissionScratch {
             admit(submission.call, submission.continuation, now: now)
         }
@@ -151,8 +152,9 @@ actor ClientCore {
     }
 
     /// Registers one call; resumes `continuation` exactly once, through the call.
+    /// `now` is in nanoseconds from the deadline index's origin.
     private func admit(
-        _ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>, now: ContinuousClock.Instant
+        _ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>, now: Int64
     ) {
         // Given up (cancelled) before it got here: the failure was parked on the call.
         if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
@@ -160,6 +162,7 @@ actor ClientCore {
             return
         }
         call.continuation = continuation
+        call.deadlineNanoseconds = deadlines.nanoseconds(at: call.deadline)
         if let refusal = admissionError(for: call, now: now) {
             if refusal.code == .deadlineExceeded { stats.timeouts += 1 }
             call.complete(.failure(refusal))
@@ -189,10 +192,10 @@ actor ClientCore {
         }
     }
 
-    private func admissionError(for call: PendingCall, now: ContinuousClock.Instant) -> LongLinkError? {
+    private func admissionError(for call: PendingCall, now: Int64) -> LongLinkError? {
         if let terminalError { return terminalError }
         if shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
-        if now >= call.deadline {
+        if now >= call.deadlineNanoseconds {
             return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
         }
         return nil
@@ -242,16 +245,17 @@ actor ClientCore {
     // MARK: Deadlines
 
     private func trackDeadline(_ call: PendingCall) {
-        armDeadlineTimer(at: deadlines.insert(call))
+        armDeadlineTimer(at: deadlines.insert(measured: call))
     }
 
     /// Keeps one timer, at the earliest bucket's due time. A later one never moves it; an answered
     /// call does not either (the timer then finds nothing due and moves on to the next one).
-    private func armDeadlineTimer(at earliest: ContinuousClock.Instant) {
+    /// `earliest` is in nanoseconds from the deadline index's origin.
+    private func armDeadlineTimer(at earliest: Int64) {
         if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
         deadlineTimer?.cancel()
         deadlineTimerAt = earliest
-        deadlineTimer = clock.schedule(at: earliest, on: loop) { [self] in
+        deadlineTimer = clock.schedule(at: deadlines.instant(atNanoseconds: earliest), on: loop) { [self] in
             assumeIsolated { $0.deadlinesDue() }
         }
     }
@@ -273,7 +277,7 @@ actor ClientCore {
         } else {
             expireInParallel(due)
         }
-        if let next = deadlines.nextDueTime() { armDeadlineTimer(at: next) }
+        if let next = deadlines.nextDueNanoseconds() { armDeadlineTimer(at: next) }
     }
 
     /// From this many calls expiring in one pass, their callers are resumed off the loop.
@@ -315,10 +319,12 @@ actor ClientCore {
 
     static let parallelResumeChunk = 1_024
 
-    private func write(_ call: PendingCall, on link: Link, now: ContinuousClock.Instant? = nil) {
+    /// `now` is in nanoseconds from the deadline index's origin (read from the clock when nil).
+    private func write(_ call: PendingCall, on link: Link, now: Int64? = nil) {
         if case .queued = call.stage { queuedCount -= 1 }
-        let remaining = call.deadline - (now ?? clock.now)
-        let milliseconds = max(1, Int64((remaining.seconds * 1000).rounded(.up)))
+        let remaining = call.deadlineNanoseconds - (now ?? deadlines.nanoseconds(at: clock.now))
+        // The budget in whole milliseconds, rounded up, at least 1.
+        let milliseconds = max(1, remaining / 1_000_000 + (remaining % 1_000_000 > 0 ? 1 : 0))
         call.stage = .written(link.generation)
         link.connection.write(encoding: {
             Frame.encodeDelimitedRequest(

@@ -33,7 +33,16 @@ struct DeadlineBuckets {
     /// Adds the call; returns when its bucket becomes due (the end of its deadline's millisecond).
     @discardableResult
     mutating func insert(_ call: PendingCall) -> ContinuousClock.Instant {
-        let millisecond = Self.millisecond(of: call.deadline - origin)
+        call.deadlineNanoseconds = nanoseconds(at: call.deadline)
+        return instant(atNanoseconds: insert(measured: call))
+    }
+
+    /// ``insert(_:)`` for a call whose `deadlineNanoseconds` the caller set with
+    /// ``nanoseconds(at:)``; returns the due time in nanoseconds from the origin. The core's
+    /// per-call path: no `Duration` or `Instant` arithmetic (128-bit, and a tenth of the loop's
+    /// time at 1,024 requests in flight when it was done three times per call).
+    mutating func insert(measured call: PendingCall) -> Int64 {
+        let millisecond = Self.millisecond(ofNanoseconds: call.deadlineNanoseconds)
         let bucket: DeadlineBucket
         if let last = lastBucket, last.millisecond == millisecond {
             bucket = last
@@ -50,7 +59,7 @@ struct DeadlineBuckets {
         call.deadlineBucket = bucket
         bucket.calls.append(call)
         count += 1
-        return dueTime(of: millisecond)
+        return Self.dueNanoseconds(of: millisecond)
     }
 
     /// Takes the call out at once (answered or given up); a call not in the index is ignored.
@@ -71,13 +80,18 @@ struct DeadlineBuckets {
 
     /// When the earliest non-empty bucket becomes due (skipping and dropping emptied buckets).
     mutating func nextDueTime() -> ContinuousClock.Instant? {
+        nextDueNanoseconds().map(instant(atNanoseconds:))
+    }
+
+    /// ``nextDueTime()`` in nanoseconds from the origin.
+    mutating func nextDueNanoseconds() -> Int64? {
         while let first = milliseconds.first {
             guard let bucket = buckets[first], !bucket.calls.isEmpty else {
                 milliseconds.removeFirst()
                 if let dropped = buckets.removeValue(forKey: first), dropped === lastBucket { lastBucket = nil }
                 continue
             }
-            return dueTime(of: first)
+            return Self.dueNanoseconds(of: first)
         }
         return nil
     }
@@ -86,7 +100,7 @@ struct DeadlineBuckets {
     /// first. Their calls still point at them: the caller clears ``PendingCall/deadlineBucket``
     /// as it expires each call, so each is touched once.
     mutating func takeDue(at now: ContinuousClock.Instant) -> [DeadlineBucket] {
-        let current = Self.millisecond(of: now - origin)
+        let current = Self.millisecond(ofNanoseconds: nanoseconds(at: now))
         var due: [DeadlineBucket] = []
         while let first = milliseconds.first, first < current {
             milliseconds.removeFirst()
@@ -98,17 +112,33 @@ struct DeadlineBuckets {
         return due
     }
 
-    private func dueTime(of millisecond: Int64) -> ContinuousClock.Instant {
-        origin.advanced(by: .milliseconds(millisecond &+ 1))
+    /// Nanoseconds from the origin to `instant`, rounded toward negative infinity (also before the
+    /// origin), saturating about 292 years away (a timeout that long never fires).
+    func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        let (seconds, attoseconds) = (instant - origin).components
+        let nanoseconds = attoseconds / 1_000_000_000
+        let floored = attoseconds < 0 && attoseconds % 1_000_000_000 != 0 ? nanoseconds - 1 : nanoseconds
+        let (scaled, multiplyOverflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, addOverflow) = scaled.addingReportingOverflow(floored)
+        guard !multiplyOverflow, !addOverflow else { return seconds < 0 ? .min : .max }
+        return total
     }
 
-    /// The millisecond that contains the instant `offset` after the origin (rounded down).
-    private static func millisecond(of offset: Duration) -> Int64 {
-        let (seconds, attoseconds) = offset.components
-        let milliseconds = attoseconds / 1_000_000_000_000_000
-        // Round toward negative infinity, also for instants before the origin.
-        let floored = attoseconds < 0 && attoseconds % 1_000_000_000_000_000 != 0 ? milliseconds - 1 : milliseconds
-        return seconds &* 1_000 &+ floored
+    /// The instant `nanoseconds` after the origin.
+    func instant(atNanoseconds nanoseconds: Int64) -> ContinuousClock.Instant {
+        origin.advanced(by: .nanoseconds(nanoseconds))
+    }
+
+    /// The end of `millisecond` (when its bucket is due), in nanoseconds from the origin.
+    private static func dueNanoseconds(of millisecond: Int64) -> Int64 {
+        let (due, overflow) = (millisecond + 1).multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? .max : due
+    }
+
+    /// The millisecond that contains the instant `nanoseconds` after the origin (rounded down).
+    private static func millisecond(ofNanoseconds nanoseconds: Int64) -> Int64 {
+        let milliseconds = nanoseconds / 1_000_000
+        return nanoseconds < 0 && nanoseconds % 1_000_000 != 0 ? milliseconds - 1 : milliseconds
     }
 }
 

@@ -38,6 +38,9 @@ final class PendingCall: @unchecked Sendable {
     @exclusivity(unchecked) var deadlineSlot = -1
     /// The call's slot in the core's ``PendingTable`` (-1 when not in it).
     @exclusivity(unchecked) var pendingSlot = -1
+    /// `deadline` in nanoseconds from the core's ``DeadlineBuckets`` origin, set when the core
+    /// admits the call: the loop's per-call arithmetic in plain integers.
+    @exclusivity(unchecked) var deadlineNanoseconds: Int64 = 0
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
     @exclusivity(unchecked) var continuation: UnsafeContinuation<Outcome, Never>?
