@@ -5,29 +5,23 @@ import Testing
 
 @Suite("Request frames written from a numeric id")
 struct RequestEncodingTests {
-    /// The general path: the frame built with the id as a string.
-    private func general(
+    /// Both encodings of one request, after `prefix`: the general path (the frame built with the id
+    /// as a string) and the direct one.
+    private func encodings(
         _ number: UInt64, _ method: String, _ payload: [UInt8], _ timeout: UInt32, _ metadata: [String: String],
-        after prefix: [UInt8]
-    ) -> [UInt8] {
-        var buffer = prefix
+        after prefix: [UInt8] = []
+    ) -> (general: [UInt8], direct: [UInt8]) {
+        var general = prefix
         Frame.request(
             Frame.Request(
                 requestID: String(number), method: method, payload: payload, timeoutMilliseconds: timeout,
                 metadata: metadata)
-        ).encodeDelimited(into: &buffer)
-        return buffer
-    }
-
-    private func direct(
-        _ number: UInt64, _ method: String, _ payload: [UInt8], _ timeout: UInt32, _ metadata: [String: String],
-        after prefix: [UInt8]
-    ) -> [UInt8] {
-        var buffer = prefix
+        ).encodeDelimited(into: &general)
+        var direct = prefix
         Frame.encodeDelimitedRequest(
             requestNumber: number, method: method, payload: payload, timeoutMilliseconds: timeout,
-            metadata: metadata, into: &buffer)
-        return buffer
+            metadata: metadata, into: &direct)
+        return (general, direct)
     }
 
     static let numbers: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, (1 << 46) - 1, 1 << 46, UInt64.max - 1, .max]
@@ -42,9 +36,8 @@ struct RequestEncodingTests {
         ]
         for (method, payload, timeout, metadata) in cases {
             for prefix in [[], [0xFF, 0x00]] as [[UInt8]] {
-                #expect(
-                    direct(number, method, payload, timeout, metadata, after: prefix)
-                        == general(number, method, payload, timeout, metadata, after: prefix))
+                let both = encodings(number, method, payload, timeout, metadata, after: prefix)
+                #expect(both.direct == both.general)
             }
         }
     }
@@ -56,8 +49,9 @@ struct RequestEncodingTests {
             let number = random.next() >> UInt64(random.next(below: 64))
             let payload = (0..<random.next(below: 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let timeout = UInt32(truncatingIfNeeded: random.next() >> UInt64(random.next(below: 64)))
-            let bytes = direct(number, "method", payload, timeout, [:], after: [])
-            #expect(bytes == general(number, "method", payload, timeout, [:], after: []))
+            let both = encodings(number, "method", payload, timeout, [:])
+            let bytes = both.direct
+            #expect(bytes == both.general)
             var decoder = FrameDecoder()
             var frames: [Frame] = []
             try bytes.withUnsafeBytes { try decoder.decode($0, into: &frames) }
