@@ -71,7 +71,7 @@ final class BaselineClient {
 
     /// Keeps `inFlight` requests in flight; after `warmUp`, counts completions for `duration`.
     /// Returns requests per second.
-    func throughput(inFlight: Int, warmUp: Duration, duration: Duration) throws -> Double {
+    func throughput(inFlight: Int, warmUp: Duration, duration: Duration) throws -> ThroughputSample {
         for _ in 0..<inFlight { appendRequest(payload: benchPayload) }
         try flushOutput()
         var outstanding = inFlight
@@ -79,9 +79,9 @@ final class BaselineClient {
         let start = Self.now()
         let measureFrom = start + warmUp.inSeconds
         let measureUntil = measureFrom + duration.inSeconds
-        var counted: (count: Int, at: Double)?
+        var counted: (count: Int, at: Double, cpu: Duration)?
         var stopping = false
-        var result = 0.0
+        var result = ThroughputSample(requests: 0, elapsed: .seconds(1), cpu: .zero)
         while outstanding > 0 {
             try readFrames()
             for frame in frames {
@@ -99,9 +99,11 @@ final class BaselineClient {
             if !stopping {
                 let now = Self.now()
                 if counted == nil, now >= measureFrom {
-                    counted = (completed, now)
+                    counted = (completed, now, ProcessUsage.cpuTime())
                 } else if let counted, now >= measureUntil {
-                    result = Double(completed - counted.count) / (now - counted.at)
+                    result = ThroughputSample(
+                        requests: completed - counted.count, elapsed: .seconds(now - counted.at),
+                        cpu: ProcessUsage.cpuTime() - counted.cpu)
                     stopping = true
                 }
             }
@@ -219,6 +221,11 @@ final class BaselineClient {
 /// The `baseline` scenario's measurements, each on its own plain thread and socket.
 enum BaselineBenchmark {
     static func throughput(port: Int, inFlight: Int, settings: BenchSettings) async throws -> Double {
+        try await measure(port: port, inFlight: inFlight, settings: settings).rate
+    }
+
+    /// ``throughput(port:inFlight:settings:)`` with the process's CPU time per request.
+    static func measure(port: Int, inFlight: Int, settings: BenchSettings) async throws -> ThroughputSample {
         try await onPlainThread("baseline") {
             try BaselineClient(port: port).throughput(
                 inFlight: inFlight, warmUp: settings.warmUp, duration: settings.duration)

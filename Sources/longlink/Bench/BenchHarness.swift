@@ -27,6 +27,19 @@ struct BenchError: Error, CustomStringConvertible {
     }
 }
 
+/// One throughput measurement: the rate, and the CPU time the whole process (server and client,
+/// all threads) spent per request over the same window. CPU per request holds still when other
+/// work on the machine makes the rate swing.
+struct ThroughputSample: Sendable {
+    var rate: Double
+    var cpuMicrosecondsPerRequest: Double
+
+    init(requests: Int, elapsed: Duration, cpu: Duration) {
+        rate = Double(requests) / elapsed.inSeconds
+        cpuMicrosecondsPerRequest = requests > 0 ? cpu.inSeconds * 1e6 / Double(requests) : .nan
+    }
+}
+
 /// A stop flag and a counter shared by the tasks or threads of one measurement.
 final class BenchCounter: Sendable {
     private let count = Atomic<Int>(0)

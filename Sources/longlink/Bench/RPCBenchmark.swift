@@ -15,8 +15,15 @@ enum RPCBenchmark {
     static func throughput(
         _ client: LongLinkClient, inFlight: Int, settings: BenchSettings, executor: (any TaskExecutor)? = nil
     ) async throws -> Double {
+        try await measure(client, inFlight: inFlight, settings: settings, executor: executor).rate
+    }
+
+    /// ``throughput(_:inFlight:settings:executor:)`` with the process's CPU time per request.
+    static func measure(
+        _ client: LongLinkClient, inFlight: Int, settings: BenchSettings, executor: (any TaskExecutor)? = nil
+    ) async throws -> ThroughputSample {
         let counter = BenchCounter()
-        return try await withThrowingTaskGroup(of: Void.self, returning: Double.self) { group in
+        return try await withThrowingTaskGroup(of: Void.self, returning: ThroughputSample.self) { group in
             for _ in 0..<inFlight {
                 group.addTask(executorPreference: executor) {
                     while !counter.isStopped {
@@ -27,12 +34,12 @@ enum RPCBenchmark {
             }
             let clock = ContinuousClock()
             try await Task.sleep(for: settings.warmUp)
-            let (startCount, startTime) = (counter.value, clock.now)
+            let (startCount, startTime, startCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)
-            let (endCount, endTime) = (counter.value, clock.now)
+            let (endCount, endTime, endCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
             counter.stop()
             try await group.waitForAll()
-            return Double(endCount - startCount) / (endTime - startTime).inSeconds
+            return ThroughputSample(requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU)
         }
     }
 
@@ -44,15 +51,18 @@ enum RPCBenchmark {
                 try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
                     for run in 1...settings.runs {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(settings.runs)")
-                        samples["baseline", default: []].append(
-                            try await BaselineBenchmark.throughput(
-                                port: server.port, inFlight: inFlight, settings: settings))
-                        samples["heap", default: []].append(
-                            try await throughput(heap.client, inFlight: inFlight, settings: settings))
-                        samples["group", default: []].append(
-                            try await throughput(group.client, inFlight: inFlight, settings: settings))
-                        samples["loop", default: []].append(
-                            try await throughput(heap.client, inFlight: inFlight, settings: settings, executor: heap.loop))
+                        let measured: [(String, ThroughputSample)] = [
+                            ("baseline", try await BaselineBenchmark.measure(
+                                port: server.port, inFlight: inFlight, settings: settings)),
+                            ("heap", try await measure(heap.client, inFlight: inFlight, settings: settings)),
+                            ("group", try await measure(group.client, inFlight: inFlight, settings: settings)),
+                            ("loop", try await measure(
+                                heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)),
+                        ]
+                        for (design, sample) in measured {
+                            samples[design, default: []].append(sample.rate)
+                            samples[design + ".cpu", default: []].append(sample.cpuMicrosecondsPerRequest)
+                        }
                     }
                 }
             }
@@ -70,6 +80,16 @@ enum RPCBenchmark {
                 key: "rpc.on_loop.in_flight_\(inFlight).throughput",
                 label: "rpc throughput, \(inFlight) in flight, callers on the client's loop", unit: "req/s",
                 samples: samples["loop"] ?? [], baselineSamples: samples["baseline"]))
+        for (design, name) in [("heap", ""), ("group", ", task-group race"), ("loop", ", callers on the client's loop")] {
+            report.add(
+                BenchFigure(
+                    key: "rpc.\(design).in_flight_\(inFlight).cpu_per_request",
+                    label: "rpc CPU per request (server + client), \(inFlight) in flight\(name)", unit: "µs",
+                    samples: samples[design + ".cpu"] ?? [], baselineSamples: samples["baseline.cpu"],
+                    note: design == "heap"
+                        ? "whole-process CPU time (all threads: server, client, callers) over the measured window, per request; the baseline column is the same for the bare client"
+                        : nil))
+        }
     }
 
     /// The throughput row for one in-flight level and deadline design (the same key and label in
