@@ -123,6 +123,16 @@ struct DedupeWindowTests {
         #expect(window.arrive("a", waiter: 3, now: now) == "replay fresh")
     }
 
+    /// Times are kept as nanoseconds inside the window: a window of centuries must saturate, not
+    /// wrap around into the past and expire everything at once.
+    @Test func aWindowOfCenturiesNeverExpires() {
+        var window = Window(window: .seconds(Int64.max / 2), capacity: 10)
+        let now = ContinuousClock.now
+        #expect(window.arrive("a", waiter: 1, now: now) == "execute")
+        #expect(window.finish("a", text: "kept", now: now) == [1])
+        #expect(window.arrive("a", waiter: 2, now: now.advanced(by: .seconds(86_400 * 365))) == "replay kept")
+    }
+
     @Test func removingTheLastWaiterIsReported() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now

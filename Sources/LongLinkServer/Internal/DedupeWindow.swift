@@ -31,7 +31,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var generation: UInt64 = 0
         var waiters: [Waiter] = []
         var response: Frame.Response?
-        var expiresAt: ContinuousClock.Instant?
+        /// When a finished entry expires (see ``DedupeWindow/nanoseconds(_:)``); unused while running.
+        var expiresAt: Int64 = 0
     }
 
     /// What to do with an arriving request.
@@ -53,25 +54,32 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// (which also give the home bucket) above `slot + 1`. At most half full.
     private var buckets = [UInt64](repeating: 0, count: 16)
     /// Finished runs in completion order, for expiry and eviction; `head` skips consumed ones.
-    private var finishedOrder: [(run: Run, expiresAt: ContinuousClock.Instant)] = []
+    private var finishedOrder: [(run: Run, expiresAt: Int64)] = []
     private var head = 0
     private var nextGeneration: UInt64 = 1
-    private var nextExpiry: ContinuousClock.Instant?
+    private var nextExpiry = Int64.min
+    /// Times inside the window are nanoseconds since `origin`: `ContinuousClock.Instant` is opaque
+    /// outside the standard library, so every copy, comparison and optional of one went through
+    /// value witnesses, several times per request.
+    private let origin = ContinuousClock.now
+    private let windowNanoseconds: Int64
 
     init(window: Duration, capacity: Int) {
         self.window = window
         self.capacity = max(1, capacity)
+        windowNanoseconds = Self.nanoseconds(window)
     }
 
     /// Entries held, running and finished.
     var count: Int { slots.count - freeSlots.count }
 
-    mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {
+    mutating func arrive(_ key: Key, waiter: Waiter, now instant: ContinuousClock.Instant) -> ArrivalAction {
+        let now = nanoseconds(instant)
         // Expiry walks from the oldest entry; doing it at most once a millisecond keeps it off the
         // per-request path at high rates (an entry may outlive its window by up to that much).
-        if nextExpiry.map({ now >= $0 }) ?? true {
-            expire(now: now)
-            nextExpiry = now.advanced(by: .milliseconds(1))
+        if now >= nextExpiry {
+            expire(at: now)
+            nextExpiry = now &+ 1_000_000
         }
         let (bucket, found) = find(key)
         guard let slot = found else {
@@ -83,11 +91,10 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             slots[slot].waiters.append(waiter)
             return .wait
         }
-        if let expiresAt = slots[slot].expiresAt, expiresAt <= now {
+        if slots[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
             // old run's place in the completion order no longer removes it).
             slots[slot].response = nil
-            slots[slot].expiresAt = nil
             return .execute(start(slot, waiter: waiter))
         }
         return .replay(response)
@@ -110,7 +117,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// The handler finished: store the reply and hand back every waiter to answer.
     mutating func finish(_ run: Run, response: Frame.Response, now: ContinuousClock.Instant) -> [Waiter] {
         guard isRunning(run) else { return [] }
-        let expiresAt = now.advanced(by: window)
+        let now = nanoseconds(now)
+        // Saturating: a window of centuries never expires rather than wrapping into the past.
+        let expiresAt = now > Int64.max - windowNanoseconds ? Int64.max : now + windowNanoseconds
         let waiters = slots[run.slot].waiters
         slots[run.slot].waiters = []
         slots[run.slot].response = response
@@ -138,6 +147,10 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     mutating func expire(now: ContinuousClock.Instant) {
+        expire(at: nanoseconds(now))
+    }
+
+    private mutating func expire(at now: Int64) {
         while head < finishedOrder.count, finishedOrder[head].expiresAt <= now {
             dropOldest()
         }
@@ -168,6 +181,22 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             finishedOrder.removeFirst(head)
             head = 0
         }
+    }
+
+    // MARK: Time
+
+    private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
+        Self.nanoseconds(origin.duration(to: instant))
+    }
+
+    /// Whole nanoseconds, clamped to a quarter of the `Int64` range either way (about 73 years),
+    /// so that sums of two never overflow.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let limit: Int64 = Int64.max / 4 / 1_000_000_000
+        guard seconds < limit else { return limit * 1_000_000_000 }
+        guard seconds > -limit else { return -limit * 1_000_000_000 }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     // MARK: Slots
