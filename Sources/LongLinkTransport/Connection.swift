@@ -60,6 +60,8 @@ public final class Connection: Hashable, @unchecked Sendable {
     private var readingPaused = false
     private var interest: IOEvents = []
     private var awaitingWritable = false
+    /// An eager write came up short in this iteration (see ``writeEagerly()``).
+    private var eagerWritesStalled = false
     private var writeQueue = WriteQueue()
     private var writable = true
     private var reportedWritable = true
@@ -202,7 +204,29 @@ public final class Connection: Hashable, @unchecked Sendable {
         if writable && writeQueue.count >= options.writeBufferHighWatermark {
             writable = false
         }
+        if writeQueue.count >= options.eagerFlushBytes { writeEagerly() }
         scheduleFlush()
+    }
+
+    /// One vectored write of what is queued, in the middle of the loop's iteration (see
+    /// ``ConnectionOptions/eagerFlushBytes``). Anything else (a partial write, `EAGAIN`, an error,
+    /// writability changes) is left to the flush at the end of the iteration, so that a handler
+    /// that writes is never re-entered from its own `write` call.
+    private func writeEagerly() {
+        guard fd >= 0, !awaitingWritable, !eagerWritesStalled, case .open = state else { return }
+        let iovecs = eventLoop.iovecs
+        let socket = fd
+        let (requested, written) = writeQueue.withIOVecs(iovecs) { count, bytes in
+            (bytes, Sys.writeVector(socket, iovecs, count))
+        }
+        statistics.writeCalls += 1
+        if written > 0 {
+            statistics.bytesWritten += written
+            writeQueue.consume(written)
+        }
+        // The kernel took less than all (or failed): no more eager tries before the loop's flush,
+        // which would only repeat the system call for nothing.
+        if written < requested { eagerWritesStalled = true }
     }
 
     private func scheduleFlush() {
@@ -341,6 +365,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// The loop's end-of-iteration flush.
     func flushFromLoop() {
         inFlushList = false
+        eagerWritesStalled = false
         flushNow()
     }
 

@@ -13,7 +13,12 @@ public struct ConnectionOptions: Sendable {
     /// hears of it.
     public var writeBufferLowWatermark: Int = 256 << 10
     /// The most bytes one read takes from the socket (and the most one `didRead` callback delivers).
-    public var readChunkSize: Int = 64 << 10
+    public var readChunkSize: Int = 16 << 10
+    /// Writes coalesce until the end of the loop's iteration, except that once this many bytes are
+    /// queued the connection writes them at once. Without it, a long burst (1,000 replies decoded
+    /// from one read) reaches the peer only when all of it is done, and the two sides take turns
+    /// instead of working at the same time.
+    public var eagerFlushBytes: Int = 8 << 10
     /// How long a ``CloseMode/graceful`` close may spend writing what is queued before it closes anyway.
     public var gracefulCloseTimeout: Duration = .seconds(2)
 
@@ -28,6 +33,9 @@ public struct ConnectionOptions: Sendable {
         }
         guard readChunkSize > 0 else {
             throw fail("readChunkSize must be positive, not \(readChunkSize)")
+        }
+        guard eagerFlushBytes > 0 else {
+            throw fail("eagerFlushBytes must be positive, not \(eagerFlushBytes)")
         }
         guard writeBufferHighWatermark > 0, writeBufferLowWatermark >= 0,
             writeBufferLowWatermark <= writeBufferHighWatermark

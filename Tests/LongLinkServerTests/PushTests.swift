@@ -135,6 +135,9 @@ struct BackpressureRecoveryTests {
         var configuration = ServerConfiguration.testing
         configuration.connectionOptions.writeBufferHighWatermark = 64 << 10
         configuration.connectionOptions.writeBufferLowWatermark = 16 << 10
+        // Every push waits in the queue until the end of the iteration, so the burst does pass the
+        // high watermark inside the callback (eager writes would hand it to the kernel as it grows).
+        configuration.connectionOptions.eagerFlushBytes = 1 << 30
         try await withServer(configuration) { server, address in
             let client = try await FrameClient.connect(to: address)
             _ = try await client.handshake(clientID: "burst")

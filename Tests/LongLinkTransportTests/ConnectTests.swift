@@ -123,6 +123,9 @@ struct ConnectTests {
         #expect(
             try await connectError(.tcp(host: "127.0.0.1", port: 1), options: options, on: loop)?.code
                 == .invalidConfiguration)
+        var noEagerFlush = ConnectionOptions()
+        noEagerFlush.eagerFlushBytes = 0
+        #expect(throws: LongLinkError.self) { try noEagerFlush.validate() }
         #expect(try await connectError(.tcp(host: "127.0.0.1", port: 70_000), on: loop)?.code == .invalidConfiguration)
         let longPath = "/tmp/" + String(repeating: "x", count: 200)
         #expect(try await connectError(.unix(path: longPath), on: loop)?.code == .invalidConfiguration)

@@ -10,7 +10,9 @@ struct DataFlowTests {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "coalesce-server")
         let clientLoop = EventLoop(name: "coalesce-client")
         let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
-        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop)
+        var options = ConnectionOptions()
+        options.eagerFlushBytes = 1 << 20  // all of it coalesces until the end of the iteration
+        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
         let (_, serverHandler) = try await server.connection()
 
         let frameSize = 36
@@ -37,6 +39,38 @@ struct DataFlowTests {
         #expect(writeCalls - before <= 2, "1,000 frames went out in \(writeCalls - before) system calls")
         #expect(bytesWritten == frames * frameSize)
         #expect(buffered == 0)
+        connection.close(.immediately)
+        server.listener.close()
+        await clientLoop.shutdownAndWait()
+        await serverGroup.shutdownAndWait()
+    }
+
+    @Test("past eagerFlushBytes, queued bytes leave at once, before the loop's iteration ends")
+    func eagerFlush() async throws {
+        let serverGroup = EventLoopGroup(loopCount: 1, name: "eager-server")
+        let clientLoop = EventLoop(name: "eager-client")
+        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
+        var options = ConnectionOptions()
+        options.eagerFlushBytes = 4_096
+        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
+        let (_, serverHandler) = try await server.connection()
+        let total = 36_000
+        let receivedDuringIteration = await onLoop(clientLoop) { () -> Int in
+            for start in stride(from: 0, to: total, by: 36) {
+                connection.write(patternBytes(from: start, count: 36))
+            }
+            // Never more than one threshold's worth waits for the end of the iteration.
+            #expect(connection.bufferedWriteBytes < 4_096)
+            // Still inside the iteration: the peer (on its own loop) gets the eager writes now.
+            // Bounded: without eager writes nothing would arrive until this closure returns.
+            let clock = ContinuousClock()
+            let giveUp = clock.now.advanced(by: .seconds(5))
+            while serverHandler.log.value.byteCount < total - 4_096, clock.now < giveUp {}
+            return serverHandler.log.value.byteCount
+        }
+        #expect(receivedDuringIteration >= total - 4_096)
+        let log = try await serverHandler.waitForBytes(total)
+        #expect(log.bytes == patternBytes(from: 0, count: total))
         connection.close(.immediately)
         server.listener.close()
         await clientLoop.shutdownAndWait()
