@@ -7,13 +7,9 @@ import Testing
 struct DataFlowTests {
     @Test("1,000 small writes in one loop iteration reach the peer intact in a few system calls")
     func coalescedWrites() async throws {
-        let serverGroup = EventLoopGroup(loopCount: 1, name: "coalesce-server")
-        let clientLoop = EventLoop(name: "coalesce-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
-        var options = ConnectionOptions()
-        options.eagerFlushBytes = 1 << 20  // all of it coalesces until the end of the iteration
-        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
-        let (_, serverHandler) = try await server.connection()
+        // All of it coalesces until the end of the iteration.
+        let pair = try await ConnectedPair.start("coalesce", eagerFlushBytes: 1 << 20)
+        let (clientLoop, connection, serverHandler) = (pair.clientLoop, pair.connection, pair.serverHandler)
 
         let frameSize = 36
         let frames = 1_000
@@ -39,21 +35,13 @@ struct DataFlowTests {
         #expect(writeCalls - before <= 2, "1,000 frames went out in \(writeCalls - before) system calls")
         #expect(bytesWritten == frames * frameSize)
         #expect(buffered == 0)
-        connection.close(.immediately)
-        server.listener.close()
-        await clientLoop.shutdownAndWait()
-        await serverGroup.shutdownAndWait()
+        await pair.stop()
     }
 
     @Test("past eagerFlushBytes, queued bytes leave at once, before the loop's iteration ends")
     func eagerFlush() async throws {
-        let serverGroup = EventLoopGroup(loopCount: 1, name: "eager-server")
-        let clientLoop = EventLoop(name: "eager-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
-        var options = ConnectionOptions()
-        options.eagerFlushBytes = 4_096
-        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
-        let (_, serverHandler) = try await server.connection()
+        let pair = try await ConnectedPair.start("eager", eagerFlushBytes: 4_096)
+        let (clientLoop, connection, serverHandler) = (pair.clientLoop, pair.connection, pair.serverHandler)
         let total = 36_000
         let receivedDuringIteration = await onLoop(clientLoop) { () -> Int in
             for start in stride(from: 0, to: total, by: 36) {
@@ -71,10 +59,7 @@ struct DataFlowTests {
         #expect(receivedDuringIteration >= total - 4_096)
         let log = try await serverHandler.waitForBytes(total)
         #expect(log.bytes == patternBytes(from: 0, count: total))
-        connection.close(.immediately)
-        server.listener.close()
-        await clientLoop.shutdownAndWait()
-        await serverGroup.shutdownAndWait()
+        await pair.stop()
     }
 
     @Test("send waits while the peer does not read; buffered bytes stay near the high watermark; all arrive in order")
@@ -229,6 +214,35 @@ struct DataFlowTests {
         let clientLog = try await clientHandler.waitForClose()
         #expect(clientLog.closeCount == 1)
         #expect(clientLog.closedCleanly)
+        server.listener.close()
+        await clientLoop.shutdownAndWait()
+        await serverGroup.shutdownAndWait()
+    }
+}
+
+/// A client connection on a loop of its own, to a recording server on another loop.
+private struct ConnectedPair {
+    let serverGroup: EventLoopGroup
+    let clientLoop: EventLoop
+    let server: TestServer
+    let connection: Connection
+    let serverHandler: RecordingHandler
+
+    static func start(_ name: String, eagerFlushBytes: Int) async throws -> ConnectedPair {
+        let serverGroup = EventLoopGroup(loopCount: 1, name: "\(name)-server")
+        let clientLoop = EventLoop(name: "\(name)-client")
+        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
+        var options = ConnectionOptions()
+        options.eagerFlushBytes = eagerFlushBytes
+        let (connection, _) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
+        let (_, serverHandler) = try await server.connection()
+        return ConnectedPair(
+            serverGroup: serverGroup, clientLoop: clientLoop, server: server, connection: connection,
+            serverHandler: serverHandler)
+    }
+
+    func stop() async {
+        connection.close(.immediately)
         server.listener.close()
         await clientLoop.shutdownAndWait()
         await serverGroup.shutdownAndWait()
