@@ -22,7 +22,9 @@ struct PushWindowTests {
     private func loggedIn(_ address: SocketAddress, as user: String) async throws -> FrameClient {
         let client = try await FrameClient.connect(to: address)
         _ = try await client.handshake(clientID: "\(user)-device")
-        #expect(try await client.call("login", bytes(user), id: "login-\(UInt64.random(in: 0...UInt64.max))").text == "welcome")
+        #expect(
+            try await client.call("login", bytes(user), id: "login-\(UInt64.random(in: 0...UInt64.max))").text
+                == "welcome")
         return client
     }
 

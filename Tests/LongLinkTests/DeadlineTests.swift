@@ -88,7 +88,9 @@ struct DeadlineTests {
         await clock.advance(by: .seconds(61))
         let codes = try await within(.seconds(30), "every caller resumes") { await outcomes.value }
         #expect(codes.count == count)
-        #expect(codes.allSatisfy { $0 == .deadlineExceeded }, "\(Dictionary(grouping: codes.map { "\($0.map { "\($0)" } ?? "ok")" }, by: { $0 }).mapValues(\.count))")
+        #expect(
+            codes.allSatisfy { $0 == .deadlineExceeded },
+            "\(Dictionary(grouping: codes.map { "\($0.map { "\($0)" } ?? "ok")" }, by: { $0 }).mapValues(\.count))")
         // Counted after each chunk's resumes, so it may trail the callers by a moment.
         try await eventually("the resumes are counted") { client.expiredCallersResumed == count }
         let statistics = await client.statistics

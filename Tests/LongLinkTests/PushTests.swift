@@ -262,7 +262,9 @@ struct DeadlineBucketsTests {
     @Test func bucketsComeDueInOrderAndAnsweredCallsLeaveAtOnce() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
-        let calls = (0..<100).map { call(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500))) }
+        let calls = (0..<100).map {
+            call(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500)))
+        }
         for call in calls {
             // Due at the end of the deadline's millisecond: after the deadline, by less than 1 ms.
             let due = index.insert(call)

@@ -39,7 +39,8 @@ enum RPCBenchmark {
             let (endCount, endTime, endCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
             counter.stop()
             try await group.waitForAll()
-            return ThroughputSample(requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU)
+            return ThroughputSample(
+                requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU)
         }
     }
 
@@ -52,12 +53,18 @@ enum RPCBenchmark {
                     for run in 1...settings.runs {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(settings.runs)")
                         let measured: [(String, ThroughputSample)] = [
-                            ("baseline", try await BaselineBenchmark.measure(
-                                port: server.port, inFlight: inFlight, settings: settings)),
+                            (
+                                "baseline",
+                                try await BaselineBenchmark.measure(
+                                    port: server.port, inFlight: inFlight, settings: settings)
+                            ),
                             ("heap", try await measure(heap.client, inFlight: inFlight, settings: settings)),
                             ("group", try await measure(group.client, inFlight: inFlight, settings: settings)),
-                            ("loop", try await measure(
-                                heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)),
+                            (
+                                "loop",
+                                try await measure(
+                                    heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)
+                            ),
                         ]
                         for (design, sample) in measured {
                             samples[design, default: []].append(sample.rate)
@@ -80,7 +87,9 @@ enum RPCBenchmark {
                 key: "rpc.on_loop.in_flight_\(inFlight).throughput",
                 label: "rpc throughput, \(inFlight) in flight, callers on the client's loop", unit: "req/s",
                 samples: samples["loop"] ?? [], baselineSamples: samples["baseline"]))
-        for (design, name) in [("heap", ""), ("group", ", task-group race"), ("loop", ", callers on the client's loop")] {
+        for (design, name) in [
+            ("heap", ""), ("group", ", task-group race"), ("loop", ", callers on the client's loop"),
+        ] {
             report.add(
                 BenchFigure(
                     key: "rpc.\(design).in_flight_\(inFlight).cpu_per_request",

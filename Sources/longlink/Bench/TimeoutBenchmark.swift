@@ -35,7 +35,8 @@ enum TimeoutBenchmark {
         let wait = BenchStats.median(samples["wait_ms"] ?? [])
         report.add(
             BenchFigure(
-                key: "timeouts.fired_late", label: "timeouts: client has failed all \(count) calls, after the deadline by",
+                key: "timeouts.fired_late",
+                label: "timeouts: client has failed all \(count) calls, after the deadline by",
                 unit: "ms", samples: samples["fired_late_ms"] ?? [], target: .atMost(50, "<= 50 ms")))
         report.add(
             BenchFigure(
