@@ -214,19 +214,27 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// that writes is never re-entered from its own `write` call.
     private func writeEagerly() {
         guard fd >= 0, !awaitingWritable, !eagerWritesStalled, case .open = state else { return }
-        let iovecs = eventLoop.iovecs
-        let socket = fd
-        let (requested, written) = writeQueue.withIOVecs(iovecs) { count, bytes in
-            (bytes, Sys.writeVector(socket, iovecs, count))
-        }
-        statistics.writeCalls += 1
-        if written > 0 {
-            statistics.bytesWritten += written
-            writeQueue.consume(written)
-        }
+        let (requested, written, _) = writeQueuedBytes()
         // The kernel took less than all (or failed): no more eager tries before the loop's flush,
         // which would only repeat the system call for nothing.
         if written < requested { eagerWritesStalled = true }
+    }
+
+    /// One vectored write of the queue's head: the bytes offered, the bytes the kernel took (taken
+    /// off the queue and counted; negative on failure) and the `errno` of a failure.
+    private func writeQueuedBytes() -> (requested: Int, written: Int, code: Int32) {
+        let iovecs = eventLoop.iovecs
+        let socket = fd
+        let (requested, written, code) = writeQueue.withIOVecs(iovecs) { count, bytes in
+            let written = Sys.writeVector(socket, iovecs, count)
+            return (bytes, written, written < 0 ? errno : 0)
+        }
+        statistics.writeCalls += 1
+        if written >= 0 {
+            statistics.bytesWritten += written
+            writeQueue.consume(written)
+        }
+        return (requested, written, code)
     }
 
     private func scheduleFlush() {
@@ -375,16 +383,8 @@ public final class Connection: Hashable, @unchecked Sendable {
         }
         if !awaitingWritable {
             while !writeQueue.isEmpty {
-                let iovecs = eventLoop.iovecs
-                let socket = fd
-                let (requested, written, code) = writeQueue.withIOVecs(iovecs) { count, bytes in
-                    let written = Sys.writeVector(socket, iovecs, count)
-                    return (bytes, written, written < 0 ? errno : 0)
-                }
-                statistics.writeCalls += 1
+                let (requested, written, code) = writeQueuedBytes()
                 if written >= 0 {
-                    statistics.bytesWritten += written
-                    writeQueue.consume(written)
                     if written < requested {
                         // The kernel's buffer is full; another try now would only return EAGAIN.
                         awaitingWritable = true

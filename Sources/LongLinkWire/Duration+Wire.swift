@@ -13,4 +13,17 @@ extension Duration {
         guard !multiplyOverflow, !addOverflow else { return seconds < 0 ? 0 : .max }
         return UInt32(clamping: max(0, total))
     }
+
+    /// Whole nanoseconds, rounded toward negative infinity and clamped to `-limit...limit`: the
+    /// plain integers that loops and windows keep their times in (a `ContinuousClock.Instant` is
+    /// opaque outside the standard library, so every operation on one is a call).
+    package func nanoseconds(clampedTo limit: Int64) -> Int64 {
+        let (seconds, attoseconds) = components
+        let whole = attoseconds / 1_000_000_000
+        let floored = attoseconds < 0 && attoseconds % 1_000_000_000 != 0 ? whole - 1 : whole
+        let (scaled, multiplyOverflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, addOverflow) = scaled.addingReportingOverflow(floored)
+        guard !multiplyOverflow, !addOverflow else { return seconds < 0 ? -limit : limit }
+        return min(max(total, -limit), limit)
+    }
 }

@@ -235,11 +235,16 @@ actor ClientCore {
 
     /// Removes the call from the books and resumes its caller exactly once with `outcome`.
     private func finish(_ call: PendingCall, _ outcome: PendingCall.Outcome) {
+        takeOffTheBooks(call)
+        call.complete(outcome)
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    /// Removes the call from the queue count, the pending table and the deadline index.
+    private func takeOffTheBooks(_ call: PendingCall) {
         if case .queued = call.stage { queuedCount -= 1 }
         pending.remove(call)
         if call.deadlineBucket != nil { deadlines.remove(call) }
-        call.complete(outcome)
-        if shuttingDown { finishShutdownIfIdle() }
     }
 
     // MARK: Deadlines
@@ -260,63 +265,55 @@ actor ClientCore {
         }
     }
 
+    /// The deadline timer fired: fails every call whose bucket is due.
+    ///
+    /// A mass expiry (``parallelResumeThreshold`` calls or more) only does the books on the loop
+    /// and hands the suspended callers to the global executor in chunks, where resuming them runs on
+    /// every core beside the callers themselves. Why: resuming a continuation is most of an
+    /// expiry's cost (the runtime touches the caller's cold task and enqueues it), and on the loop
+    /// 100,000 of them competed for one core with the very callers they woke. The loop is free for
+    /// replies and heartbeats again after the books. The chunks are made after the whole pass, so
+    /// they sit ahead of every resumed caller in the executor's queue.
     private func deadlinesDue() {
         deadlineTimer = nil
         deadlineTimerAt = nil
         let due = deadlines.takeDue(at: clock.now)
-        if due.reduce(0, { $0 + $1.calls.count }) < Self.parallelResumeThreshold {
-            var expired = 0
-            for bucket in due {
-                for call in bucket.calls {
-                    call.deadlineBucket = nil
-                    call.deadlineSlot = -1
-                    if expire(call) { expired += 1 }
-                }
-            }
-            expiredCallersResumed.add(expired, ordering: .relaxed)
-        } else {
-            expireInParallel(due)
-        }
-        if let next = deadlines.nextDueNanoseconds() { armDeadlineTimer(at: next) }
-    }
-
-    /// From this many calls expiring in one pass, their callers are resumed off the loop.
-    static let parallelResumeThreshold = 2_048
-
-    /// A mass expiry: the loop only does the books, then hands the suspended callers to the global
-    /// executor in chunks, where resuming them runs on every core beside the callers themselves.
-    ///
-    /// Why: resuming a continuation is most of an expiry's cost (the runtime touches the caller's
-    /// cold task and enqueues it), and on the loop 100,000 of them competed for one core with the
-    /// very callers they woke. The loop is free for replies and heartbeats again after the books.
-    /// The chunks are made after the whole pass, so they sit ahead of every resumed caller in the
-    /// executor's queue.
-    private func expireInParallel(_ due: [DeadlineBucket]) {
-        var callers: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
-        callers.reserveCapacity(due.reduce(0) { $0 + $1.calls.count })
+        let dueCount = due.reduce(0) { $0 + $1.calls.count }
+        let resumeOffLoop = dueCount >= Self.parallelResumeThreshold
+        var handedOver: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
+        if resumeOffLoop { handedOver.reserveCapacity(dueCount) }
+        var resumedHere = 0
         for bucket in due {
             for call in bucket.calls {
                 call.deadlineBucket = nil
                 call.deadlineSlot = -1
-                guard !call.isFinished else { continue }
-                stats.timeouts += 1
-                if case .queued = call.stage { queuedCount -= 1 }
-                pending.remove(call)
-                if let caller = call.timeOutHandingOverCaller() { callers.append(caller) }
+                if resumeOffLoop {
+                    guard !call.isFinished else { continue }
+                    stats.timeouts += 1
+                    takeOffTheBooks(call)
+                    if let caller = call.takeCaller(finishingWith: .timedOut) { handedOver.append(caller) }
+                } else if expire(call) {
+                    resumedHere += 1
+                }
             }
         }
-        var start = callers.startIndex
-        while start < callers.endIndex {
-            let chunk = Array(callers[start..<min(start + Self.parallelResumeChunk, callers.endIndex)])
+        expiredCallersResumed.add(resumedHere, ordering: .relaxed)
+        var start = handedOver.startIndex
+        while start < handedOver.endIndex {
+            let chunk = Array(handedOver[start..<min(start + Self.parallelResumeChunk, handedOver.endIndex)])
             start += chunk.count
             Task.detached { [self] in
                 for caller in chunk { caller.resume(returning: .timedOut) }
                 expiredCallersResumed.add(chunk.count, ordering: .relaxed)
             }
         }
-        if shuttingDown { finishShutdownIfIdle() }
+        if resumeOffLoop, shuttingDown { finishShutdownIfIdle() }
+        if let next = deadlines.nextDueNanoseconds() { armDeadlineTimer(at: next) }
     }
 
+    /// From this many calls expiring in one pass, their callers are resumed off the loop.
+    static let parallelResumeThreshold = 2_048
+    /// How many callers one job of a mass expiry resumes.
     static let parallelResumeChunk = 1_024
 
     /// `now` is in nanoseconds from the deadline index's origin (read from the clock when nil).
@@ -326,17 +323,21 @@ actor ClientCore {
         // The budget in whole milliseconds, rounded up, at least 1.
         let milliseconds = max(1, remaining / 1_000_000 + (remaining % 1_000_000 > 0 ? 1 : 0))
         call.stage = .written(link.generation)
-        link.connection.write(encoding: {
+        send(on: link) {
             Frame.encodeDelimitedRequest(
                 requestNumber: call.id, method: call.method, payload: call.payload,
                 timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: call.metadata, into: &$0)
-        })
-        link.sentSinceTick = true
+        }
         stats.requestsSent += 1
     }
 
     private func send(_ frame: Frame, on link: Link) {
-        link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
+        send(on: link) { frame.encodeDelimited(into: &$0) }
+    }
+
+    /// Appends one encoded frame to the link's writes.
+    private func send(on link: Link, encoding frame: (inout [UInt8]) -> Void) {
+        link.connection.write(encoding: frame)
         link.sentSinceTick = true
     }
 

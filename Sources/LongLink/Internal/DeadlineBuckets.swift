@@ -1,3 +1,5 @@
+import LongLinkWire
+
 /// The pending calls grouped by the millisecond of their deadline, for the client's single
 /// deadline timer.
 ///
@@ -115,13 +117,7 @@ struct DeadlineBuckets {
     /// Nanoseconds from the origin to `instant`, rounded toward negative infinity (also before the
     /// origin), saturating about 292 years away (a timeout that long never fires).
     func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
-        let (seconds, attoseconds) = (instant - origin).components
-        let nanoseconds = attoseconds / 1_000_000_000
-        let floored = attoseconds < 0 && attoseconds % 1_000_000_000 != 0 ? nanoseconds - 1 : nanoseconds
-        let (scaled, multiplyOverflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, addOverflow) = scaled.addingReportingOverflow(floored)
-        guard !multiplyOverflow, !addOverflow else { return seconds < 0 ? .min : .max }
-        return total
+        (instant - origin).nanoseconds(clampedTo: .max)
     }
 
     /// The instant `nanoseconds` after the origin.

@@ -108,28 +108,21 @@ final class PendingCall: @unchecked Sendable {
 
     /// Resumes the caller exactly once with `outcome`; later calls do nothing.
     func complete(_ outcome: Outcome) {
-        guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        takeCaller(finishingWith: outcome)?.resume(returning: outcome)
+    }
+
+    /// Finishes the call with `outcome` (exactly once: nil when it had finished already) and hands
+    /// back its suspended caller for whoever resumes it: ``complete(_:)-swift.method`` at once, a
+    /// mass expiry off the loop. A caller not suspended yet finds the failure parked on the call.
+    func takeCaller(finishingWith outcome: Outcome) -> UnsafeContinuation<Outcome, Never>? {
+        guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
         stage = .done
-        if let continuation {
-            self.continuation = nil
-            continuation.resume(returning: outcome)
-        } else {
+        guard let continuation else {
             switch outcome {
             case .reply: break
             case .timedOut: earlyFailure = Self.timeoutError()
             case .failed(let error): earlyFailure = error
             }
-        }
-    }
-
-    /// Marks the call timed out and hands its suspended caller over, for the core to resume with
-    /// `.timedOut` off the loop; nil when the call had finished already or its caller is not
-    /// suspended yet (the timeout is then parked for it, as ``complete(_:)-swift.method`` does).
-    func timeOutHandingOverCaller() -> UnsafeContinuation<Outcome, Never>? {
-        guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
-        stage = .done
-        guard let continuation else {
-            earlyFailure = Self.timeoutError()
             return nil
         }
         self.continuation = nil

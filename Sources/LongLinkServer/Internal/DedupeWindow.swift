@@ -192,11 +192,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Whole nanoseconds, clamped to a quarter of the `Int64` range either way (about 73 years),
     /// so that sums of two never overflow.
     private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let limit: Int64 = Int64.max / 4 / 1_000_000_000
-        guard seconds < limit else { return limit * 1_000_000_000 }
-        guard seconds > -limit else { return -limit * 1_000_000_000 }
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        duration.nanoseconds(clampedTo: Int64.max / 4)
     }
 
     // MARK: Slots

@@ -20,15 +20,7 @@ enum Sys {
 
     /// A duration as whole nanoseconds, clamped to `0...UInt64.max / 2`.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        if seconds < 0 || (seconds == 0 && attoseconds <= 0) {
-            return 0
-        }
-        let cap = UInt64.max / 2
-        if UInt64(seconds) >= cap / 1_000_000_000 {
-            return cap
-        }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        UInt64(max(0, duration.nanoseconds(clampedTo: .max)))
     }
 
     /// The text of an `errno` value.
