@@ -171,12 +171,12 @@ struct DedupeWindowProbe {
         -> [Int]
     {
         guard let run = run ?? lastRun else { return [] }
-        return window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now)
+        return Array(window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now))
     }
 
     mutating func abandon(_ id: String) -> [Int] {
         guard let lastRun else { return [] }
-        return window.abandon(lastRun)
+        return Array(window.abandon(lastRun))
     }
 
     mutating func removeWaiter(_ id: String, _ waiter: Int) -> Bool {

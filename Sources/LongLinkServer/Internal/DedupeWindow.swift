@@ -25,13 +25,51 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let generation: UInt64
     }
 
+    /// The copies waiting for one execution. Almost always exactly one (the request that started
+    /// it), which is kept inline: an array per request cost the server an allocation and a free.
+    struct Waiters: Sequence {
+        private var first: Waiter?
+        private var others: [Waiter] = []
+
+        init() {}
+
+        init(_ waiter: Waiter) { first = waiter }
+
+        var isEmpty: Bool { first == nil }
+
+        mutating func append(_ waiter: Waiter) {
+            if first == nil { first = waiter } else { others.append(waiter) }
+        }
+
+        mutating func removeAll(where matches: (Waiter) -> Bool) {
+            var kept = Waiters()
+            for waiter in self where !matches(waiter) { kept.append(waiter) }
+            self = kept
+        }
+
+        func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate var first: Waiter?
+            fileprivate var others: IndexingIterator<[Waiter]>
+
+            mutating func next() -> Waiter? {
+                if let waiter = first {
+                    first = nil
+                    return waiter
+                }
+                return others.next()
+            }
+        }
+    }
+
     /// One key's entry: running while `response` is nil, finished otherwise; free when `key` is nil.
     private struct Slot {
         var key: Key?
         var generation: UInt64 = 0
-        var waiters: [Waiter] = []
+        var waiters = Waiters()
         var response: Frame.Response?
-        /// When a finished entry expires (see ``DedupeWindow/nanoseconds(_:)``); unused while running.
+        /// When a finished entry expires (see ``DedupeWindow/time(_:since:)``); unused while running.
         var expiresAt: Int64 = 0
     }
 
@@ -61,20 +99,31 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Times inside the window are nanoseconds since `origin`: `ContinuousClock.Instant` is opaque
     /// outside the standard library, so every copy, comparison and optional of one went through
     /// value witnesses, several times per request.
-    private let origin = ContinuousClock.now
+    let origin: ContinuousClock.Instant
     private let windowNanoseconds: Int64
 
-    init(window: Duration, capacity: Int) {
+    init(window: Duration, capacity: Int, origin: ContinuousClock.Instant = .now) {
         self.window = window
         self.capacity = max(1, capacity)
+        self.origin = origin
         windowNanoseconds = Self.nanoseconds(window)
+    }
+
+    /// `instant` on the window's time line (nanoseconds since `origin`), for the `at:` forms:
+    /// a server converts its clock reading once per batch of requests rather than per call.
+    static func time(_ instant: ContinuousClock.Instant, since origin: ContinuousClock.Instant) -> Int64 {
+        nanoseconds(origin.duration(to: instant))
     }
 
     /// Entries held, running and finished.
     var count: Int { slots.count - freeSlots.count }
 
-    mutating func arrive(_ key: Key, waiter: Waiter, now instant: ContinuousClock.Instant) -> ArrivalAction {
-        let now = nanoseconds(instant)
+    mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {
+        arrive(key, waiter: waiter, at: Self.time(now, since: origin))
+    }
+
+    /// ``arrive(_:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
+    mutating func arrive(_ key: Key, waiter: Waiter, at now: Int64) -> ArrivalAction {
         // Expiry walks from the oldest entry; doing it at most once a millisecond keeps it off the
         // per-request path at high rates (an entry may outlive its window by up to that much).
         if now >= nextExpiry {
@@ -104,7 +153,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let generation = nextGeneration
         nextGeneration += 1
         slots[slot].generation = generation
-        slots[slot].waiters = [waiter]
+        slots[slot].waiters = Waiters(waiter)
         return Run(slot: slot, generation: generation)
     }
 
@@ -115,13 +164,17 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// The handler finished: store the reply and hand back every waiter to answer.
-    mutating func finish(_ run: Run, response: Frame.Response, now: ContinuousClock.Instant) -> [Waiter] {
-        guard isRunning(run) else { return [] }
-        let now = nanoseconds(now)
+    mutating func finish(_ run: Run, response: Frame.Response, now: ContinuousClock.Instant) -> Waiters {
+        finish(run, response: response, at: Self.time(now, since: origin))
+    }
+
+    /// ``finish(_:response:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
+    mutating func finish(_ run: Run, response: Frame.Response, at now: Int64) -> Waiters {
+        guard isRunning(run) else { return Waiters() }
         // Saturating: a window of centuries never expires rather than wrapping into the past.
         let expiresAt = now > Int64.max - windowNanoseconds ? Int64.max : now + windowNanoseconds
         let waiters = slots[run.slot].waiters
-        slots[run.slot].waiters = []
+        slots[run.slot].waiters = Waiters()
         slots[run.slot].response = response
         slots[run.slot].expiresAt = expiresAt
         finishedOrder.append((run, expiresAt))
@@ -131,8 +184,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     /// The handler was cancelled or timed out: forget the key (a later copy runs again) and hand
     /// back the waiters.
-    mutating func abandon(_ run: Run) -> [Waiter] {
-        guard isRunning(run) else { return [] }
+    mutating func abandon(_ run: Run) -> Waiters {
+        guard isRunning(run) else { return Waiters() }
         let waiters = slots[run.slot].waiters
         remove(slot: run.slot)
         return waiters
@@ -147,7 +200,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     mutating func expire(now: ContinuousClock.Instant) {
-        expire(at: nanoseconds(now))
+        expire(at: Self.time(now, since: origin))
     }
 
     private mutating func expire(at now: Int64) {
@@ -184,10 +237,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     // MARK: Time
-
-    private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
-        Self.nanoseconds(origin.duration(to: instant))
-    }
 
     /// Whole nanoseconds, clamped to a quarter of the `Int64` range either way (about 73 years),
     /// so that sums of two never overflow.

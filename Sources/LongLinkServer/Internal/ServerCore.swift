@@ -12,6 +12,9 @@ struct DedupeWaiter: Sendable {
 /// One execution in the server's de-duplication window.
 typealias DedupeRun = DedupeWindow<DedupeWaiter>.Run
 
+/// The copies of a request waiting for one execution.
+typealias DedupeWaiters = DedupeWindow<DedupeWaiter>.Waiters
+
 /// The state every connection of one server shares: configuration, routes, the push store, the
 /// de-duplication window, the principal registry and the counters.
 final class ServerCore: Sendable {
@@ -35,7 +38,17 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.router = router
         self.store = store
-        self.dedupe = Locked(DedupeWindow(window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity))
+        self.dedupe = Locked(
+            DedupeWindow(
+                window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity, origin: dedupeOrigin))
+    }
+
+    /// The de-duplication window's time line starts here (see ``dedupeTime(_:)``).
+    private let dedupeOrigin = ContinuousClock.now
+
+    /// `instant` on the de-duplication window's time line, read outside its lock.
+    func dedupeTime(_ instant: ContinuousClock.Instant) -> Int64 {
+        DedupeWindow<DedupeWaiter>.time(instant, since: dedupeOrigin)
     }
 
     var dedupeEnabled: Bool { configuration.dedupeWindow > .zero }
@@ -145,20 +158,21 @@ final class ServerCore: Sendable {
             if let response { origin.deliver(requestID: requestID, token: token, response: response) }
             return
         }
-        let (waiters, reply) = settle(run, response: response, now: .now)
+        let (waiters, reply) = settle(run, response: response, at: dedupeTime(.now))
         for waiter in waiters {
             waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
         }
     }
 
     /// Records how a de-duplicated execution ended (stored when it answered, forgotten when it was
-    /// cancelled) and returns every copy waiting for it, with the reply they all get.
+    /// cancelled) and returns every copy waiting for it, with the reply they all get. `now` is on
+    /// the window's time line (``dedupeTime(_:)``).
     func settle(
-        _ run: DedupeRun, response: Frame.Response?, now: ContinuousClock.Instant
-    ) -> (waiters: [DedupeWaiter], reply: Frame.Response) {
+        _ run: DedupeRun, response: Frame.Response?, at now: Int64
+    ) -> (waiters: DedupeWaiters, reply: Frame.Response) {
         guard let response else {
             return (dedupe.withLock { $0.abandon(run) }, Self.cancelledReply)
         }
-        return (dedupe.withLock { $0.finish(run, response: response, now: now) }, response)
+        return (dedupe.withLock { $0.finish(run, response: response, at: now) }, response)
     }
 }
