@@ -51,8 +51,13 @@ public final class LongLinkClient: Sendable {
     /// queue is full, ``LongLinkError/Code-swift.struct/connectionLost`` when the link dropped after
     /// the request was written and it could not be resent safely; and `CancellationError` when the
     /// calling task is cancelled (the server is told with `Cancel`).
-    public func request(_ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions())
-        async throws -> [UInt8]
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): it only hands the call to the
+    /// client's loop and suspends, so a caller on an actor pays no hop to the global executor and
+    /// back, and the reply resumes it where it called.
+    nonisolated(nonsending) public func request(
+        _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
+    ) async throws -> [UInt8]
     {
         let call = PendingCall(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
@@ -63,6 +68,9 @@ public final class LongLinkClient: Sendable {
     }
 
     /// Sends a typed request and decodes its reply with the configured codec.
+    ///
+    /// Unlike ``request(_:payload:options:)`` this runs on the global executor, so that encoding
+    /// and decoding never run on the caller's actor (the main actor, say).
     public func send<Request: LongLinkRequest>(_ request: Request, options: RequestOptions = RequestOptions())
         async throws -> Request.Reply
     {

@@ -1,6 +1,6 @@
 extension ClientCore {
     /// Waits for the call's reply under the configured ``DeadlineStrategy``.
-    nonisolated func perform(_ call: PendingCall) async throws -> [UInt8] {
+    nonisolated(nonsending) func perform(_ call: PendingCall) async throws -> [UInt8] {
         // A caller cancelled already never shares the call with the loop: nothing to tell the server.
         if Task.isCancelled { throw CancellationError() }
         guard configuration.deadlineStrategy.usesHeap else { return try await race(call) }
