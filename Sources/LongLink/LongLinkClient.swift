@@ -57,8 +57,7 @@ public final class LongLinkClient: Sendable {
     /// back, and the reply resumes it where it called.
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
-    ) async throws -> [UInt8]
-    {
+    ) async throws -> [UInt8] {
         let call = PendingCall(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
             metadata: options.metadata,

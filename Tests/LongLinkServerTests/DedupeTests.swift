@@ -54,6 +54,56 @@ struct DedupeTests {
         }
     }
 
+    /// Requests that arrive together are hashed once, before the batch is handled (to warm the
+    /// window): batches with and without the Hello, and a batch of resends, must behave like
+    /// requests that arrive one by one.
+    @Test func requestsArrivingTogetherAreDeduplicatedLikeSingleOnes() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { server, address in
+            func requests(_ prefix: String) -> [Frame] {
+                (0..<12).map {
+                    .request(Frame.Request(requestID: "\(prefix)\($0)", method: "count", payload: bytes("+")))
+                }
+            }
+            func replies(_ client: FrameClient, _ count: Int) async throws -> [String: String] {
+                var byID: [String: String] = [:]
+                for _ in 0..<count {
+                    let reply = try await client.response()
+                    byID[reply.requestID] = reply.text
+                }
+                return byID
+            }
+            let first = try await FrameClient.connect(to: address)
+            // Hello and twelve requests in one write, then twelve more once the link is open.
+            try await first.sendRaw(encoded([.hello(Frame.Hello(clientID: "phone-1"))] + requests("b")))
+            let welcome = try await first.nextFrame()
+            guard case .welcome = welcome else {
+                Issue.record("expected Welcome, got \(welcome)")
+                return
+            }
+            var original = try await replies(first, 12)
+            try await first.sendRaw(encoded(requests("c")))
+            original.merge(try await replies(first, 12)) { a, _ in a }
+            #expect(original.count == 24)
+            #expect(probe.executions.load(ordering: .relaxed) == 24)
+            first.close()
+
+            let second = try await FrameClient.connect(to: address)
+            _ = try await second.handshake(clientID: "phone-1")
+            try await second.sendRaw(encoded(requests("b") + requests("c")))
+            let replayed = try await replies(second, 24)
+            #expect(replayed == original)
+            #expect(probe.executions.load(ordering: .relaxed) == 24)
+            #expect(server.statistics.requestsReplayed == 24)
+        }
+    }
+
+    private func encoded(_ frames: [Frame]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for frame in frames { frame.encodeDelimited(into: &bytes) }
+        return bytes
+    }
+
     @Test func withTheWindowOffEveryCopyRuns() async throws {
         var configuration = ServerConfiguration.testing
         configuration.dedupeWindow = .zero

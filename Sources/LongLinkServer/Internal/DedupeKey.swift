@@ -22,13 +22,19 @@ struct DedupeKey: Hashable, Sendable {
     /// colliding ids.
     let hash: Int
 
-    init(client: Client, requestID: String) {
+    /// `hash` when it was computed already by ``hash(client:requestID:)``.
+    init(client: Client, requestID: String, hash: Int? = nil) {
+        self.clientID = client.clientID
+        self.requestID = requestID
+        self.hash = hash ?? Self.hash(client: client, requestID: requestID)
+    }
+
+    /// The hash a key of these ids has.
+    static func hash(client: Client, requestID: String) -> Int {
         var hasher = Hasher()
         hasher.combine(client.hash)
         hasher.combine(requestID)
-        self.clientID = client.clientID
-        self.requestID = requestID
-        self.hash = hasher.finalize()
+        return hasher.finalize()
     }
 
     init(clientID: String, requestID: String) {

@@ -63,8 +63,13 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         }
     }
 
-    /// One key's entry: running while `response` is nil, finished otherwise; free when `key` is nil.
+    /// One key's entry. `phase` and `hash` say what the optionals say, without copying them: a
+    /// copy of the key or of the response is a reference-count round trip, several per request.
     private struct Slot {
+        enum Phase { case free, running, finished }
+        var phase = Phase.free
+        /// The key's hash (valid unless free).
+        var hash = 0
         var key: Key?
         var generation: UInt64 = 0
         var waiters = Waiters()
@@ -92,7 +97,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// (which also give the home bucket) above `slot + 1`. At most half full.
     private var buckets = [UInt64](repeating: 0, count: 16)
     /// Finished runs in completion order, for expiry and eviction; `head` skips consumed ones.
-    private var finishedOrder: [(run: Run, expiresAt: Int64)] = []
+    private var finishedOrder: [(run: Run, expiresAt: Int64, hash: Int)] = []
     private var head = 0
     private var nextGeneration: UInt64 = 1
     private var nextExpiry = Int64.min
@@ -136,7 +141,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             insert(slot: slot, hash: key.hash, at: bucket)
             return .execute(start(slot, waiter: waiter))
         }
-        guard let response = slots[slot].response else {
+        guard slots[slot].phase == .finished else {
             slots[slot].waiters.append(waiter)
             return .wait
         }
@@ -146,21 +151,21 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             slots[slot].response = nil
             return .execute(start(slot, waiter: waiter))
         }
-        return .replay(response)
+        return .replay(slots[slot].response!)
     }
 
     private mutating func start(_ slot: Int, waiter: Waiter) -> Run {
         let generation = nextGeneration
         nextGeneration += 1
         slots[slot].generation = generation
+        slots[slot].phase = .running
         slots[slot].waiters = Waiters(waiter)
         return Run(slot: slot, generation: generation)
     }
 
     /// Whether `run` is the slot's current execution and still running.
     private func isRunning(_ run: Run) -> Bool {
-        run.slot < slots.count && slots[run.slot].generation == run.generation && slots[run.slot].key != nil
-            && slots[run.slot].response == nil
+        run.slot < slots.count && slots[run.slot].generation == run.generation && slots[run.slot].phase == .running
     }
 
     /// The handler finished: store the reply and hand back every waiter to answer.
@@ -176,8 +181,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let waiters = slots[run.slot].waiters
         slots[run.slot].waiters = Waiters()
         slots[run.slot].response = response
+        slots[run.slot].phase = .finished
         slots[run.slot].expiresAt = expiresAt
-        finishedOrder.append((run, expiresAt))
+        finishedOrder.append((run, expiresAt, slots[run.slot].hash))
         evictOverCapacity()
         return waiters
     }
@@ -194,7 +200,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Removes one waiter (its caller cancelled). Returns true when no waiter is left, so the
     /// handler may be cancelled.
     mutating func removeWaiter(_ key: Key, where matches: (Waiter) -> Bool) -> Bool {
-        guard let slot = find(key).slot, slots[slot].response == nil else { return false }
+        guard let slot = find(key).slot, slots[slot].phase == .running else { return false }
         slots[slot].waiters.removeAll(where: matches)
         return slots[slot].waiters.isEmpty
     }
@@ -222,9 +228,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         head += 1
         // The key may have been re-run (and finished again later), or its slot reused: remove only
         // the run this record is about.
-        if slots[run.slot].generation == run.generation, slots[run.slot].key != nil,
-            slots[run.slot].response != nil
-        {
+        if slots[run.slot].generation == run.generation, slots[run.slot].phase == .finished {
             remove(slot: run.slot)
         }
     }
@@ -234,6 +238,31 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             finishedOrder.removeFirst(head)
             head = 0
         }
+    }
+
+    // MARK: Warming
+
+    /// Reads, and changes nothing, the memory that arrivals of keys with these hashes, and the
+    /// evictions they cause, are about to touch: the loads are independent, so the processor
+    /// overlaps their cache misses instead of taking them one by one during the batch. Returns a
+    /// value the caller keeps so that the reads are not optimised away.
+    func warm(hashes: [Int]) -> UInt64 {
+        var sink: UInt64 = 0
+        let mask = self.mask
+        for hash in hashes {
+            sink &+= buckets[Int(truncatingIfNeeded: Self.tag(hash)) & mask]
+        }
+        if count + hashes.count > capacity {
+            var index = head
+            let end = min(finishedOrder.count, head + hashes.count)
+            while index < end {
+                let entry = finishedOrder[index]
+                sink &+= buckets[Int(truncatingIfNeeded: Self.tag(entry.hash)) & mask]
+                sink &+= slots[entry.run.slot].generation
+                index += 1
+            }
+        }
+        return sink
     }
 
     // MARK: Time
@@ -249,15 +278,16 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     private mutating func allocate(_ key: Key) -> Int {
         if let slot = freeSlots.popLast() {
             slots[slot].key = key
+            slots[slot].hash = key.hash
             return slot
         }
-        slots.append(Slot(key: key))
+        slots.append(Slot(hash: key.hash, key: key))
         return slots.count - 1
     }
 
     private mutating func remove(slot: Int) {
-        guard let key = slots[slot].key else { return }
-        removeBucket(bucket(of: slot, hash: key.hash))
+        guard slots[slot].phase != .free else { return }
+        removeBucket(bucket(of: slot, hash: slots[slot].hash))
         slots[slot] = Slot()
         freeSlots.append(slot)
     }

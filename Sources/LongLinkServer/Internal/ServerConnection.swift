@@ -61,6 +61,11 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var ackedSinceWindowTimer = false
     @exclusivity(unchecked) private var inFlight: [String: InFlight] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 0
+    /// The de-duplication hashes of the requests in `frames`, in order, and the next one to use.
+    @exclusivity(unchecked) private var batchHashes: [Int] = []
+    @exclusivity(unchecked) private var batchHashCursor = 0
+    /// What the warming reads add up to: kept so that they are not optimised away.
+    @exclusivity(unchecked) private var warmth: UInt64 = 0
     private var heartbeat: Duration = .zero
     @exclusivity(unchecked) private var sawInbound = false
     private var silentTicks = 0
@@ -129,6 +134,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// memory stays bounded by the write buffer's high watermark plus the replies of the requests
     /// already in flight.
     private func processFrames() {
+        warmDedupeWindow()
         var index = 0
         while index < frames.count, state != .closed {
             // Fresh at the start of a batch and every 64 frames, so that slow handlers cannot make it stale.
@@ -242,7 +248,27 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         scheduleHeartbeatTick()
     }
 
+    /// Hashes the batch's de-duplication keys up front and lets the window load the memory they
+    /// and the evictions they cause will touch (see ``DedupeWindow/warm(hashes:)``): a window of
+    /// 100,000 entries misses the cache twice per request otherwise, one miss after another.
+    private func warmDedupeWindow() {
+        batchHashes.removeAll(keepingCapacity: true)
+        batchHashCursor = 0
+        // Only after Hello: the keys need the client's id.
+        guard state == .open, core.dedupeEnabled, frames.count >= 8 else { return }
+        for frame in frames {
+            if case .request(let request) = frame {
+                batchHashes.append(DedupeKey.hash(client: dedupeClient, requestID: request.requestID))
+            }
+        }
+        let hashes = batchHashes
+        warmth &+= core.dedupe.withLock { $0.warm(hashes: hashes) }
+    }
+
     private func handleRequest(_ request: Frame.Request) {
+        // The hash `warmDedupeWindow` computed for this request (requests are handled in order).
+        let precomputedHash = batchHashCursor < batchHashes.count ? batchHashes[batchHashCursor] : nil
+        batchHashCursor += 1
         core.counters.requestsReceived.increment()
         guard !request.requestID.isEmpty, request.requestID.utf8.count <= 128 else {
             violation(.invalidArgument, "request_id must be 1 to 128 bytes")
@@ -274,7 +300,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             execute(request, handler: handler, token: token, run: nil)
             return
         }
-        let dedupeKey = key(request.requestID)
+        let dedupeKey = DedupeKey(client: dedupeClient, requestID: request.requestID, hash: precomputedHash)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
         let now = nowOnWindow
         let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, at: now) }
