@@ -162,7 +162,7 @@ actor ClientCore {
             return
         }
         call.continuation = continuation
-        call.deadlineNanoseconds = deadlines.nanoseconds(at: call.deadline)
+        call.deadlineNanoseconds = DeadlineBuckets.nanoseconds(at: call.deadline, since: deadlines.origin)
         if let refusal = admissionError(for: call, now: now) {
             if refusal.code == .deadlineExceeded { stats.timeouts += 1 }
             call.complete(.failure(refusal))

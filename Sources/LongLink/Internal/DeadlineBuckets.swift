@@ -17,7 +17,7 @@ import LongLinkWire
 /// once); there is at most one per millisecond of the longest timeout in use.
 struct DeadlineBuckets {
     /// The instant the millisecond numbering starts from.
-    private let origin: ContinuousClock.Instant
+    let origin: ContinuousClock.Instant
     private var buckets: [Int64: DeadlineBucket] = [:]
     /// Every key of `buckets`, each once, smallest first.
     private var milliseconds = MillisecondHeap()
@@ -117,6 +117,12 @@ struct DeadlineBuckets {
     /// Nanoseconds from the origin to `instant`, rounded toward negative infinity (also before the
     /// origin), saturating about 292 years away (a timeout that long never fires).
     func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        Self.nanoseconds(at: instant, since: origin)
+    }
+
+    /// ``nanoseconds(at:)`` for an index whose origin is `origin`. The core's per-call form: a
+    /// method call on its stored index copied the whole struct (three references) each time.
+    static func nanoseconds(at instant: ContinuousClock.Instant, since origin: ContinuousClock.Instant) -> Int64 {
         (instant - origin).nanoseconds(clampedTo: .max)
     }
 

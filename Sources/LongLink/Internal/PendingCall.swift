@@ -18,16 +18,8 @@ final class PendingCall: @unchecked Sendable {
         case done
     }
 
-    let id: UInt64
-    let method: String
-    let payload: [UInt8]
-    let metadata: [String: String]
-    let deadline: ContinuousClock.Instant
-    let idempotent: Bool
-    /// Login and subscription calls: sent on `linkGeneration` before the queue opens, never queued.
-    let bypassesGate: Bool
-    let linkGeneration: UInt64
-
+    // The fields the loop touches for every call come first, next to the object's header and
+    // reference count: a mass expiry walks 100,000 cold calls, one or two cache lines each.
     private let finishedFlag = Atomic<Bool>(false)
 
     @exclusivity(unchecked) var stage = Stage.new
@@ -44,6 +36,16 @@ final class PendingCall: @unchecked Sendable {
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
     @exclusivity(unchecked) var continuation: UnsafeContinuation<Outcome, Never>?
+
+    let id: UInt64
+    let method: String
+    let payload: [UInt8]
+    let metadata: [String: String]
+    let deadline: ContinuousClock.Instant
+    let idempotent: Bool
+    /// Login and subscription calls: sent on `linkGeneration` before the queue opens, never queued.
+    let bypassesGate: Bool
+    let linkGeneration: UInt64
     /// Set when the call was given up before the core registered it.
     @exclusivity(unchecked) var earlyFailure: (any Error)?
 
