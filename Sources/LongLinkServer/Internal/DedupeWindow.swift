@@ -259,6 +259,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
                 let entry = finishedOrder[index]
                 sink &+= buckets[Int(truncatingIfNeeded: Self.tag(entry.hash)) & mask]
                 sink &+= slots[entry.run.slot].generation
+                // The stored reply's bytes are released at eviction: their header line too.
+                sink &+= UInt64(truncatingIfNeeded: slots[entry.run.slot].response?.payload.count ?? 0)
                 index += 1
             }
         }
