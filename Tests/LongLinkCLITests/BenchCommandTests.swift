@@ -49,6 +49,26 @@ struct BenchCommandTests {
         }
     }
 
+    /// `--in-flight` splits LongLink's CPU per request by thread role, read from /proc.
+    @Test func inFlightJSONSplitsTheCPUByThread() async throws {
+        let outcome = try await ToolProcess.run(
+            ["bench", "rpc", "--in-flight", "64", "--duration", "0.5", "--runs", "1", "--json"], within: .seconds(120))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+        let results = try #require(object["results"] as? [String: Any])
+        let total = try #require(
+            (results["rpc.heap.in_flight_64.cpu_per_request"] as? [String: Any])?["value"] as? Double)
+        for role in ["serverLoop", "clientLoop", "callers"] {
+            let row = try #require(
+                results["rpc.heap.in_flight_64.cpu_per_request.\(role)"] as? [String: Any], "\(role)")
+            let value = try #require(row["value"] as? Double)
+            // Every role does real work per request, and no part exceeds the whole process.
+            #expect(value > total * 0.1 && value < total * 1.2, "\(role): \(value) of \(total) µs")
+            if role != "callers" { #expect((row["baseline"] as? Double ?? 0) > 0, "\(role) baseline") }
+        }
+    }
+
     @Test func tableShowsUnitsAndRatios() async throws {
         let outcome = try await ToolProcess.run(["bench", "wire", "--duration", "50ms", "--runs", "1"])
         #expect(outcome.status == 0)

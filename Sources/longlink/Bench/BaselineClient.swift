@@ -79,7 +79,7 @@ final class BaselineClient {
         let start = Self.now()
         let measureFrom = start + warmUp.inSeconds
         let measureUntil = measureFrom + duration.inSeconds
-        var counted: (count: Int, at: Double, cpu: Duration)?
+        var counted: (count: Int, at: Double, cpu: Duration, roles: [ProcessUsage.ThreadRole: Duration])?
         var stopping = false
         var result = ThroughputSample(requests: 0, elapsed: .seconds(1), cpu: .zero)
         while outstanding > 0 {
@@ -99,11 +99,13 @@ final class BaselineClient {
             if !stopping {
                 let now = Self.now()
                 if counted == nil, now >= measureFrom {
-                    counted = (completed, now, ProcessUsage.cpuTime())
+                    counted = (completed, now, ProcessUsage.cpuTime(), ProcessUsage.cpuTimeByRole())
                 } else if let counted, now >= measureUntil {
+                    let roles = ProcessUsage.cpuTimeByRole()
                     result = ThroughputSample(
                         requests: completed - counted.count, elapsed: .seconds(now - counted.at),
-                        cpu: ProcessUsage.cpuTime() - counted.cpu)
+                        cpu: ProcessUsage.cpuTime() - counted.cpu,
+                        cpuByRole: roles.reduce(into: [:]) { $0[$1.key] = $1.value - (counted.roles[$1.key] ?? .zero) })
                     stopping = true
                 }
             }

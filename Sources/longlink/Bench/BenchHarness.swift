@@ -33,10 +33,18 @@ struct BenchError: Error, CustomStringConvertible {
 struct ThroughputSample: Sendable {
     var rate: Double
     var cpuMicrosecondsPerRequest: Double
+    /// ``cpuMicrosecondsPerRequest`` split by the threads' roles (see ``ProcessUsage/ThreadRole``).
+    var cpuByRole: [ProcessUsage.ThreadRole: Double] = [:]
 
-    init(requests: Int, elapsed: Duration, cpu: Duration) {
+    init(
+        requests: Int, elapsed: Duration, cpu: Duration,
+        cpuByRole: [ProcessUsage.ThreadRole: Duration] = [:]
+    ) {
         rate = Double(requests) / elapsed.inSeconds
         cpuMicrosecondsPerRequest = requests > 0 ? cpu.inSeconds * 1e6 / Double(requests) : .nan
+        for (role, time) in cpuByRole where requests > 0 {
+            self.cpuByRole[role] = time.inSeconds * 1e6 / Double(requests)
+        }
     }
 }
 
@@ -233,6 +241,11 @@ func onPlainThread<Value: Sendable>(
 ) async throws -> Value {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
         let thread = Thread {
+            // Foundation names a thread only for its own bookkeeping on Linux; the kernel's name is
+            // what /proc (and ``ProcessUsage/cpuTimeByRole()``) reads.
+            #if os(Linux)
+                try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            #endif
             continuation.resume(with: Result { try body() })
         }
         thread.name = name
@@ -249,6 +262,45 @@ enum ProcessUsage {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// What a thread of the bench process does, told by its name.
+    enum ThreadRole: String, Sendable, CaseIterable {
+        /// The in-process server's event loop (`bench-server-N`).
+        case serverLoop = "server loop"
+        /// The client's event loop (`bench-client-N`).
+        case clientLoop = "client loop"
+        /// The global executor's threads, where the callers run (libdispatch names them by QoS).
+        case callers = "callers' threads"
+        /// The bare baseline client's plain thread (`baseline`).
+        case bareClient = "bare client's thread"
+        case other
+    }
+
+    /// User plus system CPU time of each thread role, from /proc/self/task (empty where that does
+    /// not exist). Clock ticks: 10 ms each, so use it over windows of a second or more.
+    static func cpuTimeByRole() -> [ThreadRole: Duration] {
+        var times: [ThreadRole: Duration] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        for task in tasks {
+            // "pid (name) state ... utime stime ...": utime and stime are fields 14 and 15, that
+            // is the 12th and 13th after the name.
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), ticksPerSecond > 0
+            else { continue }
+            let name = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            let role: ThreadRole =
+                name.hasPrefix("bench-server")
+                ? .serverLoop
+                : name.hasPrefix("bench-client")
+                    ? .clientLoop
+                    : name.hasPrefix("baseline") ? .bareClient : name.contains("qos") ? .callers : .other
+            times[role, default: .zero] += .seconds((user + system) / ticksPerSecond)
+        }
+        return times
     }
 
     /// User plus system CPU time of the whole process.

@@ -34,13 +34,16 @@ enum RPCBenchmark {
             }
             let clock = ContinuousClock()
             try await Task.sleep(for: settings.warmUp)
+            let startRoles = ProcessUsage.cpuTimeByRole()
             let (startCount, startTime, startCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)
             let (endCount, endTime, endCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
+            let endRoles = ProcessUsage.cpuTimeByRole()
             counter.stop()
             try await group.waitForAll()
             return ThroughputSample(
-                requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU)
+                requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU,
+                cpuByRole: endRoles.reduce(into: [:]) { $0[$1.key] = $1.value - (startRoles[$1.key] ?? .zero) })
         }
     }
 
@@ -69,6 +72,9 @@ enum RPCBenchmark {
                         for (design, sample) in measured {
                             samples[design, default: []].append(sample.rate)
                             samples[design + ".cpu", default: []].append(sample.cpuMicrosecondsPerRequest)
+                            for (role, value) in sample.cpuByRole {
+                                samples[design + ".cpu." + role.rawValue, default: []].append(value)
+                            }
                         }
                     }
                 }
@@ -97,6 +103,23 @@ enum RPCBenchmark {
                     samples: samples[design + ".cpu"] ?? [], baselineSamples: samples["baseline.cpu"],
                     note: design == "heap"
                         ? "whole-process CPU time (all threads: server, client, callers) over the measured window, per request; the baseline column is the same for the bare client"
+                        : nil))
+        }
+        // Where LongLink's CPU goes, by thread. Baseline column: the same server loop serving the
+        // bare client, and the bare client's one thread against LongLink's client loop.
+        let baselineRole: [ProcessUsage.ThreadRole: ProcessUsage.ThreadRole] = [
+            .serverLoop: .serverLoop, .clientLoop: .bareClient,
+        ]
+        for role in [ProcessUsage.ThreadRole.serverLoop, .clientLoop, .callers] {
+            guard let values = samples["heap.cpu." + role.rawValue], !values.isEmpty else { continue }
+            report.add(
+                BenchFigure(
+                    key: "rpc.heap.in_flight_\(inFlight).cpu_per_request.\(role)",
+                    label: "rpc CPU per request, \(inFlight) in flight, \(role.rawValue)", unit: "µs",
+                    samples: values,
+                    baselineSamples: baselineRole[role].flatMap { samples["baseline.cpu." + $0.rawValue] },
+                    note: role == .serverLoop
+                        ? "per-thread CPU time from /proc (10 ms ticks) over the same window; callers' threads are the global executor's; the client loop's baseline is the bare client's one thread"
                         : nil))
         }
     }
