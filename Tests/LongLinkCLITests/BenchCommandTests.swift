@@ -59,14 +59,18 @@ struct BenchCommandTests {
         let results = try #require(object["results"] as? [String: Any])
         let total = try #require(
             (results["rpc.heap.in_flight_64.cpu_per_request"] as? [String: Any])?["value"] as? Double)
+        var sum = 0.0
         for role in ["serverLoop", "clientLoop", "callers"] {
             let row = try #require(
                 results["rpc.heap.in_flight_64.cpu_per_request.\(role)"] as? [String: Any], "\(role)")
             let value = try #require(row["value"] as? Double)
-            // Every role does real work per request, and no part exceeds the whole process.
-            #expect(value > total * 0.1 && value < total * 1.2, "\(role): \(value) of \(total) µs")
+            #expect(value > 0, "\(role) does work per request")
+            sum += value
             if role != "callers" { #expect((row["baseline"] as? Double ?? 0) > 0, "\(role) baseline") }
         }
+        // The three roles are nearly all of the process's CPU (in debug builds as in release; the
+        // split is in 10 ms ticks, hence the slack); misread /proc fields give a small fraction.
+        #expect(sum > total * 0.5 && sum < total * 1.2 + 0.5, "roles: \(sum) of \(total) µs")
     }
 
     @Test func tableShowsUnitsAndRatios() async throws {
