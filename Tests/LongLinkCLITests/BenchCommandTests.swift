@@ -68,8 +68,9 @@ struct BenchCommandTests {
             sum += value
             if role != "callers" { #expect((row["baseline"] as? Double ?? 0) > 0, "\(role) baseline") }
         }
-        // The three roles are nearly all of the process's CPU (in debug builds as in release; the
-        // split is in 10 ms ticks, hence the slack); misread /proc fields give a small fraction.
+        // The three roles are nearly all of the process's CPU, in debug builds as in release (the
+        // whole-process figure comes from getrusage, hence some slack); misread /proc fields give
+        // a small fraction.
         #expect(sum > total * 0.5 && sum < total * 1.2 + 0.5, "roles: \(sum) of \(total) µs")
     }
 

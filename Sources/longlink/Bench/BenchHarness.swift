@@ -277,30 +277,42 @@ enum ProcessUsage {
         case other
     }
 
-    /// User plus system CPU time of each thread role, from /proc/self/task (empty where that does
-    /// not exist). Clock ticks: 10 ms each, so use it over windows of a second or more.
+    /// CPU time of each thread role, from /proc/self/task (empty where that does not exist): the
+    /// scheduler's nanosecond run time (`schedstat`) where the kernel keeps it, else user plus
+    /// system time in clock ticks (10 ms each, too coarse for windows under a second).
     static func cpuTimeByRole() -> [ThreadRole: Duration] {
         var times: [ThreadRole: Duration] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
         for task in tasks {
-            // "pid (name) state ... utime stime ...": utime and stime are fields 14 and 15, that
-            // is the 12th and 13th after the name.
             guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), ticksPerSecond > 0
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                let time = threadCPUTime(task: task, stat: stat[stat.index(after: close)...])
             else { continue }
             let name = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
             let role: ThreadRole =
                 name.hasPrefix("bench-server")
                 ? .serverLoop
                 : name.hasPrefix("bench-client")
                     ? .clientLoop
                     : name.hasPrefix("baseline") ? .bareClient : name.contains("qos") ? .callers : .other
-            times[role, default: .zero] += .seconds((user + system) / ticksPerSecond)
+            times[role, default: .zero] += time
         }
         return times
+    }
+
+    /// One thread's CPU time: `schedstat`'s first field (nanoseconds on a CPU), or else `stat`'s
+    /// utime and stime (fields 14 and 15, the 12th and 13th after the name, in clock ticks).
+    private static func threadCPUTime(task: String, stat afterName: Substring) -> Duration? {
+        if let schedstat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8),
+            let first = schedstat.split(separator: " ").first, let nanoseconds = Int64(first)
+        {
+            return .nanoseconds(nanoseconds)
+        }
+        let fields = afterName.split(separator: " ")
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard fields.count > 12, ticksPerSecond > 0, let user = Double(fields[11]), let system = Double(fields[12])
+        else { return nil }
+        return .seconds((user + system) / ticksPerSecond)
     }
 
     /// User plus system CPU time of the whole process.

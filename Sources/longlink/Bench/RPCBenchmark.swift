@@ -119,7 +119,7 @@ enum RPCBenchmark {
                     samples: values,
                     baselineSamples: baselineRole[role].flatMap { samples["baseline.cpu." + $0.rawValue] },
                     note: role == .serverLoop
-                        ? "per-thread CPU time from /proc (10 ms ticks) over the same window; callers' threads are the global executor's; the client loop's baseline is the bare client's one thread"
+                        ? "per-thread CPU time from /proc (schedstat) over the same window; callers' threads are the global executor's; the client loop's baseline is the bare client's one thread"
                         : nil))
         }
     }
