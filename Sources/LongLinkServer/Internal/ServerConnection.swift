@@ -300,7 +300,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             execute(request, handler: handler, token: token, run: nil)
             return
         }
-        let dedupeKey = DedupeKey(client: dedupeClient, requestID: request.requestID, hash: precomputedHash)
+        let dedupeKey = key(request.requestID, hash: precomputedHash)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
         let now = nowOnWindow
         let action = core.dedupe.withLock { $0.arrive(dedupeKey, waiter: waiter, at: now) }
@@ -650,8 +650,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     // MARK: Helpers
 
-    private func key(_ requestID: String) -> DedupeKey {
-        DedupeKey(client: dedupeClient, requestID: requestID)
+    /// The request's de-duplication key; `hash` when ``warmDedupeWindow()`` computed it already.
+    private func key(_ requestID: String, hash: Int? = nil) -> DedupeKey {
+        DedupeKey(client: dedupeClient, requestID: requestID, hash: hash)
     }
 
     private func route(for method: String) -> Router.Route? {

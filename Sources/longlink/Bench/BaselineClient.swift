@@ -101,11 +101,10 @@ final class BaselineClient {
                 if counted == nil, now >= measureFrom {
                     counted = (completed, now, ProcessUsage.cpuTime(), ProcessUsage.cpuTimeByRole())
                 } else if let counted, now >= measureUntil {
-                    let roles = ProcessUsage.cpuTimeByRole()
                     result = ThroughputSample(
                         requests: completed - counted.count, elapsed: .seconds(now - counted.at),
                         cpu: ProcessUsage.cpuTime() - counted.cpu,
-                        cpuByRole: roles.reduce(into: [:]) { $0[$1.key] = $1.value - (counted.roles[$1.key] ?? .zero) })
+                        cpuByRole: ProcessUsage.cpuTimeByRole(since: counted.roles))
                     stopping = true
                 }
             }

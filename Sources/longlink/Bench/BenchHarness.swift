@@ -265,7 +265,7 @@ enum ProcessUsage {
     }
 
     /// What a thread of the bench process does, told by its name.
-    enum ThreadRole: String, Sendable, CaseIterable {
+    enum ThreadRole: String, Sendable {
         /// The in-process server's event loop (`bench-server-N`).
         case serverLoop = "server loop"
         /// The client's event loop (`bench-client-N`).
@@ -298,6 +298,11 @@ enum ProcessUsage {
             times[role, default: .zero] += time
         }
         return times
+    }
+
+    /// The CPU time each role used since `start` (an earlier ``cpuTimeByRole()``).
+    static func cpuTimeByRole(since start: [ThreadRole: Duration]) -> [ThreadRole: Duration] {
+        cpuTimeByRole().reduce(into: [:]) { $0[$1.key] = $1.value - (start[$1.key] ?? .zero) }
     }
 
     /// One thread's CPU time: `schedstat`'s first field (nanoseconds on a CPU), or else `stat`'s

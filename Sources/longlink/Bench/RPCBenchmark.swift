@@ -38,12 +38,12 @@ enum RPCBenchmark {
             let (startCount, startTime, startCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)
             let (endCount, endTime, endCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
-            let endRoles = ProcessUsage.cpuTimeByRole()
+            let cpuByRole = ProcessUsage.cpuTimeByRole(since: startRoles)
             counter.stop()
             try await group.waitForAll()
             return ThroughputSample(
                 requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU,
-                cpuByRole: endRoles.reduce(into: [:]) { $0[$1.key] = $1.value - (startRoles[$1.key] ?? .zero) })
+                cpuByRole: cpuByRole)
         }
     }
 
