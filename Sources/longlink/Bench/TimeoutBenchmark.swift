@@ -12,6 +12,9 @@ import Synchronization
 enum TimeoutBenchmark {
     static let count = 100_000
     static let deadlineAfter = Duration.seconds(3)
+    /// How long after the deadline the probe gives up waiting for the calls to fail (an error
+    /// rather than a probe that polls forever).
+    static let firingBound = Duration.seconds(30)
 
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let runs = settings.runs
@@ -52,6 +55,11 @@ enum TimeoutBenchmark {
                 samples: samples["timed_out"] ?? []))
         report.add(
             BenchFigure(
+                key: "timeouts.server_first",
+                label: "timeouts: of those, failed by the server's DEADLINE_EXCEEDED before the client's timer",
+                unit: "calls", samples: samples["server_first"] ?? []))
+        report.add(
+            BenchFigure(
                 key: "timeouts.cpu_submitting", label: "timeouts: CPU time to submit \(count) requests", unit: "ms",
                 samples: samples["cpu_submit_ms"] ?? []))
         report.add(
@@ -75,6 +83,7 @@ enum TimeoutBenchmark {
         }
         let clock = ContinuousClock()
         let results = Outcomes(count: count)
+        let timeoutsBefore = await client.statistics.timeouts
         let cpuStart = ProcessUsage.cpuTime()
         let deadline = clock.now.advanced(by: deadlineAfter)
         // Unstructured tasks, not a task group: consuming 100,000 children of one group costs the
@@ -105,21 +114,41 @@ enum TimeoutBenchmark {
         // timeout): the firing itself, before the executor has run the 100,000 resumed callers.
         // Polled from the client's own loop: a poller on the global executor would wait in line
         // behind the resumed callers and measure them instead.
-        let firedLate = await Task(executorPreference: bench.loop) {
-            while client.expiredCallersResumed < count {
+        let firedLate = try await Task(executorPreference: bench.loop) {
+            // All failed: nothing pending, and every caller the deadline timer failed is resumed.
+            // (A call the server's own `DEADLINE_EXCEEDED` reached first is failed by that reply,
+            // on the loop, and is not among the timer's.)
+            while true {
+                let statistics = await client.statistics
+                let expiredByTimer = statistics.timeouts - timeoutsBefore
+                if statistics.inFlight == 0, statistics.queued == 0,
+                    client.expiredCallersResumed >= expiredByTimer
+                {
+                    break
+                }
+                guard clock.now - deadline < Self.firingBound else {
+                    throw BenchError(
+                        "\(statistics.inFlight) calls still pending, \(expiredByTimer - client.expiredCallersResumed) "
+                            + "callers not resumed, \(Self.firingBound) after the deadline")
+                }
                 try? await Task.sleep(for: .milliseconds(1))
             }
             return (clock.now - deadline).inMilliseconds
         }.value
         while !results.isComplete {
+            guard clock.now - deadline < Self.firingBound else {
+                throw BenchError("not every caller ran \(Self.firingBound) after the deadline")
+            }
             try? await Task.sleep(for: .milliseconds(1))
         }
         let cpuEnd = ProcessUsage.cpuTime()
+        let expiredByTimer = await client.statistics.timeouts - timeoutsBefore
         let (unsorted, timedOut) = results.snapshot()
         let lateness = unsorted.sorted()
         return [
             ("written", Double(written)),
             ("timed_out", Double(timedOut)),
+            ("server_first", Double(timedOut - expiredByTimer)),
             ("wait_ms", (deadline - writtenAt).inMilliseconds),
             ("late_p50_ms", BenchStats.percentile(lateness, 0.5)),
             ("late_p99_ms", BenchStats.percentile(lateness, 0.99)),
