@@ -98,6 +98,46 @@ struct DedupeTests {
         }
     }
 
+    /// A synchronous handler runs inline, inside the batch of frames its request came in: its result
+    /// must be in the window before the next frame is handled, so that a copy later in the same
+    /// batch is replayed (not joined, not run), and a batch of resends on a new connection too.
+    @Test func inlineResultsAreReplayedWithinAndAcrossBatches() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { server, address in
+            func request(_ id: String) -> Frame {
+                .request(Frame.Request(requestID: id, method: "count.sync", payload: bytes("+")))
+            }
+            func replies(_ client: FrameClient, _ count: Int) async throws -> [(String, String)] {
+                var received: [(String, String)] = []
+                for _ in 0..<count {
+                    let reply = try await client.response()
+                    received.append((reply.requestID, reply.text))
+                }
+                return received
+            }
+            let ids = (0..<12).map { "s\($0)" }
+            let first = try await FrameClient.connect(to: address)
+            _ = try await first.handshake(clientID: "phone-1")
+            // Twelve requests and a copy of the fourth, in one write.
+            try await first.sendRaw(encoded(ids.map(request) + [request("s3")]))
+            let original = try await replies(first, 13)
+            #expect(original.map(\.0) == ids + ["s3"])
+            #expect(original[12].1 == original[3].1)
+            #expect(probe.executions.load(ordering: .relaxed) == 12)
+            #expect(server.statistics.requestsReplayed == 1)
+            #expect(server.statistics.requestsJoined == 0)
+            first.close()
+
+            let second = try await FrameClient.connect(to: address)
+            _ = try await second.handshake(clientID: "phone-1")
+            try await second.sendRaw(encoded(ids.map(request)))
+            let replayed = try await replies(second, 12)
+            #expect(replayed.map(\.1) == original.prefix(12).map(\.1))
+            #expect(probe.executions.load(ordering: .relaxed) == 12)
+            #expect(server.statistics.requestsReplayed == 13)
+        }
+    }
+
     private func encoded(_ frames: [Frame]) -> [UInt8] {
         var bytes: [UInt8] = []
         for frame in frames { frame.encodeDelimited(into: &bytes) }

@@ -24,6 +24,12 @@ final class Probe: Sendable {
             let n = self.executions.add(1, ordering: .relaxed).newValue
             return Array("execution \(n)".utf8) + payload
         }
+        router.register(
+            "count.sync",
+            synchronous: { payload, _ in
+                let n = self.executions.add(1, ordering: .relaxed).newValue
+                return Array("execution \(n)".utf8) + payload
+            })
         router.register("login") { payload, context in
             context.bind(principal: String(decoding: payload, as: UTF8.self))
             return Array("welcome".utf8)
