@@ -14,6 +14,12 @@ extension ClientCore {
             guard !call.isFinished else { return }
             self.loop.execute { self.assumeIsolated { $0.cancel(call) } }
         }
+        // Whoever resumed us set the call's finished flag first. Reading it also shows
+        // ThreadSanitizer that the outcome was written before it is read here: a failure the loop
+        // hands back during admission can resume the continuation before this task has
+        // suspended, a handoff inside the runtime that ThreadSanitizer does not see
+        // (swiftlang/swift#57803).
+        assert(call.isFinished, "a caller resumed before its call finished")
         return try outcome.get()
     }
 
