@@ -289,7 +289,7 @@ actor ClientCore {
             let calls = bucket.calls
             for (index, call) in calls.enumerated() {
                 // Reads a call a few places ahead: an independent load, so its object (cold, like
-                // every call of a mass expiry) is on its way while this one is done. Halved the
+                // every call of a mass expiry) is on its way while this one is done. Cut the
                 // books of 100,000 expiring calls (medians 9.0 to 5.7 ms, `bench timeouts`).
                 if index + Self.expiryLookahead < calls.count {
                     expiryWarmth &+= calls[index + Self.expiryLookahead].deadlineNanoseconds
