@@ -285,6 +285,7 @@ actor ClientCore {
         var handedOver: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
         if resumeOffLoop { handedOver.reserveCapacity(dueCount) }
         var resumedHere = 0
+        var warmth: Int64 = 0
         for bucket in due {
             let calls = bucket.calls
             for (index, call) in calls.enumerated() {
@@ -292,7 +293,7 @@ actor ClientCore {
                 // every call of a mass expiry) is on its way while this one is done. Cut the
                 // books of 100,000 expiring calls (medians 9.0 to 5.7 ms, `bench timeouts`).
                 if index + Self.expiryLookahead < calls.count {
-                    expiryWarmth &+= calls[index + Self.expiryLookahead].deadlineNanoseconds
+                    warmth &+= calls[index + Self.expiryLookahead].deadlineNanoseconds
                 }
                 call.deadlineBucket = nil
                 call.deadlineSlot = -1
@@ -306,6 +307,7 @@ actor ClientCore {
                 }
             }
         }
+        expiryWarmth &+= warmth
         expiredCallersResumed.add(resumedHere, ordering: .relaxed)
         var start = handedOver.startIndex
         while start < handedOver.endIndex {

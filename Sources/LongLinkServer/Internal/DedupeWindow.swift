@@ -205,10 +205,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         return slots[slot].waiters.isEmpty
     }
 
-    mutating func expire(now: ContinuousClock.Instant) {
-        expire(at: Self.time(now, since: origin))
-    }
-
     private mutating func expire(at now: Int64) {
         while head < finishedOrder.count, finishedOrder[head].expiresAt <= now {
             dropOldest()
