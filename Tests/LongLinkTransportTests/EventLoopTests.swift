@@ -43,6 +43,47 @@ struct EventLoopTests {
         await loop.shutdownAndWait()
     }
 
+    @Test("work from other threads wakes a loop that waits with no timeout and one that waits for a timer")
+    func submissionsWakeAWaitingLoop() async throws {
+        let loop = EventLoop(name: "test-wake")
+        let ran = Watched(0)
+        // Each round lets the loop run dry first, so the next submission finds it asleep: with no
+        // timer it would wait forever unless woken.
+        for round in 1...100 {
+            loop.execute { ran.update { $0 += 1 } }
+            _ = try await ran.wait("round \(round), no timer") { $0 == round }
+        }
+        // The same with a far timer pending: the loop waits with a finite timeout.
+        let far = loop.scheduleTimer(after: .seconds(3_600)) {}
+        for round in 101...200 {
+            loop.execute { ran.update { $0 += 1 } }
+            _ = try await ran.wait("round \(round), far timer") { $0 == round }
+        }
+        loop.cancelTimer(far)
+        await loop.shutdownAndWait()
+    }
+
+    @Test("work from several threads at once all runs, whether the loop is busy or asleep when it arrives")
+    func concurrentSubmissionsAllRun() async throws {
+        let loop = EventLoop(name: "test-wake-many")
+        let ran = Watched(0)
+        let threads = 4
+        let perThread = 5_000
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<threads {
+                group.addTask {
+                    for index in 0..<perThread {
+                        loop.execute { ran.update { $0 += 1 } }
+                        // Now and then a pause long enough for the loop to run dry and block.
+                        if (index + thread) % 500 == 0 { try? await Task.sleep(for: .milliseconds(1)) }
+                    }
+                }
+            }
+        }
+        _ = try await ran.wait("\(threads * perThread) work items") { $0 == threads * perThread }
+        await loop.shutdownAndWait()
+    }
+
     @Test("timers fire in deadline order (ties in scheduling order); cancelled timers never fire")
     func timersFireInOrder() async throws {
         let loop = EventLoop(name: "test-timers")
