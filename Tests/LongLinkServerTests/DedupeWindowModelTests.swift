@@ -40,7 +40,11 @@ struct DedupeWindowModelTests {
                 }
             case 5..<8 where !running.isEmpty:
                 let victim = running.remove(at: random.next(below: running.count))
-                let response = Frame.Response(payload: Array("\(step)".utf8))
+                // Payloads on both sides of what a stored reply keeps inline, some with a status.
+                let size = random.next(below: 2 * StoredReply.inlineCapacity + 2)
+                let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ step) }
+                let status = random.next(below: 4) == 0 ? Frame.Status(code: .notFound, message: "s\(step)") : nil
+                let response = Frame.Response(payload: payload, status: status)
                 #expect(
                     Array(window.finish(victim.run, response: response, now: now))
                         == model.finish(victim.model, response: response, now: now), "step \(step)")

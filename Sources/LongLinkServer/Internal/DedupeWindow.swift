@@ -73,7 +73,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var key: Key?
         var generation: UInt64 = 0
         var waiters = Waiters()
-        var response: Frame.Response?
+        var reply: StoredReply?
         /// When a finished entry expires (see ``DedupeWindow/time(_:since:)``); unused while running.
         var expiresAt: Int64 = 0
     }
@@ -148,10 +148,10 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         if slots[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
             // old run's place in the completion order no longer removes it).
-            slots[slot].response = nil
+            slots[slot].reply = nil
             return .execute(start(slot, waiter: waiter))
         }
-        return .replay(slots[slot].response!)
+        return .replay(slots[slot].reply!.response)
     }
 
     private mutating func start(_ slot: Int, waiter: Waiter) -> Run {
@@ -180,7 +180,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let expiresAt = now > Int64.max - windowNanoseconds ? Int64.max : now + windowNanoseconds
         let waiters = slots[run.slot].waiters
         slots[run.slot].waiters = Waiters()
-        slots[run.slot].response = response
+        slots[run.slot].reply = StoredReply(response)
         slots[run.slot].phase = .finished
         slots[run.slot].expiresAt = expiresAt
         finishedOrder.append((run, expiresAt, slots[run.slot].hash))
@@ -255,8 +255,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
                 let entry = finishedOrder[index]
                 sink &+= buckets[Int(truncatingIfNeeded: Self.tag(entry.hash)) & mask]
                 sink &+= slots[entry.run.slot].generation
-                // The stored reply's bytes are released at eviction: their header line too.
-                sink &+= UInt64(truncatingIfNeeded: slots[entry.run.slot].response?.payload.count ?? 0)
+                // A stored reply's array (a large payload) is released at eviction: its header too.
+                sink &+= UInt64(truncatingIfNeeded: slots[entry.run.slot].reply?.payloadCount ?? 0)
                 index += 1
             }
         }

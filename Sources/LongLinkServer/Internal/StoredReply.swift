@@ -1,0 +1,54 @@
+import LongLinkWire
+
+/// A finished request's reply as the de-duplication window keeps it for replay.
+///
+/// A payload of up to ``inlineCapacity`` bytes is copied into the entry itself, so the handler's
+/// array is released right after its reply is sent, while it is still in cache. Kept by
+/// reference, every stored reply's array was freed only at eviction, 100,000 requests later and
+/// cold: the server's loop spent about a tenth of its time per request on that at 1,024 requests
+/// in flight (`bench rpc`, 0.98 µs per request with the array kept, 0.89 with no payload kept).
+struct StoredReply: Sendable {
+    /// The largest payload kept inline.
+    static let inlineCapacity = 32
+
+    private enum Payload {
+        case inline(count: Int, bytes: (UInt64, UInt64, UInt64, UInt64))
+        case array([UInt8])
+    }
+
+    private let status: Frame.Status?
+    private let payload: Payload
+
+    init(_ response: Frame.Response) {
+        status = response.status
+        let bytes = response.payload
+        guard bytes.count <= Self.inlineCapacity else {
+            payload = .array(bytes)
+            return
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { words in
+            bytes.withUnsafeBytes { words.copyMemory(from: $0) }
+        }
+        payload = .inline(count: bytes.count, bytes: words)
+    }
+
+    /// The stored reply as a response with an empty request id (the caller sets it).
+    var response: Frame.Response {
+        switch payload {
+        case .array(let bytes):
+            return Frame.Response(payload: bytes, status: status)
+        case .inline(let count, var words):
+            let bytes = withUnsafeBytes(of: &words) { Array($0.prefix(count)) }
+            return Frame.Response(payload: bytes, status: status)
+        }
+    }
+
+    /// The payload's size (for the window's warming reads).
+    var payloadCount: Int {
+        switch payload {
+        case .array(let bytes): return bytes.count
+        case .inline(let count, _): return count
+        }
+    }
+}
