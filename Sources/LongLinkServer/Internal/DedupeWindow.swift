@@ -63,19 +63,27 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         }
     }
 
-    /// One key's entry. `phase` and `hash` say what the optionals say, without copying them: a
-    /// copy of the key or of the response is a reference-count round trip, several per request.
-    private struct Slot {
+    /// What an entry's phase checks, expiry and eviction read: plain values, in an array of their
+    /// own. `phase` and `hash` say what the entry's optionals say, without copying them: a copy of
+    /// the key or of the reply is a reference-count round trip. (With these fields in one struct
+    /// beside the key, waiters and reply, reading one field copied and destroyed the whole entry
+    /// through its value witnesses, several times per request.)
+    private struct SlotState {
         enum Phase { case free, running, finished }
         var phase = Phase.free
         /// The key's hash (valid unless free).
         var hash = 0
-        var key: Key?
         var generation: UInt64 = 0
-        var waiters = Waiters()
-        var reply: StoredReply?
         /// When a finished entry expires (see ``DedupeWindow/time(_:since:)``); unused while running.
         var expiresAt: Int64 = 0
+    }
+
+    /// What an entry holds by reference: its key, the copies waiting while it runs, its reply once
+    /// finished. Nil (the key) and empty while the slot is free.
+    private struct SlotContents {
+        var key: Key?
+        var waiters = Waiters()
+        var reply: StoredReply?
     }
 
     /// What to do with an arriving request.
@@ -91,7 +99,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     let window: Duration
     let capacity: Int
-    private var slots: [Slot] = []
+    /// Slot `i` is `states[i]` and `contents[i]`.
+    private var states: [SlotState] = []
+    private var contents: [SlotContents] = []
     private var freeSlots: [Int] = []
     /// Open addressing with linear probing; 0 is empty, otherwise the low 32 bits of the key's hash
     /// (which also give the home bucket) above `slot + 1`. At most half full.
@@ -121,7 +131,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// Entries held, running and finished.
-    var count: Int { slots.count - freeSlots.count }
+    var count: Int { states.count - freeSlots.count }
 
     mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {
         arrive(key, waiter: waiter, at: Self.time(now, since: origin))
@@ -141,31 +151,31 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             insert(slot: slot, hash: key.hash, at: bucket)
             return .execute(start(slot, waiter: waiter))
         }
-        guard slots[slot].phase == .finished else {
-            slots[slot].waiters.append(waiter)
+        guard states[slot].phase == .finished else {
+            contents[slot].waiters.append(waiter)
             return .wait
         }
-        if slots[slot].expiresAt <= now {
+        if states[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
             // old run's place in the completion order no longer removes it).
-            slots[slot].reply = nil
+            contents[slot].reply = nil
             return .execute(start(slot, waiter: waiter))
         }
-        return .replay(slots[slot].reply!.response)
+        return .replay(contents[slot].reply!.response)
     }
 
     private mutating func start(_ slot: Int, waiter: Waiter) -> Run {
         let generation = nextGeneration
         nextGeneration += 1
-        slots[slot].generation = generation
-        slots[slot].phase = .running
-        slots[slot].waiters = Waiters(waiter)
+        states[slot].generation = generation
+        states[slot].phase = .running
+        contents[slot].waiters = Waiters(waiter)
         return Run(slot: slot, generation: generation)
     }
 
     /// Whether `run` is the slot's current execution and still running.
     private func isRunning(_ run: Run) -> Bool {
-        run.slot < slots.count && slots[run.slot].generation == run.generation && slots[run.slot].phase == .running
+        run.slot < states.count && states[run.slot].generation == run.generation && states[run.slot].phase == .running
     }
 
     /// The handler finished: store the reply and hand back every waiter to answer.
@@ -178,12 +188,12 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         guard isRunning(run) else { return Waiters() }
         // Saturating: a window of centuries never expires rather than wrapping into the past.
         let expiresAt = now > Int64.max - windowNanoseconds ? Int64.max : now + windowNanoseconds
-        let waiters = slots[run.slot].waiters
-        slots[run.slot].waiters = Waiters()
-        slots[run.slot].reply = StoredReply(response)
-        slots[run.slot].phase = .finished
-        slots[run.slot].expiresAt = expiresAt
-        finishedOrder.append((run, expiresAt, slots[run.slot].hash))
+        var waiters = Waiters()
+        swap(&waiters, &contents[run.slot].waiters)
+        contents[run.slot].reply = StoredReply(response)
+        states[run.slot].phase = .finished
+        states[run.slot].expiresAt = expiresAt
+        finishedOrder.append((run, expiresAt, states[run.slot].hash))
         evictOverCapacity()
         return waiters
     }
@@ -192,7 +202,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// back the waiters.
     mutating func abandon(_ run: Run) -> Waiters {
         guard isRunning(run) else { return Waiters() }
-        let waiters = slots[run.slot].waiters
+        let waiters = contents[run.slot].waiters
         remove(slot: run.slot)
         return waiters
     }
@@ -200,9 +210,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Removes one waiter (its caller cancelled). Returns true when no waiter is left, so the
     /// handler may be cancelled.
     mutating func removeWaiter(_ key: Key, where matches: (Waiter) -> Bool) -> Bool {
-        guard let slot = find(key).slot, slots[slot].phase == .running else { return false }
-        slots[slot].waiters.removeAll(where: matches)
-        return slots[slot].waiters.isEmpty
+        guard let slot = find(key).slot, states[slot].phase == .running else { return false }
+        contents[slot].waiters.removeAll(where: matches)
+        return contents[slot].waiters.isEmpty
     }
 
     private mutating func expire(at now: Int64) {
@@ -224,7 +234,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         head += 1
         // The key may have been re-run (and finished again later), or its slot reused: remove only
         // the run this record is about.
-        if slots[run.slot].generation == run.generation, slots[run.slot].phase == .finished {
+        if states[run.slot].generation == run.generation, states[run.slot].phase == .finished {
             remove(slot: run.slot)
         }
     }
@@ -254,9 +264,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             while index < end {
                 let entry = finishedOrder[index]
                 sink &+= buckets[Int(truncatingIfNeeded: Self.tag(entry.hash)) & mask]
-                sink &+= slots[entry.run.slot].generation
-                // A stored reply's array (a large payload) is released at eviction: its header too.
-                sink &+= UInt64(truncatingIfNeeded: slots[entry.run.slot].reply?.payloadCount ?? 0)
+                sink &+= states[entry.run.slot].generation
+                // The entry's key and reply are released at eviction: their line too.
+                sink &+= UInt64(truncatingIfNeeded: contents[entry.run.slot].reply?.payloadCount ?? 0)
                 index += 1
             }
         }
@@ -275,18 +285,22 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     private mutating func allocate(_ key: Key) -> Int {
         if let slot = freeSlots.popLast() {
-            slots[slot].key = key
-            slots[slot].hash = key.hash
+            contents[slot].key = key
+            states[slot].hash = key.hash
             return slot
         }
-        slots.append(Slot(hash: key.hash, key: key))
-        return slots.count - 1
+        states.append(SlotState(hash: key.hash))
+        contents.append(SlotContents(key: key))
+        return states.count - 1
     }
 
     private mutating func remove(slot: Int) {
-        guard slots[slot].phase != .free else { return }
-        removeBucket(bucket(of: slot, hash: slots[slot].hash))
-        slots[slot] = Slot()
+        guard states[slot].phase != .free else { return }
+        removeBucket(bucket(of: slot, hash: states[slot].hash))
+        states[slot].phase = .free
+        contents[slot].key = nil
+        contents[slot].waiters = Waiters()
+        contents[slot].reply = nil
         freeSlots.append(slot)
     }
 
@@ -306,7 +320,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             if value == 0 { return (bucket, nil) }
             if value >> 32 == tag {
                 let slot = Int(truncatingIfNeeded: value & 0xFFFF_FFFF) - 1
-                if slots[slot].key == key { return (bucket, slot) }
+                if contents[slot].key == key { return (bucket, slot) }
             }
             bucket = (bucket + 1) & mask
         }
