@@ -476,16 +476,23 @@ actor ClientCore {
         link.connection.close(.immediately, error: error)
     }
 
-    func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
+    /// Handles the frames of one read, in order.
+    ///
+    /// The frames are moved out of `frames` one by one (each slot is left holding an empty frame):
+    /// reading each as a copy and then destroying the array cost a reference-count round trip per
+    /// field of every reply, about a twentieth of the loop at 1,024 requests in flight.
+    func linkReceived(_ generation: UInt64, _ frames: inout [Frame]) {
         guard let link, link.generation == generation, link.end == nil else { return }
         link.receivedSinceTick = true
         link.receivedSinceProbe = true
-        for frame in frames {
+        for index in frames.indices {
+            var frame = Frame.sync(Frame.Sync())
+            swap(&frame, &frames[index])
             if link.welcome == nil {
                 guard handleFirstFrame(frame, on: link) else { return }
                 continue
             }
-            switch frame {
+            switch consume frame {
             case .response(let response): handleResponse(response)
             case .push(let push): handlePush(push)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)

@@ -24,10 +24,10 @@ final class LinkHandler: ConnectionHandler {
         }
         let generation = self.generation
         // Moved out and back: the core keeps no reference, so the buffer is reused without an allocation.
-        let received = frames
+        var received = frames
         frames = []
         core.assumeIsolated { core in
-            core.linkReceived(generation, received)
+            core.linkReceived(generation, &received)
             if let failure { core.linkViolated(generation, failure) }
         }
         frames = consume received
