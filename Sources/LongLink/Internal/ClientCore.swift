@@ -357,7 +357,8 @@ actor ClientCore {
     }
 
     private func handleResponse(_ response: Frame.Response) {
-        guard let id = Frame.requestNumber(fromID: response.requestID), let call = pending.call(for: id), call.isWritten else {
+        guard let id = Frame.requestNumber(fromID: response.requestID), let call = pending.call(for: id), call.isWritten
+        else {
             stats.unknownReplies += 1
             return
         }
