@@ -125,6 +125,12 @@ public final class LongLinkClient: Sendable {
         core.expiredCallersResumed.load(ordering: .relaxed)
     }
 
+    /// Callers the deadline timer has failed so far; ``expiredCallersResumed`` reaches it once
+    /// every one of them is resumed (for `longlink bench timeouts`).
+    package var expiredByTimer: Int {
+        core.expiredByTimer.load(ordering: .relaxed)
+    }
+
     // MARK: Network and app lifecycle
 
     /// Tells the client the network changed (Wi-Fi to cellular, VPN): a waiting reconnect happens at

@@ -84,6 +84,10 @@ actor ClientCore {
     /// Callers the deadline timer has resumed with a timeout (counted after the resume, also when
     /// a mass expiry resumes them off the loop): what `bench timeouts` waits for.
     nonisolated let expiredCallersResumed = Atomic<Int>(0)
+    /// Callers the deadline timer has failed (counted in its pass, before any is resumed):
+    /// ``expiredCallersResumed`` reaches it once every one is resumed. `statistics.timeouts` is
+    /// not that number: it also counts calls the server's `DEADLINE_EXCEEDED` reply failed first.
+    nonisolated let expiredByTimer = Atomic<Int>(0)
     /// What the deadline pass's look-ahead reads add up to: kept so that they are not optimised away.
     @exclusivity(unchecked) private var expiryWarmth: Int64 = 0
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
@@ -310,6 +314,7 @@ actor ClientCore {
             }
         }
         expiryWarmth &+= warmth
+        expiredByTimer.add(resumedHere + handedOver.count, ordering: .relaxed)
         expiredCallersResumed.add(resumedHere, ordering: .relaxed)
         var start = handedOver.startIndex
         while start < handedOver.endIndex {

@@ -32,6 +32,11 @@ final class ServerProbe: Sendable {
         router.register("fail") { payload, _ in
             throw LongLinkError(code: .notFound, message: String(decoding: payload, as: UTF8.self))
         }
+        // The server's own deadline answer, at once: what a client sees when the server's
+        // `timeout_ms` budget runs out before its own timer fires.
+        router.register("expire") { _, _ in
+            throw LongLinkError(code: .deadlineExceeded, message: "deadline passed")
+        }
         router.register("hang") { _, context in
             self.events.put("started \(context.requestID)")
             do {
