@@ -122,15 +122,14 @@ enum TimeoutBenchmark {
             while true {
                 let statistics = await client.statistics
                 let expiredByTimer = client.expiredByTimer - expiredBefore
-                if statistics.inFlight == 0, statistics.queued == 0,
-                    client.expiredCallersResumed - resumedBefore >= expiredByTimer
-                {
+                let resumed = client.expiredCallersResumed - resumedBefore
+                if statistics.inFlight == 0, statistics.queued == 0, resumed >= expiredByTimer {
                     break
                 }
                 guard clock.now - deadline < Self.firingBound else {
                     throw BenchError(
-                        "\(statistics.inFlight) calls still pending, \(expiredByTimer - (client.expiredCallersResumed - resumedBefore)) "
-                            + "callers not resumed, \(Self.firingBound) after the deadline")
+                        "\(statistics.inFlight) calls still pending, \(expiredByTimer - resumed) callers not resumed, "
+                            + "\(Self.firingBound) after the deadline")
                 }
                 try? await Task.sleep(for: .milliseconds(1))
             }
