@@ -52,9 +52,6 @@ struct DeadlineTests {
         try await server.stop()
     }
 
-    /// More calls expire at once than the loop resumes itself (`ClientCore.parallelResumeThreshold`,
-    /// 2,048): the loop does the books and the callers are resumed off the loop. Every caller gets
-    /// exactly one deadline error, and the counters agree.
     /// `bench timeouts` waits until `expiredCallersResumed` reaches `expiredByTimer`; a call the
     /// server's `DEADLINE_EXCEEDED` fails first is a timeout in the statistics but not the timer's,
     /// so counting it there made that wait endless.
@@ -80,6 +77,9 @@ struct DeadlineTests {
         try await server.stop()
     }
 
+    /// More calls expire at once than the loop resumes itself (`ClientCore.parallelResumeThreshold`,
+    /// 2,048): the loop does the books and the callers are resumed off the loop. Every caller gets
+    /// exactly one deadline error, and the counters agree.
     @Test func aMassExpiryResumesEveryCallerOnce() async throws {
         var serverConfiguration = ServerConfiguration.forClientTests
         serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
