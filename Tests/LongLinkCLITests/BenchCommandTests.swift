@@ -28,7 +28,16 @@ struct BenchCommandTests {
         let machine = try #require(object["machine"] as? [String: Any])
         #expect((machine["nproc"] as? Int ?? 0) > 0)
         #expect(object["load_before"] is [Any])
-        let results = try #require(object["results"] as? [String: Any])
+        var results = try #require(object["results"] as? [String: Any])
+        // The placement row is there when the cross-core probe ran (Linux, and both of its threads
+        // got a CPU in time): a share of the window, from 0 to 100 %, that can be 0.
+        if let placement = results.removeValue(forKey: "machine.far_placement_share.rpc_in_flight_1024") {
+            let row = try #require(placement as? [String: Any])
+            let samples = try #require(row["samples"] as? [Double])
+            #expect(samples.count == 1 && samples.allSatisfy { (0...100).contains($0) })
+            #expect(row["unit"] as? String == "%")
+            #expect((row["note"] as? String ?? "").contains("% far)"))
+        }
         #expect(Set(results.keys) == Set(Self.rpcKeys))
         for key in Self.rpcKeys {
             let row = try #require(results[key] as? [String: Any], "missing \(key)")

@@ -35,6 +35,16 @@ struct ThroughputSample: Sendable {
     var cpuMicrosecondsPerRequest: Double
     /// ``cpuMicrosecondsPerRequest`` split by the threads' roles (see ``ProcessUsage/ThreadRole``).
     var cpuByRole: [ProcessUsage.ThreadRole: Double] = [:]
+    /// The cross-core round trips probed during the window (``CrossCoreProbe``), in nanoseconds;
+    /// empty where they cannot be measured.
+    var crossCoreProbes: [Double] = []
+
+    /// The share of the window's probes that found the far placement; nil without probes.
+    var farShare: Double? {
+        guard !crossCoreProbes.isEmpty else { return nil }
+        let far = crossCoreProbes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }.count
+        return Double(far) / Double(crossCoreProbes.count)
+    }
 
     init(
         requests: Int, elapsed: Duration, cpu: Duration,
@@ -64,6 +74,34 @@ final class BenchCounter: Sendable {
     }
 
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
+}
+
+/// Request counts kept per caller, each on its own cache line.
+///
+/// One shared counter is one cache line that every request writes: when the callers run on two
+/// cores, that line moves between them on every request, and the measurement itself costs the
+/// callers a cross-core transfer per request that the single-threaded bare client never pays.
+final class BenchTallies: Sendable {
+    /// One caller's count, padded so that two tallies allocated side by side share no line.
+    final class Tally: Sendable {
+        private let count = Atomic<Int>(0)
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+        func add() {
+            count.add(1, ordering: .relaxed)
+        }
+
+        var value: Int { count.load(ordering: .relaxed) }
+    }
+
+    let tallies: [Tally]
+
+    init(count: Int) {
+        tallies = (0..<count).map { _ in Tally() }
+    }
+
+    /// The sum over every caller.
+    var value: Int { tallies.reduce(0) { $0 + $1.value } }
 }
 
 /// The payload of every `echo` call: 16 bytes, the size of a small business request.

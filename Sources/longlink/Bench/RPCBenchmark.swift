@@ -23,16 +23,21 @@ enum RPCBenchmark {
         _ client: LongLinkClient, inFlight: Int, settings: BenchSettings, executor: (any TaskExecutor)? = nil
     ) async throws -> ThroughputSample {
         let counter = BenchCounter()
+        let tallies = BenchTallies(count: inFlight)
         return try await withThrowingTaskGroup(of: Void.self, returning: ThroughputSample.self) { group in
-            for _ in 0..<inFlight {
+            for index in 0..<inFlight {
+                let tally = tallies.tallies[index]
                 // `addTask(executorPreference: nil)` is not the same as `addTask`: in the full
                 // scenario its children carried a task-executor preference, and every resume then
                 // took the task's status lock to look it up (`getPreferredTaskExecutor`, 14% of the
                 // callers' threads in perf against 2% with plain `addTask`).
                 let caller: @Sendable () async throws -> Void = {
+                    // Its own payload, as an app's freshly encoded request would be: one shared
+                    // array's reference count is another line both cores write for every request.
+                    let payload = Array(benchPayload)
                     while !counter.isStopped {
-                        _ = try await client.request("echo", payload: benchPayload)
-                        counter.add()
+                        _ = try await client.request("echo", payload: payload)
+                        tally.add()
                     }
                 }
                 if let executor {
@@ -43,22 +48,27 @@ enum RPCBenchmark {
             }
             let clock = ContinuousClock()
             try await Task.sleep(for: settings.warmUp)
+            let probe = CrossCoreProbe.start()
             let startRoles = ProcessUsage.cpuTimeByRole()
-            let (startCount, startTime, startCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
+            let (startCount, startTime, startCPU) = (tallies.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)
-            let (endCount, endTime, endCPU) = (counter.value, clock.now, ProcessUsage.cpuTime())
+            let (endCount, endTime, endCPU) = (tallies.value, clock.now, ProcessUsage.cpuTime())
             let cpuByRole = ProcessUsage.cpuTimeByRole(since: startRoles)
+            let probes = await probe?.stop() ?? []
             counter.stop()
             try await group.waitForAll()
-            return ThroughputSample(
+            var sample = ThroughputSample(
                 requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU,
                 cpuByRole: cpuByRole)
+            sample.crossCoreProbes = probes
+            return sample
         }
     }
 
     /// `--in-flight N`: throughput at one level, baseline and both deadline designs alternating.
     static func runOneLevel(_ inFlight: Int, _ settings: BenchSettings, into report: inout BenchReport) async throws {
         var samples: [String: [Double]] = [:]
+        var placements: [ThroughputSample] = []
         try await withBenchServer { server in
             try await withBenchClient(port: server.port) { heap in
                 try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
@@ -78,6 +88,9 @@ enum RPCBenchmark {
                                     heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)
                             ),
                         ]
+                        if let heap = measured.first(where: { $0.0 == "heap" })?.1, heap.farShare != nil {
+                            placements.append(heap)
+                        }
                         for (design, sample) in measured {
                             samples[design, default: []].append(sample.rate)
                             samples[design + ".cpu", default: []].append(sample.cpuMicrosecondsPerRequest)
@@ -97,6 +110,7 @@ enum RPCBenchmark {
             throughputFigure(
                 inFlight: inFlight, taskGroup: true, samples: samples["group"] ?? [], baseline: samples["baseline"],
                 target: nil))
+        if !placements.isEmpty { report.add(placementFigure(inFlight: inFlight, placements)) }
         report.add(
             BenchFigure(
                 key: "rpc.on_loop.in_flight_\(inFlight).throughput",
@@ -144,6 +158,25 @@ enum RPCBenchmark {
             samples: samples, baselineSamples: baseline, target: target)
     }
 
+    /// The share of cross-core probes that found the far placement in each run at `inFlight`,
+    /// with each run's rate (see ``CrossCoreProbe``).
+    static func placementFigure(inFlight: Int, _ runs: [ThroughputSample]) -> BenchFigure {
+        let perRun = runs.map { run in
+            "\(Int((run.rate / 1_000).rounded()))k (\(Int(((run.farShare ?? 0) * 100).rounded()))% far)"
+        }
+        let probes = runs.flatMap(\.crossCoreProbes).sorted()
+        let near = probes.filter { $0 < CrossCoreProbe.farThresholdNanoseconds }
+        let far = probes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }
+        func median(_ values: [Double]) -> String { values.isEmpty ? "none" : "\(Int(BenchStats.median(values))) ns" }
+        return BenchFigure(
+            key: "machine.far_placement_share.rpc_in_flight_\(inFlight)",
+            label: "share of the \(inFlight)-in-flight window with the vCPUs far apart", unit: "%",
+            samples: runs.map { ($0.farShare ?? 0) * 100 },
+            note: "every 250 ms of each window, two threads pinned to CPUs 0 and 1 pass a cache line back and "
+                + "forth; a round trip from \(Int(CrossCoreProbe.farThresholdNanoseconds)) ns counts as far "
+                + "(median near \(median(near)), far \(median(far))). Runs: \(perRun.joined(separator: ", "))")
+    }
+
     /// The issue's throughput targets: at least half the baseline at 64 and 1,024 in flight, and
     /// 600,000 req/s at 1,024.
     static func throughputTarget(inFlight: Int) -> BenchTarget? {
@@ -187,6 +220,7 @@ enum RPCBenchmark {
                 var baseline: [Int: [Double]] = [:]
                 var longLink: [Int: [Double]] = [:]
                 var onLoop: [Double] = []
+                var placements: [ThroughputSample] = []
                 let fractions = [0.5, 0.99, 0.999]
                 var baselineLatency: [[Double]] = [[], [], []]
                 var longLinkLatency: [[Double]] = [[], [], []]
@@ -198,8 +232,9 @@ enum RPCBenchmark {
                             try await BaselineBenchmark.throughput(
                                 port: server.port, inFlight: inFlight, settings: settings))
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): LongLink")
-                        longLink[inFlight, default: []].append(
-                            try await throughput(client, inFlight: inFlight, settings: settings))
+                        let sample = try await measure(client, inFlight: inFlight, settings: settings)
+                        longLink[inFlight, default: []].append(sample.rate)
+                        if inFlight == 1_024, sample.farShare != nil { placements.append(sample) }
                     }
                     benchProgress("rpc: 64 in flight, callers on the client's loop, run \(run)/\(runs)")
                     onLoop.append(try await throughput(client, inFlight: 64, settings: settings, executor: loop))
@@ -222,6 +257,7 @@ enum RPCBenchmark {
                             inFlight: inFlight, taskGroup: false, samples: longLink[inFlight] ?? [],
                             baseline: baseline[inFlight], target: throughputTarget(inFlight: inFlight)))
                 }
+                if !placements.isEmpty { figures.append(placementFigure(inFlight: 1_024, placements)) }
                 figures.append(
                     BenchFigure(
                         key: "rpc.in_flight_64_callers_on_loop.throughput",
