@@ -91,6 +91,10 @@ actor ClientCore {
     /// What the deadline pass's look-ahead reads add up to: kept so that they are not optimised away.
     @exclusivity(unchecked) private var expiryWarmth: Int64 = 0
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
+    /// Callers finished while the loop handles a read's frames (see ``linkReceived(_:_:)``).
+    @exclusivity(unchecked) private var readResumes = ResumeBatch()
+    /// True while ``linkReceived(_:_:)`` runs: ``finish(_:_:)`` then adds to ``readResumes``.
+    @exclusivity(unchecked) private var batchingResumes = false
     private var deadlineTimer: (any ScheduledWork)?
     /// When the deadline timer is set for, in nanoseconds from the deadline index's origin.
     @exclusivity(unchecked) private var deadlineTimerAt: Int64?
@@ -244,7 +248,11 @@ actor ClientCore {
     /// Removes the call from the books and resumes its caller exactly once with `outcome`.
     private func finish(_ call: PendingCall, _ outcome: PendingCall.Outcome) {
         takeOffTheBooks(call)
-        call.complete(outcome)
+        if batchingResumes {
+            if let caller = call.takeCaller(finishingWith: outcome) { readResumes.append(caller, outcome) }
+        } else {
+            call.complete(outcome)
+        }
         if shuttingDown { finishShutdownIfIdle() }
     }
 
@@ -495,6 +503,12 @@ actor ClientCore {
         link.receivedSinceProbe = true
         // A plain flag per frame: testing the optional Welcome went through its outlined copy.
         var welcomed = link.welcome != nil
+        // The replies of one read resume their callers together, after the last frame.
+        batchingResumes = true
+        defer {
+            batchingResumes = false
+            readResumes.resumeAll()
+        }
         for index in frames.indices {
             var frame = Frame.sync(Frame.Sync())
             swap(&frame, &frames[index])
