@@ -41,6 +41,17 @@ enum TimeoutBenchmark {
                 key: "timeouts.fired_late",
                 label: "timeouts: client has failed all \(count) calls, after the deadline by",
                 unit: "ms", samples: samples["fired_late_ms"] ?? [], target: .atMost(50, "<= 50 ms")))
+        if let shares = samples["far_share"], shares.count == samples["fired_late_ms"]?.count {
+            let runs = zip(samples["fired_late_ms"] ?? [], shares).map { late, share in
+                "\(BenchReport.number(late)) ms (\(Int(share.rounded()))% far)"
+            }
+            report.add(
+                BenchFigure(
+                    key: "machine.far_placement_share.timeouts",
+                    label: "share of the timeouts' firing with the vCPUs far apart", unit: "%", samples: shares,
+                    note: "probed from 20 ms before the deadline, then every 250 ms (see the rpc row); runs: "
+                        + runs.joined(separator: ", ")))
+        }
         report.add(
             BenchFigure(
                 key: "timeouts.last_late", label: "timeouts: last of \(count) callers resumes after its deadline by",
@@ -108,6 +119,10 @@ enum TimeoutBenchmark {
         }
         let writtenAt = clock.now
         let cpuWritten = ProcessUsage.cpuTime()
+        // The vCPUs' placement (see ``CrossCoreProbe``): probed just before the deadline and then
+        // every 250 ms until every caller ran.
+        try? await Task.sleep(until: deadline.advanced(by: .milliseconds(-20)), clock: clock)
+        let placement = CrossCoreProbe.start()
         try? await Task.sleep(until: deadline, clock: clock)
         let cpuDeadline = ProcessUsage.cpuTime()
         // When the client has failed every call (every caller's continuation resumed with the
@@ -142,6 +157,7 @@ enum TimeoutBenchmark {
             try? await Task.sleep(for: .milliseconds(1))
         }
         let cpuEnd = ProcessUsage.cpuTime()
+        let probes = await placement?.stop() ?? []
         let expiredByTimer = client.expiredByTimer - expiredBefore
         let (unsorted, timedOut) = results.snapshot()
         let lateness = unsorted.sorted()
@@ -157,7 +173,12 @@ enum TimeoutBenchmark {
             ("cpu_submit_ms", (cpuWritten - cpuStart).inMilliseconds),
             ("cpu_wait_ms", (cpuDeadline - cpuWritten).inMilliseconds),
             ("cpu_fire_ms", (cpuEnd - cpuDeadline).inMilliseconds),
-        ]
+        ] + (probes.isEmpty ? [] : [("far_share", farShare(probes) * 100)])
+    }
+
+    /// The share of `probes` (round trips in nanoseconds) that found the vCPUs far apart.
+    static func farShare(_ probes: [Double]) -> Double {
+        Double(probes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }.count) / Double(probes.count)
     }
 
     /// When each caller resumed, and how it failed.
