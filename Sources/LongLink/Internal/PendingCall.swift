@@ -90,7 +90,11 @@ final class PendingCall: @unchecked Sendable {
         }
 
         /// The reply, or the error to throw.
-        func get() throws -> [UInt8] {
+        ///
+        /// Consuming: the reply's array moves out to the caller. Copying it out took a retain and
+        /// a release of an array the loop allocated, on the caller's thread: when the host runs the
+        /// vCPUs far apart, each waits for the array's line to come over from the loop's core.
+        consuming func get() throws -> [UInt8] {
             switch self {
             case .reply(let payload): return payload
             case .timedOut: throw PendingCall.timeoutError()
