@@ -125,6 +125,12 @@ public final class LongLinkClient: Sendable {
         core.expiredCallersResumed.load(ordering: .relaxed)
     }
 
+    /// Callers whose replies the loop handed to the global executor to resume (reads of
+    /// ``ResumeBatch/offLoopThreshold`` replies or more), read without a hop to the loop (for tests).
+    package var callersResumedOffLoop: Int {
+        core.callersResumedOffLoop.load(ordering: .relaxed)
+    }
+
     /// Callers the deadline timer has failed so far; ``expiredCallersResumed`` reaches it once
     /// every one of them is resumed (for `longlink bench timeouts`).
     package var expiredByTimer: Int {

@@ -1,4 +1,5 @@
 import LongLinkTestSupport
+import LongLinkWire
 import Synchronization
 import Testing
 
@@ -44,7 +45,8 @@ struct ResumeBatchTests {
                         batch.append(callers[caller]!, .reply(Self.outcome(caller: caller, round: round)))
                     }
                     #expect(batch.count == count)
-                    batch.resumeAll()
+                    let handedOff = batch.resumeAll()
+                    #expect(handedOff == (count < ResumeBatch.offLoopThreshold ? 0 : count))
                     #expect(batch.isEmpty)
                     var resumed = Set<Int>()
                     for try await (caller, payload) in group {
@@ -55,6 +57,60 @@ struct ResumeBatchTests {
                 }
             }
         }
+    }
+
+    /// End to end: a server holds 300 requests, then answers them all in one write, last request
+    /// first, every seventh with an error. The client reads them in one go (or a few), so they
+    /// are resumed off the loop, and every caller gets its own reply or error.
+    @Test func repliesOfOneReadResumeTheirOwnCallers() async throws {
+        let count = 300
+        let held = Mailbox<Frame.Request>()
+        let server = try await ScriptedServer.start { frame, peer in
+            switch frame {
+            case .hello: peer.welcome()
+            case .request(let request): held.put(request)
+            default: break
+            }
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        try await running.waitUntilConnected()
+        let peer = try await server.nextPeer()
+        let client = running.client
+        let outcomes = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for caller in 0..<count {
+                group.addTask {
+                    do {
+                        return (caller, text(try await client.request("echo", payload: bytes("call \(caller)"))))
+                    } catch let error as LongLinkError {
+                        return (caller, "error \(error.code)")
+                    }
+                }
+            }
+            var requests: [Frame.Request] = []
+            for _ in 0..<count { requests.append(try await held.next()) }
+            var reply: [UInt8] = []
+            for request in requests.reversed() {
+                let caller = Int(text(request.payload).dropFirst("call ".count)) ?? -1
+                let response =
+                    caller % 7 == 0
+                    ? Frame.Response(
+                        requestID: request.requestID, status: Frame.Status(code: .unavailable, message: "busy"))
+                    : Frame.Response(requestID: request.requestID, payload: request.payload)
+                Frame.response(response).encodeDelimited(into: &reply)
+            }
+            peer.sendRaw(reply)
+            var outcomes: [Int: String] = [:]
+            for try await (caller, outcome) in group { outcomes[caller] = outcome }
+            return outcomes
+        }
+        #expect(outcomes.count == count)
+        for caller in 0..<count {
+            let expected = caller % 7 == 0 ? "error \(LongLinkError.Code.unavailable)" : "call \(caller)"
+            #expect(outcomes[caller] == expected, "caller \(caller)")
+        }
+        #expect(client.callersResumedOffLoop >= ResumeBatch.offLoopThreshold)
+        await running.stop()
+        server.stop()
     }
 
     /// A batch carries failures and timeouts as well as replies.

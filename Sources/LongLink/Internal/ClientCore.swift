@@ -88,6 +88,8 @@ actor ClientCore {
     /// ``expiredCallersResumed`` reaches it once every one is resumed. `statistics.timeouts` is
     /// not that number: it also counts calls the server's `DEADLINE_EXCEEDED` reply failed first.
     nonisolated let expiredByTimer = Atomic<Int>(0)
+    /// Callers of replies resumed off the loop (see ``ResumeBatch``), counted per batch.
+    nonisolated let callersResumedOffLoop = Atomic<Int>(0)
     /// What the deadline pass's look-ahead reads add up to: kept so that they are not optimised away.
     @exclusivity(unchecked) private var expiryWarmth: Int64 = 0
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
@@ -507,7 +509,8 @@ actor ClientCore {
         batchingResumes = true
         defer {
             batchingResumes = false
-            readResumes.resumeAll()
+            let handedOff = readResumes.resumeAll()
+            if handedOff > 0 { callersResumedOffLoop.add(handedOff, ordering: .relaxed) }
         }
         for index in frames.indices {
             var frame = Frame.sync(Frame.Sync())

@@ -29,15 +29,18 @@ struct ResumeBatch {
         outcomes.append(outcome)
     }
 
-    /// Resumes every caller in the batch (on the loop or off it, see the type) and empties it.
-    mutating func resumeAll() {
-        guard !callers.isEmpty else { return }
+    /// Resumes every caller in the batch (on the loop or off it, see the type) and empties it;
+    /// how many were handed off the loop.
+    @discardableResult
+    mutating func resumeAll() -> Int {
+        guard !callers.isEmpty else { return 0 }
         if callers.count < Self.offLoopThreshold {
             for index in callers.indices { callers[index].resume(returning: outcomes[index]) }
             callers.removeAll(keepingCapacity: true)
             outcomes.removeAll(keepingCapacity: true)
-            return
+            return 0
         }
+        let handedOff = callers.count
         var start = 0
         while start < callers.count {
             let end = min(start + Self.chunkSize, callers.count)
@@ -49,5 +52,6 @@ struct ResumeBatch {
         }
         callers.removeAll(keepingCapacity: true)
         outcomes.removeAll(keepingCapacity: true)
+        return handedOff
     }
 }
