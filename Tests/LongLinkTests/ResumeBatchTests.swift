@@ -1,15 +1,16 @@
 import LongLinkTestSupport
+import LongLinkTransport
 import LongLinkWire
-import Synchronization
 import Testing
 
 @testable import LongLink
 
 @Suite("Resume batch")
 struct ResumeBatchTests {
-    /// The continuations of suspended callers, by caller.
+    /// The continuations of suspended callers, by caller. `Locked` (a pthread mutex) rather than
+    /// `Mutex`: ThreadSanitizer sees the former's lock and unlock, not the latter's futex.
     private final class Registry: Sendable {
-        let callers = Mutex<[Int: ResumeBatch.Caller]>([:])
+        let callers = Locked<[Int: ResumeBatch.Caller]>([:])
 
         var count: Int { callers.withLock { $0.count } }
     }
