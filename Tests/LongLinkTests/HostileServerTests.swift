@@ -28,13 +28,7 @@ struct HostileServerTests {
 
     @Test func aReplyAfterTheDeadlineIsIgnored() async throws {
         let held = Mailbox<Frame.Request>()
-        let server = try await ScriptedServer.start { frame, peer in
-            switch frame {
-            case .hello: peer.welcome()
-            case .request(let request): held.put(request)
-            default: break
-            }
-        }
+        let server = try await ScriptedServer.holdingRequests(in: held)
         let clock = ManualClock()
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.clock = clock

@@ -66,13 +66,7 @@ struct ResumeBatchTests {
     @Test func repliesOfOneReadResumeTheirOwnCallers() async throws {
         let count = 300
         let held = Mailbox<Frame.Request>()
-        let server = try await ScriptedServer.start { frame, peer in
-            switch frame {
-            case .hello: peer.welcome()
-            case .request(let request): held.put(request)
-            default: break
-            }
-        }
+        let server = try await ScriptedServer.holdingRequests(in: held)
         let running = RunningClient(.forTests(server.endpoint))
         try await running.waitUntilConnected()
         let peer = try await server.nextPeer()

@@ -66,6 +66,17 @@ final class ScriptedServer: Sendable {
         return ScriptedServer(listener: listener, peers: peers)
     }
 
+    /// Starts a server that welcomes every client and answers no request: each one goes to `held`.
+    static func holdingRequests(in held: Mailbox<Frame.Request>) async throws -> ScriptedServer {
+        try await start { frame, peer in
+            switch frame {
+            case .hello: peer.welcome()
+            case .request(let request): held.put(request)
+            default: break
+            }
+        }
+    }
+
     private init(listener: Listener, peers: Mailbox<Peer>) {
         self.listener = listener
         self.peersBox = peers
