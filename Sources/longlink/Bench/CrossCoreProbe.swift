@@ -60,8 +60,7 @@ final class CrossCoreProbe: Sendable {
     /// Stops probing; the round trip of each probe so far, in nanoseconds (each the fastest of a
     /// few short series, so a moment of preemption does not count).
     func stop() async -> [Double] {
-        stopRequested.store(true, ordering: .releasing)
-        wakeMeasurer.signal()
+        requestStop()
         return await withCheckedContinuation { continuation in
             let samples: [Double]? = state.withLock { state in
                 if state.finished { return state.samples }
@@ -70,6 +69,13 @@ final class CrossCoreProbe: Sendable {
             }
             if let samples { continuation.resume(returning: samples) }
         }
+    }
+
+    /// Ends the probing without waiting for its samples: for paths that leave a measurement
+    /// early (an error), so that the threads do not probe on until the process ends.
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeMeasurer.signal()
     }
 
     private func measure() {

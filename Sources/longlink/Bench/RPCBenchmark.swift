@@ -49,6 +49,7 @@ enum RPCBenchmark {
             let clock = ContinuousClock()
             try await Task.sleep(for: settings.warmUp)
             let probe = CrossCoreProbe.start()
+            defer { probe?.requestStop() }
             let startRoles = ProcessUsage.cpuTimeByRole()
             let (startCount, startTime, startCPU) = (tallies.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)

@@ -123,6 +123,7 @@ enum TimeoutBenchmark {
         // every 250 ms until every caller ran.
         try? await Task.sleep(until: deadline.advanced(by: .milliseconds(-20)), clock: clock)
         let placement = CrossCoreProbe.start()
+        defer { placement?.requestStop() }
         try? await Task.sleep(until: deadline, clock: clock)
         let cpuDeadline = ProcessUsage.cpuTime()
         // When the client has failed every call (every caller's continuation resumed with the
