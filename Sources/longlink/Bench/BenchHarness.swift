@@ -40,11 +40,7 @@ struct ThroughputSample: Sendable {
     var crossCoreProbes: [Double] = []
 
     /// The share of the window's probes that found the far placement; nil without probes.
-    var farShare: Double? {
-        guard !crossCoreProbes.isEmpty else { return nil }
-        let far = crossCoreProbes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }.count
-        return Double(far) / Double(crossCoreProbes.count)
-    }
+    var farShare: Double? { CrossCoreProbe.farShare(of: crossCoreProbes) }
 
     init(
         requests: Int, elapsed: Duration, cpu: Duration,

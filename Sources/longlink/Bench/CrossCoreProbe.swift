@@ -22,6 +22,13 @@ final class CrossCoreProbe: Sendable {
     /// Round trips from this long count as the far placement.
     static let farThresholdNanoseconds = 150.0
 
+    /// The share of `probes` (round trips in nanoseconds) that found the far placement; nil
+    /// without probes.
+    static func farShare(of probes: [Double]) -> Double? {
+        guard !probes.isEmpty else { return nil }
+        return Double(probes.filter { $0 >= farThresholdNanoseconds }.count) / Double(probes.count)
+    }
+
     private static let seriesLength = 200
     private static let seriesCount = 8
     private static let interval = DispatchTimeInterval.milliseconds(250)
@@ -115,11 +122,7 @@ final class CrossCoreProbe: Sendable {
                 value += 2
             }
             if series > 0 {
-                let elapsed = clock.now - start
-                let nanoseconds =
-                    (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9)
-                    / Double(Self.seriesLength)
-                best = min(best, nanoseconds)
+                best = min(best, (clock.now - start).inSeconds * 1e9 / Double(Self.seriesLength))
             }
         }
         return best

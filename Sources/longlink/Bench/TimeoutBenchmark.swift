@@ -174,12 +174,7 @@ enum TimeoutBenchmark {
             ("cpu_submit_ms", (cpuWritten - cpuStart).inMilliseconds),
             ("cpu_wait_ms", (cpuDeadline - cpuWritten).inMilliseconds),
             ("cpu_fire_ms", (cpuEnd - cpuDeadline).inMilliseconds),
-        ] + (probes.isEmpty ? [] : [("far_share", farShare(probes) * 100)])
-    }
-
-    /// The share of `probes` (round trips in nanoseconds) that found the vCPUs far apart.
-    static func farShare(_ probes: [Double]) -> Double {
-        Double(probes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }.count) / Double(probes.count)
+        ] + (CrossCoreProbe.farShare(of: probes).map { [("far_share", $0 * 100)] } ?? [])
     }
 
     /// When each caller resumed, and how it failed.
