@@ -90,8 +90,6 @@ actor ClientCore {
     nonisolated let expiredByTimer = Atomic<Int>(0)
     /// Callers of replies resumed off the loop (see ``ResumeBatch``), counted per batch.
     nonisolated let callersResumedOffLoop = Atomic<Int>(0)
-    /// What the deadline pass's look-ahead reads add up to: kept so that they are not optimised away.
-    @exclusivity(unchecked) private var expiryWarmth: Int64 = 0
     @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
     /// Callers finished while the loop handles a read's frames (see ``linkReceived(_:_:)``).
     @exclusivity(unchecked) private var readResumes = ResumeBatch()
@@ -285,66 +283,66 @@ actor ClientCore {
 
     /// The deadline timer fired: fails every call whose bucket is due.
     ///
-    /// A mass expiry (``parallelResumeThreshold`` calls or more) only does the books on the loop
-    /// and hands the suspended callers to the global executor in chunks, where resuming them runs on
-    /// every core beside the callers themselves. Why: resuming a continuation is most of an
-    /// expiry's cost (the runtime touches the caller's cold task and enqueues it), and on the loop
-    /// 100,000 of them competed for one core with the very callers they woke. The loop is free for
-    /// replies and heartbeats again after the books. The chunks are made after the whole pass, so
-    /// they sit ahead of every resumed caller in the executor's queue.
+    /// A mass expiry (``parallelResumeThreshold`` calls or more) does the books first and then
+    /// resumes the suspended callers in chunks (``ExpiredCallers``), taken by ``expiryHelpers`` jobs
+    /// on the global executor and by the loop itself until none is left. Why: resuming a caller's
+    /// cold task is most of an expiry's cost, and it is the runtime's. Spread over several threads
+    /// it runs on every core; with the loop among them, the callers keep a fair share of the
+    /// machine when another busy thread holds a core (in `bench timeouts`, the server expiring the
+    /// same budgets; with two jobs alone they got one core of two). The jobs are queued before any
+    /// caller is resumed, so they sit ahead of the callers in the executor's queue.
     private func deadlinesDue() {
         deadlineTimer = nil
         deadlineTimerAt = nil
         let due = deadlines.takeDue(at: clock.now)
         let dueCount = due.reduce(0) { $0 + $1.calls.count }
-        let resumeOffLoop = dueCount >= Self.parallelResumeThreshold
+        let resumeInParallel = dueCount >= Self.parallelResumeThreshold
         var handedOver: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
-        if resumeOffLoop { handedOver.reserveCapacity(dueCount) }
+        if resumeInParallel { handedOver.reserveCapacity(dueCount) }
         var resumedHere = 0
-        var warmth: Int64 = 0
         for bucket in due {
-            let calls = bucket.calls
-            for (index, call) in calls.enumerated() {
-                // Reads a call a few places ahead: an independent load, so its object (cold, like
-                // every call of a mass expiry) is on its way while this one is done. Cut the
-                // books of 100,000 expiring calls (medians 9.0 to 5.7 ms, `bench timeouts`).
-                if index + Self.expiryLookahead < calls.count {
-                    warmth &+= calls[index + Self.expiryLookahead].deadlineNanoseconds
-                }
-                call.deadlineBucket = nil
-                call.deadlineSlot = -1
-                if resumeOffLoop {
-                    guard !call.isFinished else { continue }
-                    stats.timeouts += 1
-                    takeOffTheBooks(call)
-                    if let caller = call.takeCaller(finishingWith: .timedOut) { handedOver.append(caller) }
-                } else if expire(call) {
-                    resumedHere += 1
+            bucket.calls.withUnsafeBufferPointer { calls in
+                for (index, call) in calls.enumerated() {
+                    // Prefetches a call a few places ahead, so its object (cold, like every call of a
+                    // mass expiry) is on its way while this one is done.
+                    if index + Self.expiryLookahead < calls.count {
+                        Prefetch.object(
+                            referencedBy: UnsafeRawPointer(calls.baseAddress! + index + Self.expiryLookahead), lines: 2)
+                    }
+                    call.deadlineBucket = nil
+                    call.deadlineSlot = -1
+                    if resumeInParallel {
+                        guard !call.isFinished else { continue }
+                        stats.timeouts += 1
+                        takeOffTheBooks(call)
+                        if let caller = call.takeCaller(finishingWith: .timedOut) { handedOver.append(caller) }
+                    } else if expire(call) {
+                        resumedHere += 1
+                    }
                 }
             }
         }
-        expiryWarmth &+= warmth
         expiredByTimer.add(resumedHere + handedOver.count, ordering: .relaxed)
         expiredCallersResumed.add(resumedHere, ordering: .relaxed)
-        var start = handedOver.startIndex
-        while start < handedOver.endIndex {
-            let chunk = Array(handedOver[start..<min(start + Self.parallelResumeChunk, handedOver.endIndex)])
-            start += chunk.count
-            Task.detached { [self] in
-                for caller in chunk { caller.resume(returning: .timedOut) }
-                expiredCallersResumed.add(chunk.count, ordering: .relaxed)
+        if !handedOver.isEmpty {
+            let expired = ExpiredCallers(handedOver)
+            for _ in 0..<Self.expiryHelpers {
+                Task.detached { [self] in
+                    expiredCallersResumed.add(expired.resumeChunks(), ordering: .relaxed)
+                }
             }
+            expiredCallersResumed.add(expired.resumeChunks(), ordering: .relaxed)
         }
-        if resumeOffLoop, shuttingDown { finishShutdownIfIdle() }
+        if resumeInParallel, shuttingDown { finishShutdownIfIdle() }
         if let next = deadlines.nextDueNanoseconds() { armDeadlineTimer(at: next) }
     }
 
-    /// From this many calls expiring in one pass, their callers are resumed off the loop.
+    /// From this many calls expiring in one pass, their callers are resumed in parallel.
     static let parallelResumeThreshold = 2_048
-    /// How many callers one job of a mass expiry resumes.
-    static let parallelResumeChunk = 1_024
-    /// How far ahead of the call being expired the deadline pass reads (see ``deadlinesDue()``).
-    private static let expiryLookahead = 8
+    /// How many jobs on the global executor resume a mass expiry's callers beside the loop.
+    static let expiryHelpers = 2
+    /// How far ahead of the call being expired the deadline pass prefetches (see ``deadlinesDue()``).
+    private static let expiryLookahead = 16
 
     /// `now` is in nanoseconds from the deadline index's origin (read from the clock when nil).
     private func write(_ call: PendingCall, on link: Link, now: Int64? = nil) {

@@ -17,6 +17,9 @@ struct ResumeBatch {
     static let offLoopThreshold = 16
     /// How many callers one job off the loop resumes (several jobs let every core take part).
     static let chunkSize = 128
+    /// How far ahead of the caller being resumed a job prefetches its task: the task's lines were
+    /// last written on the caller's core, and fetching several at once overlaps their transfers.
+    static let lookahead = 8
 
     private var callers: [Caller] = []
     private var outcomes: [PendingCall.Outcome] = []
@@ -46,7 +49,10 @@ struct ResumeBatch {
             let end = min(start + Self.chunkSize, callers.count)
             let chunk = Array(zip(callers[start..<end], outcomes[start..<end]))
             Task.detached {
-                for (caller, outcome) in chunk { caller.resume(returning: outcome) }
+                for index in chunk.indices {
+                    if index + Self.lookahead < chunk.endIndex { Prefetch.task(of: chunk[index + Self.lookahead].0) }
+                    chunk[index].0.resume(returning: chunk[index].1)
+                }
             }
             start = end
         }
