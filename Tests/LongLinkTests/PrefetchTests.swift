@@ -14,7 +14,7 @@ struct PrefetchTests {
                 task.map { UInt(bitPattern: unsafeBitCast($0, to: Int.self)) }
             }
             let prefetched = Prefetch.taskAddress(of: continuation).map { UInt(bitPattern: $0) }
-            Prefetch.task(of: continuation)
+            Prefetch.task(of: continuation, lines: Prefetch.coldTaskLines)
             continuation.resume(returning: (prefetched, current))
         }
         #expect(current != nil)

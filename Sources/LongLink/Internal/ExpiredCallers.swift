@@ -33,7 +33,9 @@ final class ExpiredCallers: Sendable {
                 guard start < callers.count else { break }
                 let end = min(start + Self.chunkSize, callers.count)
                 for index in start..<end {
-                    if index + Self.lookahead < end { Prefetch.task(of: callers[index + Self.lookahead]) }
+                    if index + Self.lookahead < end {
+                        Prefetch.task(of: callers[index + Self.lookahead], lines: Prefetch.coldTaskLines)
+                    }
                     callers[index].resume(returning: .timedOut)
                 }
                 resumed += end - start

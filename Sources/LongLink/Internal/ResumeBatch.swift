@@ -50,7 +50,9 @@ struct ResumeBatch {
             let chunk = Array(zip(callers[start..<end], outcomes[start..<end]))
             Task.detached {
                 for index in chunk.indices {
-                    if index + Self.lookahead < chunk.endIndex { Prefetch.task(of: chunk[index + Self.lookahead].0) }
+                    if index + Self.lookahead < chunk.endIndex {
+                        Prefetch.task(of: chunk[index + Self.lookahead].0, lines: Prefetch.taskHeadLines)
+                    }
                     chunk[index].0.resume(returning: chunk[index].1)
                 }
             }
