@@ -26,8 +26,10 @@ public final class EventLoopGroup: Sendable {
 
     /// A process-wide group with one loop per online core, created on first use and never shut down
     /// (``shutdown()`` on it does nothing).
-    public static let shared = EventLoopGroup(
-        loopCount: max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), name: "longlink", isShared: true)
+    public static let shared = EventLoopGroup(loopCount: onlineCores, name: "longlink", isShared: true)
+
+    /// How many cores are online (at least 1), read once.
+    package static let onlineCores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// The next loop, round robin. Thread-safe.
     public func next() -> EventLoop {

@@ -341,8 +341,9 @@ actor ClientCore {
 
     /// From this many calls expiring in one pass, their callers are resumed in parallel.
     static let parallelResumeThreshold = 2_048
-    /// How many jobs on the global executor resume a mass expiry's callers beside the loop.
-    static let expiryHelpers = 2
+    /// How many jobs on the global executor resume a mass expiry's callers beside the loop: one
+    /// per core, as many as the executor runs at once (two on the bench machine).
+    static let expiryHelpers = EventLoopGroup.onlineCores
     /// How far ahead of the call being expired the deadline pass prefetches (see ``deadlinesDue()``).
     private static let expiryLookahead = 16
 
