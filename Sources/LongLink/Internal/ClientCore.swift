@@ -145,7 +145,7 @@ actor ClientCore {
     }
 
     /// Hands the call and its suspended caller to the loop (the first of a batch schedules the drain).
-    nonisolated func submit(_ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>) {
+    nonisolated func submit(_ call: PendingCall, _ continuation: PendingCall.Caller) {
         if submissions.append(call, continuation) {
             loop.execute { self.assumeIsolated { $0.admitSubmissions() } }
         }
@@ -164,7 +164,7 @@ actor ClientCore {
     /// Registers one call; resumes `continuation` exactly once, through the call.
     /// `now` is in nanoseconds from the deadline index's origin.
     private func admit(
-        _ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>, now: Int64
+        _ call: PendingCall, _ continuation: PendingCall.Caller, now: Int64
     ) {
         // Given up (cancelled) before it got here: the failure was parked on the call.
         if let early = call.earlyFailure ?? (call.isFinished ? CancellationError() : nil) {
@@ -299,7 +299,7 @@ actor ClientCore {
         let due = deadlines.takeDue(at: clock.now)
         let dueCount = due.reduce(0) { $0 + $1.calls.count }
         let resumeInParallel = dueCount >= Self.parallelResumeThreshold
-        var handedOver: [UnsafeContinuation<PendingCall.Outcome, Never>] = []
+        var handedOver: [PendingCall.Caller] = []
         if resumeInParallel { handedOver.reserveCapacity(dueCount) }
         var resumedHere = 0
         for bucket in due {

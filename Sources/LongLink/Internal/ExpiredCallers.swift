@@ -8,7 +8,7 @@ import Synchronization
 /// the cores, the scheduler gives the jobs only the other one. With the loop resuming beside
 /// them, the callers' share of the machine rises from one core in two to about three in four.
 final class ExpiredCallers: Sendable {
-    typealias Caller = UnsafeContinuation<PendingCall.Outcome, Never>
+    typealias Caller = PendingCall.Caller
 
     /// How many callers one take resumes.
     static let chunkSize = 256

@@ -18,6 +18,9 @@ final class PendingCall: @unchecked Sendable {
         case done
     }
 
+    /// A suspended caller: the continuation its outcome resumes.
+    typealias Caller = UnsafeContinuation<Outcome, Never>
+
     // The fields the loop touches for every call come first, next to the object's header and
     // reference count: a mass expiry walks 100,000 cold calls, one or two cache lines each.
     private let finishedFlag = Atomic<Bool>(false)
@@ -35,7 +38,7 @@ final class PendingCall: @unchecked Sendable {
     @exclusivity(unchecked) var deadlineNanoseconds: Int64 = 0
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
-    @exclusivity(unchecked) var continuation: UnsafeContinuation<Outcome, Never>?
+    @exclusivity(unchecked) var continuation: Caller?
 
     let id: UInt64
     let method: String
@@ -120,7 +123,7 @@ final class PendingCall: @unchecked Sendable {
     /// Finishes the call with `outcome` (exactly once: nil when it had finished already) and hands
     /// back its suspended caller for whoever resumes it: ``complete(_:)-swift.method`` at once, a
     /// mass expiry off the loop. A caller not suspended yet finds the failure parked on the call.
-    func takeCaller(finishingWith outcome: Outcome) -> UnsafeContinuation<Outcome, Never>? {
+    func takeCaller(finishingWith outcome: Outcome) -> Caller? {
         guard !finishedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
         stage = .done
         guard let continuation else {

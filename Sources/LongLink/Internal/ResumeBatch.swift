@@ -11,7 +11,7 @@
 /// Exactly-once holds as before: a caller is taken from its call (``PendingCall/takeCaller(finishingWith:)``)
 /// before it joins the batch, and the batch resumes each one once.
 struct ResumeBatch {
-    typealias Caller = UnsafeContinuation<PendingCall.Outcome, Never>
+    typealias Caller = PendingCall.Caller
 
     /// From this many callers in one batch, they are resumed off the loop.
     static let offLoopThreshold = 16

@@ -9,7 +9,7 @@ import LongLinkTransport
 final class SubmissionInbox: Sendable {
     struct Submission {
         let call: PendingCall
-        let continuation: UnsafeContinuation<PendingCall.Outcome, Never>
+        let continuation: PendingCall.Caller
     }
 
     private struct State {
@@ -21,7 +21,7 @@ final class SubmissionInbox: Sendable {
     private let state = Locked(State())
 
     /// Appends a submission; true when the caller must schedule a drain on the loop.
-    func append(_ call: PendingCall, _ continuation: UnsafeContinuation<PendingCall.Outcome, Never>) -> Bool {
+    func append(_ call: PendingCall, _ continuation: PendingCall.Caller) -> Bool {
         state.withLock { state in
             state.submissions.append(Submission(call: call, continuation: continuation))
             if state.drainScheduled { return false }
