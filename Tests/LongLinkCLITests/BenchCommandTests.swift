@@ -38,15 +38,6 @@ struct BenchCommandTests {
             #expect(row["unit"] as? String == "%")
             #expect((row["note"] as? String ?? "").contains("% far)"))
         }
-        // The memory row comes with the same probe (Linux): one positive latency per run, and the
-        // run's rate beside it in the note.
-        if let memory = results.removeValue(forKey: "machine.memory_latency.rpc_in_flight_1024") {
-            let row = try #require(memory as? [String: Any])
-            let samples = try #require(row["samples"] as? [Double])
-            #expect(samples.count == 1 && samples.allSatisfy { $0 > 0 && $0.isFinite })
-            #expect(row["unit"] as? String == "ns")
-            #expect((row["note"] as? String ?? "").contains(" ns)"))
-        }
         #expect(Set(results.keys) == Set(Self.rpcKeys))
         for key in Self.rpcKeys {
             let row = try #require(results[key] as? [String: Any], "missing \(key)")
@@ -107,22 +98,6 @@ struct BenchCommandTests {
         #expect(BenchStats.percentile(sorted, 0.99) == 990)
         #expect(BenchStats.percentile(sorted, 0.999) == 999)
         #expect(BenchStats.percentile([7], 0.999) == 7)
-    }
-
-    /// The memory probe walks its chain onwards (each probe starts where the last stopped, on
-    /// lines it has not just loaded) and times loads that depend on each other: no load from
-    /// memory takes under a nanosecond, which a chase the optimiser moved out of the timed span
-    /// reported (0.2 ns).
-    @Test func memoryProbeTimesDependentLoadsAlongTheChain() {
-        MemoryLatency.prepare()
-        var position = 0
-        var visited: Set<Int> = [position]
-        for _ in 0..<3 {
-            let nanoseconds = MemoryLatency.probe(from: &position)
-            #expect(nanoseconds >= 1 && nanoseconds.isFinite, "\(nanoseconds) ns a load")
-            #expect(position % 8 == 0, "the chase stays on the lines' first elements")
-            #expect(visited.insert(position).inserted, "the chase moved on")
-        }
     }
 
     @Test func targets() {

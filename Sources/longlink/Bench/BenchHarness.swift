@@ -35,18 +35,12 @@ struct ThroughputSample: Sendable {
     var cpuMicrosecondsPerRequest: Double
     /// ``cpuMicrosecondsPerRequest`` split by the threads' roles (see ``ProcessUsage/ThreadRole``).
     var cpuByRole: [ProcessUsage.ThreadRole: Double] = [:]
-    /// What the machine probe found during the window (``MachineProbe``); empty where it cannot
-    /// run.
-    var machine = MachineProbe.Readings()
+    /// The cross-core round trips probed during the window (``CrossCoreProbe``), in nanoseconds;
+    /// empty where they cannot be measured.
+    var crossCoreProbes: [Double] = []
 
     /// The share of the window's probes that found the far placement; nil without probes.
-    var farShare: Double? { MachineProbe.farShare(of: machine.roundTrips) }
-
-    /// Whether the machine probe ran during the window.
-    var wasProbed: Bool { !machine.roundTrips.isEmpty || !machine.memoryLoads.isEmpty }
-
-    /// The median load from memory in the window, in nanoseconds; nil without probes.
-    var memoryLatency: Double? { machine.memoryLoads.isEmpty ? nil : BenchStats.median(machine.memoryLoads) }
+    var farShare: Double? { CrossCoreProbe.farShare(of: crossCoreProbes) }
 
     init(
         requests: Int, elapsed: Duration, cpu: Duration,

@@ -48,29 +48,28 @@ enum RPCBenchmark {
             }
             let clock = ContinuousClock()
             try await Task.sleep(for: settings.warmUp)
-            let probe = MachineProbe.start()
+            let probe = CrossCoreProbe.start()
             defer { probe?.requestStop() }
             let startRoles = ProcessUsage.cpuTimeByRole()
             let (startCount, startTime, startCPU) = (tallies.value, clock.now, ProcessUsage.cpuTime())
             try await Task.sleep(for: settings.duration)
             let (endCount, endTime, endCPU) = (tallies.value, clock.now, ProcessUsage.cpuTime())
             let cpuByRole = ProcessUsage.cpuTimeByRole(since: startRoles)
-            let readings = await probe?.stop() ?? MachineProbe.Readings()
+            let probes = await probe?.stop() ?? []
             counter.stop()
             try await group.waitForAll()
             var sample = ThroughputSample(
                 requests: endCount - startCount, elapsed: endTime - startTime, cpu: endCPU - startCPU,
                 cpuByRole: cpuByRole)
-            sample.machine = readings
+            sample.crossCoreProbes = probes
             return sample
         }
     }
 
     /// `--in-flight N`: throughput at one level, baseline and both deadline designs alternating.
     static func runOneLevel(_ inFlight: Int, _ settings: BenchSettings, into report: inout BenchReport) async throws {
-        MemoryLatency.prepare()
         var samples: [String: [Double]] = [:]
-        var probedRuns: [ThroughputSample] = []
+        var placements: [ThroughputSample] = []
         try await withBenchServer { server in
             try await withBenchClient(port: server.port) { heap in
                 try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
@@ -90,8 +89,8 @@ enum RPCBenchmark {
                                     heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)
                             ),
                         ]
-                        if let heap = measured.first(where: { $0.0 == "heap" })?.1, heap.wasProbed {
-                            probedRuns.append(heap)
+                        if let heap = measured.first(where: { $0.0 == "heap" })?.1, heap.farShare != nil {
+                            placements.append(heap)
                         }
                         for (design, sample) in measured {
                             samples[design, default: []].append(sample.rate)
@@ -112,8 +111,7 @@ enum RPCBenchmark {
             throughputFigure(
                 inFlight: inFlight, taskGroup: true, samples: samples["group"] ?? [], baseline: samples["baseline"],
                 target: nil))
-        if let placement = placementFigure(inFlight: inFlight, probedRuns) { report.add(placement) }
-        if let memory = memoryLatencyFigure(inFlight: inFlight, probedRuns) { report.add(memory) }
+        if !placements.isEmpty { report.add(placementFigure(inFlight: inFlight, placements)) }
         report.add(
             BenchFigure(
                 key: "rpc.on_loop.in_flight_\(inFlight).throughput",
@@ -162,41 +160,22 @@ enum RPCBenchmark {
     }
 
     /// The share of cross-core probes that found the far placement in each run at `inFlight`,
-    /// with each run's rate (see ``MachineProbe``); nil when no run has a round trip.
-    static func placementFigure(inFlight: Int, _ probedRuns: [ThroughputSample]) -> BenchFigure? {
-        let runs = probedRuns.filter { $0.farShare != nil }
-        guard !runs.isEmpty else { return nil }
+    /// with each run's rate (see ``CrossCoreProbe``).
+    static func placementFigure(inFlight: Int, _ runs: [ThroughputSample]) -> BenchFigure {
         let perRun = runs.map { run in
             "\(Int((run.rate / 1_000).rounded()))k (\(Int(((run.farShare ?? 0) * 100).rounded()))% far)"
         }
-        let probes = runs.flatMap(\.machine.roundTrips).sorted()
-        let near = probes.filter { $0 < MachineProbe.farThresholdNanoseconds }
-        let far = probes.filter { $0 >= MachineProbe.farThresholdNanoseconds }
+        let probes = runs.flatMap(\.crossCoreProbes).sorted()
+        let near = probes.filter { $0 < CrossCoreProbe.farThresholdNanoseconds }
+        let far = probes.filter { $0 >= CrossCoreProbe.farThresholdNanoseconds }
         func median(_ values: [Double]) -> String { values.isEmpty ? "none" : "\(Int(BenchStats.median(values))) ns" }
         return BenchFigure(
             key: "machine.far_placement_share.rpc_in_flight_\(inFlight)",
             label: "share of the \(inFlight)-in-flight window with the vCPUs far apart", unit: "%",
             samples: runs.map { ($0.farShare ?? 0) * 100 },
             note: "every 250 ms of each window, two threads pinned to CPUs 0 and 1 pass a cache line back and "
-                + "forth; a round trip from \(Int(MachineProbe.farThresholdNanoseconds)) ns counts as far "
+                + "forth; a round trip from \(Int(CrossCoreProbe.farThresholdNanoseconds)) ns counts as far "
                 + "(median near \(median(near)), far \(median(far))). Runs: \(perRun.joined(separator: ", "))")
-    }
-
-    /// The median load from memory in each run's window at `inFlight`, with each run's rate (see
-    /// ``MemoryLatency``); nil when no run has a reading.
-    static func memoryLatencyFigure(inFlight: Int, _ runs: [ThroughputSample]) -> BenchFigure? {
-        let measured = runs.compactMap { run in run.memoryLatency.map { (run.rate, $0) } }
-        guard !measured.isEmpty else { return nil }
-        let perRun = measured.map { rate, latency in
-            "\(Int((rate / 1_000).rounded()))k (\(Int(latency.rounded())) ns)"
-        }
-        return BenchFigure(
-            key: "machine.memory_latency.rpc_in_flight_\(inFlight)",
-            label: "a load from memory during the \(inFlight)-in-flight window", unit: "ns",
-            samples: measured.map(\.1),
-            note: "every 250 ms of each window, \(MemoryLatency.loadsPerProbe) dependent loads over a "
-                + "\(MemoryLatency.chainBytes >> 20) MiB random cycle, timed; the median of the window's probes. "
-                + "Runs: \(perRun.joined(separator: ", "))")
     }
 
     /// The issue's throughput targets: at least half the baseline at 64 and 1,024 in flight, and
@@ -234,7 +213,6 @@ enum RPCBenchmark {
             try await runOneLevel(only, settings, into: &report)
             return
         }
-        MemoryLatency.prepare()
         let runs = settings.runs
         let figures = try await withBenchServer { server in
             try await withBenchClient(port: server.port) { bench in
@@ -243,7 +221,7 @@ enum RPCBenchmark {
                 var baseline: [Int: [Double]] = [:]
                 var longLink: [Int: [Double]] = [:]
                 var onLoop: [Double] = []
-                var probedRuns: [ThroughputSample] = []
+                var placements: [ThroughputSample] = []
                 let fractions = [0.5, 0.99, 0.999]
                 var baselineLatency: [[Double]] = [[], [], []]
                 var longLinkLatency: [[Double]] = [[], [], []]
@@ -257,7 +235,7 @@ enum RPCBenchmark {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(runs): LongLink")
                         let sample = try await measure(client, inFlight: inFlight, settings: settings)
                         longLink[inFlight, default: []].append(sample.rate)
-                        if inFlight == 1_024, sample.wasProbed { probedRuns.append(sample) }
+                        if inFlight == 1_024, sample.farShare != nil { placements.append(sample) }
                     }
                     benchProgress("rpc: 64 in flight, callers on the client's loop, run \(run)/\(runs)")
                     onLoop.append(try await throughput(client, inFlight: 64, settings: settings, executor: loop))
@@ -280,8 +258,7 @@ enum RPCBenchmark {
                             inFlight: inFlight, taskGroup: false, samples: longLink[inFlight] ?? [],
                             baseline: baseline[inFlight], target: throughputTarget(inFlight: inFlight)))
                 }
-                if let placement = placementFigure(inFlight: 1_024, probedRuns) { figures.append(placement) }
-                if let memory = memoryLatencyFigure(inFlight: 1_024, probedRuns) { figures.append(memory) }
+                if !placements.isEmpty { figures.append(placementFigure(inFlight: 1_024, placements)) }
                 figures.append(
                     BenchFigure(
                         key: "rpc.in_flight_64_callers_on_loop.throughput",

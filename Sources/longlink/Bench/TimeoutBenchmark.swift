@@ -52,16 +52,6 @@ enum TimeoutBenchmark {
                     note: "probed from 20 ms before the deadline, then every 250 ms (see the rpc row); runs: "
                         + runs.joined(separator: ", ")))
         }
-        if let loads = samples["memory_ns"], loads.count == samples["fired_late_ms"]?.count {
-            let runs = zip(samples["fired_late_ms"] ?? [], loads).map { late, load in
-                "\(BenchReport.number(late)) ms (\(Int(load.rounded())) ns)"
-            }
-            report.add(
-                BenchFigure(
-                    key: "machine.memory_latency.timeouts", label: "a load from memory during the timeouts' firing",
-                    unit: "ns", samples: loads,
-                    note: "probed with the placement (see the rpc row); runs: " + runs.joined(separator: ", ")))
-        }
         report.add(
             BenchFigure(
                 key: "timeouts.last_late", label: "timeouts: last of \(count) callers resumes after its deadline by",
@@ -96,7 +86,6 @@ enum TimeoutBenchmark {
 
     /// The child's side.
     static func probe(port: Int, count: Int, deadlineAfter: Duration) async throws -> [(String, Double)] {
-        MemoryLatency.prepare()
         let bench = try await BenchClient.connect(port: port)
         let client = bench.client
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -130,10 +119,10 @@ enum TimeoutBenchmark {
         }
         let writtenAt = clock.now
         let cpuWritten = ProcessUsage.cpuTime()
-        // The vCPUs' placement and the memory's latency (see ``MachineProbe``): probed just before
-        // the deadline and then every 250 ms until every caller ran.
+        // The vCPUs' placement (see ``CrossCoreProbe``): probed just before the deadline and then
+        // every 250 ms until every caller ran.
         try? await Task.sleep(until: deadline.advanced(by: .milliseconds(-20)), clock: clock)
-        let placement = MachineProbe.start()
+        let placement = CrossCoreProbe.start()
         defer { placement?.requestStop() }
         try? await Task.sleep(until: deadline, clock: clock)
         let cpuDeadline = ProcessUsage.cpuTime()
@@ -169,11 +158,11 @@ enum TimeoutBenchmark {
             try? await Task.sleep(for: .milliseconds(1))
         }
         let cpuEnd = ProcessUsage.cpuTime()
-        let readings = await placement?.stop() ?? MachineProbe.Readings()
+        let probes = await placement?.stop() ?? []
         let expiredByTimer = client.expiredByTimer - expiredBefore
         let (unsorted, timedOut) = results.snapshot()
         let lateness = unsorted.sorted()
-        var values: [(String, Double)] = [
+        return [
             ("written", Double(written)),
             ("timed_out", Double(timedOut)),
             ("server_first", Double(timedOut - expiredByTimer)),
@@ -185,10 +174,7 @@ enum TimeoutBenchmark {
             ("cpu_submit_ms", (cpuWritten - cpuStart).inMilliseconds),
             ("cpu_wait_ms", (cpuDeadline - cpuWritten).inMilliseconds),
             ("cpu_fire_ms", (cpuEnd - cpuDeadline).inMilliseconds),
-        ]
-        if let share = MachineProbe.farShare(of: readings.roundTrips) { values.append(("far_share", share * 100)) }
-        if !readings.memoryLoads.isEmpty { values.append(("memory_ns", BenchStats.median(readings.memoryLoads))) }
-        return values
+        ] + (CrossCoreProbe.farShare(of: probes).map { [("far_share", $0 * 100)] } ?? [])
     }
 
     /// When each caller resumed, and how it failed.

@@ -6,31 +6,19 @@ import Synchronization
     import Glibc
 #endif
 
-/// Watches the two properties of the machine that swing LongLink's figures while a measurement
-/// runs: every quarter of a second, two threads pinned to CPUs 0 and 1 pass a counter back and
-/// forth a few thousand times (well under a millisecond; both threads sleep in between), and the
-/// first of them then times a load from memory (``MemoryLatency``, about half a millisecond).
+/// Watches how long a cache line takes to travel from one core to the other and back while a
+/// measurement runs: every quarter of a second, two threads pinned to CPUs 0 and 1 pass a counter
+/// back and forth a few thousand times (well under a millisecond; both threads sleep in between).
 ///
-/// Why the bench measures the round trip: on the 2-vCPU VM the figures come from, the host
-/// sometimes runs the two virtual CPUs far apart, for seconds at a time. A round trip then takes
-/// about 300 ns instead of about 55, and every hand-off between the callers' threads and the
-/// client loop (a submitted call, a resumed caller) costs several times more, while the bare
-/// client, one thread talking to the server through the kernel, hardly notices. Why the memory
-/// load: see ``MemoryLatency``. A throughput row means little without the machine it ran on, and
-/// one probe before and after a run misses changes within it.
+/// Why the bench measures it: on the 2-vCPU VM the figures come from, the host sometimes runs the
+/// two virtual CPUs far apart, for seconds at a time. A round trip then takes about 300 ns instead
+/// of about 55, and every hand-off between the callers' threads and the client loop (a submitted
+/// call, a resumed caller) costs several times more, while the bare client, one thread talking to
+/// the server through the kernel, hardly notices. A throughput row means little without the
+/// placement it ran under, and one probe before and after a run misses changes within it.
 ///
 /// Only where threads can be pinned (Linux); elsewhere ``start()`` returns nil.
-final class MachineProbe: Sendable {
-    /// What the probes of one window found.
-    struct Readings: Sendable {
-        /// Cross-core round trips, in nanoseconds (each the fastest of a few short series, so a
-        /// moment of preemption does not count); a probe whose threads did not both get a CPU in
-        /// time has none.
-        var roundTrips: [Double] = []
-        /// Nanoseconds per load from memory, one per probe.
-        var memoryLoads: [Double] = []
-    }
-
+final class CrossCoreProbe: Sendable {
     /// Round trips from this long count as the far placement.
     static let farThresholdNanoseconds = 150.0
 
@@ -55,19 +43,19 @@ final class MachineProbe: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var readings = Readings()
+        var samples: [Double] = []
         var finished = false
-        var waiter: CheckedContinuation<Readings, Never>?
+        var waiter: CheckedContinuation<[Double], Never>?
     }
 
     private init() {}
 
     /// Starts probing on two threads of its own (never on the cooperative pool: it spins for a
     /// moment each time, and pinning would stick to a pool thread).
-    static func start() -> MachineProbe? {
+    static func start() -> CrossCoreProbe? {
         #if os(Linux)
             guard setAffinity != nil else { return nil }
-            let probe = MachineProbe()
+            let probe = CrossCoreProbe()
             Thread { probe.respond() }.start()
             Thread { probe.measure() }.start()
             return probe
@@ -76,16 +64,17 @@ final class MachineProbe: Sendable {
         #endif
     }
 
-    /// Stops probing; what every probe so far found.
-    func stop() async -> Readings {
+    /// Stops probing; the round trip of each probe so far, in nanoseconds (each the fastest of a
+    /// few short series, so a moment of preemption does not count).
+    func stop() async -> [Double] {
         requestStop()
         return await withCheckedContinuation { continuation in
-            let readings: Readings? = state.withLock { state in
-                if state.finished { return state.readings }
+            let samples: [Double]? = state.withLock { state in
+                if state.finished { return state.samples }
                 state.waiter = continuation
                 return nil
             }
-            if let readings { continuation.resume(returning: readings) }
+            if let samples { continuation.resume(returning: samples) }
         }
     }
 
@@ -98,24 +87,18 @@ final class MachineProbe: Sendable {
 
     private func measure() {
         let pinned = Self.pinCurrentThread(toCPU: 0)
-        var chainPosition = 0
         while pinned, !stopRequested.load(ordering: .acquiring) {
-            let roundTrip = probeOnce()
-            let load = MemoryLatency.probe(from: &chainPosition)
-            state.withLock { state in
-                if let roundTrip { state.readings.roundTrips.append(roundTrip) }
-                state.readings.memoryLoads.append(load)
-            }
+            if let nanoseconds = probeOnce() { state.withLock { $0.samples.append(nanoseconds) } }
             _ = wakeMeasurer.wait(timeout: .now() + Self.interval)
         }
         stopRequested.store(true, ordering: .releasing)
         wakeResponder.signal()
-        let (readings, waiter) = state.withLock { state in
+        let (samples, waiter) = state.withLock { state in
             state.finished = true
             defer { state.waiter = nil }
-            return (state.readings, state.waiter)
+            return (state.samples, state.waiter)
         }
-        waiter?.resume(returning: readings)
+        waiter?.resume(returning: samples)
     }
 
     /// One probe; nil when a series takes over 20 ms (the responder did not get a CPU).
