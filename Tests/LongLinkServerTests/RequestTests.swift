@@ -105,6 +105,28 @@ struct RequestTests {
         }
     }
 
+    /// A connection that closes with more requests in flight than the server lets go of in one
+    /// loop turn still has every handler cancelled: the rest follow in later turns.
+    @Test func closingWithManyInFlightCancelsEveryHandler() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.maxInFlightPerConnection = 3_000
+        configuration.dedupeWindow = .zero  // with de-duplication, a closed connection's handlers run on
+        let count = 2_500  // more than two of the server's slices of 1,024 (`ServerConnection.releasedPerTurn`)
+        try await withServer(configuration) { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            var bytes: [UInt8] = []
+            for index in 0..<count {
+                Frame.request(Frame.Request(requestID: "h\(index)", method: "hang")).encodeDelimited(into: &bytes)
+            }
+            try await client.sendRaw(bytes)
+            try await eventually("\(count) handlers run") { server.statistics.handlersRunning == count }
+            client.close()
+            try await eventually("every handler is cancelled") { server.statistics.handlersRunning == 0 }
+            #expect(server.statistics.handlersStarted == count)
+        }
+    }
+
     @Test func pingIsAnsweredWithTheSameNonceAndTheLoad() async throws {
         try await withServer { _, address in
             let client = try await FrameClient.connect(to: address)

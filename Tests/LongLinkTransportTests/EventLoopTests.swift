@@ -112,6 +112,31 @@ struct EventLoopTests {
         await loop.shutdownAndWait()
     }
 
+    @Test("a storm of due timers runs in slices: other work gets a turn after each slice, and every timer fires in order")
+    func dueTimersRunInSlices() async throws {
+        let loop = EventLoop(name: "test-timer-storm")
+        let slice = EventLoop.expiredTimersPerIteration
+        let total = slice * 3 + 7
+        let fired = Watched<[Int]>([])
+        let seenByQueuedWork = Watched<[Int]>([])
+        await onLoop(loop) {
+            for index in 0..<total {
+                loop.scheduleTimer(after: .zero) {
+                    fired.update { $0.append(index) }
+                    // Work queued by the first timer of each slice runs once that slice is over.
+                    if index % slice == 0 {
+                        loop.execute { seenByQueuedWork.update { $0.append(fired.value.count) } }
+                    }
+                }
+            }
+        }
+        let order = try await fired.wait("\(total) timers") { $0.count == total }
+        #expect(order == Array(0..<total))
+        let seen = try await seenByQueuedWork.wait("four slices") { $0.count == 4 }
+        #expect(seen == [slice, slice * 2, slice * 3, total])
+        await loop.shutdownAndWait()
+    }
+
     @Test("a timer does not fire early")
     func timerDoesNotFireEarly() async throws {
         let loop = EventLoop(name: "test-timer-early")

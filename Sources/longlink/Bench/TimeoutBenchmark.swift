@@ -1,3 +1,4 @@
+import Foundation
 import LongLink
 import Synchronization
 
@@ -25,9 +26,20 @@ enum TimeoutBenchmark {
         } _: { server in
             for run in 1...runs {
                 benchProgress("timeouts: \(count) requests with one deadline, run \(run)/\(runs)")
-                let values = try await BenchProbe.spawn(
-                    "timeouts", port: server.port, count: count,
-                    extra: [BenchProbe.deadlineVariable: String(Int64(deadlineAfter.inMilliseconds))])
+                let neighbourStop = BenchCounter()
+                let neighbour = Task { try await neighbourLongestRoundTrip(port: server.port, until: neighbourStop) }
+                var values: [String: Double]
+                do {
+                    values = try await BenchProbe.spawn(
+                        "timeouts", port: server.port, count: count,
+                        extra: [BenchProbe.deadlineVariable: String(Int64(deadlineAfter.inMilliseconds))])
+                } catch {
+                    neighbourStop.stop()
+                    _ = try? await neighbour.value
+                    throw error
+                }
+                neighbourStop.stop()
+                values["neighbour_longest_ms"] = try await neighbour.value
                 guard values["written"] == Double(count) else {
                     throw BenchError(
                         "only \(Int(values["written"] ?? 0)) of \(count) requests were written before the deadline")
@@ -52,6 +64,14 @@ enum TimeoutBenchmark {
                     note: "probed from 20 ms before the deadline, then every 250 ms (see the rpc row); runs: "
                         + runs.joined(separator: ", ")))
         }
+        report.add(
+            BenchFigure(
+                key: "timeouts.neighbour_longest",
+                label: "timeouts: longest echo round trip of another connection to the server meanwhile",
+                unit: "ms", samples: samples["neighbour_longest_ms"] ?? [],
+                note: "a bare client on a connection of its own asks `echo` once a millisecond while the probe runs "
+                    + "(its 100,000 requests, their firing on both sides): how long the server's loop kept "
+                    + "its other connections waiting"))
         report.add(
             BenchFigure(
                 key: "timeouts.last_late", label: "timeouts: last of \(count) callers resumes after its deadline by",
@@ -82,6 +102,23 @@ enum TimeoutBenchmark {
             BenchFigure(
                 key: "timeouts.cpu_firing", label: "timeouts: CPU time from the deadline to the last failure",
                 unit: "ms", samples: samples["cpu_fire_ms"] ?? []))
+    }
+
+    /// The longest `echo` round trip, in milliseconds, of a bare client on its own connection
+    /// asking once a millisecond (on a plain thread) until `stop`.
+    static func neighbourLongestRoundTrip(port: Int, until stop: BenchCounter) async throws -> Double {
+        try await onPlainThread("neighbour") {
+            let client = try BaselineClient(port: port)
+            let clock = ContinuousClock()
+            var longest = Duration.zero
+            while !stop.isStopped {
+                let start = clock.now
+                _ = try client.call("echo", payload: benchPayload)
+                longest = max(longest, clock.now - start)
+                usleep(1_000)
+            }
+            return longest.inMilliseconds
+        }
     }
 
     /// The child's side.
