@@ -112,7 +112,7 @@ struct EventLoopTests {
         await loop.shutdownAndWait()
     }
 
-    @Test("a storm of due timers runs in slices: other work gets a turn after each slice, and every timer fires in order")
+    @Test("a storm of due timers runs in slices, other work between them, every timer in order")
     func dueTimersRunInSlices() async throws {
         let loop = EventLoop(name: "test-timer-storm")
         let slice = EventLoop.expiredTimersPerIteration
