@@ -251,7 +251,10 @@ struct FaultProxyTests {
             let client = try await TestPeer.connect(to: try proxy.endpoint)
             defer { client.close() }
             try await roundTrip(client, "a", expecting: "a")
-            await proxy.blackHole(.upstream, for: .milliseconds(100))
+            // Long enough for "b" to reach the proxy inside the hole even when the whole suite
+            // loads both cores: with 100 ms, one fresh-clone CI run saw "b" arrive after the hole
+            // had ended, so it was forwarded, not discarded.
+            await proxy.blackHole(.upstream, for: .seconds(1))
             try await client.send("b")
             try await eventually("the proxy to discard the byte") { proxy.statistics.bytesDiscardedUpstream == 1 }
             try await eventually("forwarding to be restored") { proxy.statistics.faultsApplied == 2 }
