@@ -180,8 +180,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     /// How many requests of a closed connection ``release(_:shuttingDown:)`` lets go of per loop
-    /// turn: each costs some microseconds (its timer, its handler's task), and a connection closed
-    /// with 100,000 in flight held the loop for a quarter of a second in one go.
+    /// turn: each costs some microseconds (its timer, its handler's task). In one go, the
+    /// `bench timeouts` probe exiting with tens of thousands of requests still in flight kept
+    /// another connection on the loop waiting for up to half a second.
     static let releasedPerTurn = 1_024
 
     /// Lets go of the requests a closed connection had in flight, in slices of ``releasedPerTurn``

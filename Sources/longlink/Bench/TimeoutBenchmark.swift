@@ -10,6 +10,8 @@ import Synchronization
 /// failed all of them (every caller's continuation resumed with the timeout), how late
 /// the last and the median caller task ran after that (the executor's share: 100,000 tasks to
 /// run), and the process's CPU time (getrusage) while the requests waited and while they fired.
+/// Meanwhile a bare client on a connection of its own asks the server `echo` once a millisecond:
+/// its longest round trip is how long the mass expiry kept the server's other connections waiting.
 enum TimeoutBenchmark {
     static let count = 100_000
     static let deadlineAfter = Duration.seconds(3)
