@@ -375,10 +375,51 @@ struct PushEdgeCaseTests {
         }
         // The first consumer is gone without taking anything: nothing was acknowledged.
         #expect(server.server.statistics.acksReceived == 0)
-        var iterator = running.client.pushes(topic: "alerts").makeAsyncIterator()
-        var seqs: [UInt64] = []
-        for _ in 0..<3 { seqs.append(await iterator.next()?.seq ?? 0) }
+        let registration = running.client.pushes(topic: "alerts").makeAsyncIterator().registration
+        // Bounded: when the pushes never came, this test hung a whole suite run.
+        let seqs = try await within(.seconds(20), "the next consumer to get the three pushes") {
+            var seqs: [UInt64] = []
+            for _ in 0..<3 { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
+            return seqs
+        }
         #expect(seqs == [1, 2, 3])
+        await running.stop()
+        try await server.stop()
+    }
+
+    /// The next consumer may register before the one that never took its pushes is gone. They
+    /// still reach it: the Sync goes out when the first consumer is removed, not only when a
+    /// consumer arrives (it used to wait for another consumer to arrive, so this one waited
+    /// forever; one full-suite run hung on the test above that way).
+    @Test func pushesAConsumerNeverTookReachAConsumerThatRegisteredBeforeItLeft() async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.login = { session in _ = try await session.request("login", payload: bytes("kai")) }
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let second: PushSequence.Iterator
+        do {
+            let first = running.client.pushes(topic: "alerts").makeAsyncIterator()
+            _ = await first.registration.subscriber()
+            for n in 1...3 { try server.server.push(to: "kai", topic: "alerts", payload: bytes("\(n)")) }
+            try await eventually("the pushes reached the first consumer") {
+                await running.client.statistics.pushesReceived >= 3
+            }
+            second = running.client.pushes(topic: "alerts").makeAsyncIterator()
+            _ = await second.registration.subscriber()
+            // Only now the first consumer goes, without having taken anything.
+            withExtendedLifetime(first) {}
+        }
+        // What the second iterator's `next()` does, from a bounded task (an iterator is not Sendable).
+        let registration = second.registration
+        let seqs = try await within(.seconds(20), "the second consumer to get the three pushes") {
+            var seqs: [UInt64] = []
+            for _ in 0..<3 { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
+            return seqs
+        }
+        #expect(seqs == [1, 2, 3])
+        #expect(server.server.statistics.acksReceived <= 3)
         await running.stop()
         try await server.stop()
     }

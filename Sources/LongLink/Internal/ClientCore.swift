@@ -823,9 +823,17 @@ actor ClientCore {
         guard subscribers.removeValue(forKey: subscriber.id) != nil else { return }
         collectTaken(from: subscriber)
         let untaken = subscriber.finish()
+        guard !untaken.isEmpty else { return }
         for push in untaken { release(push.seq) }
-        // Pushes this consumer never took go back to the server's care: the next Sync brings them.
-        if !untaken.isEmpty { syncWanted = true }
+        // Pushes this consumer never took go back to the server's care: a Sync brings them again.
+        // Now, if a consumer that wants them is registered already (it may have registered before
+        // this one was removed; waiting for the next consumer to arrive left it waiting forever);
+        // otherwise when the next consumer arrives.
+        if subscribers.values.contains(where: { remaining in untaken.contains { remaining.matches($0.topic) } }) {
+            requestSync()
+        } else {
+            syncWanted = true
+        }
     }
 
     private func release(_ seq: UInt64) {
