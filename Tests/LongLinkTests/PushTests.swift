@@ -323,6 +323,28 @@ struct DeadlineBucketsTests {
 
 @Suite("Push delivery edge cases")
 struct PushEdgeCaseTests {
+    /// A server and a client logged in as `user`, connected.
+    private func connected(as user: String) async throws -> (RunningServer, RunningClient) {
+        let server = try await RunningServer.start(probe: ServerProbe())
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.login = { session in _ = try await session.request("login", payload: bytes(user)) }
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        return (server, running)
+    }
+
+    /// The seqs of the next `count` pushes the consumer of `registration` takes, within 20 s (what
+    /// its iterator's `next()` does, from a bounded task: an iterator is not Sendable).
+    private func seqs(
+        _ count: Int, takenBy registration: PushSequence.Registration
+    ) async throws -> [UInt64] {
+        try await within(.seconds(20), "a consumer to take \(count) pushes") {
+            var seqs: [UInt64] = []
+            for _ in 0..<count { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
+            return seqs
+        }
+    }
+
     @Test func aSeqTakenByOneConsumerDoesNotHideALowerOneAnotherNeverTook() {
         var deduplicator = PushDeduplicator()
         deduplicator.observeReceived(1)  // held by consumer A, not taken
@@ -359,12 +381,7 @@ struct PushEdgeCaseTests {
     }
 
     @Test func pushesAConsumerNeverTookGoToTheNextConsumer() async throws {
-        let probe = ServerProbe()
-        let server = try await RunningServer.start(probe: probe)
-        var configuration = ClientConfiguration.forTests(server.endpoint)
-        configuration.login = { session in _ = try await session.request("login", payload: bytes("jo")) }
-        let running = RunningClient(configuration)
-        try await running.waitUntilConnected()
+        let (server, running) = try await connected(as: "jo")
         do {
             let abandoned = running.client.pushes(topic: "alerts")
             _ = abandoned.makeAsyncIterator()
@@ -375,14 +392,9 @@ struct PushEdgeCaseTests {
         }
         // The first consumer is gone without taking anything: nothing was acknowledged.
         #expect(server.server.statistics.acksReceived == 0)
-        let registration = running.client.pushes(topic: "alerts").makeAsyncIterator().registration
         // Bounded: when the pushes never came, this test hung a whole suite run.
-        let seqs = try await within(.seconds(20), "the next consumer to get the three pushes") {
-            var seqs: [UInt64] = []
-            for _ in 0..<3 { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
-            return seqs
-        }
-        #expect(seqs == [1, 2, 3])
+        let next = running.client.pushes(topic: "alerts").makeAsyncIterator()
+        #expect(try await seqs(3, takenBy: next.registration) == [1, 2, 3])
         await running.stop()
         try await server.stop()
     }
@@ -392,12 +404,7 @@ struct PushEdgeCaseTests {
     /// consumer arrives (it used to wait for another consumer to arrive, so this one waited
     /// forever; one full-suite run hung on the test above that way).
     @Test func pushesAConsumerNeverTookReachAConsumerThatRegisteredBeforeItLeft() async throws {
-        let probe = ServerProbe()
-        let server = try await RunningServer.start(probe: probe)
-        var configuration = ClientConfiguration.forTests(server.endpoint)
-        configuration.login = { session in _ = try await session.request("login", payload: bytes("kai")) }
-        let running = RunningClient(configuration)
-        try await running.waitUntilConnected()
+        let (server, running) = try await connected(as: "kai")
         let second: PushSequence.Iterator
         do {
             let first = running.client.pushes(topic: "alerts").makeAsyncIterator()
@@ -411,14 +418,7 @@ struct PushEdgeCaseTests {
             // Only now the first consumer goes, without having taken anything.
             withExtendedLifetime(first) {}
         }
-        // What the second iterator's `next()` does, from a bounded task (an iterator is not Sendable).
-        let registration = second.registration
-        let seqs = try await within(.seconds(20), "the second consumer to get the three pushes") {
-            var seqs: [UInt64] = []
-            for _ in 0..<3 { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
-            return seqs
-        }
-        #expect(seqs == [1, 2, 3])
+        #expect(try await seqs(3, takenBy: second.registration) == [1, 2, 3])
         #expect(server.server.statistics.acksReceived <= 3)
         await running.stop()
         try await server.stop()
