@@ -10,7 +10,7 @@ struct ExpiredCallersTests {
     /// The suspended callers' continuations, and how each caller was resumed (`Locked`, which
     /// ThreadSanitizer follows).
     private final class Registry: Sendable {
-        let callers = Locked<[Int: ExpiredCallers.Caller]>([:])
+        let callers = Locked<[Int: PendingCall.Caller]>([:])
         let outcomes = Locked<[Int: [LongLinkError.Code?]]>([:])
 
         var suspended: Int { callers.withLock { $0.count } }

@@ -10,7 +10,7 @@ struct ResumeBatchTests {
     /// The continuations of suspended callers, by caller. `Locked` (a pthread mutex) rather than
     /// `Mutex`: ThreadSanitizer sees the former's lock and unlock, not the latter's futex.
     private final class Registry: Sendable {
-        let callers = Locked<[Int: ResumeBatch.Caller]>([:])
+        let callers = Locked<[Int: PendingCall.Caller]>([:])
 
         var count: Int { callers.withLock { $0.count } }
     }

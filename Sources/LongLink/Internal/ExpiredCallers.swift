@@ -8,17 +8,15 @@ import Synchronization
 /// the cores, the scheduler gives the jobs only the other one. With the loop resuming beside
 /// them, the callers' share of the machine rises from one core in two to about three in four.
 final class ExpiredCallers: Sendable {
-    typealias Caller = PendingCall.Caller
-
     /// How many callers one take resumes.
     static let chunkSize = 256
     /// How far ahead of the caller being resumed its task is prefetched.
     static let lookahead = 16
 
-    private let callers: [Caller]
+    private let callers: [PendingCall.Caller]
     private let nextChunk = Atomic<Int>(0)
 
-    init(_ callers: [Caller]) {
+    init(_ callers: [PendingCall.Caller]) {
         self.callers = callers
     }
 

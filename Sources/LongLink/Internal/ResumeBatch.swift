@@ -11,8 +11,6 @@
 /// Exactly-once holds as before: a caller is taken from its call (``PendingCall/takeCaller(finishingWith:)``)
 /// before it joins the batch, and the batch resumes each one once.
 struct ResumeBatch {
-    typealias Caller = PendingCall.Caller
-
     /// From this many callers in one batch, they are resumed off the loop.
     static let offLoopThreshold = 16
     /// How many callers one job off the loop resumes (several jobs let every core take part).
@@ -21,13 +19,13 @@ struct ResumeBatch {
     /// last written on the caller's core, and fetching several at once overlaps their transfers.
     static let lookahead = 8
 
-    private var callers: [Caller] = []
+    private var callers: [PendingCall.Caller] = []
     private var outcomes: [PendingCall.Outcome] = []
 
     var isEmpty: Bool { callers.isEmpty }
     var count: Int { callers.count }
 
-    mutating func append(_ caller: Caller, _ outcome: PendingCall.Outcome) {
+    mutating func append(_ caller: PendingCall.Caller, _ outcome: PendingCall.Outcome) {
         callers.append(caller)
         outcomes.append(outcome)
     }
