@@ -90,7 +90,7 @@ actor ClientCore {
     nonisolated let expiredByTimer = Atomic<Int>(0)
     /// Callers of replies resumed off the loop (see ``ResumeBatch``), counted per batch.
     nonisolated let callersResumedOffLoop = Atomic<Int>(0)
-    @exclusivity(unchecked) private var submissionScratch: [SubmissionInbox.Submission] = []
+    @exclusivity(unchecked) private var submissionScratch: [PendingCall] = []
     /// Callers finished while the loop handles a read's frames (see ``linkReceived(_:_:)``).
     @exclusivity(unchecked) private var readResumes = ResumeBatch()
     /// True while ``linkReceived(_:_:)`` runs: ``finish(_:_:)`` then adds to ``readResumes``.
@@ -146,17 +146,23 @@ actor ClientCore {
 
     /// Hands the call and its suspended caller to the loop (the first of a batch schedules the drain).
     nonisolated func submit(_ call: PendingCall, _ continuation: PendingCall.Caller) {
-        if submissions.append(call, continuation) {
+        call.submittedCaller = continuation
+        if submissions.append(call) {
             loop.execute { self.assumeIsolated { $0.admitSubmissions() } }
         }
     }
 
     /// The loop's half of ``outcome(of:)``: admits every call submitted since the last pass.
     private func admitSubmissions() {
-        submissions.take(swappingWith: &submissionScratch)
+        submissions.take(into: &submissionScratch)
         let now = deadlines.nanoseconds(at: clock.now)
-        for submission in submissionScratch {
-            admit(submission.call, submission.continuation, now: now)
+        for call in submissionScratch {
+            guard let caller = call.submittedCaller else {
+                assertionFailure("a call reached the inbox without its caller")
+                continue
+            }
+            call.submittedCaller = nil
+            admit(call, caller, now: now)
         }
         submissionScratch.removeAll(keepingCapacity: true)
     }

@@ -39,6 +39,10 @@ final class PendingCall: @unchecked Sendable {
     /// The suspended caller. Unsafe rather than checked: `finishedFlag` already guarantees one
     /// resume, and the checked form costs an allocation per request.
     @exclusivity(unchecked) var continuation: Caller?
+    /// The caller as submitted, and the next older call in the ``SubmissionInbox``: written by
+    /// the caller's thread before the inbox publishes the call, read by the loop after it takes it.
+    @exclusivity(unchecked) var submittedCaller: Caller?
+    @exclusivity(unchecked) var nextSubmission: UnsafeMutableRawPointer?
 
     let id: UInt64
     let method: String

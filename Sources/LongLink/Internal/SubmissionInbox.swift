@@ -1,40 +1,58 @@
-import LongLinkTransport
+import Synchronization
 
 /// Calls handed from their callers' threads to the client's loop, drained in batches.
 ///
 /// Why not one `loop.execute` per call: that allocates a closure per request on the caller's
-/// thread and frees it on the loop's, and admits each call in a job of its own. Here callers append
-/// to one locked array and only the first caller of a batch schedules a drain, so the loop admits
-/// everything that arrived in one pass, reading the clock once.
+/// thread and frees it on the loop's, and admits each call in a job of its own. Here only the
+/// first caller of a batch schedules a drain, so the loop admits everything that arrived in one
+/// pass, reading the clock once.
+///
+/// Why a lock-free stack of the calls themselves rather than a locked array: a submission is one
+/// compare-and-swap on one cache line, where the lock, its state and the array's storage were
+/// three lines that every caller's thread and the loop wrote in turn. When the host runs the
+/// vCPUs far apart, each of those lines costs about 300 ns to fetch. Taking the whole stack with
+/// one exchange has no ABA problem: nothing is ever popped alone.
 final class SubmissionInbox: Sendable {
-    struct Submission {
-        let call: PendingCall
-        let continuation: PendingCall.Caller
-    }
+    /// The address of the most recently submitted call, retained (its `nextSubmission` leads to
+    /// the older ones); 0 when empty. An integer because raw pointers are not `Sendable`.
+    private let head = Atomic<UInt>(0)
 
-    private struct State {
-        var submissions: [Submission] = []
-        /// True from the first append of a batch until the loop takes the batch.
-        var drainScheduled = false
-    }
+    init() {}
 
-    private let state = Locked(State())
-
-    /// Appends a submission; true when the caller must schedule a drain on the loop.
-    func append(_ call: PendingCall, _ continuation: PendingCall.Caller) -> Bool {
-        state.withLock { state in
-            state.submissions.append(Submission(call: call, continuation: continuation))
-            if state.drainScheduled { return false }
-            state.drainScheduled = true
-            return true
+    deinit {
+        // Calls never taken (the loop stopped first) are only released: their callers were
+        // abandoned with the loop, as any work queued on a stopped loop is.
+        var node = UnsafeMutableRawPointer(bitPattern: head.exchange(0, ordering: .acquiring))
+        while let pointer = node {
+            let call = Unmanaged<PendingCall>.fromOpaque(pointer).takeRetainedValue()
+            node = call.nextSubmission
         }
     }
 
-    /// Takes everything appended so far (on the loop), leaving `spare`'s storage for the next batch.
-    func take(swappingWith spare: inout [Submission]) {
-        state.withLock { state in
-            swap(&state.submissions, &spare)
-            state.drainScheduled = false
+    /// Submits the call (its ``PendingCall/submittedCaller`` set); true when the inbox was empty,
+    /// so the caller must schedule a drain on the loop (a drain already scheduled takes this call too).
+    func append(_ call: PendingCall) -> Bool {
+        let node = UInt(bitPattern: Unmanaged.passRetained(call).toOpaque())
+        var current = head.load(ordering: .relaxed)
+        while true {
+            call.nextSubmission = UnsafeMutableRawPointer(bitPattern: current)
+            let (exchanged, original) = head.compareExchange(
+                expected: current, desired: node, successOrdering: .releasing, failureOrdering: .relaxed)
+            if exchanged { return original == 0 }
+            current = original
         }
+    }
+
+    /// Takes everything submitted so far (on the loop) and appends it to `batch`, oldest first.
+    func take(into batch: inout [PendingCall]) {
+        var node = UnsafeMutableRawPointer(bitPattern: head.exchange(0, ordering: .acquiring))
+        let start = batch.endIndex
+        while let pointer = node {
+            let call = Unmanaged<PendingCall>.fromOpaque(pointer).takeRetainedValue()
+            node = call.nextSubmission
+            call.nextSubmission = nil
+            batch.append(call)
+        }
+        batch[start...].reverse()
     }
 }
