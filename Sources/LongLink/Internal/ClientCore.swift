@@ -850,10 +850,13 @@ actor ClientCore {
     private func handlePush(_ frame: Frame.Push) {
         stats.pushesReceived += 1
         let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload)
-        let targets = subscribers.values.filter { $0.matches(push.topic) }
+        // The consumers are walked in place, not filtered into an array: that was an allocation
+        // per push on the loop.
         guard push.isReliable else {
             var delivered = false
-            for subscriber in targets where subscriber.offer(push) { delivered = true }
+            for subscriber in subscribers.values where subscriber.matches(push.topic) && subscriber.offer(push) {
+                delivered = true
+            }
             if !delivered { stats.bestEffortPushesDropped += 1 }
             return
         }
@@ -872,7 +875,7 @@ actor ClientCore {
             stats.reliablePushesDeferred += 1
             return
         }
-        if targets.isEmpty {
+        if !subscribers.values.contains(where: { $0.matches(push.topic) }) {
             // Nobody reads this topic yet: hold it (bounded). Past the bound it stays with the server,
             // unacknowledged, and the Sync sent when a consumer arrives brings it back in order.
             guard held.count < configuration.pushBufferLimit else {
@@ -886,7 +889,7 @@ actor ClientCore {
         }
         var accepted = 0
         var refused = false
-        for subscriber in targets {
+        for subscriber in subscribers.values where subscriber.matches(push.topic) {
             if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
         }
         if accepted > 0 { buffered[push.seq] = accepted }

@@ -18,7 +18,8 @@ struct PushDeduplicator {
     /// True when `seq` was delivered before.
     func wasDelivered(_ seq: UInt64) -> Bool {
         guard let watermark else { return false }
-        return seq <= watermark || above.contains(seq)
+        // `isEmpty` first: in order, `above` stays empty, and a lookup would still hash the seq.
+        return seq <= watermark || (!above.isEmpty && above.contains(seq))
     }
 
     /// Notes a received seq: the first one sets the floor just below it.
@@ -35,7 +36,7 @@ struct PushDeduplicator {
         guard seq > current else { return }
         if seq == current + 1 {
             var next = seq
-            while above.remove(next + 1) != nil { next += 1 }
+            while !above.isEmpty, above.remove(next + 1) != nil { next += 1 }
             watermark = next
         } else {
             above.insert(seq)
