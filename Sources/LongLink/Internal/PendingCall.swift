@@ -4,8 +4,9 @@ import Synchronization
 /// One request from the moment its caller makes it until it is answered, fails or is given up.
 ///
 /// `finished` is atomic so that the deadline side of the race can see, without a hop to the event
-/// loop, that the reply already won. Every other field is touched only by ``ClientCore`` on its loop
-/// (so the mutable ones skip dynamic exclusivity checks, like the core's own hot state).
+/// loop, that the reply already won. Every other mutable field is touched only by ``ClientCore`` on
+/// its loop (so they skip dynamic exclusivity checks, like the core's own hot state), except the two
+/// the caller's thread writes before the ``SubmissionInbox`` publishes the call.
 final class PendingCall: @unchecked Sendable {
     enum Stage {
         /// Made, not yet seen by the core.
