@@ -64,7 +64,8 @@ struct TimerHeapTests {
                 now += 1
             }
             if heap.count != model.timers.count || heap.earliestDeadline != model.timers.map(\.deadline).min() {
-                Issue.record("count \(heap.count) or earliest deadline \(String(describing: heap.earliestDeadline)) differs from the model")
+                let earliest = String(describing: heap.earliestDeadline)
+                Issue.record("count \(heap.count) or earliest deadline \(earliest) differs from the model")
                 return
             }
         }
