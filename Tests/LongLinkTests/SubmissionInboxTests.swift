@@ -27,6 +27,19 @@ struct SubmissionInboxTests {
         #expect(batch.map(\.id) == [1, 2, 3, 4])
     }
 
+    /// Calls still in an inbox when it goes away are released with it, not leaked.
+    @Test func callsNeverTakenAreReleasedWithTheInbox() {
+        weak var untaken: PendingCall?
+        do {
+            let inbox = SubmissionInbox()
+            let call = Self.call(1)
+            untaken = call
+            _ = inbox.append(call)
+            _ = inbox.append(Self.call(2))
+        }
+        #expect(untaken == nil)
+    }
+
     /// Submitters on several threads while the loop's side takes: every call comes out exactly
     /// once, each submitter's in its own order, and exactly one submission per non-empty take
     /// asked for a drain (so no call waits without a drain scheduled, and no drain is wasted).

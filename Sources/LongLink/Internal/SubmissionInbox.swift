@@ -17,16 +17,11 @@ final class SubmissionInbox: Sendable {
     /// the older ones); 0 when empty. An integer because raw pointers are not `Sendable`.
     private let head = Atomic<UInt>(0)
 
-    init() {}
-
     deinit {
         // Calls never taken (the loop stopped first) are only released: their callers were
         // abandoned with the loop, as any work queued on a stopped loop is.
-        var node = UnsafeMutableRawPointer(bitPattern: head.exchange(0, ordering: .acquiring))
-        while let pointer = node {
-            let call = Unmanaged<PendingCall>.fromOpaque(pointer).takeRetainedValue()
-            node = call.nextSubmission
-        }
+        var abandoned: [PendingCall] = []
+        take(into: &abandoned)
     }
 
     /// Submits the call (its ``PendingCall/submittedCaller`` set); true when the inbox was empty,
