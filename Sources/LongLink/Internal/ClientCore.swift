@@ -75,9 +75,7 @@ actor ClientCore {
     @exclusivity(unchecked) private var link: Link?
     private var nextGeneration: UInt64 = 0
     @exclusivity(unchecked) private var pending = PendingTable()
-    private var queue: [PendingCall] = []
-    private var queueHead = 0
-    @exclusivity(unchecked) private var queuedCount = 0
+    @exclusivity(unchecked) private var queue = OfflineQueue()
     @exclusivity(unchecked) private var deadlines = DeadlineBuckets()
     /// Calls submitted from callers' threads, waiting for the loop to admit them.
     nonisolated let submissions = SubmissionInbox()
@@ -194,7 +192,7 @@ actor ClientCore {
             write(call, on: link, now: now)
         } else if let link, link.gateOpen, link.isEstablished {
             write(call, on: link, now: now)
-        } else if queuedCount >= configuration.offlineQueueLimit {
+        } else if queue.count >= configuration.offlineQueueLimit {
             finish(
                 call,
                 .failure(
@@ -202,9 +200,7 @@ actor ClientCore {
                         code: .resourceExhausted,
                         message: "offline queue full (\(configuration.offlineQueueLimit) requests wait for the link)")))
         } else {
-            call.stage = .queued
             queue.append(call)
-            queuedCount += 1
         }
     }
 
@@ -262,9 +258,9 @@ actor ClientCore {
         if shuttingDown { finishShutdownIfIdle() }
     }
 
-    /// Removes the call from the queue count, the pending table and the deadline index.
+    /// Removes the call from the offline queue, the pending table and the deadline index.
     private func takeOffTheBooks(_ call: PendingCall) {
-        if case .queued = call.stage { queuedCount -= 1 }
+        queue.remove(call)
         pending.remove(call)
         if call.deadlineBucket != nil { deadlines.remove(call) }
     }
@@ -355,7 +351,6 @@ actor ClientCore {
 
     /// `now` is in nanoseconds from the deadline index's origin (read from the clock when nil).
     private func write(_ call: PendingCall, on link: Link, now: Int64? = nil) {
-        if case .queued = call.stage { queuedCount -= 1 }
         let remaining = call.deadlineNanoseconds - (now ?? deadlines.nanoseconds(at: clock.now))
         // The budget in whole milliseconds, rounded up, at least 1.
         let milliseconds = max(1, remaining / 1_000_000 + (remaining % 1_000_000 > 0 ? 1 : 0))
@@ -396,15 +391,8 @@ actor ClientCore {
 
     /// Sends the queue in order (the gate just opened).
     private func drainQueue(on link: Link) {
-        while queueHead < queue.count, link.gateOpen, link.isEstablished {
-            let call = queue[queueHead]
-            queueHead += 1
-            guard case .queued = call.stage, !call.isFinished else { continue }
+        while link.gateOpen, link.isEstablished, let call = queue.popFirst() {
             write(call, on: link)
-        }
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
         }
     }
 
@@ -638,8 +626,6 @@ actor ClientCore {
         for call in pending.all {
             guard case .written(let generation) = call.stage, generation == link.generation else { continue }
             if !call.bypassesGate, !shuttingDown, terminalError == nil, deduplicates || call.idempotent {
-                call.stage = .queued
-                queuedCount += 1
                 resend.append(call)
             } else {
                 finish(
@@ -653,8 +639,7 @@ actor ClientCore {
         guard !resend.isEmpty else { return }
         stats.resends += resend.count
         resend.sort { $0.id < $1.id }
-        queue = resend + queue[queueHead...]
-        queueHead = 0
+        queue.prepend(resend)
     }
 
     static func error(for end: LinkEnd) -> LongLinkError {
@@ -987,10 +972,10 @@ actor ClientCore {
 
     var statistics: ClientStatistics {
         var snapshot = stats
-        snapshot.queued = queuedCount
+        snapshot.queued = queue.count
         // Every admitted call is written or queued until it is finished (and so removed): no pass
         // over 100,000 calls for a statistics read.
-        snapshot.inFlight = pending.count - queuedCount
+        snapshot.inFlight = pending.count - queue.count
         assert(snapshot.inFlight == pending.all.reduce(0) { $0 + ($1.isWritten ? 1 : 0) })
         return snapshot
     }
@@ -1009,7 +994,6 @@ actor ClientCore {
             finish(call, .failure(error))
         }
         queue.removeAll()
-        queueHead = 0
         wakeRetry(.shutdown)
         if pendingWake == nil { pendingWake = .shutdown }
         shutdownTimer = clock.schedule(at: clock.now.advanced(by: gracePeriod), on: loop) { [self] in
@@ -1050,7 +1034,6 @@ actor ClientCore {
         terminalError = error
         for call in pending.all { finish(call, .failure(error)) }
         queue.removeAll()
-        queueHead = 0
         if let link, link.end == nil, !link.closing {
             link.closing = true
             link.connection.close(.graceful, error: error)

@@ -11,8 +11,8 @@ final class PendingCall: @unchecked Sendable {
     enum Stage {
         /// Made, not yet seen by the core.
         case new
-        /// Waiting in the offline queue.
-        case queued
+        /// Waiting in the offline queue, in this slot of it (see ``OfflineQueue``).
+        case queued(slot: Int)
         /// Written on the link with this generation.
         case written(UInt64)
         /// Answered, failed or given up.
