@@ -29,10 +29,14 @@ let package = Package(
             name: "LongLinkTesting",
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer"]
         ),
+        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
+        .systemLibrary(name: "CMallocStatistics"),
         // The command-line tool: demo, serve, request, subscribe, inspect, probe, bench.
         .executableTarget(
             name: "longlink",
-            dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting"]
+            dependencies: [
+                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting", "CMallocStatistics",
+            ]
         ),
         // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),

@@ -68,6 +68,8 @@ enum BenchProbe {
             case "idle": values = try await MemoryBenchmark.probeIdleClient(port: port)
             case "tasks": values = try await MemoryBenchmark.probeSuspendedTasks(count: count)
             case "pending": values = try await MemoryBenchmark.probePendingRequests(port: port, count: count)
+            case "retained": values = try await MemoryBenchmark.probeRetained(port: port, count: count)
+            case "retained-tasks": values = try await MemoryBenchmark.probeRetainedBareTasks(count: count)
             case "timeouts":
                 let milliseconds = environment[deadlineVariable].flatMap { Int64($0) } ?? 3_000
                 values = try await TimeoutBenchmark.probe(

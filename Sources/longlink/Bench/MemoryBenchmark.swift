@@ -11,9 +11,19 @@ import Synchronization
 /// - bare suspended task: a child task of a task group suspended on a continuation, nothing else;
 /// - beyond the caller's task: the first minus the second (the target counts this);
 /// - idle client: a connected client with the default configuration (shared event loops) and
-///   nothing to do.
+///   nothing to do;
+/// - retained after completion: the heap that requests keep once they have ended (see
+///   `MemoryBenchmark+Retained.swift`).
 enum MemoryBenchmark {
     static let count = 100_000
+    /// "Nothing retained", above the heap's own noise (its in-use total moves by up to a megabyte
+    /// between rounds of 100,000): an object kept per request would add at least 32 bytes each (the
+    /// smallest heap chunk), an array slot kept per request 8.
+    static let retainedLimit: Double = 4
+    /// For the retained-memory probes: glibc's per-thread caches of freed chunks count as heap in
+    /// use, and they fill slowly over tens of rounds (hundreds of kilobytes per thread at most),
+    /// which read as growth; without them the figure is what the program holds.
+    static let withoutThreadCaches = ["GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"]
 
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let runs = settings.runs
@@ -22,6 +32,8 @@ enum MemoryBenchmark {
         var beyond: [Double] = []
         var idleDelta: [Double] = []
         var idleTotal: [Double] = []
+        var retainedHeap: [Double] = []
+        var retainedBare: [Double] = []
         try await withBenchServer { configuration in
             configuration.maxInFlightPerConnection = 1_000_000
             configuration.dedupeWindow = .zero
@@ -40,6 +52,14 @@ enum MemoryBenchmark {
                 tasks.append(perTask)
                 pending.append(perRequest)
                 beyond.append(perRequest - perTask)
+                benchProgress("memory: rounds of \(count) requests that end, run \(run)/\(runs)")
+                let retained = try await BenchProbe.spawn(
+                    "retained", port: server.port, count: count, extra: withoutThreadCaches)
+                retainedHeap.append((retained["heap_growth_total"] ?? .nan) / Double(count * retainedRounds))
+                benchProgress("memory: rounds of \(count) bare tasks, run \(run)/\(runs)")
+                let control = try await BenchProbe.spawn(
+                    "retained-tasks", port: server.port, count: count, extra: withoutThreadCaches)
+                retainedBare.append((control["heap_growth_total"] ?? .nan) / Double(count * retainedRounds))
             }
         }
         report.add(
@@ -56,6 +76,19 @@ enum MemoryBenchmark {
                 unit: "B", samples: beyond, target: .atMost(1_536, "<= 1.5 KiB")))
         report.add(
             BenchFigure(
+                key: "memory.retained_after_completion.bytes",
+                label: "heap kept per ended request (answered, timed out, cancelled)",
+                unit: "B", samples: retainedHeap, target: .atMost(retainedLimit, "nothing retained (<= 4 B)"),
+                note:
+                    "rounds of \(count) requests at once, a third each answered, timed out and cancelled: growth of "
+                    + "the heap in use (mallinfo2, glibc's thread caches off) over \(retainedRounds) rounds after "
+                    + "\(retainedWarmRounds), per request"))
+        report.add(
+            BenchFigure(
+                key: "memory.retained_after_completion.bare_tasks", label: "heap kept per bare task that ended",
+                unit: "B", samples: retainedBare, note: "the control: tasks that only suspend and resume, same rounds"))
+        report.add(
+            BenchFigure(
                 key: "memory.idle_client.rss_delta", label: "idle client, resident memory added", unit: "KiB",
                 samples: idleDelta, note: "default configuration: includes the shared event loops it starts"))
         report.add(
@@ -68,7 +101,7 @@ enum MemoryBenchmark {
 
     /// Touches the runtime's lazily created parts (task allocator, timers, the cooperative pool)
     /// before the first reading.
-    private static func warmRuntime() async {
+    static func warmRuntime() async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<1_000 { group.addTask { await Task.yield() } }
         }
@@ -86,7 +119,7 @@ enum MemoryBenchmark {
     }
 
     /// Continuations of parked tasks.
-    private final class Parking: Sendable {
+    final class Parking: Sendable {
         private let parked: Mutex<[UnsafeContinuation<Void, Never>]>
 
         init(capacity: Int) {
