@@ -39,7 +39,12 @@ extension ClientCore {
                 await self.expire(call)
             }
             defer { group.cancelAll() }
-            return try await self.outcome(of: call).get()
+            let outcome = await self.outcome(of: call)
+            // As in `perform`: reading the finished flag shows ThreadSanitizer that the outcome was
+            // written before it is read, when the loop failed the call at admission and resumed
+            // this task before it had suspended (swiftlang/swift#57803).
+            assert(call.isFinished, "a caller resumed before its call finished")
+            return try outcome.get()
         }
     }
 }
