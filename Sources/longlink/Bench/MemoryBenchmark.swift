@@ -16,9 +16,10 @@ import Synchronization
 ///   `MemoryBenchmark+Retained.swift`).
 enum MemoryBenchmark {
     static let count = 100_000
-    /// "Nothing retained", above the heap's own noise (its in-use total moves by up to a megabyte
-    /// between rounds of 100,000): an object kept per request would add at least 32 bytes each (the
-    /// smallest heap chunk), an array slot kept per request 8.
+    /// "Nothing retained", above the heap's own noise (its in-use total moves by tens to hundreds of
+    /// kilobytes between rounds of 100,000: buffers at their momentary size): an object kept per
+    /// request would add at least 32 bytes each (the smallest heap chunk), an array slot kept per
+    /// request 8.
     static let retainedLimit: Double = 4
     /// For the retained-memory probes: glibc's per-thread caches of freed chunks count as heap in
     /// use, and they fill slowly over tens of rounds (hundreds of kilobytes per thread at most),
