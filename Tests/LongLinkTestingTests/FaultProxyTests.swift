@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
@@ -268,9 +269,9 @@ struct FaultProxyTests {
 
     @Test("an unreachable upstream resets the client")
     func unreachableUpstream() async throws {
-        let echo = try await EchoServer.start()
-        let upstream = echo.endpoint
-        echo.stop()
+        // Not a stopped server's port: that one is in the ephemeral range, and the proxy's own
+        // connect to it once got it as its source port (a TCP self-connect, which succeeds).
+        let upstream = Endpoint.tcp(host: "127.0.0.1", port: try await freePort())
         let proxy = FaultProxy(upstream: upstream)
         try await proxy.start()
         let error = try await closeErrorOfConnection(to: try proxy.endpoint)

@@ -106,24 +106,6 @@ final class RunningServer: Sendable {
     }
 }
 
-/// A port nothing listens on right now (bound once and released).
-func freePort() async throws -> Int {
-    // Below Linux's ephemeral range (32768 and up by default): a port the kernel hands out can be
-    // taken meanwhile as the source port of another connection, even of the test's own client
-    // dialling it (a TCP self-connect), and then the server cannot bind it. Seen once in CI-like runs.
-    var random = SystemRandomNumberGenerator()
-    for _ in 0..<50 {
-        let port = Int.random(in: 20_000..<32_768, using: &random)
-        guard
-            let listener = try? await Listener.bind(
-                to: .tcp(host: "127.0.0.1", port: port), onAccept: { connection in connection.close(.immediately) })
-        else { continue }
-        listener.close()
-        return port
-    }
-    throw LongLinkError(code: .invalidConfiguration, message: "no free port below the ephemeral range")
-}
-
 extension ClientConfiguration {
     static func forTests(_ endpoint: Endpoint, strategy: DeadlineStrategy = .deadlineHeap) -> ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: [endpoint])
