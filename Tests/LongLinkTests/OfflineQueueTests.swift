@@ -5,10 +5,6 @@ import Testing
 
 @Suite("Offline queue")
 struct OfflineQueueTests {
-    private func call(_ id: UInt64) -> PendingCall {
-        PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: .now, idempotent: false)
-    }
-
     /// Random appends, removals of ended calls, pops and resends against an array model: the queue
     /// gives the calls back in the model's order, and never holds more slots than twice its calls.
     @Test(arguments: [1 as UInt64, 2, 3])
@@ -21,7 +17,7 @@ struct OfflineQueueTests {
             switch random.next(below: 10) {
             case 0..<4:
                 nextID += 1
-                let new = call(nextID)
+                let new = testCall(nextID)
                 queue.append(new)
                 model.append(new)
             case 4..<7 where !model.isEmpty:
@@ -37,7 +33,7 @@ struct OfflineQueueTests {
                 // A reconnect puts calls written on the lost link in front.
                 let resend = (0..<random.next(below: 4)).map { _ in
                     nextID += 1
-                    return call(nextID)
+                    return testCall(nextID)
                 }
                 queue.prepend(resend)
                 model.insert(contentsOf: resend, at: 0)
@@ -53,12 +49,12 @@ struct OfflineQueueTests {
 
     @Test func anEndedCallIsReleasedAtOnceWhereverItWaits() {
         var queue = OfflineQueue()
-        let first = call(1)
-        let last = call(3)
+        let first = testCall(1)
+        let last = testCall(3)
         queue.append(first)
         weak var middle: PendingCall?
         do {
-            let ended = call(2)
+            let ended = testCall(2)
             middle = ended
             queue.append(ended)
             queue.append(last)

@@ -5,10 +5,6 @@ import Testing
 
 @Suite("Pending table")
 struct PendingTableTests {
-    private func call(_ id: UInt64) -> PendingCall {
-        PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: .now, idempotent: false)
-    }
-
     /// Random inserts, removals and lookups against a dictionary, with ids that collide on purpose
     /// (the same id plus multiples of the capacity) as well as the usual consecutive ones.
     @Test(arguments: [1 as UInt64, 2, 3, 4])
@@ -29,7 +25,7 @@ struct PendingTableTests {
                     id = nextID
                 }
                 guard model[id] == nil else { continue }
-                let new = call(id)
+                let new = testCall(id)
                 table.insert(new)
                 model[id] = new
             } else if roll < 9 {
@@ -61,7 +57,7 @@ struct PendingTableTests {
     /// A counter's ids each get their own slot: no probing, and a hostile reply's lookup stops at once.
     @Test func consecutiveIdsNeverCollide() {
         var table = PendingTable()
-        let calls = (0..<100_000 as Range<UInt64>).map { call((1 << 45) + $0) }
+        let calls = (0..<100_000 as Range<UInt64>).map { testCall((1 << 45) + $0) }
         for call in calls { table.insert(call) }
         #expect(table.maxDisplacement == 0)
         #expect(table.call(for: 7) == nil)
@@ -75,12 +71,12 @@ struct PendingTableTests {
     /// After a burst the table gives its memory back as new calls arrive.
     @Test func shrinksAfterABurst() {
         var table = PendingTable()
-        let calls = (0..<100_000 as Range<UInt64>).map { call($0) }
+        let calls = (0..<100_000 as Range<UInt64>).map { testCall($0) }
         for call in calls { table.insert(call) }
         let burstCapacity = table.capacity
         #expect(burstCapacity >= 200_000)
         for call in calls.dropFirst(10) { table.remove(call) }
-        for id in 100_000..<100_010 as Range<UInt64> { table.insert(call(id)) }
+        for id in 100_000..<100_010 as Range<UInt64> { table.insert(testCall(id)) }
         #expect(table.capacity <= 4_096)
         #expect(calls.prefix(10).allSatisfy { table.call(for: $0.id) === $0 })
         #expect(table.count == 20)
@@ -93,7 +89,7 @@ struct PendingTableTests {
         var live: [PendingCall] = []
         func fill(to count: Int) {
             while live.count < count {
-                let new = call(nextID)
+                let new = testCall(nextID)
                 nextID += 1
                 table.insert(new)
                 live.append(new)
@@ -112,9 +108,9 @@ struct PendingTableTests {
     /// Removing a call that is not (or no longer) in the table changes nothing.
     @Test func removingAStrangerIsHarmless() {
         var table = PendingTable()
-        let member = call(5)
+        let member = testCall(5)
         table.insert(member)
-        table.remove(call(5))
+        table.remove(testCall(5))
         table.remove(member)
         table.remove(member)
         #expect(table.isEmpty)

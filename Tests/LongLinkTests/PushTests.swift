@@ -217,10 +217,6 @@ struct PushBookkeepingTests {
 
 @Suite("Deadline buckets")
 struct DeadlineBucketsTests {
-    private func call(_ id: UInt64, at deadline: ContinuousClock.Instant) -> PendingCall {
-        PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: deadline, idempotent: false)
-    }
-
     /// Takes what is due at `now` the way the core does: clearing each call's bucket.
     private func expire(_ index: inout DeadlineBuckets, at now: ContinuousClock.Instant) -> [PendingCall] {
         index.takeDue(at: now).flatMap { bucket in
@@ -236,7 +232,7 @@ struct DeadlineBucketsTests {
     @Test func aDeadlineCenturiesAwayIsNeverDue() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
-        let far = call(1, at: origin.advanced(by: .seconds(Int64.max / 4)))
+        let far = testCall(1, at: origin.advanced(by: .seconds(Int64.max / 4)))
         let due = index.insert(far)
         #expect(due > origin.advanced(by: .seconds(100 * 365 * 86_400)))
         #expect(index.takeDue(at: origin.advanced(by: .seconds(86_400))).isEmpty)
@@ -249,11 +245,11 @@ struct DeadlineBucketsTests {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
         let deadline = origin.advanced(by: .microseconds(5_500))
-        let answered = call(1, at: deadline)
+        let answered = testCall(1, at: deadline)
         index.insert(answered)
         index.remove(answered)
         #expect(index.nextDueTime() == nil)
-        let later = call(2, at: deadline)
+        let later = testCall(2, at: deadline)
         #expect(index.insert(later) == origin.advanced(by: .milliseconds(6)))
         #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(6)))
         #expect(expire(&index, at: origin.advanced(by: .milliseconds(7))).map(\.id) == [2])
@@ -263,7 +259,7 @@ struct DeadlineBucketsTests {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
         let calls = (0..<100).map {
-            call(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500)))
+            testCall(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500)))
         }
         for call in calls {
             // Due at the end of the deadline's millisecond: after the deadline, by less than 1 ms.
@@ -293,9 +289,9 @@ struct DeadlineBucketsTests {
     @Test func aCallIsNeverDueBeforeItsMillisecondEnds() {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
-        let early = call(1, at: origin.advanced(by: .microseconds(5_200)))
-        let late = call(2, at: origin.advanced(by: .microseconds(5_800)))
-        let before = call(3, at: origin.advanced(by: .microseconds(-1_500)))
+        let early = testCall(1, at: origin.advanced(by: .microseconds(5_200)))
+        let late = testCall(2, at: origin.advanced(by: .microseconds(5_800)))
+        let before = testCall(3, at: origin.advanced(by: .microseconds(-1_500)))
         for call in [late, early, before] { index.insert(call) }
         #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(-1)))
         // Past both deadlines in millisecond 5, but the millisecond has not ended.
@@ -310,7 +306,7 @@ struct DeadlineBucketsTests {
         let origin = ContinuousClock.now
         var index = DeadlineBuckets(origin: origin)
         let deadline = origin.advanced(by: .microseconds(3_000_400))
-        let calls = (0..<100_000).map { call(UInt64($0), at: deadline) }
+        let calls = (0..<100_000).map { testCall(UInt64($0), at: deadline) }
         for call in calls { index.insert(call) }
         #expect(index.takeDue(at: deadline).isEmpty)
         let buckets = index.takeDue(at: origin.advanced(by: .milliseconds(3_001)))

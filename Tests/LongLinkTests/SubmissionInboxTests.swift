@@ -5,10 +5,6 @@ import Testing
 
 @Suite("Submission inbox")
 struct SubmissionInboxTests {
-    private static func call(_ id: UInt64) -> PendingCall {
-        PendingCall(id: id, method: "m", payload: [], metadata: [:], deadline: .now, idempotent: false)
-    }
-
     /// Only the first submission into an empty inbox asks for a drain, and a take hands back
     /// everything in the order it was submitted.
     @Test func firstSubmissionAsksForTheDrainAndTakeKeepsTheOrder() {
@@ -16,13 +12,13 @@ struct SubmissionInboxTests {
         var batch: [PendingCall] = []
         inbox.take(into: &batch)
         #expect(batch.isEmpty)
-        #expect(inbox.append(Self.call(1)))
-        #expect(!inbox.append(Self.call(2)))
-        #expect(!inbox.append(Self.call(3)))
+        #expect(inbox.append(testCall(1)))
+        #expect(!inbox.append(testCall(2)))
+        #expect(!inbox.append(testCall(3)))
         inbox.take(into: &batch)
         #expect(batch.map(\.id) == [1, 2, 3])
         #expect(batch.allSatisfy { $0.nextSubmission == nil })
-        #expect(inbox.append(Self.call(4)))
+        #expect(inbox.append(testCall(4)))
         inbox.take(into: &batch)
         #expect(batch.map(\.id) == [1, 2, 3, 4])
     }
@@ -32,10 +28,10 @@ struct SubmissionInboxTests {
         weak var untaken: PendingCall?
         do {
             let inbox = SubmissionInbox()
-            let call = Self.call(1)
+            let call = testCall(1)
             untaken = call
             _ = inbox.append(call)
-            _ = inbox.append(Self.call(2))
+            _ = inbox.append(testCall(2))
         }
         #expect(untaken == nil)
     }
@@ -53,7 +49,7 @@ struct SubmissionInboxTests {
                     group.addTask {
                         var drainsAsked = 0
                         for sequence in 0..<perSubmitter {
-                            if inbox.append(Self.call(submitter << 32 | sequence)) { drainsAsked += 1 }
+                            if inbox.append(testCall(submitter << 32 | sequence)) { drainsAsked += 1 }
                             // Lets the taker in between, so that the run has many batches.
                             if sequence % 64 == 0 { await Task.yield() }
                         }
