@@ -25,14 +25,7 @@ extension MemoryBenchmark {
     /// The control: rounds of `count` tasks that suspend on a continuation and are resumed.
     static func probeRetainedBareTasks(count: Int) async throws -> [(String, Double)] {
         await warmRuntime()
-        return try await heapGrowth {
-            let parking = Parking(capacity: count)
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<count { group.addTask { await withUnsafeContinuation { parking.park($0) } } }
-                while parking.count < count { try? await Task.sleep(for: .milliseconds(5)) }
-                parking.resumeAll()
-            }
-        }
+        return try await heapGrowth { await parkAndResume(count) }
     }
 
     /// Runs `round` for the warming rounds, then for the measured ones; returns how much the heap

@@ -120,7 +120,7 @@ enum MemoryBenchmark {
     }
 
     /// Continuations of parked tasks.
-    final class Parking: Sendable {
+    private final class Parking: Sendable {
         private let parked: Mutex<[UnsafeContinuation<Void, Never>]>
 
         init(capacity: Int) {
@@ -144,14 +144,19 @@ enum MemoryBenchmark {
         }
     }
 
+    /// Suspends `count` child tasks on continuations until all are parked, then resumes them all.
+    static func parkAndResume(_ count: Int) async {
+        let parking = Parking(capacity: count)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<count { group.addTask { await withUnsafeContinuation { parking.park($0) } } }
+            while parking.count < count { try? await Task.sleep(for: .milliseconds(5)) }
+            parking.resumeAll()
+        }
+    }
+
     static func probeSuspendedTasks(count: Int) async throws -> [(String, Double)] {
         await warmRuntime()
-        let warm = Parking(capacity: 1_000)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<1_000 { group.addTask { await withUnsafeContinuation { warm.park($0) } } }
-            while warm.count < 1_000 { try? await Task.sleep(for: .milliseconds(5)) }
-            warm.resumeAll()
-        }
+        await parkAndResume(1_000)
         let parking = Parking(capacity: count)
         let before = ProcessUsage.residentBytes()
         await withTaskGroup(of: Void.self) { group in
