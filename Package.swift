@@ -18,10 +18,8 @@ let package = Package(
         .target(name: "LongLinkWire"),
         // Event loop (epoll; poll on Darwin), sockets, connections, listeners.
         .target(name: "LongLinkTransport", dependencies: ["LongLinkWire"]),
-        // A software prefetch for the client's mass expiry (Swift has no way to emit one).
-        .target(name: "CLongLinkPrefetch"),
         // The client.
-        .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport", "CLongLinkPrefetch"]),
+        .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport"]),
         // The server.
         .target(name: "LongLinkServer", dependencies: ["LongLinkWire", "LongLinkTransport"]),
         // Fault-injecting proxy and test-server helpers, shipped for users' own tests.

@@ -14,9 +14,9 @@ public struct ClientConfiguration: Sendable {
     /// The timeout of a request that does not set its own. It covers queueing while offline,
     /// reconnects and resends.
     public var defaultTimeout: Duration = .seconds(10)
-    /// How deadlines are enforced. The default is the deadline heap: the same contract as the task-group
-    /// race, measured faster and lighter (see ``DeadlineStrategy`` and `Benchmarks/RESULTS.md`).
-    public var deadlineStrategy: DeadlineStrategy = .deadlineHeap
+    /// How deadlines are enforced: a task group racing each reply against its timeout (the default),
+    /// or one deadline index for many requests in flight (see ``DeadlineStrategy``).
+    public var deadlineStrategy: DeadlineStrategy = .taskGroup
     /// How long connecting may take, and then how long the Hello/Welcome exchange may take.
     public var connectTimeout: Duration = .seconds(5)
     /// The heartbeat interval proposed to the server (the server may clamp it). A link that

@@ -10,13 +10,12 @@ public struct DeadlineStrategy: Hashable, Sendable, CustomStringConvertible {
 
     /// Each request runs in a task group whose body awaits the reply while one child task sleeps
     /// until the deadline (on the client's clock, released at once when the reply wins). The shape
-    /// of the design card, at the price of a child task and a timer per request: measured at about
-    /// two thirds of the heap's throughput and 1.3x its latency.
+    /// of the design card and the default; it costs a child task and a timer per request.
     public static let taskGroup = DeadlineStrategy(wrapped: .taskGroup)
 
-    /// The client keeps pending requests in one deadline index (a heap of millisecond buckets) with
-    /// a single timer for the earliest bucket, due as its millisecond ends; cancellation is a
-    /// handler outside the actor. No task and no timer per request. The default.
+    /// The client keeps every pending request's deadline in one index (a binary heap) with a single
+    /// timer for the earliest, handled at most once a millisecond. No task and no timer per
+    /// request: the opt-in for many requests in flight, with the same contract for callers.
     public static let deadlineHeap = DeadlineStrategy(wrapped: .deadlineHeap)
 
     var usesHeap: Bool { wrapped == .deadlineHeap }

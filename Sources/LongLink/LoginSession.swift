@@ -16,11 +16,11 @@ public struct LoginSession: Sendable {
 
     /// Sends `payload` to `method` on this link and returns the reply's payload.
     public func request(_ method: String, payload: [UInt8] = [], timeout: Duration? = nil) async throws -> [UInt8] {
-        let call = PendingCall(
-            id: makeRequestID(), method: method, payload: payload, metadata: [:],
+        let request = PendingRequest(
+            id: makeRequestID(), method: method, payload: payload,
             deadline: configuration.clock.now.advanced(by: timeout ?? configuration.defaultTimeout), idempotent: false,
             bypassesGate: true, linkGeneration: generation)
-        return try await core.perform(call)
+        return try await core.perform(request)
     }
 
     /// Sends a typed request on this link and decodes its reply.

@@ -14,10 +14,12 @@ import Synchronization
 ///
 /// Each request suspends on a `CheckedContinuation` kept by an actor (keyed by request id) that runs
 /// on the connection's event loop. The request's deadline is computed once, so that it covers
-/// queueing, reconnects and resends, and is raced against the reply: by one deadline heap with a
-/// single timer (the default), or by a task group per request (``DeadlineStrategy/taskGroup``). ``run()`` is the supervisor: it
-/// connects, logs in, replays subscriptions, sends `Sync`, releases queued requests, and reconnects
-/// with backoff after every failure until ``shutdown()`` or a terminal error.
+/// queueing, reconnects and resends, and a task group races the reply against it (the default,
+/// ``DeadlineStrategy/taskGroup``; ``DeadlineStrategy/deadlineHeap`` is the opt-in for very many
+/// requests in flight). Pushes arrive as an `AsyncStream`, acknowledged once the stream has handed
+/// them over. ``run()`` is the supervisor: it connects, logs in, replays subscriptions, sends
+/// `Sync`, releases queued requests, and reconnects with backoff after every failure until
+/// ``shutdown()`` or a terminal error.
 public final class LongLinkClient: Sendable {
     /// The configuration the client runs with.
     public let configuration: ClientConfiguration
@@ -31,10 +33,9 @@ public final class LongLinkClient: Sendable {
         let loop = (configuration.eventLoopGroup ?? .shared).next()
         self.core = ClientCore(loop: loop, configuration: configuration)
         // Request ids are unique per client_id for the life of the client: a random start makes a
-        // restarted app with a stable client id unlikely to reuse an id the server remembers.
-        // Below 2^46 (14 digits), so ids stay Swift small strings (15 bytes) for ~9 * 10^14
-        // requests: no heap allocation to write one or to read one back from a reply.
-        self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64(1) << 46)))
+        // restarted app with a stable client id unlikely to reuse an id the server remembers. Half
+        // the range is left above it, so the counter never wraps.
+        self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64.max / 2)))
     }
 
     // MARK: Requests
@@ -58,12 +59,12 @@ public final class LongLinkClient: Sendable {
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) async throws -> [UInt8] {
-        let call = PendingCall(
+        let request = PendingRequest(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
             metadata: options.metadata,
             deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
             idempotent: options.idempotent)
-        return try await core.perform(call)
+        return try await core.perform(request)
     }
 
     /// Sends a typed request and decodes its reply with the configured codec.
@@ -80,26 +81,43 @@ public final class LongLinkClient: Sendable {
 
     // MARK: Pushes
 
-    /// Pushes on `topic` (all topics when `nil`), in the order they arrive. Reliable pushes are
-    /// acknowledged once this sequence has returned them; each reliable seq is returned once.
-    /// The sequence ends when the client stops or the consuming task is cancelled.
-    public func pushes(topic: String? = nil) -> PushSequence {
-        PushSequence(core: core, topic: topic)
+    /// Pushes on `topic` (all topics when `nil`), in the order they arrive, as an `AsyncStream`.
+    ///
+    /// The consumer is registered when the stream is made, so pushes that arrive before the first
+    /// `next()` wait in its buffer. A reliable push is acknowledged (batched) once the stream has
+    /// handed it over, and each reliable seq is handed over once. Every stream is a consumer of
+    /// its own and gets every push of its topic; a reliable push is acknowledged once every live
+    /// consumer that got it has taken it. Several loops over one stream share its pushes, each push
+    /// going to one of them.
+    ///
+    /// When a consumer falls ``ClientConfiguration/pushBufferLimit`` behind, reliable pushes are left
+    /// unacknowledged with the server and fetched again with `Sync` once it catches up, so none is
+    /// lost and memory stays bounded; best-effort pushes are dropped instead. The stream ends when
+    /// the client stops, when a task waiting in it is cancelled, or when it is released; pushes it
+    /// never handed over go back to the server's care.
+    public func pushes(topic: String? = nil) -> AsyncStream<Push> {
+        let subscription = PushSubscription(core: core, topic: topic)
+        return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 
-    /// Pushes on `topic` decoded as `T` with the configured codec; undecodable pushes are skipped
-    /// (and logged).
-    public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> some AsyncSequence<T, Never> {
+    /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that
+    /// does not decode is skipped and logged.
+    public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
         let codec = configuration.codec
         let logger = configuration.logger
-        return pushes(topic: topic).compactMap { push -> T? in
-            do {
-                return try codec.decode(T.self, from: push.payload)
-            } catch {
-                logger?(LogRecord(level: .warning, message: "a push on \(push.topic) did not decode as \(T.self)"))
+        let subscription = PushSubscription(core: core, topic: topic)
+        return AsyncStream(
+            unfolding: {
+                while let push = await subscription.next() {
+                    do {
+                        return try codec.decode(T.self, from: push.payload)
+                    } catch {
+                        logger?(
+                            LogRecord(level: .warning, message: "a push on \(push.topic) did not decode as \(T.self)"))
+                    }
+                }
                 return nil
-            }
-        }
+            }, onCancel: { subscription.cancel() })
     }
 
     // MARK: Observation
@@ -119,45 +137,27 @@ public final class LongLinkClient: Sendable {
         get async { await core.statistics }
     }
 
-    /// Callers the deadline timer has resumed with a timeout so far, read without a hop to the
-    /// loop (for `longlink bench timeouts`: a mass expiry resumes its callers off the loop).
-    package var expiredCallersResumed: Int {
-        core.expiredCallersResumed.load(ordering: .relaxed)
-    }
-
-    /// Callers whose replies the loop handed to the global executor to resume (reads of
-    /// ``ResumeBatch/offLoopThreshold`` replies or more), read without a hop to the loop (for tests).
-    package var callersResumedOffLoop: Int {
-        core.callersResumedOffLoop.load(ordering: .relaxed)
-    }
-
-    /// Callers the deadline timer has failed so far; ``expiredCallersResumed`` reaches it once
-    /// every one of them is resumed (for `longlink bench timeouts`).
-    package var expiredByTimer: Int {
-        core.expiredByTimer.load(ordering: .relaxed)
-    }
-
     // MARK: Network and app lifecycle
 
     /// Tells the client the network changed (Wi-Fi to cellular, VPN): a waiting reconnect happens at
     /// once with the backoff reset, and a live link is probed and replaced if it does not answer.
     public func networkDidChange() {
         let core = self.core
-        core.loop.execute { core.assumeIsolated { $0.networkDidChange() } }
+        core.onLoop { $0.networkDidChange() }
     }
 
     /// The app went to the background: heartbeats slow down and reconnection may pause (see
     /// ``BackgroundPolicy``).
     public func appDidEnterBackground() {
         let core = self.core
-        core.loop.execute { core.assumeIsolated { $0.setBackground(true) } }
+        core.onLoop { $0.setBackground(true) }
     }
 
     /// The app is coming to the foreground: the link is probed at once and replaced if it does not
     /// answer within ``ClientConfiguration/livenessProbeTimeout``; a paused reconnect resumes now.
     public func appWillEnterForeground() {
         let core = self.core
-        core.loop.execute { core.assumeIsolated { $0.setBackground(false) } }
+        core.onLoop { $0.setBackground(false) }
     }
 
     // MARK: Lifecycle
@@ -169,7 +169,7 @@ public final class LongLinkClient: Sendable {
     public func shutdown() {
         let core = self.core
         let grace = configuration.shutdownGracePeriod
-        core.loop.execute { core.assumeIsolated { $0.beginShutdown(gracePeriod: grace) } }
+        core.onLoop { $0.beginShutdown(gracePeriod: grace) }
     }
 
     /// Runs the supervisor until ``shutdown()``, cancellation, or a terminal error (a rejected login,
@@ -191,7 +191,7 @@ public final class LongLinkClient: Sendable {
         try await withTaskCancellationHandler {
             try await Supervisor(core: core, configuration: configuration, makeRequestID: makeRequestID).run()
         } onCancel: {
-            core.loop.execute { core.assumeIsolated { $0.beginShutdown(gracePeriod: .zero) } }
+            core.onLoop { $0.beginShutdown(gracePeriod: .zero) }
         }
     }
 }

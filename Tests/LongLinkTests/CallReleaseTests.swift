@@ -104,16 +104,16 @@ struct CallReleaseTests {
 /// Makes calls and keeps a weak reference to each, to see which are still alive.
 private final class CallWatch: Sendable {
     private struct WeakCall: @unchecked Sendable {
-        weak var call: PendingCall?
+        weak var call: PendingRequest?
     }
 
     private let calls = Mutex<[WeakCall]>([])
     private let nextID = Atomic<UInt64>(0)
 
-    func call(_ method: String, payload: [UInt8] = [], timeout: Duration = .seconds(120)) -> PendingCall {
-        let call = PendingCall(
+    func call(_ method: String, payload: [UInt8] = [], timeout: Duration = .seconds(120)) -> PendingRequest {
+        let call = PendingRequest(
             id: 1_000_000 + nextID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
-            metadata: [:], deadline: .now.advanced(by: timeout), idempotent: false)
+            deadline: .now.advanced(by: timeout), idempotent: false)
         calls.withLock { $0.append(WeakCall(call: call)) }
         return call
     }

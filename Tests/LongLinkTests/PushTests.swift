@@ -215,108 +215,6 @@ struct PushBookkeepingTests {
     }
 }
 
-@Suite("Deadline buckets")
-struct DeadlineBucketsTests {
-    /// Takes what is due at `now` the way the core does: clearing each call's bucket.
-    private func expire(_ index: inout DeadlineBuckets, at now: ContinuousClock.Instant) -> [PendingCall] {
-        index.takeDue(at: now).flatMap { bucket in
-            bucket.calls.map { call in
-                call.deadlineBucket = nil
-                call.deadlineSlot = -1
-                return call
-            }
-        }
-    }
-
-    /// A deadline centuries away saturates instead of wrapping into the past.
-    @Test func aDeadlineCenturiesAwayIsNeverDue() {
-        let origin = ContinuousClock.now
-        var index = DeadlineBuckets(origin: origin)
-        let far = testCall(1, at: origin.advanced(by: .seconds(Int64.max / 4)))
-        let due = index.insert(far)
-        #expect(due > origin.advanced(by: .seconds(100 * 365 * 86_400)))
-        #expect(index.takeDue(at: origin.advanced(by: .seconds(86_400))).isEmpty)
-        #expect(index.count == 1)
-    }
-
-    /// A bucket dropped once emptied is not reused by a later call in the same millisecond: that
-    /// call gets a new bucket, known to the timer.
-    @Test func aDroppedBucketIsNotReused() {
-        let origin = ContinuousClock.now
-        var index = DeadlineBuckets(origin: origin)
-        let deadline = origin.advanced(by: .microseconds(5_500))
-        let answered = testCall(1, at: deadline)
-        index.insert(answered)
-        index.remove(answered)
-        #expect(index.nextDueTime() == nil)
-        let later = testCall(2, at: deadline)
-        #expect(index.insert(later) == origin.advanced(by: .milliseconds(6)))
-        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(6)))
-        #expect(expire(&index, at: origin.advanced(by: .milliseconds(7))).map(\.id) == [2])
-    }
-
-    @Test func bucketsComeDueInOrderAndAnsweredCallsLeaveAtOnce() {
-        let origin = ContinuousClock.now
-        var index = DeadlineBuckets(origin: origin)
-        let calls = (0..<100).map {
-            testCall(UInt64($0), at: origin.advanced(by: .microseconds(($0 * 37) % 100 * 1_000 + 500)))
-        }
-        for call in calls {
-            // Due at the end of the deadline's millisecond: after the deadline, by less than 1 ms.
-            let due = index.insert(call)
-            #expect(due > call.deadline && due - call.deadline <= .milliseconds(1))
-        }
-        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(1)))
-        // Answered before their deadlines: out of the index immediately, wherever they sit.
-        for call in calls where call.id % 3 == 0 { index.remove(call) }
-        #expect(index.count == 66)
-        #expect(calls.filter { $0.id % 3 == 0 }.allSatisfy { $0.deadlineBucket == nil && $0.deadlineSlot == -1 })
-        let cutoff = origin.advanced(by: .milliseconds(50))
-        let due = expire(&index, at: cutoff)
-        // Exactly the unanswered calls whose millisecond ended by the cutoff; none early.
-        #expect(due.allSatisfy { $0.deadline < cutoff })
-        let expected = calls.filter { $0.id % 3 != 0 && $0.deadline < cutoff }
-        #expect(Set(due.map(\.id)) == Set(expected.map(\.id)))
-        #expect(zip(due, due.dropFirst()).allSatisfy { $0.0.deadline <= $0.1.deadline })
-        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(51)))
-        let rest = expire(&index, at: origin.advanced(by: .seconds(1)))
-        #expect(due.count + rest.count == 66)
-        #expect(index.isEmpty)
-        #expect(index.nextDueTime() == nil)
-        for call in calls { call.complete(.success([])) }
-    }
-
-    @Test func aCallIsNeverDueBeforeItsMillisecondEnds() {
-        let origin = ContinuousClock.now
-        var index = DeadlineBuckets(origin: origin)
-        let early = testCall(1, at: origin.advanced(by: .microseconds(5_200)))
-        let late = testCall(2, at: origin.advanced(by: .microseconds(5_800)))
-        let before = testCall(3, at: origin.advanced(by: .microseconds(-1_500)))
-        for call in [late, early, before] { index.insert(call) }
-        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(-1)))
-        // Past both deadlines in millisecond 5, but the millisecond has not ended.
-        #expect(expire(&index, at: origin.advanced(by: .microseconds(5_900))).map(\.id) == [3])
-        #expect(index.nextDueTime() == origin.advanced(by: .milliseconds(6)))
-        #expect(Set(expire(&index, at: origin.advanced(by: .milliseconds(6))).map(\.id)) == [1, 2])
-        #expect(index.isEmpty)
-        for call in [early, late, before] { call.complete(.success([])) }
-    }
-
-    @Test func oneHundredThousandCallsWithOneDeadlineExpireTogether() {
-        let origin = ContinuousClock.now
-        var index = DeadlineBuckets(origin: origin)
-        let deadline = origin.advanced(by: .microseconds(3_000_400))
-        let calls = (0..<100_000).map { testCall(UInt64($0), at: deadline) }
-        for call in calls { index.insert(call) }
-        #expect(index.takeDue(at: deadline).isEmpty)
-        let buckets = index.takeDue(at: origin.advanced(by: .milliseconds(3_001)))
-        #expect(buckets.count == 1)
-        #expect(buckets.first?.calls.count == 100_000)
-        #expect(index.isEmpty)
-        for call in calls { call.complete(.success([])) }
-    }
-}
-
 @Suite("Push delivery edge cases")
 struct PushEdgeCaseTests {
     /// A server and a client logged in as `user`, connected.
@@ -329,14 +227,12 @@ struct PushEdgeCaseTests {
         return (server, running)
     }
 
-    /// The seqs of the next `count` pushes the consumer of `registration` takes, within 20 s (what
-    /// its iterator's `next()` does, from a bounded task: an iterator is not Sendable).
-    private func seqs(
-        _ count: Int, takenBy registration: PushSequence.Registration
-    ) async throws -> [UInt64] {
+    /// The seqs of the next `count` pushes `stream` hands over, within 20 s.
+    private func seqs(_ count: Int, from stream: AsyncStream<Push>) async throws -> [UInt64] {
         try await within(.seconds(20), "a consumer to take \(count) pushes") {
             var seqs: [UInt64] = []
-            for _ in 0..<count { seqs.append(await registration.subscriber().next()?.seq ?? 0) }
+            var iterator = stream.makeAsyncIterator()
+            for _ in 0..<count { seqs.append(await iterator.next()?.seq ?? 0) }
             return seqs
         }
     }
@@ -389,8 +285,7 @@ struct PushEdgeCaseTests {
         // The first consumer is gone without taking anything: nothing was acknowledged.
         #expect(server.server.statistics.acksReceived == 0)
         // Bounded: when the pushes never came, this test hung a whole suite run.
-        let next = running.client.pushes(topic: "alerts").makeAsyncIterator()
-        #expect(try await seqs(3, takenBy: next.registration) == [1, 2, 3])
+        #expect(try await seqs(3, from: running.client.pushes(topic: "alerts")) == [1, 2, 3])
         await running.stop()
         try await server.stop()
     }
@@ -401,20 +296,18 @@ struct PushEdgeCaseTests {
     /// forever; one full-suite run hung on the test above that way).
     @Test func pushesAConsumerNeverTookReachAConsumerThatRegisteredBeforeItLeft() async throws {
         let (server, running) = try await connected(as: "kai")
-        let second: PushSequence.Iterator
+        let second: AsyncStream<Push>
         do {
-            let first = running.client.pushes(topic: "alerts").makeAsyncIterator()
-            _ = await first.registration.subscriber()
+            let first = running.client.pushes(topic: "alerts")
             for n in 1...3 { try server.server.push(to: "kai", topic: "alerts", payload: bytes("\(n)")) }
             try await eventually("the pushes reached the first consumer") {
                 await running.client.statistics.pushesReceived >= 3
             }
-            second = running.client.pushes(topic: "alerts").makeAsyncIterator()
-            _ = await second.registration.subscriber()
+            second = running.client.pushes(topic: "alerts")
             // Only now the first consumer goes, without having taken anything.
             withExtendedLifetime(first) {}
         }
-        #expect(try await seqs(3, takenBy: second.registration) == [1, 2, 3])
+        #expect(try await seqs(3, from: second) == [1, 2, 3])
         #expect(server.server.statistics.acksReceived <= 3)
         await running.stop()
         try await server.stop()

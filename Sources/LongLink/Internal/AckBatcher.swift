@@ -1,10 +1,11 @@
 /// Collects the seqs of reliable pushes the app has taken, and decides when to send them as one
-/// `Ack`: as soon as `maxBatch` are waiting, or `maxDelay` after the first one was added.
+/// `Ack`: as soon as `maxBatch` are waiting, or when the timer the core arms for the first one of a
+/// batch fires (``ClientConfiguration/ackDelay`` later).
 struct AckBatcher {
     enum AddAction: Equatable {
         /// Nothing to do now.
         case none
-        /// The first seq of a batch: arm the flush timer for `maxDelay`.
+        /// The first seq of a batch: arm the flush timer.
         case armTimer
         /// The batch is full: send it now (and disarm the timer).
         case flush([UInt64])

@@ -7,7 +7,6 @@ final class LinkHandler: ConnectionHandler {
     private let core: ClientCore
     private let generation: UInt64
     private var decoder: FrameDecoder
-    private var frames: [Frame] = []
 
     init(core: ClientCore, generation: UInt64, maxFrameBytes: Int) {
         self.core = core
@@ -16,6 +15,7 @@ final class LinkHandler: ConnectionHandler {
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        var frames: [Frame] = []
         var failure: WireFormatError?
         do {
             try decoder.decode(bytes, into: &frames)
@@ -23,15 +23,11 @@ final class LinkHandler: ConnectionHandler {
             failure = error
         }
         let generation = self.generation
-        // Moved out and back: the core keeps no reference, so the buffer is reused without an allocation.
-        var received = frames
-        frames = []
         core.assumeIsolated { core in
-            core.linkReceived(generation, &received)
+            // The frames decoded before a malformed one still count.
+            core.linkReceived(generation, frames)
             if let failure { core.linkViolated(generation, failure) }
         }
-        frames = consume received
-        frames.removeAll(keepingCapacity: true)
     }
 
     func connectionWritabilityChanged(_ connection: Connection) {}

@@ -1,75 +1,70 @@
-/// Calls waiting for the link's gate to open, in the order they are to be written.
+/// The ids of requests waiting for a logged-in link, in the order they go out.
 ///
-/// A call that ends while it waits (timed out, cancelled) leaves at once: its slot, which the call
-/// carries in its stage, is emptied in O(1), and the slots are compacted once the empty ones are
-/// half of them (amortised O(1) a call). Before, an ended call stayed in the array until the link
-/// came back, so a long offline spell with requests timing out kept every one of them, payloads
-/// included, with no bound. Loop only, like the rest of ``ClientCore``'s books.
+/// A request that ends while it waits (timed out, cancelled) leaves at once: its id stays in the
+/// order array as a hole that sending skips, and the array is compacted when holes outnumber the
+/// waiting requests, so memory stays proportional to what really waits.
 struct OfflineQueue {
-    private var slots: [PendingCall?] = []
-    /// The first slot not yet taken by ``popFirst()``.
+    private var order: [UInt64] = []
     private var head = 0
-    /// Calls waiting (the slots from `head` that are not empty).
-    private(set) var count = 0
+    private var members: Set<UInt64> = []
 
-    var isEmpty: Bool { count == 0 }
+    /// How many requests wait.
+    var count: Int { members.count }
 
-    /// Slots held, empty ones included (for tests of the compaction).
-    var slotCount: Int { slots.count - head }
+    var isEmpty: Bool { members.isEmpty }
 
-    /// Puts `call` last; its stage becomes `.queued` with its slot.
-    mutating func append(_ call: PendingCall) {
-        call.stage = .queued(slot: slots.count)
-        slots.append(call)
-        count += 1
+    /// Slots the order array holds (waiting requests plus holes), for tests of the bound.
+    var slotCount: Int { order.count - head }
+
+    func contains(_ id: UInt64) -> Bool { members.contains(id) }
+
+    mutating func append(_ id: UInt64) {
+        guard members.insert(id).inserted else { return }
+        order.append(id)
     }
 
-    /// Puts `calls` first, in their order (calls to resend after a reconnect).
-    mutating func prepend(_ calls: [PendingCall]) {
-        guard !calls.isEmpty else { return }
-        rebuild(from: calls + slots[head...].compactMap { $0 })
+    /// Puts `ids` ahead of everything waiting, in the given order (resends go first).
+    mutating func prepend(_ ids: [UInt64]) {
+        let fresh = ids.filter { members.insert($0).inserted }
+        guard !fresh.isEmpty else { return }
+        order = fresh + order[head...]
+        head = 0
     }
 
-    /// Takes the first waiting call out; nil when none waits. Its stage stays `.queued` until the
-    /// caller writes it.
-    mutating func popFirst() -> PendingCall? {
-        while head < slots.count {
-            let call = slots[head]
-            slots[head] = nil
+    /// The next waiting id, removed.
+    mutating func popFirst() -> UInt64? {
+        while head < order.count {
+            let id = order[head]
             head += 1
-            if let call {
-                count -= 1
-                if count == 0 { removeAll() }
-                return call
+            if members.remove(id) != nil {
+                if members.isEmpty { removeAll() }
+                return id
             }
         }
         removeAll()
         return nil
     }
 
-    /// Takes out `call`, which ended while it waited; a call not in the queue is ignored.
-    mutating func remove(_ call: PendingCall) {
-        guard case .queued(let slot) = call.stage, slot >= head, slot < slots.count, slots[slot] === call else {
-            return
-        }
-        slots[slot] = nil
-        count -= 1
-        if count == 0 {
+    /// Takes `id` out (it ended while waiting); false if it was not waiting.
+    @discardableResult
+    mutating func remove(_ id: UInt64) -> Bool {
+        guard members.remove(id) != nil else { return false }
+        if members.isEmpty {
             removeAll()
-        } else if (slotCount - count) * 2 >= slotCount {
-            rebuild(from: slots[head...].compactMap { $0 })
+        } else if slotCount > 2 * members.count + 32 {
+            order = order[head...].filter { members.contains($0) }
+            head = 0
         }
+        return true
     }
 
-    /// Empties the queue (keeping its storage for the next offline spell).
-    mutating func removeAll() {
-        slots.removeAll(keepingCapacity: true)
+    /// Everything waiting, in order; the queue is left empty.
+    @discardableResult
+    mutating func removeAll() -> [UInt64] {
+        let waiting = order[head...].filter { members.contains($0) }
+        order.removeAll(keepingCapacity: true)
         head = 0
-        count = 0
-    }
-
-    private mutating func rebuild(from calls: [PendingCall]) {
-        removeAll()
-        for call in calls { append(call) }
+        members.removeAll()
+        return waiting
     }
 }

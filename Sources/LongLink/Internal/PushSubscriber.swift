@@ -1,15 +1,17 @@
 import LongLinkTransport
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
-/// the consumer's iterator (which takes them on any task).
+/// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
 ///
-/// A reliable push counts as received by the app only when the iterator returns it: its seq then
-/// goes to `taken`, and the core is told (once per batch) to acknowledge what was taken.
+/// A reliable push counts as taken when ``next()`` returns it: its seq goes to `taken`, and the
+/// core is told (once per batch) so that it acknowledges what was taken. Several tasks may wait in
+/// ``next()`` at once (two `for await` loops over one stream): each waits its turn in `waiters`,
+/// and each push goes to exactly one of them.
 final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
         var head = 0
-        var waiter: CheckedContinuation<Push?, Never>?
+        var waiters: [CheckedContinuation<Push?, Never>] = []
         var finished = false
         var taken: [UInt64] = []
         var takenReported = false
@@ -21,26 +23,18 @@ final class PushSubscriber: Sendable {
     private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
-    /// Called when the consumer's task was cancelled while it waited: the core unregisters the
-    /// subscriber and releases what it never took.
-    private let onCancelled: @Sendable (PushSubscriber) -> Void
 
-    init(
-        id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void,
-        onCancelled: @escaping @Sendable (PushSubscriber) -> Void
-    ) {
+    init(id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void) {
         self.id = id
         self.topic = topic
         self.limit = limit
         self.onTaken = onTaken
-        self.onCancelled = onCancelled
     }
 
-    func matches(_ topic: String) -> Bool {
-        self.topic == nil || self.topic == topic
-    }
-
+    /// How many pushes wait in the buffer.
     var count: Int { state.withLock { $0.buffer.count - $0.head } }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
 
     private enum Offer {
         case handed(CheckedContinuation<Push?, Never>, notify: Bool)
@@ -48,12 +42,12 @@ final class PushSubscriber: Sendable {
         case refused
     }
 
-    /// Offers a push; false when the buffer is full (or the consumer is gone).
+    /// Offers a push; false when the buffer is full or the consumer is gone.
     func offer(_ push: Push) -> Bool {
         let outcome = state.withLock { state -> Offer in
             guard !state.finished else { return .refused }
-            if let waiter = state.waiter {
-                state.waiter = nil
+            if !state.waiters.isEmpty {
+                let waiter = state.waiters.removeFirst()
                 return .handed(waiter, notify: Self.recordTaken(push, in: &state))
             }
             guard state.buffer.count - state.head < limit else { return .refused }
@@ -72,38 +66,28 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    /// The next push, or nil once the subscriber is finished (the client stopped, or the task was
-    /// cancelled while waiting).
+    /// The next push, or nil once the subscriber is finished.
+    ///
+    /// Cancellation is the stream's: `AsyncStream(unfolding:onCancel:)` calls ``cancelWaiters()``
+    /// through its `onCancel`, which resumes every waiter with nil.
     func next() async -> Push? {
         if let ready = takeBuffered() { return ready }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
-                var notify = false
-                let ready = state.withLock { state -> Push?? in
-                    if state.finished { return .some(nil) }
-                    if state.head < state.buffer.count {
-                        let push = Self.pop(&state)
-                        notify = Self.recordTaken(push, in: &state)
-                        return .some(push)
-                    }
-                    state.waiter = continuation
-                    return .none
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
+            var notify = false
+            let ready = state.withLock { state -> Push?? in
+                if state.finished { return .some(nil) }
+                if state.head < state.buffer.count {
+                    let push = Self.pop(&state)
+                    notify = Self.recordTaken(push, in: &state)
+                    return .some(push)
                 }
-                if let ready {
-                    continuation.resume(returning: ready)
-                    if notify { onTaken(self) }
-                }
+                state.waiters.append(continuation)
+                return .none
             }
-        } onCancel: {
-            // End the sequence for the consumer, but keep the buffer: the core takes what was never
-            // taken back from `finish()` when it unregisters the subscriber.
-            let waiter = state.withLock { state -> CheckedContinuation<Push?, Never>? in
-                state.finished = true
-                defer { state.waiter = nil }
-                return state.waiter
+            if let ready {
+                continuation.resume(returning: ready)
+                if notify { onTaken(self) }
             }
-            waiter?.resume(returning: nil)
-            onCancelled(self)
         }
     }
 
@@ -150,20 +134,29 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    /// Ends the sequence: a waiting consumer gets nil. Returns the reliable pushes never taken (once).
-    @discardableResult
-    func finish() -> [Push] {
-        let (waiter, untaken) = state.withLock { state -> (CheckedContinuation<Push?, Never>?, [Push]) in
+    /// The consuming task was cancelled: every waiting task gets nil now, and the buffer stays
+    /// for the core, which takes what was never taken back with ``finish()``.
+    func cancelWaiters() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Push?, Never>] in
             state.finished = true
-            let untaken = state.buffer[state.head...].filter(\.isReliable)
-            state.buffer.removeAll()
-            state.head = 0
-            defer { state.waiter = nil }
-            return (state.waiter, untaken)
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
-        waiter?.resume(returning: nil)
-        return untaken
+        for waiter in waiters { waiter.resume(returning: nil) }
     }
 
-    var isFinished: Bool { state.withLock { $0.finished } }
+    /// Ends the stream: every waiting task gets nil. Returns the reliable pushes never taken (once).
+    @discardableResult
+    func finish() -> [Push] {
+        let (waiters, untaken) = state.withLock { state -> ([CheckedContinuation<Push?, Never>], [Push]) in
+            let untaken = state.buffer[state.head...].filter(\.isReliable)
+            state.finished = true
+            state.buffer.removeAll()
+            state.head = 0
+            defer { state.waiters.removeAll() }
+            return (state.waiters, untaken)
+        }
+        for waiter in waiters { waiter.resume(returning: nil) }
+        return untaken
+    }
 }

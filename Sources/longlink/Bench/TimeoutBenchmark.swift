@@ -88,11 +88,6 @@ enum TimeoutBenchmark {
                 samples: samples["timed_out"] ?? []))
         report.add(
             BenchFigure(
-                key: "timeouts.server_first",
-                label: "timeouts: of those, failed by the server's DEADLINE_EXCEEDED before the client's timer",
-                unit: "calls", samples: samples["server_first"] ?? []))
-        report.add(
-            BenchFigure(
                 key: "timeouts.cpu_submitting", label: "timeouts: CPU time to submit \(count) requests", unit: "ms",
                 samples: samples["cpu_submit_ms"] ?? []))
         report.add(
@@ -133,7 +128,6 @@ enum TimeoutBenchmark {
         }
         let clock = ContinuousClock()
         let results = Outcomes(count: count)
-        let (expiredBefore, resumedBefore) = (client.expiredByTimer, client.expiredCallersResumed)
         let cpuStart = ProcessUsage.cpuTime()
         let deadline = clock.now.advanced(by: deadlineAfter)
         // Unstructured tasks, not a task group: consuming 100,000 children of one group costs the
@@ -165,26 +159,16 @@ enum TimeoutBenchmark {
         defer { placement?.requestStop() }
         try? await Task.sleep(until: deadline, clock: clock)
         let cpuDeadline = ProcessUsage.cpuTime()
-        // When the client has failed every call (every caller's continuation resumed with the
-        // timeout): the firing itself, before the executor has run the 100,000 resumed callers.
-        // Polled from the client's own loop: a poller on the global executor would wait in line
-        // behind the resumed callers and measure them instead.
+        // When the client has failed every call (each caller's continuation resumed with the
+        // timeout, by its own deadline or by the server's reply): the firing itself, before the
+        // executor has run the resumed callers. Polled from the client's own loop: a poller on the
+        // global executor would wait in line behind the resumed callers and measure them instead.
         let firedLate = try await Task(executorPreference: bench.loop) {
-            // All failed: nothing pending, and every caller the deadline timer failed is resumed.
-            // (A call the server's own `DEADLINE_EXCEEDED` reached first is failed by that reply,
-            // on the loop, and is not among the timer's. `statistics.timeouts` counts both, so
-            // waiting for it to be matched by resumes waited forever when a reply came first.)
             while true {
                 let statistics = await client.statistics
-                let expiredByTimer = client.expiredByTimer - expiredBefore
-                let resumed = client.expiredCallersResumed - resumedBefore
-                if statistics.inFlight == 0, statistics.queued == 0, resumed >= expiredByTimer {
-                    break
-                }
+                if statistics.inFlight == 0, statistics.queued == 0 { break }
                 guard clock.now - deadline < Self.firingBound else {
-                    throw BenchError(
-                        "\(statistics.inFlight) calls still pending, \(expiredByTimer - resumed) callers not resumed, "
-                            + "\(Self.firingBound) after the deadline")
+                    throw BenchError("\(statistics.inFlight) calls still pending \(Self.firingBound) after the deadline")
                 }
                 try? await Task.sleep(for: .milliseconds(1))
             }
@@ -198,13 +182,11 @@ enum TimeoutBenchmark {
         }
         let cpuEnd = ProcessUsage.cpuTime()
         let probes = await placement?.stop() ?? []
-        let expiredByTimer = client.expiredByTimer - expiredBefore
         let (unsorted, timedOut) = results.snapshot()
         let lateness = unsorted.sorted()
         return [
             ("written", Double(written)),
             ("timed_out", Double(timedOut)),
-            ("server_first", Double(timedOut - expiredByTimer)),
             ("wait_ms", (deadline - writtenAt).inMilliseconds),
             ("late_p50_ms", BenchStats.percentile(lateness, 0.5)),
             ("late_p99_ms", BenchStats.percentile(lateness, 0.99)),

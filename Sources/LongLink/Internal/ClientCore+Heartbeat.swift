@@ -1,0 +1,126 @@
+import LongLinkTransport
+import LongLinkWire
+
+extension ClientCore {
+    // MARK: Heartbeat and liveness
+
+    func scheduleTick(_ link: Link) {
+        let interval = link.heartbeat * (inBackground ? configuration.background.heartbeatMultiplier : 1)
+        let generation = link.generation
+        link.tick = clock.schedule(
+            at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
+        ) { [self] in
+            assumeIsolated { $0.tick(generation) }
+        }
+    }
+
+    /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
+    func tick(_ generation: UInt64) {
+        guard let link, link.generation == generation, link.end == nil else { return }
+        let action = link.monitor.tick(
+            receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
+        link.receivedSinceTick = false
+        link.sentSinceTick = false
+        switch action {
+        case .declareDead:
+            declareDead(link, "nothing received for two heartbeat intervals")
+            return
+        case .sendPing:
+            if link.welcome != nil { sendPing(on: link) }
+        case .none:
+            break
+        }
+        scheduleTick(link)
+    }
+
+    func sendPing(on link: Link) {
+        nextPingNonce += 1
+        link.ping = (nextPingNonce, clock.now)
+        send(.ping(Frame.Ping(nonce: nextPingNonce)), on: link)
+    }
+
+    func declareDead(_ link: Link, _ reason: String) {
+        stats.deadLinks += 1
+        log(.warning, "link to \(link.endpoint) is dead: \(reason)")
+        close(link, .immediately, error: LongLinkError(code: .connectionLost, message: reason))
+    }
+
+    /// Pings now and replaces the link if nothing comes back within the probe timeout.
+    func probeLiveness() {
+        guard let link, machine.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
+        link.receivedSinceProbe = false
+        sendPing(on: link)
+        let generation = link.generation
+        link.probe = clock.schedule(at: clock.now.advanced(by: configuration.livenessProbeTimeout), on: loop) {
+            [self] in
+            assumeIsolated { core in
+                guard let link = core.link, link.generation == generation else { return }
+                link.probe = nil
+                if !link.receivedSinceProbe, link.end == nil {
+                    core.declareDead(link, "no answer to a liveness probe")
+                }
+            }
+        }
+    }
+
+    // MARK: App lifecycle and network
+
+    func networkDidChange() {
+        pendingWakeOrResume(.networkChanged)
+        probeLiveness()
+    }
+
+    func setBackground(_ background: Bool) {
+        guard inBackground != background else { return }
+        inBackground = background
+        if !background {
+            pendingWakeOrResume(.networkChanged)
+            probeLiveness()
+        }
+    }
+
+    var pausesReconnection: Bool { inBackground && configuration.background.pausesReconnection }
+
+    /// Waits before the next attempt; ends early on a network change, foreground, or shutdown.
+    func waitToRetry(_ delay: Duration?) async -> RetryWake {
+        await withCheckedContinuation { continuation in
+            if machine.shuttingDown {
+                continuation.resume(returning: .shutdown)
+                return
+            }
+            if let wake = pendingWake {
+                pendingWake = nil
+                continuation.resume(returning: wake)
+                return
+            }
+            retryWaiter = continuation
+            if let delay {
+                retryTimer = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
+                    assumeIsolated { $0.wakeRetry(.timer) }
+                }
+            }
+        }
+    }
+
+    func pendingWakeOrResume(_ wake: RetryWake) {
+        if retryWaiter != nil {
+            wakeRetry(wake)
+        } else if wake != .timer {
+            pendingWake = wake
+        }
+    }
+
+    func wakeRetry(_ wake: RetryWake) {
+        retryTimer?.cancel()
+        retryTimer = nil
+        guard let waiter = retryWaiter else { return }
+        retryWaiter = nil
+        waiter.resume(returning: wake)
+    }
+
+    /// Clears a wake-up that arrived while connected (it concerned the old link).
+    func clearPendingWake() {
+        if pendingWake == .networkChanged { pendingWake = nil }
+    }
+
+}

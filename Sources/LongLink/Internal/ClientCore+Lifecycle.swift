@@ -1,0 +1,107 @@
+import LongLinkTransport
+import LongLinkWire
+
+extension ClientCore {
+    // MARK: Connection states
+
+    func setState(_ new: ConnectionState) {
+        state = new
+        log(new.phase == .stopped && new.error != nil ? .error : .info, "\(new)")
+        for observer in observers.values { observer.offer(new) }
+    }
+
+    var currentState: ConnectionState { state }
+
+    func addObserver() -> StateObserver {
+        nextObserverID += 1
+        let observer = StateObserver(id: nextObserverID, initial: state)
+        if state.phase == .stopped {
+            observer.finish()
+        } else {
+            observers[observer.id] = observer
+        }
+        return observer
+    }
+
+    func removeObserver(_ observer: StateObserver) {
+        observers[observer.id] = nil
+        observer.finish()
+    }
+
+    // MARK: Statistics
+
+    var statistics: ClientStatistics {
+        var snapshot = stats
+        snapshot.queued = book.queuedCount
+        snapshot.inFlight = book.writtenCount
+        return snapshot
+    }
+
+    var pendingCount: Int { book.count }
+
+    // MARK: Shutdown and terminal errors
+
+    /// Graceful: refuse new requests, fail queued ones, let written ones finish within the grace
+    /// period, then say GoAway and close.
+    func beginShutdown(gracePeriod: Duration) {
+        guard machine.beginShutdown() == .failUnwrittenAndWait else { return }
+        fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
+        wakeRetry(.shutdown)
+        if pendingWake == nil { pendingWake = .shutdown }
+        shutdownTimer = clock.schedule(at: clock.now.advanced(by: gracePeriod), on: loop) { [self] in
+            assumeIsolated { $0.completeShutdown() }
+        }
+        finishShutdownIfIdle()
+    }
+
+    func finishShutdownIfIdle() {
+        guard machine.shuttingDown, book.isEmpty else { return }
+        completeShutdown()
+    }
+
+    func completeShutdown() {
+        shutdownTimer?.cancel()
+        shutdownTimer = nil
+        fail(book.removeAll(), with: LongLinkError(code: .shutdown, message: "the client shut down"))
+        switch machine.completeShutdown() {
+        case .sayGoAwayAndClose(let flushAcks):
+            if let link {
+                let remaining = acks.take()
+                if flushAcks, !remaining.isEmpty { send(.ack(Frame.Ack(seqs: remaining)), on: link) }
+                send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
+                link.connection.close(.graceful)
+            }
+        case .close:
+            link?.connection.close(.graceful)
+        case .none:
+            if let link, let waiter = link.endWaiter {
+                link.endWaiter = nil
+                waiter.resume(returning: .shutdown)
+            }
+        }
+        wakeRetry(.shutdown)
+        finishConsumers()
+    }
+
+    /// Ends everything with a terminal error: every waiting caller gets it.
+    func terminate(_ error: LongLinkError) {
+        guard machine.terminate(error) else { return }
+        fail(book.removeAll(), with: error)
+        deadlines.removeAll()
+        if let link, link.end == nil { close(link, .graceful, error: error) }
+        finishConsumers()
+    }
+
+    /// Called when `run()` ends: nothing may wait any more.
+    func stopped(_ final: ConnectionState) {
+        setState(final)
+        for observer in observers.values { observer.finish() }
+        observers.removeAll()
+        finishConsumers()
+        let error = machine.terminalError ?? LongLinkError(code: .shutdown, message: "the client stopped")
+        fail(book.removeAll(), with: error)
+    }
+
+    var isStopping: Bool { machine.isStopping }
+    var terminal: LongLinkError? { machine.terminalError }
+}

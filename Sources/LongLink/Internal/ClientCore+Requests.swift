@@ -1,0 +1,185 @@
+import LongLinkTransport
+import LongLinkWire
+
+extension ClientCore {
+    // MARK: The caller's side
+
+    /// Sends the request and waits for its reply under the configured ``DeadlineStrategy``.
+    nonisolated func perform(_ request: PendingRequest) async throws -> [UInt8] {
+        // A caller cancelled already never shares the request with the loop: nothing to tell the server.
+        if Task.isCancelled { throw CancellationError() }
+        if configuration.deadlineStrategy.usesHeap { return try await awaitReply(request) }
+        return try await race(request)
+    }
+
+    /// The race the design card asks for: the task group's body awaits the reply while one child
+    /// sleeps until the deadline and then expires the request. Whichever finishes first decides;
+    /// a reply cancels the sleeper, whose timer is released at once (see ``LongLinkClock/sleep(until:on:)``).
+    nonisolated func race(_ request: PendingRequest) async throws -> [UInt8] {
+        try await withThrowingTaskGroup(of: Void.self, returning: [UInt8].self) { group in
+            group.addTask {
+                // Cancelled: the reply won, or the caller gave up (the body tells the core).
+                guard (try? await self.clock.sleep(until: request.deadline, on: self.loop)) != nil else { return }
+                guard !request.isFinished else { return }
+                self.onLoop { $0.expire(request.id) }
+            }
+            defer { group.cancelAll() }
+            return try await awaitReply(request)
+        }
+    }
+
+    /// Registers the request with the core, keyed by its id, and suspends on a `CheckedContinuation`
+    /// until the core resumes it: with the reply, an error, a timeout or the caller's cancellation.
+    ///
+    /// Nonisolated: the caller suspends on its own executor and the loop gets one job that
+    /// registers the request, so the reply resumes the caller directly.
+    nonisolated func awaitReply(_ request: PendingRequest) async throws -> [UInt8] {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (caller: PendingRequest.Caller) in
+                onLoop { $0.admit(request, caller) }
+            }
+        } onCancel: {
+            // Set before the core is told, so a request it has not registered yet is refused.
+            request.abandon()
+            guard !request.isFinished else { return }
+            onLoop { $0.cancel(request.id) }
+        }
+    }
+
+    // MARK: The core's side
+
+    /// Registers one request, or resumes its caller at once when it cannot go anywhere.
+    func admit(_ request: PendingRequest, _ caller: PendingRequest.Caller) {
+        if request.isAbandoned {
+            resume(caller, of: request, with: .failure(CancellationError()))
+            return
+        }
+        if let error = machine.admissionError {
+            resume(caller, of: request, with: .failure(error))
+            return
+        }
+        if clock.now >= request.deadline {
+            stats.timeouts += 1
+            let error = LongLinkError(
+                code: .deadlineExceeded, message: "the deadline passed before the request was sent")
+            resume(caller, of: request, with: .failure(error))
+            return
+        }
+        let route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
+        switch book.admit(request, caller: caller, route: route) {
+        case .refuse(let error):
+            resume(caller, of: request, with: .failure(error))
+            return
+        case .queued:
+            break
+        case .write:
+            if case .write(let generation) = route, let link = link(generation) { write(request, on: link) }
+        }
+        if configuration.deadlineStrategy.usesHeap { trackDeadline(request) }
+    }
+
+    /// The reply's caller, exactly once.
+    func resume(
+        _ caller: PendingRequest.Caller, of request: PendingRequest, with result: Result<[UInt8], any Error>
+    ) {
+        guard request.markFinished() else {
+            assertionFailure("request \(request.id) resumed twice")
+            return
+        }
+        caller.resume(with: result)
+    }
+
+    /// Takes the request off the books and resumes its caller; nothing if it ended already.
+    func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) {
+        guard let entry = book.remove(id) else { return }
+        resume(entry.caller, of: entry.request, with: result)
+        if machine.shuttingDown { finishShutdownIfIdle() }
+    }
+
+    /// Resumes the callers of entries something else took off the books.
+    func fail(_ entries: [RequestBook<PendingRequest.Caller>.Entry], with error: any Error) {
+        for entry in entries { resume(entry.caller, of: entry.request, with: .failure(error)) }
+    }
+
+    /// The deadline passed: fail the request.
+    ///
+    /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
+    /// server's own timer ends the handler at the same moment.
+    func expire(_ id: UInt64) {
+        guard book[id] != nil else { return }
+        stats.timeouts += 1
+        finish(id, .failure(PendingRequest.timeoutError()))
+    }
+
+    /// The caller gave up: fail the request and tell the server if it has it.
+    func cancel(_ id: UInt64) {
+        guard let entry = book[id] else { return }
+        stats.cancellations += 1
+        if case .written(let generation) = entry.stage, let link = link(generation) {
+            send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
+        }
+        finish(id, .failure(CancellationError()))
+    }
+
+    func write(_ request: PendingRequest, on link: Link) {
+        let frame = request.frame(at: clock.now)
+        send(frame, on: link)
+        stats.requestsSent += 1
+    }
+
+    func handleResponse(_ response: Frame.Response) {
+        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = book[id],
+            case .written = entry.stage
+        else {
+            stats.unknownReplies += 1
+            return
+        }
+        stats.repliesReceived += 1
+        if let status = response.status, status.code != .ok {
+            // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
+            if status.code == .deadlineExceeded { stats.timeouts += 1 }
+            finish(id, .failure(LongLinkError(status: status)))
+        } else {
+            finish(id, .success(response.payload))
+        }
+    }
+
+    /// Sends the queue in order (the gate just opened).
+    func drainQueue(on link: Link) {
+        while machine.phase == .open(link.generation), let request = book.dequeue(writingOn: link.generation) {
+            write(request, on: link)
+        }
+    }
+
+    // MARK: Deadlines (``DeadlineStrategy/deadlineHeap``)
+
+    /// Expiries are handled at most once a millisecond: a request may time out up to that late.
+    static let deadlineResolution = Duration.milliseconds(1)
+
+    func trackDeadline(_ request: PendingRequest) {
+        deadlines.insert(request.id, deadline: request.deadline)
+        deadlines.compact(liveCount: book.count) { book[$0] != nil }
+        armDeadlineTimer()
+    }
+
+    /// Keeps one timer, at the earliest deadline held. A later one never moves it.
+    func armDeadlineTimer(notBefore floor: ContinuousClock.Instant? = nil) {
+        guard var earliest = deadlines.earliest else { return }
+        if let floor, earliest < floor { earliest = floor }
+        if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
+        deadlineTimer?.cancel()
+        deadlineTimerAt = earliest
+        deadlineTimer = clock.schedule(at: earliest, on: loop) { [self] in
+            assumeIsolated { $0.deadlinesDue() }
+        }
+    }
+
+    /// The deadline timer fired: fails every request whose deadline has passed.
+    func deadlinesDue() {
+        deadlineTimer = nil
+        deadlineTimerAt = nil
+        let now = clock.now
+        for id in deadlines.popDue(at: now) { expire(id) }
+        armDeadlineTimer(notBefore: now.advanced(by: Self.deadlineResolution))
+    }
+}

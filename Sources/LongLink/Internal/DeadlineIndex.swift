@@ -1,0 +1,80 @@
+/// The deadlines of pending requests for ``DeadlineStrategy/deadlineHeap``: a binary min-heap of
+/// (deadline, request id), served by one timer for the earliest entry.
+///
+/// An answered request is not searched for in the heap: its entry stays until it comes due and is
+/// then skipped, because its id is no longer pending. So that such entries cannot pile up (a
+/// stream of fast replies with long timeouts), the heap is rebuilt from the live entries once it
+/// holds more than twice as many entries as there are live requests.
+struct DeadlineIndex {
+    private struct Entry {
+        var deadline: ContinuousClock.Instant
+        var id: UInt64
+    }
+
+    private var heap: [Entry] = []
+
+    /// Entries held, live or stale.
+    var entryCount: Int { heap.count }
+
+    /// The earliest deadline held (possibly of a request that has ended since).
+    var earliest: ContinuousClock.Instant? { heap.first?.deadline }
+
+    mutating func insert(_ id: UInt64, deadline: ContinuousClock.Instant) {
+        heap.append(Entry(deadline: deadline, id: id))
+        siftUp(heap.count - 1)
+    }
+
+    /// Removes and returns the ids of every entry due at `now` (live or not: the caller skips the
+    /// ones that ended).
+    mutating func popDue(at now: ContinuousClock.Instant) -> [UInt64] {
+        var due: [UInt64] = []
+        while let first = heap.first, first.deadline <= now {
+            due.append(first.id)
+            removeFirst()
+        }
+        return due
+    }
+
+    /// Drops stale entries when they outnumber the live ones; `isLive` tells which ids still wait.
+    mutating func compact(liveCount: Int, isLive: (UInt64) -> Bool) {
+        guard heap.count > 2 * liveCount + 1_024 else { return }
+        let live = heap.filter { isLive($0.id) }
+        heap = []
+        heap.reserveCapacity(live.count)
+        for entry in live {
+            heap.append(entry)
+            siftUp(heap.count - 1)
+        }
+    }
+
+    mutating func removeAll() {
+        heap.removeAll()
+    }
+
+    private mutating func removeFirst() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import LongLinkWire
+
+/// How a link ended, as the supervisor sees it.
+enum LinkEnd: Sendable {
+    /// The connection dropped, was declared dead, or broke the protocol.
+    case closed(LongLinkError?)
+    /// The server sent `GoAway` (and then closed, or the client closed after it).
+    case goAway(Frame.GoAway)
+    /// The client is shutting down.
+    case shutdown
+
+    /// The error a waiter on this link gets.
+    var error: LongLinkError {
+        switch self {
+        case .closed(let error):
+            return error ?? LongLinkError(code: .connectionClosed, message: "the server closed the connection")
+        case .goAway(let goAway):
+            return LongLinkError(
+                code: goAway.reconnect ? .unavailable : .goAway,
+                message: "server sent GoAway (\(goAway.code)): \(goAway.reason)")
+        case .shutdown:
+            return LongLinkError(code: .shutdown, message: "the client is shutting down")
+        }
+    }
+}
+
+/// The lifecycle of the client's links: handshake, login gate, `GoAway`, closing, shutdown and
+/// the terminal error.
+///
+/// A plain value: each method is an event and returns what the core must do. The core owns the
+/// sockets, timers and waiters; this owns the decisions. One link at a time, told apart from
+/// earlier ones by its generation, so that late events of an old link change nothing.
+struct LinkStateMachine {
+    enum Phase: Equatable {
+        /// No link.
+        case idle
+        /// Hello sent, waiting for Welcome.
+        case handshaking(UInt64)
+        /// Welcome received; the login step runs and the queue waits.
+        case loggingIn(UInt64)
+        /// Logged in: queued and new requests go out.
+        case open(UInt64)
+        /// The server sent `GoAway`: requests written before are answered, nothing new goes out.
+        case draining(UInt64)
+        /// The client is closing it and waits for the transport to confirm.
+        case closing(UInt64)
+    }
+
+    private(set) var phase = Phase.idle
+    /// `Sync` went out on the current link: acknowledgements may follow it.
+    private(set) var synced = false
+    private(set) var goAway: Frame.GoAway?
+    private(set) var shuttingDown = false
+    private(set) var terminalError: LongLinkError?
+
+    /// The generation of the current link, if there is one.
+    var generation: UInt64? {
+        switch phase {
+        case .idle: nil
+        case .handshaking(let g), .loggingIn(let g), .open(let g), .draining(let g), .closing(let g): g
+        }
+    }
+
+    /// True while the link of `generation` has shaken hands and is not going away.
+    func isEstablished(_ generation: UInt64) -> Bool {
+        phase == .loggingIn(generation) || phase == .open(generation)
+    }
+
+    var isStopping: Bool { shuttingDown || terminalError != nil }
+
+    /// Why a request cannot be accepted at all now, if it cannot.
+    var admissionError: LongLinkError? {
+        if let terminalError { return terminalError }
+        if shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
+        return nil
+    }
+
+    /// Where a new request goes: on the link, into the offline queue, or back to its caller.
+    /// Login requests (`bypassesGate`) go only on their own link, while it logs in.
+    func route(bypassesGate: Bool, generation requested: UInt64) -> RequestRoute {
+        if bypassesGate {
+            guard isEstablished(requested) else {
+                return .refuse(LongLinkError(code: .connectionLost, message: "the link dropped during login"))
+            }
+            return .write(generation: requested)
+        }
+        if case .open(let generation) = phase { return .write(generation: generation) }
+        return .queue
+    }
+
+    // MARK: Events
+
+    enum AttachAction {
+        case sendHello
+        /// A shutdown or terminal error landed while connecting: close the new connection.
+        case refuse(LongLinkError)
+    }
+
+    /// A new connection of `generation` is up.
+    mutating func attach(_ generation: UInt64) -> AttachAction {
+        if let error = admissionError { return .refuse(error) }
+        phase = .handshaking(generation)
+        synced = false
+        goAway = nil
+        return .sendHello
+    }
+
+    enum WelcomeAction: Equatable {
+        /// Resume the handshake's waiter: login may start.
+        case completeHandshake
+        /// Not the current link, or not its first frame: nothing to do.
+        case none
+        case violation(String)
+    }
+
+    mutating func receivedWelcome(_ generation: UInt64, version: UInt32) -> WelcomeAction {
+        guard phase == .handshaking(generation) else { return .none }
+        guard version == Frame.protocolVersion else {
+            return .violation("the server speaks protocol version \(version)")
+        }
+        phase = .loggingIn(generation)
+        return .completeHandshake
+    }
+
+    enum LoginAction: Equatable {
+        case none
+        /// Send `Sync` and the acknowledgements that waited; then the queue when `openQueue`.
+        case sync(openQueue: Bool)
+    }
+
+    /// The login step and the subscriptions succeeded on `generation`.
+    mutating func loginSucceeded(_ generation: UInt64) -> LoginAction {
+        guard isEstablished(generation) else { return .none }
+        synced = true
+        guard !shuttingDown else { return .sync(openQueue: false) }
+        phase = .open(generation)
+        return .sync(openQueue: true)
+    }
+
+    enum GoAwayAction {
+        /// Fail the handshake's waiter with this error and close.
+        case failHandshakeAndClose(LongLinkError)
+        /// Nothing written waits for a reply: close now.
+        case close
+        /// Written requests wait: the server answers them before it closes.
+        case waitForReplies
+        case none
+    }
+
+    mutating func receivedGoAway(_ generation: UInt64, _ frame: Frame.GoAway, hasWrittenRequests: Bool)
+        -> GoAwayAction
+    {
+        guard self.generation == generation, phase != .closing(generation) else { return .none }
+        goAway = frame
+        if phase == .handshaking(generation) {
+            phase = .closing(generation)
+            return .failHandshakeAndClose(LinkEnd.goAway(frame).error)
+        }
+        if hasWrittenRequests {
+            phase = .draining(generation)
+            return .waitForReplies
+        }
+        phase = .closing(generation)
+        return .close
+    }
+
+    /// The client decided to close the link (dead, broke the protocol, login failed); false when it
+    /// is not the current link or is closing already.
+    mutating func closeRequested(_ generation: UInt64) -> Bool {
+        guard self.generation == generation, phase != .closing(generation) else { return false }
+        phase = .closing(generation)
+        return true
+    }
+
+    struct ClosedAction {
+        var end: LinkEnd
+        /// Written requests may go out again on the next link.
+        var resendAllowed: Bool
+    }
+
+    /// The transport closed the link of `generation`; nil when it is not the current one.
+    mutating func closed(_ generation: UInt64, error: LongLinkError?) -> ClosedAction? {
+        guard self.generation == generation else { return nil }
+        let end: LinkEnd
+        if shuttingDown {
+            end = .shutdown
+        } else if let goAway {
+            end = .goAway(goAway)
+        } else {
+            end = .closed(error)
+        }
+        phase = .idle
+        synced = false
+        return ClosedAction(end: end, resendAllowed: !isStopping)
+    }
+
+    enum ShutdownAction: Equatable {
+        case none
+        /// Fail what is not written yet, then give written requests the grace period.
+        case failUnwrittenAndWait
+    }
+
+    mutating func beginShutdown() -> ShutdownAction {
+        guard !shuttingDown else { return .none }
+        shuttingDown = true
+        return .failUnwrittenAndWait
+    }
+
+    enum CloseAction: Equatable {
+        case none
+        /// Send the waiting acks (when synced), `GoAway`, and close gracefully.
+        case sayGoAwayAndClose(flushAcks: Bool)
+        /// Close without a word (no Welcome yet, or the server said GoAway already).
+        case close
+    }
+
+    /// The grace period ended, or nothing was pending any more.
+    mutating func completeShutdown() -> CloseAction {
+        guard let generation, phase != .closing(generation) else { return .none }
+        let welcomed = phase != .handshaking(generation)
+        let flush = synced
+        phase = .closing(generation)
+        return welcomed ? .sayGoAwayAndClose(flushAcks: flush) : .close
+    }
+
+    /// Ends everything with `error`; false when a terminal error was recorded already. When true,
+    /// the core fails every request and ends every consumer; it closes the link when
+    /// ``closeRequested(_:)`` agrees.
+    mutating func terminate(_ error: LongLinkError) -> Bool {
+        guard terminalError == nil else { return false }
+        terminalError = error
+        return true
+    }
+}

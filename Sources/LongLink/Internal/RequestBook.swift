@@ -1,0 +1,139 @@
+import LongLinkWire
+
+/// Where the link machine sends a new request (see ``LinkStateMachine/route(bypassesGate:generation:)``).
+enum RequestRoute {
+    case write(generation: UInt64)
+    case queue
+    case refuse(LongLinkError)
+}
+
+/// The client's pending requests, keyed by request id, each with its suspended caller and where
+/// it is: waiting in the offline queue, or written on a link.
+///
+/// A plain value, generic over the caller so that tests drive it with plain numbers. Whatever takes
+/// an entry out of the book hands the entry back, and the one who took it resumes its caller; so
+/// every close path below returns every request it ends, and none is resumed twice.
+struct RequestBook<Caller> {
+    struct Entry {
+        let request: PendingRequest
+        let caller: Caller
+        fileprivate(set) var stage: RequestStage
+    }
+
+    typealias Route = RequestRoute
+
+    /// What to do with a request just admitted.
+    enum AdmitAction {
+        /// Write it on the link now (it is recorded as written on that generation).
+        case write
+        /// It waits in the offline queue.
+        case queued
+        /// Resume its caller with this error; it was not recorded.
+        case refuse(LongLinkError)
+    }
+
+    /// What a link's end does to the requests written on it.
+    struct Settlement {
+        /// Removed from the book: their callers get `connectionLost` (the outcome is unknown).
+        var failed: [Entry] = []
+        /// How many go out again, first in the queue, in the order they were made.
+        var resent = 0
+    }
+
+    private(set) var entries: [UInt64: Entry] = [:]
+    private var queue = OfflineQueue()
+    let queueLimit: Int
+
+    init(queueLimit: Int) {
+        self.queueLimit = queueLimit
+    }
+
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+    var queuedCount: Int { queue.count }
+    var writtenCount: Int { entries.count - queue.count }
+    /// The offline queue's slots, live or holes (for tests of its bound).
+    var queueSlots: Int { queue.slotCount }
+
+    subscript(id: UInt64) -> Entry? { entries[id] }
+
+    /// Records `request` and says what to do with it.
+    mutating func admit(_ request: PendingRequest, caller: Caller, route: Route) -> AdmitAction {
+        switch route {
+        case .refuse(let error):
+            return .refuse(error)
+        case .write(let generation):
+            entries[request.id] = Entry(request: request, caller: caller, stage: .written(generation))
+            return .write
+        case .queue:
+            guard queue.count < queueLimit else {
+                return .refuse(
+                    LongLinkError(
+                        code: .resourceExhausted,
+                        message: "offline queue full (\(queueLimit) requests wait for the link)"))
+            }
+            entries[request.id] = Entry(request: request, caller: caller, stage: .queued)
+            queue.append(request.id)
+            return .queued
+        }
+    }
+
+    /// Takes the request out (answered, failed, timed out, cancelled), wherever it was.
+    mutating func remove(_ id: UInt64) -> Entry? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        if entry.stage == .queued { queue.remove(id) }
+        return entry
+    }
+
+    /// The next queued request, now recorded as written on `generation`.
+    mutating func dequeue(writingOn generation: UInt64) -> PendingRequest? {
+        while let id = queue.popFirst() {
+            guard entries[id] != nil else { continue }
+            entries[id]!.stage = .written(generation)
+            return entries[id]!.request
+        }
+        return nil
+    }
+
+    /// True while some request written on `generation` waits for its reply.
+    func hasWritten(on generation: UInt64) -> Bool {
+        entries.values.contains { $0.stage == .written(generation) }
+    }
+
+    /// The link of `generation` ended. Its written requests go out again when `resend` allows it
+    /// for them (the server de-duplicates, or the request is idempotent; never login requests);
+    /// the rest are handed back to be failed.
+    mutating func linkEnded(
+        _ generation: UInt64, resendAllowed: Bool, serverDeduplicates: Bool
+    ) -> Settlement {
+        var settlement = Settlement()
+        var resend: [UInt64] = []
+        for (id, entry) in entries where entry.stage == .written(generation) {
+            let request = entry.request
+            if resendAllowed, !request.bypassesGate, serverDeduplicates || request.idempotent {
+                resend.append(id)
+            } else {
+                settlement.failed.append(entry)
+            }
+        }
+        for entry in settlement.failed { entries[entry.request.id] = nil }
+        resend.sort()
+        for id in resend { entries[id]!.stage = .queued }
+        queue.prepend(resend)
+        settlement.resent = resend.count
+        return settlement
+    }
+
+    /// Hands back every request not yet written (a shutdown has begun).
+    mutating func removeUnwritten() -> [Entry] {
+        let ids = queue.removeAll()
+        return ids.compactMap { entries.removeValue(forKey: $0) }
+    }
+
+    /// Hands back every request.
+    mutating func removeAll() -> [Entry] {
+        queue.removeAll()
+        defer { entries.removeAll() }
+        return entries.values.sorted { $0.request.id < $1.request.id }
+    }
+}
