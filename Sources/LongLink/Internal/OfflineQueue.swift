@@ -27,7 +27,9 @@ struct OfflineQueue {
     mutating func prepend(_ ids: [UInt64]) {
         let fresh = ids.filter { members.insert($0).inserted }
         guard !fresh.isEmpty else { return }
-        order = fresh + order[head...]
+        // Rare (a reconnect): the holes go at the same time.
+        let added = Set(fresh)
+        order = fresh + order[head...].filter { members.contains($0) && !added.contains($0) }
         head = 0
     }
 

@@ -1,0 +1,112 @@
+import Testing
+
+@testable import LongLink
+
+/// Push delivery decided without a socket: de-duplication, holding, taking, acks and `Sync`.
+@Suite("Push delivery state machine")
+struct PushDeliveryTests {
+    private func push(_ seq: UInt64, _ topic: String = "alerts") -> Push {
+        Push(seq: seq, topic: topic, payload: [])
+    }
+
+    /// Offers `push` as the core does when every listed consumer accepts it.
+    private func deliver(_ push: Push, to machine: inout PushDelivery) -> [UInt64] {
+        guard case .offer(let targets) = machine.received(push) else { return [] }
+        _ = machine.offered(push, accepted: targets.count, refused: false)
+        return targets
+    }
+
+    @Test func aReliablePushIsAckedOnceTakenAndARedeliveryIsAckedAgainNotDelivered() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        #expect(deliver(push(1), to: &machine) == [1])
+        // Buffered, not taken: a redelivery is a duplicate, and nothing is acked.
+        #expect(machine.received(push(1)) == .dropDuplicate)
+        #expect(machine.taken([1], caughtUp: false).ack == [1])
+        #expect(machine.seqs.isEmpty)
+        // Taken: a redelivery (the Ack was lost) is acked again and not delivered.
+        #expect(machine.received(push(1)) == .ackAgain)
+    }
+
+    @Test func severalConsumersEachGetEveryPushAndTheAckWaitsForTheLastTake() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        _ = machine.consumerAdded(2, topic: nil)
+        _ = machine.consumerAdded(3, topic: "quotes")
+        #expect(deliver(push(1), to: &machine) == [1, 2])
+        #expect(machine.taken([1], caughtUp: false).ack == [])
+        #expect(machine.seqs[1] == .buffered(holders: 1, taken: true))
+        #expect(machine.taken([1], caughtUp: false).ack == [1])
+    }
+
+    @Test func aConsumerThatLeavesUntakenHandsItsPushesBackOrCompletesTheAck() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        _ = machine.consumerAdded(2, topic: "alerts")
+        _ = deliver(push(1), to: &machine)
+        _ = deliver(push(2), to: &machine)
+        // Consumer 1 took seq 1; consumer 2 leaves with both untaken.
+        _ = machine.taken([1], caughtUp: false)
+        let removed = machine.consumerRemoved(2, untaken: [push(1), push(2)])
+        // Seq 1: every remaining holder took it, so the app has it. Seq 2 is still in consumer 1.
+        #expect(removed.ack == [1])
+        #expect(!removed.sync)
+        #expect(machine.seqs[2] == .buffered(holders: 1, taken: false))
+        // Consumer 1 leaves too without taking seq 2: it is the server's again, and the Sync waits
+        // for the next consumer.
+        let last = machine.consumerRemoved(1, untaken: [push(2)])
+        #expect(last.ack.isEmpty && !last.sync)
+        #expect(machine.syncWanted)
+        #expect(machine.consumerAdded(3, topic: "alerts").sync)
+        #expect(machine.received(push(2)) == .offer(to: [3]))
+    }
+
+    @Test func aConsumerThatLeavesWhileAnotherWantsItsPushesAsksForSyncNow() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        _ = deliver(push(5), to: &machine)
+        _ = machine.consumerAdded(2, topic: "alerts")
+        #expect(machine.consumerRemoved(1, untaken: [push(5)]).sync)
+        #expect(machine.received(push(5)) == .offer(to: [2]))
+    }
+
+    @Test func pushesWithoutAConsumerAreHeldUpToTheLimitThenLeftWithTheServer() {
+        var machine = PushDelivery(holdLimit: 2)
+        #expect(machine.received(push(1)) == .held)
+        #expect(machine.received(push(2)) == .held)
+        #expect(machine.received(push(3)) == .dropDeferred)
+        #expect(machine.received(push(0, "ticks")) == .dropUnwanted)
+        let added = machine.consumerAdded(1, topic: "alerts")
+        #expect(added.pushes.map(\.seq) == [1, 2])
+        #expect(added.sync)  // for seq 3
+        #expect(machine.held.isEmpty)
+    }
+
+    @Test func aFullConsumerDefersReliablePushesUntilItCatchesUp() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        guard case .offer = machine.received(push(1)) else {
+            Issue.record("expected an offer")
+            return
+        }
+        let r1 = machine.offered(push(1), accepted: 0, refused: true)
+        #expect(r1)
+        #expect(machine.deferring)
+        #expect(machine.received(push(2)) == .dropDeferred)
+        // Best-effort pushes still flow to whoever has room.
+        #expect(machine.received(push(0)) == .offer(to: [1]))
+        #expect(!machine.taken([], caughtUp: false).sync)
+        #expect(machine.taken([], caughtUp: true).sync)
+        #expect(!machine.deferring)
+        #expect(machine.received(push(1)) == .offer(to: [1]))
+    }
+
+    @Test func stoppingForgetsEveryConsumerAndEveryHeldPush() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        _ = deliver(push(1), to: &machine)
+        #expect(machine.received(push(2, "other")) == .held)
+        machine.removeAll()
+        #expect(machine.consumers.isEmpty && machine.seqs.isEmpty && machine.held.isEmpty)
+    }
+}
