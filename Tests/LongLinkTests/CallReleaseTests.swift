@@ -108,11 +108,12 @@ private final class CallWatch: Sendable {
     }
 
     private let calls = Mutex<[WeakCall]>([])
-    private let nextID = Atomic<UInt64>(0)
+    /// Shared by every watch: request ids are unique per client.
+    private static let nextID = Atomic<UInt64>(0)
 
     func call(_ method: String, payload: [UInt8] = [], timeout: Duration = .seconds(120)) -> PendingRequest {
         let call = PendingRequest(
-            id: 1_000_000 + nextID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
+            id: 1_000_000 + Self.nextID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
             deadline: .now.advanced(by: timeout), idempotent: false)
         calls.withLock { $0.append(WeakCall(call: call)) }
         return call

@@ -197,6 +197,20 @@ struct LinkStateMachineTests {
         #expect(books.count == 1)
     }
 
+    /// A second request with a pending id is refused, never allowed to replace (and so leak) the
+    /// first one's caller.
+    @Test func aPendingIdIsNeverReplaced() {
+        var books = RequestBook<Int>(queueLimit: 4)
+        #expect(isQueued(books.admit(request(7), caller: 1, route: .queue)))
+        guard case .refuse(let error) = books.admit(request(7), caller: 2, route: .write(generation: 1)) else {
+            Issue.record("expected a refusal")
+            return
+        }
+        #expect(error.code == .failedPrecondition)
+        #expect(books[7]?.caller == 1)
+        #expect(books.queuedCount == 1)
+    }
+
     private func isWrite(_ action: RequestBook<Int>.AdmitAction) -> Bool {
         if case .write = action { return true }
         return false

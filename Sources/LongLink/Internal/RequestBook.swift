@@ -59,6 +59,10 @@ struct RequestBook<Caller> {
 
     /// Records `request` and says what to do with it.
     mutating func admit(_ request: PendingRequest, caller: Caller, route: Route) -> AdmitAction {
+        guard entries[request.id] == nil else {
+            return .refuse(
+                LongLinkError(code: .failedPrecondition, message: "request id \(request.id) is already pending"))
+        }
         switch route {
         case .refuse(let error):
             return .refuse(error)
