@@ -54,9 +54,8 @@ struct DedupeTests {
         }
     }
 
-    /// Requests that arrive together are hashed once, before the batch is handled (to warm the
-    /// window): batches with and without the Hello, and a batch of resends, must behave like
-    /// requests that arrive one by one.
+    /// Requests that arrive together in one read: batches with and without the Hello, and a batch
+    /// of resends, must behave like requests that arrive one by one.
     @Test func requestsArrivingTogetherAreDeduplicatedLikeSingleOnes() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { server, address in

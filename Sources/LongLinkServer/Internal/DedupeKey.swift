@@ -1,9 +1,8 @@
 /// A request's identity in the de-duplication window: (client_id, request_id), hashed once.
 ///
-/// The window touches its table several times per request (arrive, finish, evict). Hashing two
-/// strings each time was the server's largest cost, so the strings are hashed once, when the key is
-/// made (the client's part once per connection, see ``Client``), and the table hashes and compares
-/// the stored integer first.
+/// The window touches its table several times per request (arrive, finish, evict), so the strings
+/// are hashed once, when the key is made (the client's part once per connection, see ``Client``),
+/// and the table hashes and compares the stored integer first.
 struct DedupeKey: Hashable, Sendable {
     /// A client_id with its hash, computed once per connection.
     struct Client: Sendable {
@@ -22,19 +21,13 @@ struct DedupeKey: Hashable, Sendable {
     /// colliding ids.
     let hash: Int
 
-    /// `hash` when it was computed already by ``hash(client:requestID:)``.
-    init(client: Client, requestID: String, hash: Int? = nil) {
+    init(client: Client, requestID: String) {
         self.clientID = client.clientID
         self.requestID = requestID
-        self.hash = hash ?? Self.hash(client: client, requestID: requestID)
-    }
-
-    /// The hash a key of these ids has.
-    static func hash(client: Client, requestID: String) -> Int {
         var hasher = Hasher()
         hasher.combine(client.hash)
         hasher.combine(requestID)
-        return hasher.finalize()
+        self.hash = hasher.finalize()
     }
 
     init(clientID: String, requestID: String) {

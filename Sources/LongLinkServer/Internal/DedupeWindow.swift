@@ -8,12 +8,10 @@ import LongLinkWire
 /// and by count (the oldest finished entries are evicted first). Running entries are bounded by the
 /// per-connection in-flight limit times the connection limit, so they are never evicted.
 ///
-/// Built for one request per microsecond on a table of 100,000 entries, where every random memory
-/// access is a cache miss: entries live in slots (a slot freed by eviction is reused by the next
-/// arrival, while it is still cached), and the key index is an open-addressing table of 8-byte
-/// buckets holding a slot number and 32 bits of the key's hash, so a probe reads no key, a miss
-/// costs one cache line, and growing or removing never hashes a key again. A run is addressed by
-/// its slot, so finishing it needs no lookup at all.
+/// Entries live in slots (a slot freed by eviction is reused by the next arrival), and the key
+/// index is an open-addressing table of 8-byte buckets holding a slot number and 32 bits of the
+/// key's hash, so that a probe reads no key and growing or removing never hashes a key again. A
+/// run is addressed by its slot, so finishing it needs no lookup.
 struct DedupeWindow<Waiter: Sendable>: Sendable {
     typealias Key = DedupeKey
 
@@ -26,7 +24,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// The copies waiting for one execution. Almost always exactly one (the request that started
-    /// it), which is kept inline: an array per request cost the server an allocation and a free.
+    /// it), which is kept inline rather than in an array of its own.
     struct Waiters: Sequence {
         private var first: Waiter?
         private var others: [Waiter] = []
@@ -64,10 +62,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// What an entry's phase checks, expiry and eviction read: plain values, in an array of their
-    /// own. `phase` and `hash` say what the entry's optionals say, without copying them: a copy of
-    /// the key or of the reply is a reference-count round trip. (With these fields in one struct
-    /// beside the key, waiters and reply, reading one field copied and destroyed the whole entry
-    /// through its value witnesses, several times per request.)
+    /// own, so that reading them copies no key or reply (each a reference-count round trip).
     private struct SlotState {
         enum Phase { case free, running, finished }
         var phase = Phase.free
@@ -111,9 +106,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     private var head = 0
     private var nextGeneration: UInt64 = 1
     private var nextExpiry = Int64.min
-    /// Times inside the window are nanoseconds since `origin`: `ContinuousClock.Instant` is opaque
-    /// outside the standard library, so every copy, comparison and optional of one went through
-    /// value witnesses, several times per request.
+    /// Times inside the window are nanoseconds since `origin`: plain integers, which also make
+    /// saturating arithmetic at the window's edges simple.
     let origin: ContinuousClock.Instant
     private let windowNanoseconds: Int64
 
@@ -124,8 +118,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         windowNanoseconds = Self.nanoseconds(window)
     }
 
-    /// `instant` on the window's time line (nanoseconds since `origin`), for the `at:` forms:
-    /// a server converts its clock reading once per batch of requests rather than per call.
+    /// `instant` on the window's time line (nanoseconds since `origin`), for the `at:` forms, so
+    /// that a server reads and converts its clock outside the window's lock.
     static func time(_ instant: ContinuousClock.Instant, since origin: ContinuousClock.Instant) -> Int64 {
         nanoseconds(origin.duration(to: instant))
     }
@@ -139,8 +133,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     /// ``arrive(_:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
     mutating func arrive(_ key: Key, waiter: Waiter, at now: Int64) -> ArrivalAction {
-        // Expiry walks from the oldest entry; doing it at most once a millisecond keeps it off the
-        // per-request path at high rates (an entry may outlive its window by up to that much).
+        // Expiry walks from the oldest entry, at most once a millisecond so that it is not paid per
+        // request (an entry may outlive its window by up to that much).
         if now >= nextExpiry {
             expire(at: now)
             nextExpiry = now &+ 1_000_000
@@ -244,33 +238,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             finishedOrder.removeFirst(head)
             head = 0
         }
-    }
-
-    // MARK: Warming
-
-    /// Reads, and changes nothing, the memory that arrivals of keys with these hashes, and the
-    /// evictions they cause, are about to touch: the loads are independent, so the processor
-    /// overlaps their cache misses instead of taking them one by one during the batch. Returns a
-    /// value the caller keeps so that the reads are not optimised away.
-    func warm(hashes: [Int]) -> UInt64 {
-        var sink: UInt64 = 0
-        let mask = self.mask
-        for hash in hashes {
-            sink &+= buckets[Int(truncatingIfNeeded: Self.tag(hash)) & mask]
-        }
-        if count + hashes.count > capacity {
-            var index = head
-            let end = min(finishedOrder.count, head + hashes.count)
-            while index < end {
-                let entry = finishedOrder[index]
-                sink &+= buckets[Int(truncatingIfNeeded: Self.tag(entry.hash)) & mask]
-                sink &+= states[entry.run.slot].generation
-                // The entry's key and reply are released at eviction: their line too.
-                sink &+= UInt64(truncatingIfNeeded: contents[entry.run.slot].reply?.payloadCount ?? 0)
-                index += 1
-            }
-        }
-        return sink
     }
 
     // MARK: Time

@@ -148,14 +148,15 @@ final class ServerCore: Sendable {
     /// What copies waiting for an execution that was cancelled receive.
     static let cancelledReply = Frame.Response(status: Frame.Status(code: .cancelled, message: "request cancelled"))
 
-    /// An execution finished (`response` nil: it was cancelled). Answers every copy waiting for it.
+    /// A handler returned (`response` nil: it was cancelled). Answers every copy waiting for its
+    /// execution: with de-duplication (`run`), every copy the window holds, on any connection;
+    /// without, the one request on `origin`.
     func executionFinished(
         origin: ServerConnection, requestID: String, token: UInt64, run: DedupeRun?,
         response: Frame.Response?
     ) {
-        counters.handlersRunning.increment(by: -1)
         guard let run else {
-            if let response { origin.deliver(requestID: requestID, token: token, response: response) }
+            origin.deliver(requestID: requestID, token: token, response: response)
             return
         }
         let (waiters, reply) = settle(run, response: response, at: dedupeTime(.now))
@@ -167,7 +168,7 @@ final class ServerCore: Sendable {
     /// Records how a de-duplicated execution ended (stored when it answered, forgotten when it was
     /// cancelled) and returns every copy waiting for it, with the reply they all get. `now` is on
     /// the window's time line (``dedupeTime(_:)``).
-    func settle(
+    private func settle(
         _ run: DedupeRun, response: Frame.Response?, at now: Int64
     ) -> (waiters: DedupeWaiters, reply: Frame.Response) {
         guard let response else {

@@ -1,0 +1,107 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// Pushes: the principal binding, `Sync` and `Ack`, the reliable push pump and its send window,
+/// and best-effort pushes.
+extension ServerConnection {
+    /// Binds the connection to a principal (any thread; on the loop at once when called there, so
+    /// that a login reply cannot overtake its binding).
+    func bind(principal: String) {
+        onLoop { [self] in
+            guard case .rebind(let old) = session.bound(principal: principal) else { return }
+            core.rebind(self, from: old, to: principal)
+            pushWindow.restart()
+        }
+    }
+
+    func handleSync() {
+        switch session.receivedSync() {
+        case .resendReliablePushes:
+            pushWindow.restart()
+            pumpReliablePushes()
+        case .closeConnection(let close):
+            perform(close)
+        case .ignore:
+            break
+        }
+    }
+
+    func handleAck(_ seqs: [UInt64]) {
+        switch session.receivedAck(seqs: seqs) {
+        case .acknowledge(let principal, let seqs):
+            core.store.acknowledge(principal: principal, seqs: seqs)
+            core.counters.acksReceived.increment(by: seqs.count)
+            if pushWindow.acknowledged(seqs) { pumpReliablePushes() }
+        case .closeConnection(let close):
+            perform(close)
+        case .ignore:
+            break
+        }
+    }
+
+    /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
+    func requestPush() {
+        guard !pushRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        loop.execute { [self] in pumpReliablePushes() }
+    }
+
+    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable
+    /// and the send window has room.
+    func pumpReliablePushes() {
+        pushRequested.store(false, ordering: .releasing)
+        guard let principal = session.reliablePushPrincipal else { return }
+        pushWindow.pumpStarted()
+        while connection.isWritable {
+            let room = pushWindow.room
+            guard room > 0 else {
+                pushWindow.filled()
+                armWindowTimer()
+                break
+            }
+            let batch = core.store.unacknowledged(
+                principal: principal, after: pushWindow.lastSentSeq, limit: min(256, room))
+            guard let last = batch.last else { break }
+            for push in batch {
+                send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload)))
+            }
+            core.counters.reliablePushesSent.increment(by: batch.count)
+            pushWindow.sent(count: batch.count, lastSeq: last.seq)
+        }
+    }
+
+    /// Arms the timer that opens a full window again when no `Ack` frees room in time: a client may
+    /// hold pushes unacknowledged for as long as it likes (LongLink's client holds those of a
+    /// topic nobody reads yet), and were they to fill the window, pushes of every other topic
+    /// would wait behind them forever.
+    private func armWindowTimer() {
+        guard windowTimer == nil else { return }
+        pushWindow.timerArmed()
+        windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in
+            windowTimer = nil
+            guard session.phase == .active || session.phase == .draining else { return }
+            switch pushWindow.timerFired() {
+            case .none:
+                break
+            case .rearm:
+                armWindowTimer()
+            case .reopen:
+                core.counters.pushWindowsReopened.increment()
+                pumpReliablePushes()
+            }
+        }
+    }
+
+    /// Sends a best-effort push if the session is established and the connection writable (any
+    /// thread).
+    func sendBestEffort(topic: String, payload: [UInt8]) {
+        onLoop { [self] in
+            guard session.phase == .active else { return }
+            if connection.isWritable {
+                send(.push(Frame.Push(seq: 0, topic: topic, payload: payload)))
+                core.counters.bestEffortPushesSent.increment()
+            } else {
+                core.counters.bestEffortPushesDropped.increment()
+            }
+        }
+    }
+}

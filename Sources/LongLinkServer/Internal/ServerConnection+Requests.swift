@@ -1,0 +1,198 @@
+import LongLinkTransport
+import LongLinkWire
+
+/// Requests: admission (by the session), de-duplication, handlers, deadlines, cancellation and
+/// answers.
+extension ServerConnection {
+    /// What a request whose deadline passed on the server is answered.
+    static let timedOutStatus = Frame.Status(
+        code: .deadlineExceeded, message: "the request's deadline passed on the server")
+
+    func handleRequest(_ request: Frame.Request) {
+        core.counters.requestsReceived.increment()
+        let route = core.router.route(for: request.method)
+        switch session.receivedRequest(request, hasHandler: route != nil) {
+        case .dispatch(let token):
+            // The session dispatches only requests whose method has a route.
+            dispatch(request, route: route!, token: token)
+        case .reject(let status):
+            sendResponse(Frame.Response(status: status), to: request.requestID)
+        case .rejectOverLimit(let status):
+            core.counters.requestsRejected.increment()
+            sendResponse(Frame.Response(status: status), to: request.requestID)
+        case .ignoreCopyInFlight:
+            core.counters.requestsJoined.increment()
+        case .closeConnection(let close):
+            perform(close)
+        case .ignore:
+            break
+        }
+    }
+
+    /// Runs an admitted request, unless the de-duplication window has it already: then the request
+    /// waits for that execution (it stays in flight without one of its own) or gets its stored reply.
+    private func dispatch(_ request: Frame.Request, route: Router.Route, token: UInt64) {
+        guard core.dedupeEnabled else {
+            execute(request, route: route, token: token, run: nil)
+            return
+        }
+        let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
+        let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
+        let now = core.dedupeTime(.now)
+        switch core.dedupe.withLock({ $0.arrive(key, waiter: waiter, at: now) }) {
+        case .execute(let run):
+            execute(request, route: route, token: token, run: run)
+        case .wait:
+            core.counters.requestsJoined.increment()
+        case .replay(let response):
+            core.counters.requestsReplayed.increment()
+            answer(requestID: request.requestID, token: token, response: response)
+        }
+    }
+
+    private func execute(_ request: Frame.Request, route: Router.Route, token: UInt64, run: DedupeRun?) {
+        let timeout: Duration? =
+            request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
+        let context = RequestContext(
+            requestID: request.requestID, method: request.method, metadata: request.metadata,
+            clientID: session.clientID, principal: session.principal,
+            deadline: timeout.map { ContinuousClock.now.advanced(by: $0) }, connectionID: connection.id,
+            session: self)
+        let requestID = request.requestID
+        let payload = request.payload
+        let core = self.core
+        core.counters.handlersStarted.increment()
+        switch route {
+        case .synchronous(let handler):
+            // Inline, on the loop: no task and no timer (no other frame of this connection is
+            // handled before it returns), and not counted as running (it is over before anyone
+            // could read the counter).
+            let response = Self.response(requestID: requestID) { try handler(payload, context) }
+            core.executionFinished(origin: self, requestID: requestID, token: token, run: run, response: response)
+        case .async(let handler):
+            core.counters.handlersRunning.increment()
+            let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
+            let task = Task(executorPreference: executor) { [self] in
+                let response: Frame.Response?
+                do {
+                    let reply = try await handler(payload, context)
+                    response = Frame.Response(requestID: requestID, payload: reply)
+                } catch {
+                    response = Self.response(requestID: requestID) { throw error }
+                }
+                core.counters.handlersRunning.increment(by: -1)
+                core.executionFinished(
+                    origin: self, requestID: requestID, token: token, run: run, response: response)
+            }
+            var execution = Execution(task: task, timer: nil, run: run)
+            if let timeout {
+                execution.timer = loop.scheduleTimer(after: timeout) { [self] in
+                    handlerTimedOut(requestID: requestID, token: token)
+                }
+            }
+            // The task cannot answer before this: its answer reaches the session on this loop,
+            // after the current frame.
+            session.handlerStarted(requestID: requestID, token: token, execution: execution)
+        }
+    }
+
+    /// The response for a handler's outcome: its reply, its `LongLinkError` as a status, `nil` for a
+    /// cancellation (no response is sent), or `INTERNAL` for any other error (whose text is not sent).
+    static func response(requestID: String, _ body: () throws -> [UInt8]) -> Frame.Response? {
+        do {
+            return Frame.Response(requestID: requestID, payload: try body())
+        } catch let error as LongLinkError {
+            return Frame.Response(
+                requestID: requestID, status: Frame.Status(code: error.code.status, message: error.message))
+        } catch is CancellationError {
+            return nil
+        } catch {
+            return Frame.Response(
+                requestID: requestID, status: Frame.Status(code: .internalError, message: "the handler failed"))
+        }
+    }
+
+    private func handlerTimedOut(requestID: String, token: UInt64) {
+        let request: Session.InFlightRequest
+        let close: Session.Close?
+        switch session.handlerTimedOut(requestID: requestID, token: token) {
+        case .failTimedOut(let timedOut): (request, close) = (timedOut, nil)
+        case .failTimedOutAndClose(let timedOut, let drained): (request, close) = (timedOut, drained)
+        case .ignore: return
+        }
+        core.counters.requestsTimedOut.increment()
+        request.execution?.task?.cancel()
+        let timedOut = Frame.Response(status: Self.timedOutStatus)
+        sendResponse(timedOut, to: requestID)
+        if let run = request.execution?.run {
+            // Timed-out executions are not stored (a later copy runs again); the copies waiting for
+            // this one on other connections time out with it.
+            let waiters = core.dedupe.withLock { $0.abandon(run) }
+            for waiter in waiters where !(waiter.connection === self && waiter.token == token) {
+                waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: timedOut)
+            }
+        }
+        if let close { perform(close) }
+    }
+
+    func handleCancel(_ requestID: String) {
+        switch session.receivedCancel(requestID: requestID) {
+        case .cancelRequest(let request):
+            cancel(request)
+        case .cancelRequestAndClose(let request, let close):
+            cancel(request)
+            perform(close)
+        case .closeConnection(let close):
+            perform(close)
+        case .ignore:
+            break
+        }
+    }
+
+    private func cancel(_ request: Session.InFlightRequest) {
+        core.counters.requestsCancelled.increment()
+        if let timer = request.execution?.timer { loop.cancelTimer(timer) }
+        // With de-duplication, the handler stops only when no other copy of the request waits for it.
+        if !core.dedupeEnabled || stopWaiting(for: request) {
+            request.execution?.task?.cancel()
+        }
+    }
+
+    /// Takes this connection's copy of `request` off the de-duplication window's waiters. Returns
+    /// true when no copy waits for the execution any more.
+    @discardableResult
+    func stopWaiting(for request: Session.InFlightRequest) -> Bool {
+        let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
+        return core.dedupe.withLock {
+            $0.removeWaiter(key) { $0.connection === self && $0.token == request.token }
+        }
+    }
+
+    /// Answers a request this connection has in flight (any thread). `response` is nil when its
+    /// handler ended without an answer (it threw `CancellationError`): the request stops being in
+    /// flight and nothing is sent.
+    func deliver(requestID: String, token: UInt64, response: Frame.Response?) {
+        onLoop { [self] in answer(requestID: requestID, token: token, response: response) }
+    }
+
+    private func answer(requestID: String, token: UInt64, response: Frame.Response?) {
+        let request: Session.InFlightRequest
+        let close: Session.Close?
+        switch session.handlerFinished(requestID: requestID, token: token) {
+        case .sendResponse(let answered): (request, close) = (answered, nil)
+        case .sendResponseAndClose(let answered, let drained): (request, close) = (answered, drained)
+        case .ignore: return
+        }
+        if let timer = request.execution?.timer { loop.cancelTimer(timer) }
+        if let response { sendResponse(response, to: requestID) }
+        if let close { perform(close) }
+    }
+
+    /// Sends `response` under `requestID` (a stored or shared reply carries another id or none).
+    func sendResponse(_ response: Frame.Response, to requestID: String) {
+        var response = response
+        response.requestID = requestID
+        send(.response(response))
+        core.counters.responsesSent.increment()
+    }
+}
