@@ -71,30 +71,6 @@ struct DemoTests {
         #expect(throws: LongLinkError.self) { try DemoService.parseFailure(":x") }
     }
 
-    @Test func frameJSONKeyOrderAndFields() {
-        let request = Frame.request(
-            Frame.Request(requestID: "1", method: "echo", payload: Array("hi".utf8), metadata: ["b": "2", "a": "1"]))
-        #expect(
-            FrameJSON.line(for: request, offset: 0)
-                == #"{"offset":0,"kind":"request","request_id":"1","method":"echo","payload_base64":"aGk=","payload_text":"hi","timeout_ms":0,"metadata":{"a":"1","b":"2"}}"#
-        )
-        let response = Frame.response(Frame.Response(requestID: "9", payload: [0xFF], status: nil))
-        #expect(
-            FrameJSON.line(for: response, offset: 12)
-                == #"{"offset":12,"kind":"response","request_id":"9","payload_base64":"/w==","status":null}"#)
-        let failed = Frame.response(
-            Frame.Response(requestID: "9", status: Frame.Status(code: .notFound, message: "no\n")))
-        #expect(
-            FrameJSON.line(for: failed, offset: 1)
-                == #"{"offset":1,"kind":"response","request_id":"9","payload_base64":"","payload_text":"","status":{"code":5,"name":"NOT_FOUND","message":"no\n"}}"#
-        )
-        #expect(
-            FrameJSON.line(for: .ack(Frame.Ack(seqs: [1, UInt64.max])), offset: 3)
-                == #"{"offset":3,"kind":"ack","seqs":[1,18446744073709551615]}"#)
-        #expect(FrameJSON.line(for: .sync(Frame.Sync()), offset: 0) == #"{"offset":0,"kind":"sync"}"#)
-        #expect(FrameJSON.line(for: .unrecognized, offset: 0) == #"{"offset":0,"kind":"unrecognized"}"#)
-    }
-
     @Test func printableText() {
         #expect(FrameJSON.printableText(Array("tab\tline\nü".utf8)) == "tab\tline\nü")
         #expect(FrameJSON.printableText([0x00]) == nil)

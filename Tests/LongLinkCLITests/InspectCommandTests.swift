@@ -2,6 +2,8 @@ import Foundation
 import LongLinkWire
 import Testing
 
+@testable import longlink
+
 @Suite("longlink inspect")
 struct InspectCommandTests {
     /// One frame of every kind, with non-default fields.
@@ -51,45 +53,104 @@ struct InspectCommandTests {
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let objects = try Self.objects(outcome)
         try #require(objects.count == Self.frames.count)
+        // Extras sit beside the frame, never inside it.
+        for object in objects { #expect(Set(object.keys) == ["offset", "size", "frame", "notes"]) }
         #expect(
-            objects.map { $0["kind"] as? String }
+            objects.map { ($0["notes"] as? [String: Any])?["kind"] as? String }
                 == [
                     "hello", "welcome", "request", "response", "response", "cancel", "push", "ack", "sync", "ping",
-                    "pong",
-                    "go_away", "unrecognized",
+                    "pong", "go_away", "unrecognized",
                 ])
-        // Offsets are where each length prefix starts.
+        // Offsets are where each length prefix starts; sizes count the prefix too.
         var offset = 0
         for (frame, object) in zip(Self.frames, objects) {
+            let size = Self.encoded([frame]).count
             #expect(object["offset"] as? Int == offset)
-            offset += Self.encoded([frame]).count
+            #expect(object["size"] as? Int == size)
+            offset += size
         }
-        #expect(objects[0]["client_id"] as? String == "c-1")
-        #expect(objects[0]["metadata"] as? [String: String] == ["app": "1.0"])
-        #expect(objects[1]["dedupe_window_ms"] as? Int == 120_000)
-        #expect(objects[1]["load_permille"] as? Int == 12)
-        #expect(objects[2]["method"] as? String == "echo")
-        #expect(objects[2]["payload_base64"] as? String == "aGk=")
-        #expect(objects[2]["payload_text"] as? String == "hi")
-        #expect(objects[2]["timeout_ms"] as? Int == 250)
-        #expect(objects[3]["status"] is NSNull)
-        let status = try #require(objects[4]["status"] as? [String: Any])
+        func body(_ index: Int, _ name: String) -> [String: Any]? {
+            (objects[index]["frame"] as? [String: Any])?[name] as? [String: Any]
+        }
+        #expect(body(0, "hello")?["version"] as? Int == 1)
+        #expect(body(0, "hello")?["clientId"] as? String == "c-1")
+        #expect(body(0, "hello")?["metadata"] as? [String: String] == ["app": "1.0"])
+        #expect(body(1, "welcome")?["dedupeWindowMs"] as? Int == 120_000)
+        #expect(body(1, "welcome")?["loadPermille"] as? Int == 12)
+        #expect(body(2, "request")?["method"] as? String == "echo")
+        #expect(body(2, "request")?["payload"] as? String == "aGk=")
+        #expect(body(2, "request")?["timeoutMs"] as? Int == 250)
+        #expect(body(2, "request")?["metadata"] == nil, "an empty map is left out")
+        #expect((objects[2]["notes"] as? [String: Any])?["payloadText"] as? String == "hi")
+        #expect(body(3, "response")?["status"] == nil, "an absent status stays absent")
+        let status = try #require(body(4, "response")?["status"] as? [String: Any])
         #expect(status["code"] as? Int == 5)
-        #expect(status["name"] as? String == "NOT_FOUND")
         #expect(status["message"] as? String == "nope")
-        #expect(objects[5]["request_id"] as? String == "3")
-        #expect(objects[6]["seq"] as? Int == 7)
-        #expect(objects[6]["payload_base64"] as? String == "AP8=")
-        #expect(objects[6]["payload_text"] == nil)
-        #expect(objects[7]["seqs"] as? [Int] == [5, 6, 7])
-        #expect(objects[10]["load_permille"] as? Int == 3)
-        #expect(objects[11]["code"] as? Int == 14)
-        #expect(objects[11]["reason"] as? String == "bye")
-        #expect(objects[11]["reconnect"] as? Bool == true)
-        #expect(objects[11]["retry_after_ms"] as? Int == 200)
-        // The key order is fixed: offset, kind, then the fields in schema order.
-        #expect(outcome.lines[2].hasPrefix(#"{"offset":"#))
-        #expect(outcome.lines[2].contains(#""kind":"request","request_id":"1","method":"echo","payload_base64""#))
+        #expect((objects[4]["notes"] as? [String: Any])?["statusName"] as? String == "NOT_FOUND")
+        #expect(body(5, "cancel")?["requestId"] as? String == "3")
+        #expect(body(6, "push")?["seq"] as? String == "7", "uint64 is a string in proto3 JSON")
+        #expect(body(6, "push")?["payload"] as? String == "AP8=")
+        #expect((objects[6]["notes"] as? [String: Any])?["payloadText"] == nil)
+        #expect(body(7, "ack")?["seqs"] as? [String] == ["5", "6", "7"])
+        #expect(body(8, "sync")?.isEmpty == true, "an empty body is still there")
+        #expect(body(9, "ping")?["nonce"] as? String == "99")
+        #expect(body(10, "pong")?["loadPermille"] as? Int == 3)
+        #expect(body(11, "goAway")?["code"] as? Int == 14)
+        #expect(body(11, "goAway")?["reason"] as? String == "bye")
+        #expect(body(11, "goAway")?["reconnect"] as? Bool == true)
+        #expect(body(11, "goAway")?["retryAfterMs"] as? Int == 200)
+        #expect((objects[11]["notes"] as? [String: Any])?["codeName"] as? String == "UNAVAILABLE")
+        #expect((objects[12]["frame"] as? [String: Any])?.isEmpty == true)
+        // The key order is fixed: offset, size, frame, notes.
+        #expect(
+            outcome.lines[2]
+                == #"{"offset":\#(objects[2]["offset"] as? Int ?? -1),"size":\#(Self.encoded([Self.frames[2]]).count),"#
+                + #""frame":{"request":{"requestId":"1","method":"echo","payload":"aGk=","timeoutMs":250}},"#
+                + #""notes":{"kind":"request","payloadText":"hi"}}"#)
+    }
+
+    @Test func lineKeyOrderAndFields() {
+        let request = Frame.request(
+            Frame.Request(requestID: "1", method: "echo", payload: Array("hi".utf8), metadata: ["b": "2", "a": "1"]))
+        #expect(
+            FrameJSON.line(for: request, offset: 0, size: 30)
+                == #"{"offset":0,"size":30,"frame":{"request":{"requestId":"1","method":"echo","payload":"aGk=","#
+                + #""metadata":{"a":"1","b":"2"}}},"notes":{"kind":"request","payloadText":"hi"}}"#)
+        let response = Frame.response(Frame.Response(requestID: "9", payload: [0xFF], status: nil))
+        #expect(
+            FrameJSON.line(for: response, offset: 12, size: 7)
+                == #"{"offset":12,"size":7,"frame":{"response":{"requestId":"9","payload":"/w=="}},"#
+                + #""notes":{"kind":"response"}}"#)
+        let failed = Frame.response(
+            Frame.Response(requestID: "9", status: Frame.Status(code: .notFound, message: "no\n")))
+        #expect(
+            FrameJSON.line(for: failed, offset: 1, size: 12)
+                == #"{"offset":1,"size":12,"frame":{"response":{"requestId":"9","status":{"code":5,"message":"no\n"}}},"#
+                + #""notes":{"kind":"response","statusName":"NOT_FOUND"}}"#)
+        #expect(
+            FrameJSON.line(for: .ack(Frame.Ack(seqs: [1, UInt64.max])), offset: 3, size: 14)
+                == #"{"offset":3,"size":14,"frame":{"ack":{"seqs":["1","18446744073709551615"]}},"#
+                + #""notes":{"kind":"ack"}}"#)
+        #expect(
+            FrameJSON.line(for: .unrecognized, offset: 0, size: 1)
+                == #"{"offset":0,"size":1,"frame":{},"notes":{"kind":"unrecognized"}}"#)
+    }
+
+    /// Defaults are left out, as the proto3 JSON mapping does, but present messages stay.
+    @Test func defaultsAreLeftOut() {
+        #expect(FrameJSON.message(.hello(Frame.Hello(version: 0))) == #"{"hello":{}}"#)
+        #expect(FrameJSON.message(.push(Frame.Push())) == #"{"push":{}}"#)
+        #expect(FrameJSON.message(.ack(Frame.Ack())) == #"{"ack":{}}"#)
+        #expect(FrameJSON.message(.goAway(Frame.GoAway())) == #"{"goAway":{}}"#)
+        #expect(
+            FrameJSON.message(.response(Frame.Response(requestID: "9", status: Frame.Status())))
+                == #"{"response":{"requestId":"9","status":{}}}"#)
+        #expect(FrameJSON.message(.unrecognized) == "{}")
+        #expect(FrameJSON.message(.ping(Frame.Ping(nonce: .max))) == #"{"ping":{"nonce":"18446744073709551615"}}"#)
+        // U+2028 is escaped: it would end the line for line-oriented readers.
+        #expect(
+            FrameJSON.message(.cancel(Frame.Cancel(requestID: "a\u{2028}b"))) == #"{"cancel":{"requestId":"a\u2028b"}}"#
+        )
     }
 
     @Test func readsStandardInput() async throws {

@@ -5,7 +5,7 @@
     /// and `pthread_setname_np`.
     ///
     /// `<sys/epoll.h>` and `<sys/eventfd.h>` are not in the module and the GNU extensions need `_GNU_SOURCE`;
-    /// the package has no C targets, so the C entry points are looked up once with `dlsym` and called through C
+    /// the transport uses no C target, so the C entry points are looked up once with `dlsym` and called through C
     /// function pointers (`@convention(c)`, the real C calling convention). The constants and the `struct epoll_event`
     /// layout are the Linux ABI: `EPOLL_CLOEXEC`/`EFD_CLOEXEC` equal `O_CLOEXEC`, `EFD_NONBLOCK` equals
     /// `O_NONBLOCK`, and `struct epoll_event` is packed (12 bytes) on x86_64 and naturally aligned (16 bytes)

@@ -13,10 +13,14 @@ enum InspectCommand: Subcommand {
         summary: "Decode a byte stream of delimited frames into one JSON object per frame.",
         discussion: """
             Reads FILE, or standard input when FILE is absent or '-'. Each frame becomes one line:
-              {"offset":0,"kind":"request","request_id":"1","method":"echo","payload_base64":"aGk=",
-               "payload_text":"hi","timeout_ms":0,"metadata":{}}
-            offset is where the frame's length prefix starts; then every field of the frame in schema
-            order, defaults included. payload_text appears only for valid, printable UTF-8.
+              {"offset":0,"size":12,"frame":{"request":{"requestId":"1","method":"echo","payload":"aGk="}},
+               "notes":{"kind":"request","payloadText":"hi"}}
+            frame is the canonical proto3 JSON of longlink.v1.Frame: any protobuf runtime parses it
+            (Python: json_format.Parse(json.dumps(line["frame"]), Frame())). lowerCamelCase names,
+            defaults left out, uint64 as strings, bytes as base64; an empty or unknown frame is {}.
+            offset is where the frame's length prefix starts, size the bytes it takes with that
+            prefix. notes is for people: kind (hello, ..., go_away, unrecognized), payloadText for
+            printable UTF-8, statusName (Response) or codeName (GoAway).
             On malformed input the frames before it are printed, then an error with its offset goes to
             standard error and the status is 1. A stream that ends inside a frame is reported the same
             way ("truncated frame at offset N").
@@ -78,7 +82,7 @@ enum InspectCommand: Subcommand {
     }
 }
 
-/// Feeds bytes to a ``FrameDecoder`` and writes each frame as a JSON line with its offset.
+/// Feeds bytes to a ``FrameDecoder`` and writes each frame as a JSON line with its offset and size.
 struct FrameInspector {
     private var decoder: FrameDecoder
 
@@ -93,7 +97,8 @@ struct FrameInspector {
             let offset = decoder.consumedByteCount
             do {
                 guard let frame = try decoder.next() else { return nil }
-                output.line(FrameJSON.line(for: frame, offset: offset))
+                let size = decoder.consumedByteCount - offset
+                output.line(FrameJSON.line(for: frame, offset: offset, size: size))
             } catch {
                 return "malformed frame at offset \(offset): \(error)"
             }

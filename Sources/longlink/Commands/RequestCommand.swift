@@ -12,10 +12,14 @@ enum RequestCommand: Subcommand {
             --data (UTF-8 text) or --data-file (bytes; '-' reads standard input; neither: empty), and
             writes the reply's payload to standard output as raw bytes. A reply that is UTF-8 text
             not ending in a newline gets one added; --raw writes exactly the bytes received.
-            Exit status 0 when the reply is OK. Otherwise 1, and standard error has one line
-            'error: CODE: message', CODE the gRPC status name (NOT_FOUND, DEADLINE_EXCEEDED,
-            UNAVAILABLE, UNAUTHENTICATED, ...). While the server cannot be reached the client keeps
-            the request queued and retries: --timeout bounds everything, connecting included.
+            When the server breaks the protocol (garbage, a frame too large) the client drops the
+            link and reconnects; each time, standard error gets one line 'longlink: the server sent
+            bad input (REASON); reconnected' (or '; not reconnected' when the command ended first),
+            even when the request then succeeds. Exit status 0 when the reply is OK. Otherwise 1,
+            and standard error has one line 'error: CODE: message', CODE the gRPC status name
+            (NOT_FOUND, DEADLINE_EXCEEDED, UNAVAILABLE, UNAUTHENTICATED, ...). While the server
+            cannot be reached the client keeps the request queued and retries: --timeout bounds
+            everything, connecting included.
             Example: longlink request --endpoint 127.0.0.1:7000 echo --data hi
             """,
         positionals: [PositionalSpec("METHOD", help: "The method to call, for example echo, sleep or fail.")],
@@ -59,8 +63,10 @@ enum RequestCommand: Subcommand {
             payload = []
         }
 
+        let reporter = BadInputReporter()
+        configuration.logger = reporter.logger(passingTo: configuration.logger)
         let client = LongLinkClient(configuration: configuration)
-        let watcher = LinkWatcher(client)
+        let watcher = LinkWatcher(client, reporter: reporter)
         let running = Task { try await client.run() }
         let outcome: Result<[UInt8], any Error>
         do {

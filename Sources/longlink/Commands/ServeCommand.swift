@@ -13,14 +13,24 @@ import Synchronization
 enum ServeCommand: Subcommand {
     static let spec = CommandSpec(
         name: "serve",
-        summary: "Run the demo server: echo, sleep, fail, login, chat rooms, a quotes and alerts feed.",
+        summary: "Run the demo server: echo, sleep, fail, login, chat rooms, quotes and alerts, count, emit.",
         discussion: """
             The first line on standard output is 'listening on HOST:PORT' (with --port 0, the port the
             system chose); log lines follow. SIGINT or SIGTERM shuts down gracefully (GoAway to every
             client, in-flight requests answered) and exits 0; a second signal exits at once with 1.
-            Methods: echo, sleep (ms), fail (CODE:message), login (user), room.enter, room.say,
-            quotes.subscribe. Pushes: 'quotes' every 100 ms (best effort), 'alerts' (reliable),
-            'room.<id>' chat messages (reliable).
+            Pushes: 'quotes' every 100 ms (best effort), 'alerts' (reliable), 'room.<id>' chat
+            messages (reliable), and what 'emit' asks for.
+
+            Methods (payloads are text or JSON; replies JSON unless said otherwise):
+            \(Terminal.columns(methods.map { [$0.name, $0.summary] }))
+            count keys its runs by (client id from Hello, request id), as the server de-duplicates:
+            a resend the server de-duplicated gets the stored reply, still "runs":1; one that ran
+            again says 2 (try --dedupe-window 0). {"request_id":ID} asks without counting (0 if
+            ID never ran), also for another client with "client_id".
+            emit sends push i (1 to n) with payload {"index":i,"n":n}, the first at once, then one
+            every interval_ms; it replies when all are queued ({"topic":..,"emitted":n,"reliable":..}
+            plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
+            Cancelling the request stops the pushes not yet sent.
             """,
         options: [
             .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
@@ -39,6 +49,19 @@ enum ServeCommand: Subcommand {
             .value("tls-key", "FILE", help: "TLS private key (PEM). TLS is not available yet."),
         ]
     )
+
+    /// Every method the server offers, for `--help` (a test checks that none is missing).
+    static let methods: [(name: String, summary: String)] = [
+        ("echo", "Replies with the payload (raw bytes)."),
+        ("sleep", "Payload: milliseconds (0 to 3600000). Replies 'slept'; Cancel or a timeout stops it."),
+        ("fail", "Payload: CODE:message, CODE a number or a name (NOT_FOUND). Replies with that status."),
+        ("login", "Payload: a user name (1 to 64 bytes). Binds the connection to it: {\"user\":...}."),
+        ("room.enter", "{\"room\":42,\"user\":\"alice\"}. Joins the room; replies its members."),
+        ("room.say", "{\"room\":42,\"text\":\"hi\"}. A reliable push on 'room.42' to every member."),
+        ("quotes.subscribe", "[\"AAPL\",...], after login. Sets the symbols of your 'quotes' pushes."),
+        ("count", "{} counts this run of its request id; replies {\"request_id\":ID,\"runs\":N}."),
+        ("emit", "{\"topic\":T,\"n\":N,\"reliable\":B,\"interval_ms\":MS}, after login. N pushes to you."),
+    ]
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         if arguments.value("tls-cert") != nil || arguments.value("tls-key") != nil {
@@ -88,8 +111,12 @@ enum ServeCommand: Subcommand {
         // A reader of standard output that goes away must not kill the server.
         signal(SIGPIPE, SIG_IGN)
         let service = DemoService(log: { log($0) })
-        let server = LongLinkServer(configuration: configuration, router: service.router())
+        let testMethods = ClientTestMethods()
+        var router = service.router()
+        testMethods.register(in: &router)
+        let server = LongLinkServer(configuration: configuration, router: router)
         service.attach(to: server)
+        testMethods.attach(to: server)
         let feed = feedConfiguration.map { DemoFeed(service: service, configuration: $0, log: { log($0) }) }
 
         let signalsSeen = Atomic<Int>(0)

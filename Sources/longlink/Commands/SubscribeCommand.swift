@@ -20,8 +20,11 @@ enum SubscribeCommand: Subcommand {
             when it is UTF-8 without control characters, else 'base64:' and the bytes in base64.
             A reliable push is acknowledged after its line is written, so one that was never printed
             comes again next time. Connection changes go to standard error (unless --quiet); the
-            client reconnects by itself. Exits 0 after --count pushes, or on SIGINT or SIGTERM
-            (graceful: acknowledgements flushed, GoAway sent); a second signal exits at once with 1.
+            client reconnects by itself. Bad input from the server (garbage, a frame too large) is
+            always reported, one line per drop: 'longlink: the server sent bad input (REASON);
+            reconnected' (or '; not reconnected' when the command ended first), --quiet or not.
+            Exits 0 after --count pushes, or on SIGINT or SIGTERM (graceful: acknowledgements
+            flushed, GoAway sent); a second signal exits at once with 1.
             Exits 1 with 'error: CODE: message' when the client stops for good (a login rejected
             with UNAUTHENTICATED, GoAway without reconnect).
             Example: longlink subscribe --endpoint 127.0.0.1:7000 --login login=alice
@@ -52,12 +55,14 @@ enum SubscribeCommand: Subcommand {
         // A reader of standard output that goes away (`| head`) ends the command, not the process.
         signal(SIGPIPE, SIG_IGN)
 
+        let reporter = BadInputReporter()
+        configuration.logger = reporter.logger(passingTo: configuration.logger)
         let client = LongLinkClient(configuration: configuration)
         // Registered before the client runs: nothing that arrives early is missed.
         let pushes = client.pushes(topic: topic)
         let err = Terminal.standardError
         let quiet = arguments.flag("quiet")
-        let watcher = LinkWatcher(client) { state in
+        let watcher = LinkWatcher(client, reporter: reporter) { state in
             if !quiet, state.phase != .idle { err.line("longlink subscribe: \(state)") }
         }
         let running = Task { try await client.run() }

@@ -1,93 +1,139 @@
 import Foundation
 import LongLinkWire
 
-/// One frame as one line of JSON, the output format of `longlink inspect`.
+/// One frame as one line of JSON, the output format of `longlink inspect`:
 ///
-/// Keys come in a fixed order: `offset` (the stream offset of the frame's length prefix), `kind`
-/// (the proto field name of the body: `hello`, `welcome`, `request`, `response`, `cancel`, `push`,
-/// `ack`, `sync`, `ping`, `pong`, `go_away`, or `unrecognized` for an empty frame or a body kind v1
-/// does not know), then every field of the body in schema order under its proto name, default
-/// values included. Bytes fields appear as `payload_base64`, followed by `payload_text` only when
-/// the bytes are valid UTF-8 without control characters other than tab, CR and LF. Maps are
-/// objects with sorted keys. A `Response` without a status has `"status":null`; a status is
-/// `{"code":5,"name":"NOT_FOUND","message":"..."}`; `GoAway` carries `code` and `code_name`. 64-bit
-/// numbers (`seq`, `nonce`) are written as exact JSON numbers.
+///     {"offset":0,"size":12,"frame":{"request":{"requestId":"1","method":"echo","payload":"aGk="}},
+///      "notes":{"kind":"request","payloadText":"hi"}}
+///
+/// `frame` is the canonical proto3 JSON mapping of `longlink.v1.Frame`, so that any protobuf
+/// runtime parses it back into the same message (`json_format.Parse` in Python, `protojson` in Go):
+/// lowerCamelCase field names, fields in field-number order, fields at their default value left
+/// out (0, "", false, empty bytes, maps and lists), 64-bit integers as decimal strings, 32-bit ones
+/// as numbers, bytes as padded base64, maps as objects (keys sorted). The body is always present,
+/// even when empty (`{"sync":{}}`), and so is a `Response.status` that is on the wire; a frame with
+/// no body, or a kind v1 does not know, is `{}`. Nothing else is ever put inside `frame`.
+///
+/// Beside it: `offset`, where the frame's length prefix starts in the stream; `size`, the bytes
+/// the frame takes there, its prefix included (the next frame starts at `offset + size`); and
+/// `notes`, for people: `kind` (the body's proto field name, or `unrecognized`), `payloadText` when
+/// the payload is UTF-8 without control characters other than tab, CR and LF, and `statusName`
+/// (Response) or `codeName` (GoAway), the gRPC name of the code.
 enum FrameJSON {
-    static func line(for frame: Frame, offset: Int) -> String {
+    static func line(for frame: Frame, offset: Int, size: Int) -> String {
         var object = JSONObject()
         object.add("offset", offset)
-        switch frame {
-        case .hello(let hello):
-            object.add("kind", "hello")
-            object.add("version", hello.version)
-            object.add("client_id", hello.clientID)
-            object.add("heartbeat_ms", hello.heartbeatMilliseconds)
-            object.add("metadata", hello.metadata)
-        case .welcome(let welcome):
-            object.add("kind", "welcome")
-            object.add("version", welcome.version)
-            object.add("server_id", welcome.serverID)
-            object.add("heartbeat_ms", welcome.heartbeatMilliseconds)
-            object.add("max_frame_bytes", welcome.maxFrameBytes)
-            object.add("load_permille", welcome.loadPermille)
-            object.add("dedupe_window_ms", welcome.dedupeWindowMilliseconds)
-        case .request(let request):
-            object.add("kind", "request")
-            object.add("request_id", request.requestID)
-            object.add("method", request.method)
-            addPayload(request.payload, to: &object)
-            object.add("timeout_ms", request.timeoutMilliseconds)
-            object.add("metadata", request.metadata)
-        case .response(let response):
-            object.add("kind", "response")
-            object.add("request_id", response.requestID)
-            addPayload(response.payload, to: &object)
-            if let status = response.status {
-                var statusObject = JSONObject()
-                statusObject.add("code", status.code.rawValue)
-                statusObject.add("name", status.code.description)
-                statusObject.add("message", status.message)
-                object.addRaw("status", statusObject.text())
-            } else {
-                object.addRaw("status", "null")
-            }
-        case .cancel(let cancel):
-            object.add("kind", "cancel")
-            object.add("request_id", cancel.requestID)
-        case .push(let push):
-            object.add("kind", "push")
-            object.add("seq", push.seq)
-            object.add("topic", push.topic)
-            addPayload(push.payload, to: &object)
-        case .ack(let ack):
-            object.add("kind", "ack")
-            object.addRaw("seqs", "[" + ack.seqs.map { "\($0)" }.joined(separator: ",") + "]")
-        case .sync:
-            object.add("kind", "sync")
-        case .ping(let ping):
-            object.add("kind", "ping")
-            object.add("nonce", ping.nonce)
-        case .pong(let pong):
-            object.add("kind", "pong")
-            object.add("nonce", pong.nonce)
-            object.add("load_permille", pong.loadPermille)
-        case .goAway(let goAway):
-            object.add("kind", "go_away")
-            object.add("code", goAway.code.rawValue)
-            object.add("code_name", goAway.code.description)
-            object.add("reason", goAway.reason)
-            object.add("reconnect", goAway.reconnect)
-            object.add("retry_after_ms", goAway.retryAfterMilliseconds)
-        case .unrecognized:
-            object.add("kind", "unrecognized")
-        }
+        object.add("size", size)
+        object.addRaw("frame", message(frame))
+        object.addRaw("notes", notes(frame))
         return object.text()
     }
 
-    private static func addPayload(_ payload: [UInt8], to object: inout JSONObject) {
-        object.add("payload_base64", Data(payload).base64EncodedString())
-        if let text = printableText(payload) {
-            object.add("payload_text", text)
+    /// The proto3 JSON mapping of `frame`.
+    static func message(_ frame: Frame) -> String {
+        var body = JSONObject()
+        let name: String
+        switch frame {
+        case .hello(let hello):
+            name = "hello"
+            body.addNumber("version", hello.version)
+            body.addString("clientId", hello.clientID)
+            body.addNumber("heartbeatMs", hello.heartbeatMilliseconds)
+            body.addMap("metadata", hello.metadata)
+        case .welcome(let welcome):
+            name = "welcome"
+            body.addNumber("version", welcome.version)
+            body.addString("serverId", welcome.serverID)
+            body.addNumber("heartbeatMs", welcome.heartbeatMilliseconds)
+            body.addNumber("maxFrameBytes", welcome.maxFrameBytes)
+            body.addNumber("loadPermille", welcome.loadPermille)
+            body.addNumber("dedupeWindowMs", welcome.dedupeWindowMilliseconds)
+        case .request(let request):
+            name = "request"
+            body.addString("requestId", request.requestID)
+            body.addString("method", request.method)
+            body.addBytes("payload", request.payload)
+            body.addNumber("timeoutMs", request.timeoutMilliseconds)
+            body.addMap("metadata", request.metadata)
+        case .response(let response):
+            name = "response"
+            body.addString("requestId", response.requestID)
+            body.addBytes("payload", response.payload)
+            if let status = response.status {
+                // A present status is part of the message even when it is empty (OK, no message).
+                var statusObject = JSONObject()
+                statusObject.addNumber("code", status.code.rawValue)
+                statusObject.addString("message", status.message)
+                body.addRaw("status", statusObject.text())
+            }
+        case .cancel(let cancel):
+            name = "cancel"
+            body.addString("requestId", cancel.requestID)
+        case .push(let push):
+            name = "push"
+            body.addUInt64("seq", push.seq)
+            body.addString("topic", push.topic)
+            body.addBytes("payload", push.payload)
+        case .ack(let ack):
+            name = "ack"
+            if !ack.seqs.isEmpty {
+                body.addRaw("seqs", "[" + ack.seqs.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+            }
+        case .sync:
+            name = "sync"
+        case .ping(let ping):
+            name = "ping"
+            body.addUInt64("nonce", ping.nonce)
+        case .pong(let pong):
+            name = "pong"
+            body.addUInt64("nonce", pong.nonce)
+            body.addNumber("loadPermille", pong.loadPermille)
+        case .goAway(let goAway):
+            name = "goAway"
+            body.addNumber("code", goAway.code.rawValue)
+            body.addString("reason", goAway.reason)
+            if goAway.reconnect { body.add("reconnect", true) }
+            body.addNumber("retryAfterMs", goAway.retryAfterMilliseconds)
+        case .unrecognized:
+            return "{}"
+        }
+        var object = JSONObject()
+        object.addRaw(name, body.text())
+        return object.text()
+    }
+
+    /// The `notes` object: what a person wants to see that the mapping does not say directly.
+    static func notes(_ frame: Frame) -> String {
+        var notes = JSONObject()
+        switch frame {
+        case .hello: notes.add("kind", "hello")
+        case .welcome: notes.add("kind", "welcome")
+        case .request(let request):
+            notes.add("kind", "request")
+            addText(request.payload, to: &notes)
+        case .response(let response):
+            notes.add("kind", "response")
+            addText(response.payload, to: &notes)
+            if let status = response.status { notes.add("statusName", status.code.description) }
+        case .cancel: notes.add("kind", "cancel")
+        case .push(let push):
+            notes.add("kind", "push")
+            addText(push.payload, to: &notes)
+        case .ack: notes.add("kind", "ack")
+        case .sync: notes.add("kind", "sync")
+        case .ping: notes.add("kind", "ping")
+        case .pong: notes.add("kind", "pong")
+        case .goAway(let goAway):
+            notes.add("kind", "go_away")
+            notes.add("codeName", goAway.code.description)
+        case .unrecognized: notes.add("kind", "unrecognized")
+        }
+        return notes.text()
+    }
+
+    private static func addText(_ payload: [UInt8], to notes: inout JSONObject) {
+        if !payload.isEmpty, let text = printableText(payload) {
+            notes.add("payloadText", text)
         }
     }
 
@@ -102,5 +148,29 @@ enum FrameJSON {
             }
         }
         return printable ? text : nil
+    }
+}
+
+/// The proto3 JSON rules for scalar fields: a field at its default value is left out.
+extension JSONObject {
+    fileprivate mutating func addNumber(_ key: String, _ value: UInt32) {
+        if value != 0 { add(key, value) }
+    }
+
+    /// 64-bit integers are strings in proto3 JSON (a double cannot hold every one).
+    fileprivate mutating func addUInt64(_ key: String, _ value: UInt64) {
+        if value != 0 { add(key, "\(value)") }
+    }
+
+    fileprivate mutating func addString(_ key: String, _ value: String) {
+        if !value.isEmpty { add(key, value) }
+    }
+
+    fileprivate mutating func addBytes(_ key: String, _ value: [UInt8]) {
+        if !value.isEmpty { add(key, Data(value).base64EncodedString()) }
+    }
+
+    fileprivate mutating func addMap(_ key: String, _ value: [String: String]) {
+        if !value.isEmpty { add(key, value) }
     }
 }

@@ -119,13 +119,20 @@ final class LinkWatcher: Sendable {
 
     private let shared = Shared()
     private let task: Task<Void, any Error>
+    private let reporter: BadInputReporter?
 
-    /// Starts following `client`'s states; each one also goes to `report`, if given.
-    init(_ client: LongLinkClient, report: (@Sendable (ConnectionState) -> Void)? = nil) {
+    /// Starts following `client`'s states; each one also goes to `reporter` (which says when the
+    /// client recovered from bad server input) and to `report`, if given.
+    init(
+        _ client: LongLinkClient, reporter: BadInputReporter? = nil,
+        report: (@Sendable (ConnectionState) -> Void)? = nil
+    ) {
         let states = client.connectionStates
         let shared = self.shared
+        self.reporter = reporter
         task = Task {
             for await change in states {
+                reporter?.observe(change)
                 shared.state.withLock { state in
                     state.connected = change.phase == .connected
                     if let endpoint = change.endpoint { state.endpoint = endpoint }
@@ -151,9 +158,10 @@ final class LinkWatcher: Sendable {
     }
 
     /// Waits until every state has been reported (the sequence ends when the client has stopped),
-    /// at most `timeout`, then stops following.
+    /// at most `timeout`, then stops following and has the reporter name what was not recovered.
     func finish(within timeout: Duration = .milliseconds(500)) async {
         _ = await ClientSupport.result(of: task, within: timeout)
         task.cancel()
+        reporter?.finish()
     }
 }

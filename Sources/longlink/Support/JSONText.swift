@@ -40,7 +40,8 @@ struct JSONObject {
         buffer + "}"
     }
 
-    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped.
+    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped, and
+    /// U+2028 and U+2029 too, which line-oriented tools (and JavaScript) take for line breaks.
     static func quoted(_ value: String) -> String {
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
@@ -53,6 +54,8 @@ struct JSONObject {
             case "\t": out += "\\t"
             case "\u{08}": out += "\\b"
             case "\u{0C}": out += "\\f"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
             case _ where scalar.value < 0x20:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
