@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // The layers point one way: Wire <- Transport <- LongLink (client) / LongLinkServer
 // <- LongLinkTesting <- longlink (the tool). The client never imports the server.
 import PackageDescription

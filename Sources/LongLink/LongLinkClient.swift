@@ -3,7 +3,7 @@
 import Synchronization
 
 /// A client of a LongLink server: request/response with the feel of HTTP over one persistent
-/// connection, server pushes as an `AsyncSequence`, and a supervisor that keeps the link alive.
+/// connection, server pushes as an `AsyncStream`, and a supervisor that keeps the link alive.
 ///
 /// ```swift
 /// try await withLongLinkClient(configuration: .init(endpoints: [.tcp(host: "quotes.example", port: 7000)])) { client in

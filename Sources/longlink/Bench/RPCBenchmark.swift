@@ -71,7 +71,7 @@ enum RPCBenchmark {
         var samples: [String: [Double]] = [:]
         var placements: [ThroughputSample] = []
         try await withBenchServer { server in
-            try await withBenchClient(port: server.port) { heap in
+            try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .deadlineHeap }) { heap in
                 try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
                     for run in 1...settings.runs {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(settings.runs)")
@@ -215,7 +215,7 @@ enum RPCBenchmark {
         }
         let runs = settings.runs
         let figures = try await withBenchServer { server in
-            try await withBenchClient(port: server.port) { bench in
+            try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .deadlineHeap }) { bench in
                 let client = bench.client
                 let loop = bench.loop
                 var baseline: [Int: [Double]] = [:]
