@@ -78,7 +78,9 @@ struct LinkStateMachineTests {
         #expect(!r1)
         var handshaking = LinkStateMachine()
         _ = handshaking.attach(1)
-        guard case .failHandshakeAndClose(let error) = handshaking.receivedGoAway(1, Frame.GoAway(), hasWrittenRequests: false)
+        guard
+            case .failHandshakeAndClose(let error) = handshaking.receivedGoAway(
+                1, Frame.GoAway(), hasWrittenRequests: false)
         else {
             Issue.record("expected the handshake to fail")
             return

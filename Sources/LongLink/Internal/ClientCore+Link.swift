@@ -208,7 +208,8 @@ extension ClientCore {
         fail(
             settlement.failed,
             with: LongLinkError(
-                code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"))
+                code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"
+            ))
         if let waiter = link.endWaiter {
             link.endWaiter = nil
             waiter.resume(returning: closed.end)

@@ -43,11 +43,10 @@ extension ClientCore {
         stats.pushesReceived += 1
         let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload)
         switch pushes.received(push) {
-        case .offer(let targets):
+        case .offer:
             var accepted = 0
             var refused = false
-            for id in targets {
-                guard let subscriber = subscribers[id] else { continue }
+            for subscriber in subscribers.values where subscriber.topic == nil || subscriber.topic == push.topic {
                 if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
             }
             if !push.isReliable {

@@ -27,15 +27,17 @@ struct PushDelivery {
         self.holdLimit = holdLimit
     }
 
-    private func consumers(matching topic: String) -> [UInt64] {
-        consumers.compactMap { id, wanted in wanted == nil || wanted == topic ? id : nil }.sorted()
+    /// True when some consumer takes pushes on `topic`.
+    func hasConsumer(for topic: String) -> Bool {
+        consumers.values.contains { $0 == nil || $0 == topic }
     }
 
     // MARK: Events
 
     enum ReceiveAction: Equatable {
-        /// Offer it to these consumers, then report with ``offered(_:accepted:refused:)``.
-        case offer(to: [UInt64])
+        /// Offer it to every consumer whose topic matches, then report with
+        /// ``offered(_:accepted:refused:)``.
+        case offer
         /// Held until a consumer for its topic arrives.
         case held
         /// The app has it already (an earlier Ack was lost): acknowledge it again, deliver nothing.
@@ -49,13 +51,13 @@ struct PushDelivery {
     }
 
     mutating func received(_ push: Push) -> ReceiveAction {
-        let targets = consumers(matching: push.topic)
-        guard push.isReliable else { return targets.isEmpty ? .dropUnwanted : .offer(to: targets) }
+        let wanted = hasConsumer(for: push.topic)
+        guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
         delivered.observeReceived(push.seq)
         if delivered.wasDelivered(push.seq) { return .ackAgain }
         if seqs[push.seq] != nil { return .dropDuplicate }
         if deferring { return .dropDeferred }
-        guard !targets.isEmpty else {
+        guard wanted else {
             guard held.count < holdLimit else {
                 syncWanted = true
                 return .dropDeferred
@@ -64,7 +66,7 @@ struct PushDelivery {
             seqs[push.seq] = .held
             return .held
         }
-        return .offer(to: targets)
+        return .offer
     }
 
     /// How an offer went: `accepted` consumers took it into their buffers; `refused` when a live
@@ -155,7 +157,7 @@ struct PushDelivery {
             }
         }
         guard !lost.isEmpty else { return removed }
-        if lost.contains(where: { !consumers(matching: $0.topic).isEmpty }) {
+        if lost.contains(where: { hasConsumer(for: $0.topic) }) {
             removed.sync = true
         } else {
             syncWanted = true

@@ -1,4 +1,4 @@
-import LongLinkTransport
+import Synchronization
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
@@ -20,7 +20,7 @@ final class PushSubscriber: Sendable {
     let id: UInt64
     let topic: String?
     let limit: Int
-    private let state = Locked(State())
+    private let state = Mutex(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
 

@@ -1,4 +1,5 @@
 import Foundation
+import LongLink
 
 /// Measurements that need a process of their own (memory, CPU time): the parent runs the server
 /// and starts this tool again as `longlink bench _probe`, with the probe's parameters in the
@@ -11,6 +12,14 @@ enum BenchProbe {
     private static let portVariable = "LONGLINK_BENCH_PORT"
     private static let countVariable = "LONGLINK_BENCH_COUNT"
     static let deadlineVariable = "LONGLINK_BENCH_DEADLINE_MS"
+    /// The deadline strategy of the probe's client: `taskGroup`, or the deadline heap otherwise.
+    static let strategyVariable = "LONGLINK_BENCH_STRATEGY"
+
+    /// The strategy the parent asked for (the heap unless it said `taskGroup`): the probes measure
+    /// many requests pending at once, which is what the heap is the option for.
+    static var strategy: DeadlineStrategy {
+        ProcessInfo.processInfo.environment[strategyVariable] == "taskGroup" ? .taskGroup : .deadlineHeap
+    }
 
     /// Runs a probe in a child process and returns its figures.
     static func spawn(_ kind: String, port: Int, count: Int = 0, extra: [String: String] = [:]) async throws

@@ -17,7 +17,7 @@ extension MemoryBenchmark {
 
     static func probeRetained(port: Int, count: Int) async throws -> [(String, Double)] {
         await warmRuntime()
-        let bench = try await BenchClient.connect(port: port)
+        let bench = try await BenchClient.connect(port: port, configure: { $0.deadlineStrategy = BenchProbe.strategy })
         let client = bench.client
         return try await heapGrowth { try await completeRound(client, count: count) }
     }

@@ -112,7 +112,8 @@ enum MemoryBenchmark {
     static func probeIdleClient(port: Int) async throws -> [(String, Double)] {
         await warmRuntime()
         let before = ProcessUsage.residentBytes()
-        let bench = try await BenchClient.connect(port: port, group: .shared)
+        let bench = try await BenchClient.connect(
+            port: port, group: .shared, configure: { $0.deadlineStrategy = BenchProbe.strategy })
         try await Task.sleep(for: .milliseconds(300))
         let after = ProcessUsage.residentBytes()
         _ = bench
@@ -171,7 +172,7 @@ enum MemoryBenchmark {
 
     static func probePendingRequests(port: Int, count: Int) async throws -> [(String, Double)] {
         await warmRuntime()
-        let bench = try await BenchClient.connect(port: port)
+        let bench = try await BenchClient.connect(port: port, configure: { $0.deadlineStrategy = BenchProbe.strategy })
         let client = bench.client
         // The same paths once, small: replies, and requests that time out.
         try await withThrowingTaskGroup(of: Void.self) { group in
