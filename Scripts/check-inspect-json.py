@@ -16,32 +16,19 @@ the first argument or in LONGLINK_TOOL.
 Usage: python3 Scripts/check-inspect-json.py [PATH/TO/longlink]   (needs protobuf, grpcio-tools)
 """
 
-import importlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROTO_ROOT = os.path.join(ROOT, "proto")
-PROTO_FILE = os.path.join(PROTO_ROOT, "longlink", "v1", "longlink.proto")
+from longlink_schema import ROOT, compiled_schema, varint
 U64_MAX = 2**64 - 1
 U32_MAX = 2**32 - 1
 # Quotes, backslashes, control characters, a DEL, a line separator, non-BMP text.
 AWKWARD = 'q"b\\s/\n\t\r\b\f\x01\x1f\x7f\u2028é😀'
 
 
-def varint(value):
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def find_tool():
@@ -129,13 +116,7 @@ def main():
 
     tool = find_tool()
     failures = []
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run(
-            [sys.executable, "-m", "grpc_tools.protoc", "-I", PROTO_ROOT, f"--python_out={out}", PROTO_FILE],
-            check=True,
-        )
-        sys.path.insert(0, out)
-        pb = importlib.import_module("longlink.v1.longlink_pb2")
+    with compiled_schema() as pb, tempfile.TemporaryDirectory() as out:
 
         pairs = frames(pb)
         missing = uncovered_fields(pb, [expected for _, expected in pairs])

@@ -9,29 +9,15 @@ schema's field numbers and a few decoding rules the article states.
 Usage: python3 Scripts/check-protocol-examples.py   (needs protobuf, grpcio-tools)
 """
 
-import importlib
 import os
 import re
 import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROTO_ROOT = os.path.join(ROOT, "proto")
-PROTO_FILE = os.path.join(PROTO_ROOT, "longlink", "v1", "longlink.proto")
+from longlink_schema import ROOT, compiled_schema, varint
 ARTICLE = os.path.join(ROOT, "Docs.docc", "Protocol.md")
 
 
-def varint(value):
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def hexed(data):
@@ -46,13 +32,7 @@ def delimited(message):
 def main():
     failures = []
 
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run(
-            [sys.executable, "-m", "grpc_tools.protoc", "-I", PROTO_ROOT, f"--python_out={out}", PROTO_FILE],
-            check=True,
-        )
-        sys.path.insert(0, out)
-        pb = importlib.import_module("longlink.v1.longlink_pb2")
+    with compiled_schema() as pb:
 
         # The frame kinds and their field numbers are fixed by the product brief.
         expected_fields = {

@@ -1,7 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
-import Synchronization
+import LongLinkTransport
 import Testing
 
 @testable import LongLink
@@ -106,7 +106,8 @@ struct PushStreamTests {
 
 /// The seqs several loops saw.
 private final class Seen: Sendable {
-    private let state = Mutex<[UInt64]>([])
+    // A pthread lock (ThreadSanitizer sees it), where `Mutex` would do as well.
+    private let state = Locked<[UInt64]>([])
 
     func add(_ seq: UInt64) {
         state.withLock { $0.append(seq) }

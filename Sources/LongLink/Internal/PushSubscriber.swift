@@ -1,4 +1,4 @@
-import Synchronization
+import LongLinkTransport
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
@@ -20,7 +20,9 @@ final class PushSubscriber: Sendable {
     let id: UInt64
     let topic: String?
     let limit: Int
-    private let state = Mutex(State())
+    // A pthread mutex (`Locked`), not `Synchronization.Mutex`: ThreadSanitizer does not see the
+    // latter's futex on Linux and reports every access it guards.
+    private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
 
