@@ -37,38 +37,38 @@ public final class Connection: Hashable, @unchecked Sendable {
 
     private static let nextID = Atomic<UInt64>(1)
 
-    private enum State {
+    enum State {
         case open
         /// A graceful close is writing what is queued; the associated error is the one to report.
         case closing(LongLinkError?)
         case closed
     }
 
-    private struct SendWaiter {
+    struct SendWaiter {
         var bytes: [UInt8]
         var promise: OneShot<Result<Void, LongLinkError>>
     }
 
     // Loop thread only.
-    private var fd: Int32
-    private var resourceID: UInt64 = 0
-    private var state = State.open
-    private var handler: (any ConnectionHandler)?
-    private var handlerInstalled = false
-    private var closeDelivered = false
-    private var closeReason: LongLinkError?
-    private var readingPaused = false
-    private var interest: IOEvents = []
-    private var awaitingWritable = false
+    var fd: Int32
+    var resourceID: UInt64 = 0
+    var state = State.open
+    var handler: (any ConnectionHandler)?
+    var handlerInstalled = false
+    var closeDelivered = false
+    var closeReason: LongLinkError?
+    var readingPaused = false
+    var interest: IOEvents = []
+    var awaitingWritable = false
     /// An eager write came up short in this iteration (see ``writeEagerly()``).
-    private var eagerWritesStalled = false
-    private var writeQueue = WriteQueue()
-    private var writable = true
-    private var reportedWritable = true
-    private var callbackDepth = 0
-    private var sendWaiters: [SendWaiter] = []
-    private var sendWaitersHead = 0
-    private var gracefulTimer: EventLoopTimer?
+    var eagerWritesStalled = false
+    var writeQueue = WriteQueue()
+    var writable = true
+    var reportedWritable = true
+    var callbackDepth = 0
+    var sendWaiters: [SendWaiter] = []
+    var sendWaitersHead = 0
+    var gracefulTimer: EventLoopTimer?
     /// True while the connection is in its loop's flush list.
     var inFlushList = false
     /// Debug counters.
@@ -114,7 +114,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     }
 
     /// Closes the descriptor of a connection that never made it into service.
-    private func abandon() {
+    func abandon() {
         state = .closed
         closeDelivered = true
         Sys.close(fd)
@@ -165,7 +165,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         }
     }
 
-    private func deliverClose() {
+    func deliverClose() {
         guard !closeDelivered, let handler else {
             return
         }
@@ -200,7 +200,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         didEnqueue()
     }
 
-    private func didEnqueue() {
+    func didEnqueue() {
         if writable && writeQueue.count >= options.writeBufferHighWatermark {
             writable = false
         }
@@ -212,7 +212,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// ``ConnectionOptions/eagerFlushBytes``). Anything else (a partial write, `EAGAIN`, an error,
     /// writability changes) is left to the flush at the end of the iteration, so that a handler
     /// that writes is never re-entered from its own `write` call.
-    private func writeEagerly() {
+    func writeEagerly() {
         guard fd >= 0, !awaitingWritable, !eagerWritesStalled, case .open = state else { return }
         let (requested, written, _) = writeQueuedBytes()
         // The kernel took less than all (or failed): no more eager tries before the loop's flush,
@@ -222,7 +222,7 @@ public final class Connection: Hashable, @unchecked Sendable {
 
     /// One vectored write of the queue's head: the bytes offered, the bytes the kernel took (taken
     /// off the queue and counted; negative on failure) and the `errno` of a failure.
-    private func writeQueuedBytes() -> (requested: Int, written: Int, code: Int32) {
+    func writeQueuedBytes() -> (requested: Int, written: Int, code: Int32) {
         let iovecs = eventLoop.iovecs
         let socket = fd
         let (requested, written, code) = writeQueue.withIOVecs(iovecs) { count, bytes in
@@ -237,7 +237,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         return (requested, written, code)
     }
 
-    private func scheduleFlush() {
+    func scheduleFlush() {
         if !inFlushList {
             inFlushList = true
             eventLoop.flushList.append(self)
@@ -316,7 +316,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         try result.get()
     }
 
-    private func enqueueSend(_ bytes: [UInt8], _ promise: OneShot<Result<Void, LongLinkError>>) {
+    func enqueueSend(_ bytes: [UInt8], _ promise: OneShot<Result<Void, LongLinkError>>) {
         guard case .open = state else {
             promise.resume(.failure(closeReason ?? .closedConnection()))
             return
@@ -334,7 +334,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         sendWaiters.append(SendWaiter(bytes: bytes, promise: promise))
     }
 
-    private func removeSendWaiter(_ promise: OneShot<Result<Void, LongLinkError>>) {
+    func removeSendWaiter(_ promise: OneShot<Result<Void, LongLinkError>>) {
         if let index = sendWaiters[sendWaitersHead...].firstIndex(where: { $0.promise === promise }) {
             sendWaiters.remove(at: index)
             if sendWaitersHead == sendWaiters.count {
@@ -344,7 +344,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         }
     }
 
-    private func resumeSendWaiters() {
+    func resumeSendWaiters() {
         while writable && sendWaitersHead < sendWaiters.count {
             let waiter = sendWaiters[sendWaitersHead]
             sendWaiters[sendWaitersHead].bytes = []
@@ -361,7 +361,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         }
     }
 
-    private func failSendWaiters(_ error: LongLinkError) {
+    func failSendWaiters(_ error: LongLinkError) {
         let waiters = sendWaiters[sendWaitersHead...]
         sendWaiters = []
         sendWaitersHead = 0
@@ -377,7 +377,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         flushNow()
     }
 
-    private func flushNow() {
+    func flushNow() {
         guard fd >= 0 else {
             return
         }
@@ -409,7 +409,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         updateWritability()
     }
 
-    private func updateWritability() {
+    func updateWritability() {
         if !writable && writeQueue.count <= options.writeBufferLowWatermark {
             writable = true
         }
@@ -434,158 +434,6 @@ public final class Connection: Hashable, @unchecked Sendable {
         callbackDepth -= 1
     }
 
-    // MARK: - Reading
-
-    /// Stops reading from the socket (the kernel buffers, then the peer's sends stall): for backpressure.
-    /// Loop thread only.
-    public func pauseReading() {
-        assert(eventLoop.inEventLoop)
-        readingPaused = true
-        updateInterest()
-    }
-
-    /// Resumes reading after ``pauseReading()``. Loop thread only.
-    public func resumeReading() {
-        assert(eventLoop.inEventLoop)
-        readingPaused = false
-        updateInterest()
-    }
-
-    private var readingEnabled: Bool {
-        guard case .open = state else {
-            return false
-        }
-        return handler != nil && !readingPaused
-    }
-
-    private func updateInterest() {
-        guard fd >= 0 else {
-            return
-        }
-        var wanted: IOEvents = []
-        if readingEnabled {
-            wanted.insert(.readable)
-        }
-        if awaitingWritable {
-            wanted.insert(.writable)
-        }
-        guard wanted != interest else {
-            return
-        }
-        do {
-            try eventLoop.selector.modify(fd: fd, id: resourceID, interest: wanted)
-            interest = wanted
-        } catch {
-            finish(reset: false, reason: error)
-        }
-    }
-
-    private func readFromSocket() {
-        let size = options.readChunkSize
-        let buffer = eventLoop.readBuffer(size: size)
-        // A few reads per readiness event; the level-triggered selector reports the rest next time.
-        for _ in 0..<4 {
-            guard readingEnabled, let handler else {
-                return
-            }
-            let count = read(fd, buffer.baseAddress, size)
-            statistics.readCalls += 1
-            if count > 0 {
-                statistics.bytesRead += count
-                callbackDepth += 1
-                handler.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                callbackDepth -= 1
-                if count < size {
-                    return
-                }
-            } else if count == 0 {
-                finish(reset: false, reason: nil)
-                return
-            } else {
-                let code = errno
-                if code == EINTR {
-                    continue
-                }
-                if code != EAGAIN && code != EWOULDBLOCK {
-                    finish(reset: false, reason: .system(errno: code, function: "read"))
-                }
-                return
-            }
-        }
-    }
-
-    // MARK: - Closing
-
-    /// Closes the connection (see ``CloseMode``); `error` is what the handler's `didCloseWith` and waiting sends
-    /// receive (nil: a clean close, sends get `connectionClosed`). Any thread; a no-op once closed.
-    public func close(_ mode: CloseMode = .graceful, error: LongLinkError? = nil) {
-        if eventLoop.inEventLoop {
-            closeOnLoop(mode, error: error)
-        } else {
-            eventLoop.tryExecute { [self] in
-                closeOnLoop(mode, error: error)
-            }
-        }
-    }
-
-    private func closeOnLoop(_ mode: CloseMode, error: LongLinkError?) {
-        switch state {
-        case .closed:
-            return
-        case .closing(let pending):
-            if mode != .graceful {
-                finish(reset: mode == .reset, reason: error ?? pending)
-            }
-        case .open:
-            guard mode == .graceful, !writeQueue.isEmpty else {
-                finish(reset: mode == .reset, reason: error)
-                return
-            }
-            state = .closing(error)
-            failSendWaiters(error ?? .closedConnection())
-            flushNow()
-            if case .closing = state {
-                gracefulTimer = eventLoop.scheduleTimer(after: options.gracefulCloseTimeout) { [self] in
-                    closeOnLoop(.immediately, error: error)
-                }
-            }
-        }
-    }
-
-    /// The one place a connection ends.
-    private func finish(reset: Bool, reason: LongLinkError?) {
-        if case .closed = state {
-            return
-        }
-        state = .closed
-        if let gracefulTimer {
-            eventLoop.cancelTimer(gracefulTimer)
-            self.gracefulTimer = nil
-        }
-        if reset {
-            Sys.setResetOnClose(fd)
-        }
-        eventLoop.selector.remove(fd: fd)
-        Sys.close(fd)
-        fd = -1
-        eventLoop.release(resourceID)
-        writeQueue.removeAll()
-        awaitingWritable = false
-        interest = []
-        closeReason = reason
-        failSendWaiters(reason ?? .closedConnection())
-        guard handlerInstalled else {
-            return
-        }
-        if callbackDepth > 0 {
-            eventLoop.executeLocal { [self] in
-                deliverClose()
-            }
-        } else {
-            deliverClose()
-        }
-    }
-
     // MARK: - Equality
 
     /// Identity.
@@ -596,43 +444,5 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// Hashes the identity.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
-    }
-}
-
-extension Connection: LoopResource {
-    func handleEvents(_ events: IOEvents) {
-        if events.contains(.writable) && awaitingWritable {
-            awaitingWritable = false
-            flushNow()
-        }
-        if case .closed = state {
-            return
-        }
-        if readingEnabled && !events.isDisjoint(with: [.readable, .hangup, .error]) {
-            // Read before acting on an error: data that arrived before a reset is still delivered.
-            readFromSocket()
-            if case .closed = state {
-                return
-            }
-            if !events.contains(.error) {
-                return
-            }
-        }
-        if !events.isDisjoint(with: [.hangup, .error]) {
-            let code = Sys.pendingError(fd)
-            if code != 0 {
-                finish(reset: false, reason: .system(errno: code, function: "socket"))
-            } else if events.contains(.hangup) && !readingEnabled {
-                if case .closing(let reason) = state {
-                    finish(reset: false, reason: reason)
-                } else {
-                    finish(reset: false, reason: nil)
-                }
-            }
-        }
-    }
-
-    func closeForShutdown(_ error: LongLinkError) {
-        finish(reset: false, reason: error)
     }
 }

@@ -1,0 +1,201 @@
+import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Reading, closing and the loop's events of a ``Connection``.
+extension Connection {
+    // MARK: - Reading
+
+    /// Stops reading from the socket (the kernel buffers, then the peer's sends stall): for backpressure.
+    /// Loop thread only.
+    public func pauseReading() {
+        assert(eventLoop.inEventLoop)
+        readingPaused = true
+        updateInterest()
+    }
+
+    /// Resumes reading after ``pauseReading()``. Loop thread only.
+    public func resumeReading() {
+        assert(eventLoop.inEventLoop)
+        readingPaused = false
+        updateInterest()
+    }
+
+    private var readingEnabled: Bool {
+        guard case .open = state else {
+            return false
+        }
+        return handler != nil && !readingPaused
+    }
+
+    func updateInterest() {
+        guard fd >= 0 else {
+            return
+        }
+        var wanted: IOEvents = []
+        if readingEnabled {
+            wanted.insert(.readable)
+        }
+        if awaitingWritable {
+            wanted.insert(.writable)
+        }
+        guard wanted != interest else {
+            return
+        }
+        do {
+            try eventLoop.selector.modify(fd: fd, id: resourceID, interest: wanted)
+            interest = wanted
+        } catch {
+            finish(reset: false, reason: error)
+        }
+    }
+
+    func readFromSocket() {
+        let size = options.readChunkSize
+        let buffer = eventLoop.readBuffer(size: size)
+        // A few reads per readiness event; the level-triggered selector reports the rest next time.
+        for _ in 0..<4 {
+            guard readingEnabled, let handler else {
+                return
+            }
+            let count = read(fd, buffer.baseAddress, size)
+            statistics.readCalls += 1
+            if count > 0 {
+                statistics.bytesRead += count
+                callbackDepth += 1
+                handler.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                callbackDepth -= 1
+                if count < size {
+                    return
+                }
+            } else if count == 0 {
+                finish(reset: false, reason: nil)
+                return
+            } else {
+                let code = errno
+                if code == EINTR {
+                    continue
+                }
+                if code != EAGAIN && code != EWOULDBLOCK {
+                    finish(reset: false, reason: .system(errno: code, function: "read"))
+                }
+                return
+            }
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Closes the connection (see ``CloseMode``); `error` is what the handler's `didCloseWith` and waiting sends
+    /// receive (nil: a clean close, sends get `connectionClosed`). Any thread; a no-op once closed.
+    public func close(_ mode: CloseMode = .graceful, error: LongLinkError? = nil) {
+        if eventLoop.inEventLoop {
+            closeOnLoop(mode, error: error)
+        } else {
+            eventLoop.tryExecute { [self] in
+                closeOnLoop(mode, error: error)
+            }
+        }
+    }
+
+    func closeOnLoop(_ mode: CloseMode, error: LongLinkError?) {
+        switch state {
+        case .closed:
+            return
+        case .closing(let pending):
+            if mode != .graceful {
+                finish(reset: mode == .reset, reason: error ?? pending)
+            }
+        case .open:
+            guard mode == .graceful, !writeQueue.isEmpty else {
+                finish(reset: mode == .reset, reason: error)
+                return
+            }
+            state = .closing(error)
+            failSendWaiters(error ?? .closedConnection())
+            flushNow()
+            if case .closing = state {
+                gracefulTimer = eventLoop.scheduleTimer(after: options.gracefulCloseTimeout) { [self] in
+                    closeOnLoop(.immediately, error: error)
+                }
+            }
+        }
+    }
+
+    /// The one place a connection ends.
+    func finish(reset: Bool, reason: LongLinkError?) {
+        if case .closed = state {
+            return
+        }
+        state = .closed
+        if let gracefulTimer {
+            eventLoop.cancelTimer(gracefulTimer)
+            self.gracefulTimer = nil
+        }
+        if reset {
+            Sys.setResetOnClose(fd)
+        }
+        eventLoop.selector.remove(fd: fd)
+        Sys.close(fd)
+        fd = -1
+        eventLoop.release(resourceID)
+        writeQueue.removeAll()
+        awaitingWritable = false
+        interest = []
+        closeReason = reason
+        failSendWaiters(reason ?? .closedConnection())
+        guard handlerInstalled else {
+            return
+        }
+        if callbackDepth > 0 {
+            eventLoop.executeLocal { [self] in
+                deliverClose()
+            }
+        } else {
+            deliverClose()
+        }
+    }
+
+}
+
+extension Connection: LoopResource {
+    func handleEvents(_ events: IOEvents) {
+        if events.contains(.writable) && awaitingWritable {
+            awaitingWritable = false
+            flushNow()
+        }
+        if case .closed = state {
+            return
+        }
+        if readingEnabled && !events.isDisjoint(with: [.readable, .hangup, .error]) {
+            // Read before acting on an error: data that arrived before a reset is still delivered.
+            readFromSocket()
+            if case .closed = state {
+                return
+            }
+            if !events.contains(.error) {
+                return
+            }
+        }
+        if !events.isDisjoint(with: [.hangup, .error]) {
+            let code = Sys.pendingError(fd)
+            if code != 0 {
+                finish(reset: false, reason: .system(errno: code, function: "socket"))
+            } else if events.contains(.hangup) && !readingEnabled {
+                if case .closing(let reason) = state {
+                    finish(reset: false, reason: reason)
+                } else {
+                    finish(reset: false, reason: nil)
+                }
+            }
+        }
+    }
+
+    func closeForShutdown(_ error: LongLinkError) {
+        finish(reset: false, reason: error)
+    }
+}
