@@ -6,8 +6,8 @@ import Synchronization
 /// connection and the server until ``blackHole()``, after which it silently drops everything in
 /// both directions and keeps the sockets open (no FIN, no RST), as a dead NAT or a dead Wi-Fi does.
 ///
-/// (`LongLinkTesting` is getting a full fault-injecting proxy on another branch; this is the one
-/// fault the benchmark needs, until that lands.)
+/// `LongLinkTesting`'s `FaultProxy` can do the same; the bench keeps this relay because it needs
+/// only this one fault and measures nothing of the proxy's own cost.
 final class BlackHoleRelay: Sendable {
     private let listener: Listener
     private let group: EventLoopGroup

@@ -11,8 +11,10 @@ import LongLink
 
 // MARK: - Messages
 //
-// The demo server speaks JSON, the client's default codec. A protobuf app would make these
-// SwiftProtobuf messages and set `configuration.codec`; nothing else changes.
+// The demo server speaks JSON, the client's default codec. `PayloadCodec` works with `Codable`
+// types only today, so a SwiftProtobuf message cannot be used here as it is: send its bytes with
+// `client.request(_:payload:)` and decode the reply yourself (a protocol for binary messages is
+// planned).
 
 /// A price tick: a best-effort push (seq 0). Under load the server may skip some; the next one
 /// replaces it anyway.
