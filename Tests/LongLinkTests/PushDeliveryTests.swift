@@ -12,7 +12,7 @@ struct PushDeliveryTests {
     /// Offers `push` as the core does when every matching consumer accepts it; how many did.
     private func deliver(_ push: Push, to machine: inout PushDelivery) -> Int {
         guard case .offer = machine.received(push) else { return 0 }
-        let matching = machine.consumers.values.count { $0 == nil || $0 == push.topic }
+        let matching = machine.consumers.values.count { PushDelivery.consumer(wanting: $0, takes: push) }
         _ = machine.offered(push, accepted: matching, refused: false)
         return matching
     }

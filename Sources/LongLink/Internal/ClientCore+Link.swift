@@ -48,10 +48,9 @@ extension ClientCore {
     }
 
     private func failHandshake(_ generation: UInt64, _ error: LongLinkError) {
-        guard let link = link(generation), let waiter = link.welcomeWaiter else { return }
-        link.welcomeWaiter = nil
+        guard let link = link(generation), link.welcomeWaiter != nil else { return }
         close(link, .immediately, error: error)
-        waiter.resume(throwing: error)
+        link.resumeWelcomeWaiter(with: .failure(error))
     }
 
     var welcome: Frame.Welcome? { link?.welcome }
@@ -137,10 +136,7 @@ extension ClientCore {
             case .completeHandshake:
                 link.welcome = welcome
                 link.handshakeTimer?.cancel()
-                if let waiter = link.welcomeWaiter {
-                    link.welcomeWaiter = nil
-                    waiter.resume(returning: welcome)
-                }
+                link.resumeWelcomeWaiter(with: .success(welcome))
                 return true
             }
         case .goAway(let goAway):
@@ -176,10 +172,7 @@ extension ClientCore {
         let hasWritten = book.hasWritten(on: link.generation)
         switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {
         case .failHandshakeAndClose(let error):
-            if let waiter = link.welcomeWaiter {
-                link.welcomeWaiter = nil
-                waiter.resume(throwing: error)
-            }
+            link.resumeWelcomeWaiter(with: .failure(error))
             link.connection.close(.graceful)
         case .close:
             link.connection.close(.graceful)
@@ -195,10 +188,7 @@ extension ClientCore {
         link.probe?.cancel()
         link.handshakeTimer?.cancel()
         link.end = closed.end
-        if let waiter = link.welcomeWaiter {
-            link.welcomeWaiter = nil
-            waiter.resume(throwing: closed.end.error)
-        }
+        link.resumeWelcomeWaiter(with: .failure(closed.end.error))
         // Written requests go out again after reconnect when that is safe; the others are failed
         // with connectionLost: their outcome is unknown.
         let settlement = book.linkEnded(

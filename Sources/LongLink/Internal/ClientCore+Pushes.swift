@@ -46,7 +46,7 @@ extension ClientCore {
         case .offer:
             var accepted = 0
             var refused = false
-            for subscriber in subscribers.values where subscriber.topic == nil || subscriber.topic == push.topic {
+            for subscriber in subscribers.values where PushDelivery.consumer(wanting: subscriber.topic, takes: push) {
                 if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
             }
             if !push.isReliable {
@@ -83,7 +83,7 @@ extension ClientCore {
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
     func requestSync() {
-        guard let generation = machine.generation, machine.synced, let link = link(generation) else {
+        guard let link = syncedLink else {
             pushes.wantSync()
             return
         }
@@ -111,7 +111,7 @@ extension ClientCore {
     }
 
     func sendAck(_ seqs: [UInt64]) {
-        guard let generation = machine.generation, machine.synced, let link = link(generation) else {
+        guard let link = syncedLink else {
             // No logged-in link: keep them for the next one.
             for seq in seqs { _ = acks.add(seq) }
             return

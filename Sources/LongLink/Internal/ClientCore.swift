@@ -53,6 +53,13 @@ actor ClientCore {
             self.connection = connection
             self.endpoint = endpoint
         }
+
+        /// Ends the handshake's wait, if a task waits: with the server's Welcome or an error.
+        func resumeWelcomeWaiter(with result: Result<Frame.Welcome, any Error>) {
+            guard let waiter = welcomeWaiter else { return }
+            welcomeWaiter = nil
+            waiter.resume(with: result)
+        }
     }
 
     // MARK: Links
@@ -120,5 +127,11 @@ actor ClientCore {
     func link(_ generation: UInt64) -> Link? {
         guard let link, link.generation == generation, link.end == nil else { return nil }
         return link
+    }
+
+    /// The current link once `Sync` went out on it: acks and later `Sync`s may follow.
+    var syncedLink: Link? {
+        guard let generation = machine.generation, machine.synced else { return nil }
+        return link(generation)
     }
 }

@@ -27,9 +27,14 @@ struct PushDelivery {
         self.holdLimit = holdLimit
     }
 
-    /// True when some consumer takes pushes on `topic`.
-    func hasConsumer(for topic: String) -> Bool {
-        consumers.values.contains { $0 == nil || $0 == topic }
+    /// The one topic rule: a consumer that wants `topic` (nil for every topic) takes `push`.
+    static func consumer(wanting topic: String?, takes push: Push) -> Bool {
+        topic == nil || topic == push.topic
+    }
+
+    /// True when some consumer takes `push`.
+    func hasConsumer(for push: Push) -> Bool {
+        consumers.values.contains { Self.consumer(wanting: $0, takes: push) }
     }
 
     // MARK: Events
@@ -51,7 +56,7 @@ struct PushDelivery {
     }
 
     mutating func received(_ push: Push) -> ReceiveAction {
-        let wanted = hasConsumer(for: push.topic)
+        let wanted = hasConsumer(for: push)
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
         delivered.observeReceived(push.seq)
         if delivered.wasDelivered(push.seq) { return .ackAgain }
@@ -119,7 +124,7 @@ struct PushDelivery {
         consumers[id] = topic
         var added = ConsumerAdded()
         held.removeAll { push in
-            guard topic == nil || topic == push.topic else { return false }
+            guard Self.consumer(wanting: topic, takes: push) else { return false }
             added.pushes.append(push)
             seqs[push.seq] = nil
             return true
@@ -157,7 +162,7 @@ struct PushDelivery {
             }
         }
         guard !lost.isEmpty else { return removed }
-        if lost.contains(where: { hasConsumer(for: $0.topic) }) {
+        if lost.contains(where: { hasConsumer(for: $0) }) {
             removed.sync = true
         } else {
             syncWanted = true
