@@ -97,12 +97,7 @@ public final class LongLinkClient: Sendable {
     /// never handed over go back to the server's care.
     public func pushes(topic: String? = nil) -> AsyncStream<Push> {
         let subscription = PushSubscription(core: core, topic: topic)
-        let subscriber = subscription.subscriber
-        return AsyncStream(
-            unfolding: { [subscription] in
-                withExtendedLifetime(subscription) {}
-                return await subscriber.next()
-            }, onCancel: { subscription.cancel() })
+        return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 
     /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that

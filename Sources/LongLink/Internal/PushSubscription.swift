@@ -6,7 +6,7 @@
 /// never keeps pushes from being acknowledged or re-sent.
 final class PushSubscription: Sendable {
     private let core: ClientCore
-    let subscriber: PushSubscriber
+    private let subscriber: PushSubscriber
 
     init(core: ClientCore, topic: String?) {
         self.core = core
