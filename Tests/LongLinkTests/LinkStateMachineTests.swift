@@ -6,12 +6,6 @@ import Testing
 /// The link lifecycle and the request book, driven directly: no socket, no event loop, no clock.
 @Suite("Link state machine")
 struct LinkStateMachineTests {
-    private func request(_ id: UInt64, idempotent: Bool = false, login: UInt64? = nil) -> PendingRequest {
-        PendingRequest(
-            id: id, method: "m", payload: [], deadline: .now.advanced(by: .seconds(60)), idempotent: idempotent,
-            bypassesGate: login != nil, linkGeneration: login ?? 0)
-    }
-
     /// A machine whose link `generation` has logged in.
     private func loggedIn(_ generation: UInt64 = 1) -> LinkStateMachine {
         var machine = LinkStateMachine()
@@ -135,12 +129,12 @@ struct LinkStateMachineTests {
     private func book(on machine: LinkStateMachine) -> RequestBook<Int> {
         var book = RequestBook<Int>(queueLimit: 10)
         for (id, idempotent) in [(1, false), (2, true), (3, false)] as [(UInt64, Bool)] {
-            let new = request(id, idempotent: idempotent)
+            let new = testCall(id, idempotent: idempotent)
             #expect(isWrite(book.admit(new, caller: Int(id), route: machine.route(bypassesGate: false, generation: 0))))
         }
-        #expect(isWrite(book.admit(request(4, login: 1), caller: 4, route: .write(generation: 1))))
+        #expect(isWrite(book.admit(testCall(4, login: 1), caller: 4, route: .write(generation: 1))))
         for id in [5, 6] as [UInt64] {
-            #expect(isQueued(book.admit(request(id), caller: Int(id), route: .queue)))
+            #expect(isQueued(book.admit(testCall(id), caller: Int(id), route: .queue)))
         }
         return book
     }
@@ -190,8 +184,8 @@ struct LinkStateMachineTests {
 
     @Test func aFullQueueRefusesWithResourceExhausted() {
         var books = RequestBook<Int>(queueLimit: 1)
-        #expect(isQueued(books.admit(request(1), caller: 1, route: .queue)))
-        guard case .refuse(let error) = books.admit(request(2), caller: 2, route: .queue) else {
+        #expect(isQueued(books.admit(testCall(1), caller: 1, route: .queue)))
+        guard case .refuse(let error) = books.admit(testCall(2), caller: 2, route: .queue) else {
             Issue.record("expected a refusal")
             return
         }
@@ -203,8 +197,8 @@ struct LinkStateMachineTests {
     /// first one's caller.
     @Test func aPendingIdIsNeverReplaced() {
         var books = RequestBook<Int>(queueLimit: 4)
-        #expect(isQueued(books.admit(request(7), caller: 1, route: .queue)))
-        guard case .refuse(let error) = books.admit(request(7), caller: 2, route: .write(generation: 1)) else {
+        #expect(isQueued(books.admit(testCall(7), caller: 1, route: .queue)))
+        guard case .refuse(let error) = books.admit(testCall(7), caller: 2, route: .write(generation: 1)) else {
             Issue.record("expected a refusal")
             return
         }
