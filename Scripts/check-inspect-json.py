@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from longlink_schema import ROOT, compiled_schema, varint
+from longlink_schema import ROOT, compiled_schema, report, varint
 U64_MAX = 2**64 - 1
 U32_MAX = 2**32 - 1
 # Quotes, backslashes, control characters, a DEL, a line separator, non-BMP text.
@@ -166,12 +166,7 @@ def main():
             if obj["frame"] != canonical:
                 failures.append(f"{where}: {json.dumps(obj['frame'])} is not the canonical {json.dumps(canonical)}")
 
-    if failures:
-        for failure in failures:
-            print("check-inspect-json: " + failure, file=sys.stderr)
-        return 1
-    print(f"check-inspect-json: {len(pairs)} frames: every line parses into the Frame that was encoded")
-    return 0
+    return report("check-inspect-json", failures, f"{len(pairs)} frames: every line parses into the Frame that was encoded")
 
 
 if __name__ == "__main__":

@@ -11,10 +11,9 @@ Usage: python3 Scripts/check-protocol-examples.py   (needs protobuf, grpcio-tool
 
 import os
 import re
-import subprocess
 import sys
 
-from longlink_schema import ROOT, compiled_schema, varint
+from longlink_schema import ROOT, compiled_schema, report, varint
 ARTICLE = os.path.join(ROOT, "Docs.docc", "Protocol.md")
 
 
@@ -95,12 +94,7 @@ def main():
         if unknown.WhichOneof("body") is not None:
             failures.append("unknown frame kind should decode with no body")
 
-    if failures:
-        for failure in failures:
-            print("check-protocol-examples: " + failure, file=sys.stderr)
-        return 1
-    print(f"check-protocol-examples: {len(examples)} frames match the schema and Protocol.md")
-    return 0
+    return report("check-protocol-examples", failures, f"{len(examples)} frames match the schema and Protocol.md")
 
 
 if __name__ == "__main__":

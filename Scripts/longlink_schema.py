@@ -40,3 +40,13 @@ def compiled_schema():
             yield importlib.import_module("longlink.v1.longlink_pb2")
         finally:
             sys.path.remove(out)
+
+
+def report(check, failures, summary):
+    """Prints each failure on stderr (or the summary on stdout) under the check's name; the exit status."""
+    if failures:
+        for failure in failures:
+            print(f"{check}: {failure}", file=sys.stderr)
+        return 1
+    print(f"{check}: {summary}")
+    return 0
