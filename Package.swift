@@ -59,7 +59,9 @@ let package = Package(
         // Runs the built `longlink` binary as a process; unit tests of its parser and helpers.
         .testTarget(
             name: "LongLinkCLITests",
-            dependencies: ["longlink", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport"]
+            dependencies: [
+                "longlink", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport", "LongLinkTestSupport",
+            ]
         ),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import LongLinkTransport
 import Testing
 
@@ -72,10 +73,9 @@ struct RequestCommandTests {
 
     @Test func nothingListeningEndsWithinTheTimeout() async throws {
         // A port that was free a moment ago: connecting is refused, the client keeps retrying, and
-        // the request's own timeout ends it.
-        let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0)) { $0.close(.immediately) }
-        let port = listener.localAddress.port ?? 0
-        await listener.closeAndWait()
+        // the request's own timeout ends it. Below the ephemeral range (`freePort()`): a port the
+        // kernel handed out could be the next test server's, which then answered this request.
+        let port = try await freePort()
 
         let outcome = try await ToolProcess.run(
             ["request", "--endpoint", "127.0.0.1:\(port)", "echo", "--data", "hi", "--timeout", "300ms"],
