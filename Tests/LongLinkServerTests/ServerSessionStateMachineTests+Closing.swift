@@ -122,6 +122,56 @@ extension ServerSessionStateMachineTests {
         Self.expectClosedAndEmpty(&machine)
     }
 
+    @Test("a handler running inline counts as in flight: going away during it drains, and its answer closes")
+    func goingAwayDuringAnInlineHandlerDrains() {
+        var machine = Self.active()
+        guard case .dispatch = machine.receivedRequest(Self.request("1"), hasHandler: true) else {
+            Issue.record("the request was not dispatched")
+            return
+        }
+        machine.startedInline()
+        #expect(machine.inFlightCount == 0)
+        guard case .sendGoAwayAndDrain = machine.goAwayRequested(Frame.GoAway(code: .unavailable)) else {
+            Issue.record("going away during an inline handler closed without its answer")
+            return
+        }
+        guard case .sendResponseAndClose(let close) = machine.finishedInline() else {
+            Issue.record("the inline handler's answer did not close the draining session")
+            return
+        }
+        #expect(close.reason == .drained)
+        #expect(close.inFlight.isEmpty)
+        Self.expectClosedAndEmpty(&machine)
+    }
+
+    @Test("an inline handler's answer is sent while the session is open, and dropped once it closed")
+    func anInlineAnswerFollowsThePhase() {
+        var machine = Self.active()
+        guard case .dispatch = machine.receivedRequest(Self.request("1"), hasHandler: true) else {
+            Issue.record("the request was not dispatched")
+            return
+        }
+        machine.startedInline()
+        guard case .sendResponse = machine.finishedInline() else {
+            Issue.record("an open session's inline answer was not sent")
+            return
+        }
+        // Inline requests leave nothing behind: going away now closes at once.
+        guard case .closeConnection = machine.goAwayRequested(Frame.GoAway(code: .unavailable)) else {
+            Issue.record("a finished inline request still held the session open")
+            return
+        }
+
+        var closing = Self.active()
+        _ = closing.receivedRequest(Self.request("2"), hasHandler: true)
+        closing.startedInline()
+        _ = closing.connectionClosed()
+        guard case .ignore = closing.finishedInline() else {
+            Issue.record("an inline answer was sent after the session closed")
+            return
+        }
+    }
+
     @Test("going away with nothing in flight closes at once, GoAway first")
     func goingAwayIdleClosesAtOnce() {
         for helloFirst in [true, false] {

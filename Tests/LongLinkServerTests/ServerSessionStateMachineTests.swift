@@ -41,8 +41,7 @@ struct ServerSessionStateMachineTests {
             Issue.record("request \(id) was not dispatched", sourceLocation: sourceLocation)
             return 0
         }
-        let attached = machine.handlerStarted(requestID: id, token: token, execution: "run \(id)")
-        #expect(attached, sourceLocation: sourceLocation)
+        machine.track(requestID: id, token: token, execution: "run \(id)")
         return token
     }
 

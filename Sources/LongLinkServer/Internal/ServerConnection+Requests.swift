@@ -32,43 +32,48 @@ extension ServerConnection {
     /// Runs an admitted request, unless the de-duplication window has it already: then the request
     /// waits for that execution (it stays in flight without one of its own) or gets its stored reply.
     private func dispatch(_ request: Frame.Request, route: Router.Route, token: UInt64) {
+        // One clock read per request: its deadline and its place in the de-duplication window.
+        let now = ContinuousClock.now
         guard core.dedupeEnabled else {
-            execute(request, route: route, token: token, run: nil)
+            execute(request, route: route, token: token, run: nil, at: now)
             return
         }
         let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
-        let now = core.dedupeTime(.now)
-        switch core.dedupe.withLock({ $0.arrive(key, waiter: waiter, at: now) }) {
+        let time = core.dedupeTime(now)
+        switch core.dedupe.withLock({ $0.arrive(key, waiter: waiter, at: time) }) {
         case .execute(let run):
-            execute(request, route: route, token: token, run: run)
+            execute(request, route: route, token: token, run: run, at: now)
         case .wait:
             core.counters.requestsJoined.increment()
+            session.track(requestID: request.requestID, token: token, execution: nil)
         case .replay(let response):
             core.counters.requestsReplayed.increment()
-            answer(requestID: request.requestID, token: token, response: response)
+            sendResponse(response, to: request.requestID)
         }
     }
 
-    private func execute(_ request: Frame.Request, route: Router.Route, token: UInt64, run: DedupeRun?) {
+    private func execute(
+        _ request: Frame.Request, route: Router.Route, token: UInt64, run: DedupeRun?, at now: ContinuousClock.Instant
+    ) {
         let timeout: Duration? =
             request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
         let context = RequestContext(
             requestID: request.requestID, method: request.method, metadata: request.metadata,
             clientID: session.clientID, principal: session.principal,
-            deadline: timeout.map { ContinuousClock.now.advanced(by: $0) }, connectionID: connection.id,
-            session: self)
+            deadline: timeout.map { now.advanced(by: $0) }, connectionID: connection.id, session: self)
         let requestID = request.requestID
         let payload = request.payload
         let core = self.core
         core.counters.handlersStarted.increment()
         switch route {
         case .synchronous(let handler):
-            // Inline, on the loop: no task and no timer (no other frame of this connection is
-            // handled before it returns), and not counted as running (it is over before anyone
-            // could read the counter).
+            // Inline, on the loop: no task, no timer and no entry in the session's table (no other
+            // frame of this connection is handled before it returns), and not counted as running
+            // (it is over before anyone could read the counter).
+            session.startedInline()
             let response = Self.response(requestID: requestID) { try handler(payload, context) }
-            core.executionFinished(origin: self, requestID: requestID, token: token, run: run, response: response)
+            finishedInline(requestID: requestID, token: token, run: run, response: response)
         case .async(let handler):
             core.counters.handlersRunning.increment()
             let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
@@ -92,7 +97,29 @@ extension ServerConnection {
             }
             // The task cannot answer before this: its answer reaches the session on this loop,
             // after the current frame.
-            session.handlerStarted(requestID: requestID, token: token, execution: execution)
+            session.track(requestID: requestID, token: token, execution: execution)
+        }
+    }
+
+    /// A handler that ran inline returned: answers its request here and, through the
+    /// de-duplication window, every copy that joined it from another connection meanwhile.
+    private func finishedInline(requestID: String, token: UInt64, run: DedupeRun?, response: Frame.Response?) {
+        var reply = response
+        if let run {
+            let settled = core.settle(run, response: response, at: core.dedupeTime(.now))
+            reply = settled.reply
+            for waiter in settled.waiters where !(waiter.connection === self && waiter.token == token) {
+                waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: settled.reply)
+            }
+        }
+        switch session.finishedInline() {
+        case .sendResponse:
+            if let reply { sendResponse(reply, to: requestID) }
+        case .sendResponseAndClose(let close):
+            if let reply { sendResponse(reply, to: requestID) }
+            perform(close)
+        case .ignore:
+            break
         }
     }
 

@@ -168,7 +168,7 @@ final class ServerCore: Sendable {
     /// Records how a de-duplicated execution ended (stored when it answered, forgotten when it was
     /// cancelled) and returns every copy waiting for it, with the reply they all get. `now` is on
     /// the window's time line (``dedupeTime(_:)``).
-    private func settle(
+    func settle(
         _ run: DedupeRun, response: Frame.Response?, at now: Int64
     ) -> (waiters: DedupeWaiters, reply: Frame.Response) {
         guard let response else {

@@ -23,8 +23,8 @@ extension ServerSessionStateMachine {
         /// Tells this admission apart from an earlier one with the same id (cancelled and sent
         /// again), so that a late answer for the earlier one is not taken for the new one.
         let token: UInt64
-        /// Set by ``handlerStarted(requestID:token:execution:)``; nil while the request waits for
-        /// an execution elsewhere (a copy on another connection) or before its handler starts.
+        /// What stops its handler; nil while the request waits for an execution elsewhere (a copy
+        /// on another connection).
         var execution: Execution?
     }
 

@@ -42,6 +42,10 @@ struct ServerSessionStateMachine<Execution> {
 
     private let configuration: Configuration
     private var inFlight: [String: InFlightRequest] = [:]
+    /// A handler runs inline, between ``startedInline()`` and ``finishedInline()``: its request is
+    /// not in the table (no other event of the session can come in between), but it counts as in
+    /// flight for going away.
+    private var runningInline = false
     private var nextToken: UInt64 = 0
     /// Bytes arrived since the last heartbeat tick.
     private var sawInbound = false
@@ -145,7 +149,7 @@ struct ServerSessionStateMachine<Execution> {
             return .reject(
                 Frame.Status(code: .unavailable, message: "the server is going away; retry on a new connection"))
         }
-        guard inFlight[requestID] == nil else { return .ignoreCopyInFlight }
+        guard inFlight.isEmpty || inFlight[requestID] == nil else { return .ignoreCopyInFlight }
         guard inFlight.count < configuration.maxInFlight else {
             return .rejectOverLimit(
                 Frame.Status(
@@ -156,17 +160,38 @@ struct ServerSessionStateMachine<Execution> {
             return .reject(Frame.Status(code: .unimplemented, message: "unknown method '\(request.method)'"))
         }
         nextToken += 1
-        inFlight[requestID] = InFlightRequest(requestID: requestID, token: nextToken, execution: nil)
         return .dispatch(token: nextToken)
     }
 
-    /// The connection started the request's handler: remember what it needs to stop it. Returns
-    /// false when the request is no longer in flight (nothing is attached then).
-    @discardableResult
-    mutating func handlerStarted(requestID: String, token: UInt64, execution: Execution) -> Bool {
-        guard inFlight[requestID]?.token == token else { return false }
-        inFlight[requestID]?.execution = execution
-        return true
+    /// A dispatched request is in flight: its handler runs as a task (`execution` is what stops
+    /// it), or it waits for an execution elsewhere (`execution` is nil). Its answer comes through
+    /// ``handlerFinished(requestID:token:)``.
+    mutating func track(requestID: String, token: UInt64, execution: Execution?) {
+        inFlight[requestID] = InFlightRequest(requestID: requestID, token: token, execution: execution)
+    }
+
+    /// The connection runs a dispatched request's handler inline, on the loop, and answers it in
+    /// ``finishedInline()``.
+    mutating func startedInline() {
+        runningInline = true
+    }
+
+    /// What to do when a handler that ran inline returned.
+    enum InlineFinishedAction {
+        case sendResponse
+        /// Send the answer, then close: the session began going away during the handler and
+        /// nothing else is in flight.
+        case sendResponseAndClose(Close)
+        /// The session closed during the handler: nothing is sent.
+        case ignore
+    }
+
+    /// The handler ``startedInline()`` announced returned.
+    mutating func finishedInline() -> InlineFinishedAction {
+        runningInline = false
+        guard phase != .closed else { return .ignore }
+        if let close = closeIfDrained() { return .sendResponseAndClose(close) }
+        return .sendResponse
     }
 
     /// What to do when a request's answer is ready.
@@ -387,7 +412,7 @@ struct ServerSessionStateMachine<Execution> {
     /// The server asked the session to go away (a kick, a restart, a shutdown).
     mutating func goAwayRequested(_ goAway: Frame.GoAway) -> GoAwayRequestAction {
         guard phase == .active || phase == .awaitingHello else { return .ignore }
-        guard inFlight.isEmpty else {
+        guard inFlight.isEmpty, !runningInline else {
             phase = .draining
             return .sendGoAwayAndDrain(goAway)
         }
@@ -413,7 +438,7 @@ struct ServerSessionStateMachine<Execution> {
 
     /// Closes a draining session once nothing is left in flight (its `GoAway` went out already).
     private mutating func closeIfDrained() -> Close? {
-        guard phase == .draining, inFlight.isEmpty else { return nil }
+        guard phase == .draining, inFlight.isEmpty, !runningInline else { return nil }
         return close(.drained, goAway: nil)
     }
 
