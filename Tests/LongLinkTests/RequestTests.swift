@@ -1,6 +1,7 @@
 import LongLink
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTransport
 import Synchronization
 import Testing
 
@@ -78,6 +79,39 @@ struct ClientRequestTests {
         }
         #expect(mismatches == 0)
         #expect(server.server.statistics.requestsReceived == 1_000)
+        try await server.stop()
+    }
+
+    /// A caller whose task prefers the client's own loop registers its request in place, without
+    /// a hop; every reply still reaches its own caller.
+    @Test(arguments: deadlineStrategies)
+    func callersOnTheClientsLoopGetTheirOwnReplies(strategy: DeadlineStrategy) async throws {
+        let probe = ServerProbe()
+        let server = try await RunningServer.start(probe: probe)
+        let loops = EventLoopGroup(loopCount: 1, name: "test-client")
+        let loop = loops.loops[0]
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
+        configuration.eventLoopGroup = loops
+        let (matched, onLoop) = try await withLongLinkClient(configuration: configuration) { client in
+            try await withThrowingTaskGroup(of: (Bool, Bool).self) { tasks in
+                for n in 0..<200 {
+                    tasks.addTask(executorPreference: loop) {
+                        let reply = try await client.request("echo", payload: bytes("call \(n)"))
+                        return (text(reply) == "call \(n)", loop.inEventLoop)
+                    }
+                }
+                var matched = 0
+                var onLoop = 0
+                for try await (match, on) in tasks {
+                    if match { matched += 1 }
+                    if on { onLoop += 1 }
+                }
+                return (matched, onLoop)
+            }
+        }
+        #expect(matched == 200)
+        #expect(onLoop == 200)
+        await loops.shutdownAndWait()
         try await server.stop()
     }
 }

@@ -36,7 +36,12 @@ extension ClientCore {
     nonisolated func awaitReply(_ request: PendingRequest) async throws -> [UInt8] {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (caller: PendingRequest.Caller) in
-                onLoop { $0.admit(request, caller) }
+                // A caller running on the loop already registers the request in place.
+                if loop.inEventLoop {
+                    assumeIsolated { $0.admit(request, caller) }
+                } else {
+                    onLoop { $0.admit(request, caller) }
+                }
             }
         } onCancel: {
             // Set before the core is told, so a request it has not registered yet is refused.
@@ -58,7 +63,8 @@ extension ClientCore {
             resume(caller, of: request, with: .failure(error))
             return
         }
-        if clock.now >= request.deadline {
+        let now = clock.now
+        if now >= request.deadline {
             stats.timeouts += 1
             let error = LongLinkError(
                 code: .deadlineExceeded, message: "the deadline passed before the request was sent")
@@ -73,7 +79,7 @@ extension ClientCore {
         case .queued:
             break
         case .write:
-            if case .write(let generation) = route, let link = link(generation) { write(request, on: link) }
+            if case .write(let generation) = route, let link = link(generation) { write(request, on: link, at: now) }
         }
         if configuration.deadlineStrategy.usesHeap { trackDeadline(request) }
     }
@@ -121,9 +127,8 @@ extension ClientCore {
         finish(id, .failure(CancellationError()))
     }
 
-    func write(_ request: PendingRequest, on link: Link) {
-        let frame = request.frame(at: clock.now)
-        send(frame, on: link)
+    func write(_ request: PendingRequest, on link: Link, at now: ContinuousClock.Instant) {
+        send(request.frame(at: now), on: link)
         stats.requestsSent += 1
     }
 
@@ -146,8 +151,9 @@ extension ClientCore {
 
     /// Sends the queue in order (the gate just opened).
     func drainQueue(on link: Link) {
+        let now = clock.now
         while machine.phase == .open(link.generation), let request = book.dequeue(writingOn: link.generation) {
-            write(request, on: link)
+            write(request, on: link, at: now)
         }
     }
 
