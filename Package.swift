@@ -27,13 +27,17 @@ let package = Package(
             name: "LongLinkTesting",
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer"]
         ),
+        // The command line's parser, terminal output, JSON writer and exit statuses, shared by the
+        // executables. Its API is `package`: no product, nothing added to what users import.
+        .target(name: "LongLinkCLISupport"),
         // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
         .systemLibrary(name: "CMallocStatistics"),
         // The command-line tool: demo, serve, request, subscribe, inspect, probe, bench.
         .executableTarget(
             name: "longlink",
             dependencies: [
-                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting", "CMallocStatistics",
+                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting",
+                "LongLinkCLISupport", "CMallocStatistics",
             ]
         ),
         // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
@@ -60,7 +64,8 @@ let package = Package(
         .testTarget(
             name: "LongLinkCLITests",
             dependencies: [
-                "longlink", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport", "LongLinkTestSupport",
+                "longlink", "LongLinkCLISupport", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport",
+                "LongLinkTestSupport",
             ]
         ),
     ]

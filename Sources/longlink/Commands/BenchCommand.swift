@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 
 /// `longlink bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
 ///

@@ -1,3 +1,5 @@
+import LongLinkCLISupport
+
 /// The top of the `longlink` tool: picks the subcommand and runs it.
 enum LongLinkTool {
     /// The subcommands that exist.
@@ -44,19 +46,7 @@ enum LongLinkTool {
     }
 
     private static func run(_ command: any Subcommand.Type, _ arguments: [String]) async -> Int32 {
-        let spec = command.spec
-        do throws(UsageError) {
-            let parsed = try ArgumentParser.parse(arguments, for: spec)
-            if parsed.helpRequested {
-                Terminal.standardOutput.write(spec.helpText(terminal: .standardOutput))
-                return ExitStatus.success
-            }
-            return try await command.run(parsed)
-        } catch {
-            let err = Terminal.standardError
-            err.write("longlink \(spec.name): \(error.message)\n\n" + spec.helpText(terminal: err))
-            return ExitStatus.usage
-        }
+        await command.spec.run(arguments) { parsed throws(UsageError) in try await command.run(parsed) }
     }
 
     /// `longlink --help`.
