@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 // The layers point one way: Wire <- Transport <- LongLink (client) / LongLinkServer
-// <- LongLinkTesting <- longlink (the tool). The client never imports the server.
+// <- LongLinkTesting <- longlink (the tool). The client never imports the server. The benchmarks,
+// longlink-bench, live in Benchmarks/ beside the tool and use the client and the server.
 import PackageDescription
 
 let package = Package(
@@ -30,16 +31,26 @@ let package = Package(
         // The command line's parser, terminal output, JSON writer and exit statuses, shared by the
         // executables. Its API is `package`: no product, nothing added to what users import.
         .target(name: "LongLinkCLISupport"),
-        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
-        .systemLibrary(name: "CMallocStatistics"),
-        // The command-line tool: demo, serve, request, subscribe, inspect, probe, bench.
+        // The command-line tool: demo, serve, request, subscribe, inspect, soak, probe.
         .executableTarget(
             name: "longlink",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting",
-                "LongLinkCLISupport", "CMallocStatistics",
+                "LongLinkCLISupport",
             ]
         ),
+        // The benchmarks: `swift build -c release --product longlink-bench`. Not a product on
+        // purpose: packages that depend on LongLink get the tool, not the bench.
+        .executableTarget(
+            name: "longlink-bench",
+            dependencies: [
+                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
+                "CMallocStatistics",
+            ],
+            path: "Benchmarks/Sources/longlink-bench"
+        ),
+        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
+        .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
@@ -67,6 +78,12 @@ let package = Package(
                 "longlink", "LongLinkCLISupport", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport",
                 "LongLinkTestSupport",
             ]
+        ),
+        // Runs the built `longlink-bench` binary briefly; unit tests of its statistics and targets.
+        .testTarget(
+            name: "LongLinkBenchTests",
+            dependencies: ["longlink-bench", "LongLinkTestSupport"],
+            path: "Benchmarks/Tests/LongLinkBenchTests"
         ),
     ]
 )

@@ -5,7 +5,7 @@ enum LongLinkTool {
     /// The subcommands that exist.
     static let commands: [any Subcommand.Type] = [
         DemoCommand.self, ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self,
-        BenchCommand.self, SoakCommand.self,
+        SoakCommand.self,
     ]
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
@@ -57,7 +57,7 @@ enum LongLinkTool {
             usage: longlink <command> [options]
 
             The LongLink command-line tool: a demo server, a client for requests and pushes, a frame
-            inspector and benchmarks.
+            inspector and a chaos soak.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))
