@@ -51,7 +51,8 @@ let package = Package(
         ),
         // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
         .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
-        // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
+        // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
+        // runner for the executables); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
         .testTarget(
