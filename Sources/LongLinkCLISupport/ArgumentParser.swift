@@ -70,6 +70,8 @@ package struct CommandSpec: Sendable {
     package var positionals: [PositionalSpec]
     package var options: [OptionSpec]
 
+    /// A `longlink` subcommand by default; `name: ""` with another `program` for a program that
+    /// is a single command.
     package init(
         program: String = "longlink", name: String, summary: String, discussion: String = "",
         positionals: [PositionalSpec] = [], options: [OptionSpec] = []
