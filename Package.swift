@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 // The layers point one way: Wire <- Transport <- LongLink (client) / LongLinkServer
-// <- LongLinkTesting <- longlink (the tool). The client never imports the server.
+// <- LongLinkTesting <- longlink (the tool). The client never imports the server. The benchmarks,
+// longlink-bench, live in Benchmarks/ beside the tool and use the client and the server.
 import PackageDescription
 
 let package = Package(
@@ -27,16 +28,31 @@ let package = Package(
             name: "LongLinkTesting",
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer"]
         ),
-        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
-        .systemLibrary(name: "CMallocStatistics"),
-        // The command-line tool: demo, serve, request, subscribe, inspect, probe, bench.
+        // The command line's parser, terminal output, JSON writer and exit statuses, shared by the
+        // executables. Its API is `package`: no product, nothing added to what users import.
+        .target(name: "LongLinkCLISupport"),
+        // The command-line tool: demo, serve, request, subscribe, inspect, soak, probe.
         .executableTarget(
             name: "longlink",
             dependencies: [
-                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting", "CMallocStatistics",
+                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting",
+                "LongLinkCLISupport",
             ]
         ),
-        // Helpers shared by the test targets (bounded waits, a seeded generator); not a product.
+        // The benchmarks: `swift build -c release --product longlink-bench`. Not a product on
+        // purpose: packages that depend on LongLink get the tool, not the bench.
+        .executableTarget(
+            name: "longlink-bench",
+            dependencies: [
+                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
+                "CMallocStatistics",
+            ],
+            path: "Benchmarks/Sources/longlink-bench"
+        ),
+        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
+        .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
+        // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
+        // runner for the executables); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
         .testTarget(
@@ -60,8 +76,15 @@ let package = Package(
         .testTarget(
             name: "LongLinkCLITests",
             dependencies: [
-                "longlink", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport", "LongLinkTestSupport",
+                "longlink", "LongLinkCLISupport", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport",
+                "LongLinkTestSupport",
             ]
+        ),
+        // Runs the built `longlink-bench` binary briefly; unit tests of its statistics and targets.
+        .testTarget(
+            name: "LongLinkBenchTests",
+            dependencies: ["longlink-bench", "LongLinkTestSupport"],
+            path: "Benchmarks/Tests/LongLinkBenchTests"
         ),
     ]
 )

@@ -54,9 +54,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         /// True from the moment the loop decides to wait with a timeout (not zero) until that wait
         /// returns: only then must a submitter write the wake-up descriptor. A busy loop picks up
         /// what was submitted in `runQueuedWork`, or else sees it here and does not block, so waking
-        /// it is a system call for nothing. (`bench rpc` at 1,024 in flight: the callers' threads
-        /// wrote 23,310 wake-ups in 2 s before, 1,801 after; the client's loop read 14,638 times
-        /// instead of 5,430.)
+        /// it is a system call for nothing. (`longlink-bench rpc` at 1,024 in flight: the callers'
+        /// threads wrote 23,310 wake-ups in 2 s before, 1,801 after; the client's loop read 14,638
+        /// times instead of 5,430.)
         var loopMayBlock = false
         var lifecycle = Lifecycle.running
         var terminationWaiters: [OneShot<Void>] = []

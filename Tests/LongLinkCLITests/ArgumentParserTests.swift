@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import Testing
 
 @testable import longlink

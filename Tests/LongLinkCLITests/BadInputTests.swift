@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkTestSupport
 import Synchronization
 import Testing
 

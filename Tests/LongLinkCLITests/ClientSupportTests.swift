@@ -1,4 +1,5 @@
 import LongLink
+import LongLinkCLISupport
 import Testing
 
 @testable import longlink

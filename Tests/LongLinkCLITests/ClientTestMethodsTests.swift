@@ -1,5 +1,6 @@
 import Foundation
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import Testing
 
 @Suite("longlink demo")

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkWire
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 

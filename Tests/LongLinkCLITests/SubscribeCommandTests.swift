@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTestSupport
 import Testing
 
 /// `longlink subscribe` run as a process against `longlink serve`.

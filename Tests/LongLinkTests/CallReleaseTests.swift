@@ -7,7 +7,8 @@ import Testing
 @testable import LongLink
 
 /// Nothing is retained after completion: once a caller has its outcome, the core holds no
-/// reference to its call, whichever way the call ended (`bench memory` measures the same in bytes).
+/// reference to its call, whichever way the call ended (`longlink-bench memory` measures the same
+/// in bytes).
 @Suite("Calls are released once they end")
 struct CallReleaseTests {
     @Test(arguments: deadlineStrategies)

@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 import LongLinkServer
 import LongLinkTesting
 

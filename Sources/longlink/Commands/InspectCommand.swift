@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import LongLinkWire
 
 #if canImport(Glibc)

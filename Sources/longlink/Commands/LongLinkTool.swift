@@ -1,9 +1,11 @@
+import LongLinkCLISupport
+
 /// The top of the `longlink` tool: picks the subcommand and runs it.
 enum LongLinkTool {
     /// The subcommands that exist.
     static let commands: [any Subcommand.Type] = [
         DemoCommand.self, ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self,
-        BenchCommand.self, SoakCommand.self,
+        SoakCommand.self,
     ]
 
     /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
@@ -44,19 +46,7 @@ enum LongLinkTool {
     }
 
     private static func run(_ command: any Subcommand.Type, _ arguments: [String]) async -> Int32 {
-        let spec = command.spec
-        do throws(UsageError) {
-            let parsed = try ArgumentParser.parse(arguments, for: spec)
-            if parsed.helpRequested {
-                Terminal.standardOutput.write(spec.helpText(terminal: .standardOutput))
-                return ExitStatus.success
-            }
-            return try await command.run(parsed)
-        } catch {
-            let err = Terminal.standardError
-            err.write("longlink \(spec.name): \(error.message)\n\n" + spec.helpText(terminal: err))
-            return ExitStatus.usage
-        }
+        await command.spec.run(arguments) { parsed throws(UsageError) in try await command.run(parsed) }
     }
 
     /// `longlink --help`.
@@ -67,7 +57,7 @@ enum LongLinkTool {
             usage: longlink <command> [options]
 
             The LongLink command-line tool: a demo server, a client for requests and pushes, a frame
-            inspector and benchmarks.
+            inspector and a chaos soak.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))

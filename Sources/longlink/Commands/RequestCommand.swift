@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 
 /// `longlink request --endpoint HOST:PORT METHOD`: one request through the LongLink client, the
 /// reply's payload on standard output.

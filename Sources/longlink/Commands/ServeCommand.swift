@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire

@@ -1,12 +1,4 @@
-/// The tool's exit statuses.
-enum ExitStatus {
-    /// Success, and `--help`.
-    static let success: Int32 = 0
-    /// The command ran and failed: malformed input, a port in use.
-    static let failure: Int32 = 1
-    /// The command line was wrong, or the command is not available (yet).
-    static let usage: Int32 = 2
-}
+import LongLinkCLISupport
 
 /// One `longlink` subcommand.
 protocol Subcommand: Sendable {

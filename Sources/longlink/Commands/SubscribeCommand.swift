@@ -1,4 +1,5 @@
 import LongLink
+import LongLinkCLISupport
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkWire
 
 /// One frame as one line of JSON, the output format of `longlink inspect`:

@@ -1,4 +1,5 @@
 import LongLink
+import LongLinkCLISupport
 import Synchronization
 
 /// Turns the client's silent recoveries from bad server input into one line each on standard

@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 import Synchronization
 
 /// What `longlink request` and `longlink subscribe` share: the options that configure the client,

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LongLinkCLISupport
 import Synchronization
 
 /// Log lines that never block the caller: lines are written to a terminal on a queue of their own,

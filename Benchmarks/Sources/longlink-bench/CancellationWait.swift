@@ -4,8 +4,8 @@ import Synchronization
 /// `never` handler.
 ///
 /// Why not `Task.sleep` for a day: a cancelled sleep leaves the runtime's timer behind until it is
-/// due, and cancelling 100,000 of them at once (`bench timeouts`) made the server in the same
-/// process spend most of a core in the runtime while the client's deadlines fired.
+/// due, and cancelling 100,000 of them at once (`longlink-bench timeouts`) made the server in the
+/// same process spend most of a core in the runtime while the client's deadlines fired.
 func suspendUntilCancelled() async {
     let wait = CancellationWait()
     await withTaskCancellationHandler {

@@ -1,48 +1,48 @@
 /// Writes one JSON object by hand, keys in the order they are added: the order is part of the
 /// output format (`longlink inspect` promises a stable key order).
-struct JSONObject {
+package struct JSONObject {
     private var buffer = "{"
     private var isEmpty = true
 
-    init() {}
+    package init() {}
 
     /// Adds `"key":"value"`.
-    mutating func add(_ key: String, _ value: String) {
+    package mutating func add(_ key: String, _ value: String) {
         addRaw(key, JSONObject.quoted(value))
     }
 
     /// Adds a whole number.
-    mutating func add(_ key: String, _ value: some BinaryInteger) {
+    package mutating func add(_ key: String, _ value: some BinaryInteger) {
         addRaw(key, "\(value)")
     }
 
     /// Adds `true` or `false`.
-    mutating func add(_ key: String, _ value: Bool) {
+    package mutating func add(_ key: String, _ value: Bool) {
         addRaw(key, value ? "true" : "false")
     }
 
     /// Adds an object with string values, keys sorted.
-    mutating func add(_ key: String, _ map: [String: String]) {
+    package mutating func add(_ key: String, _ map: [String: String]) {
         var object = JSONObject()
         for entry in map.sorted(by: { $0.key < $1.key }) { object.add(entry.key, entry.value) }
         addRaw(key, object.text())
     }
 
     /// Adds a value that is JSON text already: a nested object, an array, `null`.
-    mutating func addRaw(_ key: String, _ json: String) {
+    package mutating func addRaw(_ key: String, _ json: String) {
         if !isEmpty { buffer += "," }
         isEmpty = false
         buffer += JSONObject.quoted(key) + ":" + json
     }
 
     /// The finished object.
-    func text() -> String {
+    package func text() -> String {
         buffer + "}"
     }
 
     /// `value` as a JSON string literal: quotes, backslashes and control characters escaped, and
     /// U+2028 and U+2029 too, which line-oriented tools (and JavaScript) take for line breaks.
-    static func quoted(_ value: String) -> String {
+    package static func quoted(_ value: String) -> String {
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

@@ -1,23 +1,28 @@
 import Foundation
 import Synchronization
 
-/// The built `longlink` binary run as a child process, with its output collected and every wait
-/// bounded: a process still running when a wait runs out is killed and the wait throws.
-final class ToolProcess: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// A built executable of this package (`longlink`, `longlink-bench`) run as a child process, with
+/// its output collected and every wait bounded: a process still running when a wait runs out is
+/// killed and the wait throws.
+package final class ToolProcess: Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// How a finished process ended.
-    struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// The exit status, or 128 + the signal number when a signal ended it.
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
+        package var status: Int32
+        package var standardOutput: String
+        package var standardError: String
         /// From just after the launch to the close of its last output stream, measured on the
         /// threads that read the output: the tool's own run time, whatever delays the test task.
-        var runTime: Duration
-        var lines: [String] {
+        package var runTime: Duration
+        package var lines: [String] {
             standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         }
     }
@@ -30,39 +35,43 @@ final class ToolProcess: Sendable {
         var closedAt: ContinuousClock.Instant?
     }
 
+    private let tool: String
     private let process: Process
     private let startedAt: ContinuousClock.Instant
     private let output = Mutex(Output())
 
-    /// The `longlink` executable next to the test bundle (`.build/<triple>/debug`), or the one
-    /// named by the `LONGLINK_TOOL` environment variable.
-    static func toolURL() throws -> URL {
+    /// The executable `tool` next to the test bundle (`.build/<triple>/debug`), or the one named
+    /// by the environment: `LONGLINK_TOOL` for `longlink`, `LONGLINK_BENCH_TOOL` for
+    /// `longlink-bench`.
+    package static func toolURL(_ tool: String = "longlink") throws -> URL {
         let fileManager = FileManager.default
-        if let override = ProcessInfo.processInfo.environment["LONGLINK_TOOL"] {
+        let variable = tool.uppercased().replacingOccurrences(of: "-", with: "_") + "_TOOL"
+        if let override = ProcessInfo.processInfo.environment[variable] {
             return URL(fileURLWithPath: override)
         }
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("longlink"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("longlink"),
-            testBinary.deletingLastPathComponent().appendingPathComponent("longlink"),
+            Bundle.main.bundleURL.appendingPathComponent(tool),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(tool),
+            testBinary.deletingLastPathComponent().appendingPathComponent(tool),
             // macOS: .build/debug/LongLinkPackageTests.xctest/Contents/MacOS/LongLinkPackageTests
             testBinary.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("longlink"),
+                .deletingLastPathComponent().appendingPathComponent(tool),
         ]
         if let found = candidates.first(where: { fileManager.isExecutableFile(atPath: $0.path) }) {
             return found
         }
         throw Failure(
-            description: "the longlink binary is not next to the test bundle (looked at "
+            description: "the \(tool) binary is not next to the test bundle (looked at "
                 + candidates.map(\.path).joined(separator: ", ")
-                + "); run `swift build` first, or set LONGLINK_TOOL to its path")
+                + "); run `swift build` first, or set \(variable) to its path")
     }
 
-    /// Starts `longlink arguments…`, with `input` on its standard input (then closed).
-    init(_ arguments: [String], input: [UInt8] = []) throws {
+    /// Starts `tool arguments…`, with `input` on its standard input (then closed).
+    package init(_ arguments: [String], input: [UInt8] = [], tool: String = "longlink") throws {
+        self.tool = tool
         process = Process()
-        process.executableURL = try Self.toolURL()
+        process.executableURL = try Self.toolURL(tool)
         process.arguments = arguments
         let outPipe = Pipe()
         let errPipe = Pipe()
@@ -103,24 +112,24 @@ final class ToolProcess: Sendable {
         }
     }
 
-    var standardOutput: String { output.withLock { String(decoding: $0.standardOutput, as: UTF8.self) } }
-    var standardError: String { output.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
+    package var standardOutput: String { output.withLock { String(decoding: $0.standardOutput, as: UTF8.self) } }
+    package var standardError: String { output.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
 
     /// The process id, for signals.
-    var processIdentifier: Int32 { process.processIdentifier }
+    package var processIdentifier: Int32 { process.processIdentifier }
 
     /// Sends `signal` to the process.
-    func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         kill(process.processIdentifier, signal)
     }
 
     /// Kills the process if it still runs (cleanup after a failed test).
-    func terminate() {
+    package func terminate() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Waits for the first complete line of standard output.
-    func firstLine(within timeout: Duration = .seconds(10)) async throws -> String {
+    package func firstLine(within timeout: Duration = .seconds(10)) async throws -> String {
         try await poll(within: timeout, "the first line on standard output") {
             let text = output.withLock { $0.standardOutput }
             guard let newline = text.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
@@ -129,7 +138,7 @@ final class ToolProcess: Sendable {
     }
 
     /// Waits until standard output holds at least `count` complete lines; returns them all.
-    func lines(atLeast count: Int, within timeout: Duration = .seconds(10)) async throws -> [String] {
+    package func lines(atLeast count: Int, within timeout: Duration = .seconds(10)) async throws -> [String] {
         try await poll(within: timeout, "\(count) lines on standard output") {
             let lines = standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             return lines.count >= count ? lines.map(String.init) : nil
@@ -137,8 +146,8 @@ final class ToolProcess: Sendable {
     }
 
     /// Waits for the process to exit and for its output to be read completely.
-    func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
-        try await poll(within: timeout, "longlink to exit") {
+    package func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
+        try await poll(within: timeout, "\(tool) to exit") {
             guard !process.isRunning, let closedAt = output.withLock({ $0.closedStreams == 2 ? $0.closedAt : nil })
             else { return nil }
             let status =
@@ -164,11 +173,11 @@ final class ToolProcess: Sendable {
         }
     }
 
-    /// Runs `longlink arguments…` to completion.
-    static func run(_ arguments: [String], input: [UInt8] = [], within timeout: Duration = .seconds(30)) async throws
-        -> Outcome
-    {
-        let process = try ToolProcess(arguments, input: input)
+    /// Runs `tool arguments…` to completion.
+    package static func run(
+        _ arguments: [String], input: [UInt8] = [], tool: String = "longlink", within timeout: Duration = .seconds(30)
+    ) async throws -> Outcome {
+        let process = try ToolProcess(arguments, input: input, tool: tool)
         defer { process.terminate() }
         return try await process.waitForExit(within: timeout)
     }

@@ -1,7 +1,7 @@
 import LongLink
 import Synchronization
 
-/// `longlink bench memory`: what a pending request and an idle client cost in resident memory.
+/// `longlink-bench memory`: what a pending request and an idle client cost in resident memory.
 ///
 /// Each figure comes from a fresh child process (see ``BenchProbe``) that talks to the server in
 /// this process: the child reads its resident set size (/proc/self/statm) before and after

@@ -1,6 +1,6 @@
 import LongLink
 
-/// `longlink bench rpc`: request/response on one connection, LongLink against the bare baseline
+/// `longlink-bench rpc`: request/response on one connection, LongLink against the bare baseline
 /// client, measured alternately in the same run against the same server.
 ///
 /// Throughput with 1, 64 and 1,024 requests in flight: that many caller tasks, each awaiting

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkWire
 
 /// What a figure must reach: a bound on its value or on its ratio to the baseline.

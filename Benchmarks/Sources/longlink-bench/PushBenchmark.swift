@@ -1,7 +1,7 @@
 import LongLink
 import LongLinkServer
 
-/// `longlink bench pushes`: server pushes consumed through `client.pushes(topic:)`, against the
+/// `longlink-bench pushes`: server pushes consumed through `client.pushes(topic:)`, against the
 /// baseline client consuming the same pushes from a blocking socket.
 ///
 /// The producer runs on the server's event loop (a task with the loop as its executor

@@ -251,7 +251,7 @@ enum BaselineBenchmark {
         }
     }
 
-    /// `longlink bench baseline`: the bare client alone, against a fresh server.
+    /// `longlink-bench baseline`: the bare client alone, against a fresh server.
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let figures = try await withBenchServer { server in
             var figures: [BenchFigure] = []

@@ -1,41 +1,41 @@
 /// A mistake on the command line. The tool prints it with the command's usage to standard error
 /// and exits with status 2.
-struct UsageError: Error, Hashable, CustomStringConvertible {
+package struct UsageError: Error, Hashable, CustomStringConvertible {
     /// What was wrong, for people: `unknown option --prot`.
-    var message: String
+    package var message: String
 
-    init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
-    var description: String { message }
+    package var description: String { message }
 }
 
 /// One option a command accepts, without its leading dashes.
-struct OptionSpec: Sendable, Hashable {
-    enum Kind: Sendable, Hashable {
+package struct OptionSpec: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A boolean flag: `--no-feed`. It takes no value.
         case flag
         /// An option with a value: `--port 0` or `--port=0`; `placeholder` names the value in usage.
         case value(placeholder: String)
     }
 
-    var name: String
-    var kind: Kind
-    var help: String
+    package var name: String
+    package var kind: Kind
+    package var help: String
 
     /// A boolean flag.
-    static func flag(_ name: String, help: String) -> OptionSpec {
+    package static func flag(_ name: String, help: String) -> OptionSpec {
         OptionSpec(name: name, kind: .flag, help: help)
     }
 
     /// An option that takes a value.
-    static func value(_ name: String, _ placeholder: String, help: String) -> OptionSpec {
+    package static func value(_ name: String, _ placeholder: String, help: String) -> OptionSpec {
         OptionSpec(name: name, kind: .value(placeholder: placeholder), help: help)
     }
 
     /// `--port PORT` or `--no-feed`, as shown in usage.
-    var synopsis: String {
+    package var synopsis: String {
         switch kind {
         case .flag: "--\(name)"
         case .value(let placeholder): "--\(name) \(placeholder)"
@@ -44,13 +44,13 @@ struct OptionSpec: Sendable, Hashable {
 }
 
 /// A positional argument a command accepts.
-struct PositionalSpec: Sendable, Hashable {
-    var name: String
-    var help: String
+package struct PositionalSpec: Sendable, Hashable {
+    package var name: String
+    package var help: String
     /// Optional positionals may be left out; they come after the required ones.
-    var isOptional: Bool
+    package var isOptional: Bool
 
-    init(_ name: String, help: String, isOptional: Bool = false) {
+    package init(_ name: String, help: String, isOptional: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = isOptional
@@ -58,24 +58,45 @@ struct PositionalSpec: Sendable, Hashable {
 }
 
 /// What a command accepts, and its help text.
-struct CommandSpec: Sendable {
-    /// The words after `longlink`: `serve`, `bench`.
-    var name: String
+package struct CommandSpec: Sendable {
+    /// The program: `longlink`, or `longlink-bench`, which is one command with no subcommands.
+    package var program: String
+    /// The word after the program: `serve`, `inspect`; empty when the program is the command.
+    package var name: String
     /// One line for `longlink --help`.
-    var summary: String
+    package var summary: String
     /// Paragraphs printed after the synopsis in `--help`.
-    var discussion: String = ""
-    var positionals: [PositionalSpec] = []
-    var options: [OptionSpec] = []
+    package var discussion: String
+    package var positionals: [PositionalSpec]
+    package var options: [OptionSpec]
+
+    /// A `longlink` subcommand by default; `name: ""` with another `program` for a program that
+    /// is a single command.
+    package init(
+        program: String = "longlink", name: String, summary: String, discussion: String = "",
+        positionals: [PositionalSpec] = [], options: [OptionSpec] = []
+    ) {
+        self.program = program
+        self.name = name
+        self.summary = summary
+        self.discussion = discussion
+        self.positionals = positionals
+        self.options = options
+    }
+
+    /// `longlink serve` or `longlink-bench`: how usage lines and messages name the command.
+    package var invocation: String {
+        name.isEmpty ? program : "\(program) \(name)"
+    }
 
     /// The option with this name, if the command has one.
-    func option(named name: String) -> OptionSpec? {
+    package func option(named name: String) -> OptionSpec? {
         options.first { $0.name == name }
     }
 
     /// `usage: longlink serve [options]`, the short form printed after an argument error.
-    var synopsis: String {
-        var words = ["usage: longlink \(name)"]
+    package var synopsis: String {
+        var words = ["usage: \(invocation)"]
         if !options.isEmpty { words.append("[options]") }
         for positional in positionals {
             words.append(positional.isOptional ? "[\(positional.name)]" : positional.name)
@@ -84,7 +105,7 @@ struct CommandSpec: Sendable {
     }
 
     /// The full `--help` text.
-    func helpText(terminal: Terminal) -> String {
+    package func helpText(terminal: Terminal) -> String {
         var text = synopsis + "\n\n" + summary + "\n"
         if !discussion.isEmpty {
             text += "\n" + discussion + "\n"
@@ -101,35 +122,37 @@ struct CommandSpec: Sendable {
 }
 
 /// The arguments of one command after parsing: option values, flags and positionals.
-struct ParsedArguments: Sendable, Hashable {
+package struct ParsedArguments: Sendable, Hashable {
     /// Values of options that take one; the last occurrence wins.
-    var values: [String: String] = [:]
+    package var values: [String: String] = [:]
     /// Every value of each option, in command-line order (for options that may repeat).
-    var repeatedValues: [String: [String]] = [:]
+    package var repeatedValues: [String: [String]] = [:]
     /// Flags that were given.
-    var flags: Set<String> = []
+    package var flags: Set<String> = []
     /// Positional arguments in order.
-    var positionals: [String] = []
+    package var positionals: [String] = []
     /// `--help` or `-h` appeared (before any `--`); nothing else was checked.
-    var helpRequested = false
+    package var helpRequested = false
+
+    package init() {}
 
     /// Whether the flag was given.
-    func flag(_ name: String) -> Bool {
+    package func flag(_ name: String) -> Bool {
         flags.contains(name)
     }
 
     /// The option's value, if it was given.
-    func value(_ name: String) -> String? {
+    package func value(_ name: String) -> String? {
         values[name]
     }
 
     /// Every value the option was given, in order: `--subscribe a --subscribe b` gives `[a, b]`.
-    func allValues(_ name: String) -> [String] {
+    package func allValues(_ name: String) -> [String] {
         repeatedValues[name] ?? []
     }
 
     /// The option's value as a whole number within `range`.
-    func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+    package func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = values[name] else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
@@ -139,7 +162,7 @@ struct ParsedArguments: Sendable, Hashable {
     }
 
     /// The option's value as a duration: `250ms`, `5s`, `2m`, `1h`, or plain seconds (`1.5`).
-    func duration(_ name: String) throws(UsageError) -> Duration? {
+    package func duration(_ name: String) throws(UsageError) -> Duration? {
         guard let text = values[name] else { return nil }
         guard let duration = DurationText.parse(text) else {
             throw UsageError("--\(name) needs a duration such as 250ms, 5s, 2m or 1.5 (seconds), not '\(text)'")
@@ -155,16 +178,16 @@ struct ParsedArguments: Sendable, Hashable {
 /// every argument after `--` is one. `--help` or `-h` anywhere before `--` asks for help, whatever
 /// else is on the line. An option given twice keeps its last value in `value(_:)`; `allValues(_:)`
 /// has every one, for options that may repeat.
-enum ArgumentParser {
+package enum ArgumentParser {
     /// Splits `arguments` (without the program name) into the subcommand and the rest. The
     /// subcommand is nil when the first argument is missing or looks like an option.
-    static func subcommand(_ arguments: [String]) -> (name: String?, rest: [String]) {
+    package static func subcommand(_ arguments: [String]) -> (name: String?, rest: [String]) {
         guard let first = arguments.first, !first.hasPrefix("-") else { return (nil, arguments) }
         return (first, Array(arguments.dropFirst()))
     }
 
     /// Parses the arguments after the subcommand against `spec`.
-    static func parse(_ arguments: [String], for spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+    package static func parse(_ arguments: [String], for spec: CommandSpec) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         let beforeTerminator = arguments.prefix { $0 != "--" }
         if beforeTerminator.contains(where: { $0 == "--help" || $0 == "-h" }) {

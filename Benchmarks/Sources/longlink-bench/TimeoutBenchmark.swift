@@ -2,7 +2,7 @@ import Foundation
 import LongLink
 import Synchronization
 
-/// `longlink bench timeouts`: 100,000 pending requests that share one deadline.
+/// `longlink-bench timeouts`: 100,000 pending requests that share one deadline.
 ///
 /// A child process (see ``BenchProbe``) connects to the server in this process and makes 100,000
 /// calls to `never` (a handler that never answers), each with the timeout that ends at the same

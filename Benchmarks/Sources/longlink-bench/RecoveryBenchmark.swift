@@ -1,7 +1,7 @@
 import LongLink
 import Synchronization
 
-/// `longlink bench recovery`: how fast a client comes back after a server restart, and how fast it
+/// `longlink-bench recovery`: how fast a client comes back after a server restart, and how fast it
 /// notices a link that went silent.
 ///
 /// - Restart: a connected client (default backoff: first step up to 250 ms, full jitter); the

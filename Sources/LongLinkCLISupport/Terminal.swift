@@ -8,9 +8,9 @@
 ///
 /// Writes go straight to the file descriptor (no stdio buffer), so a line is visible to a reader
 /// of a pipe as soon as it is written: `longlink serve` relies on that for its first line.
-struct Terminal: Sendable {
+package struct Terminal: Sendable {
     /// Text styles, as ANSI escape sequences.
-    enum Style: Sendable {
+    package enum Style: Sendable {
         case bold
         case dim
         case red
@@ -31,15 +31,15 @@ struct Terminal: Sendable {
     }
 
     /// Standard output.
-    static let standardOutput = Terminal(fileDescriptor: 1)
+    package static let standardOutput = Terminal(fileDescriptor: 1)
     /// Standard error.
-    static let standardError = Terminal(fileDescriptor: 2)
+    package static let standardError = Terminal(fileDescriptor: 2)
 
-    let fileDescriptor: Int32
+    package let fileDescriptor: Int32
     /// True when the descriptor is a terminal, `NO_COLOR` is unset and `TERM` is not `dumb`.
-    let usesColour: Bool
+    package let usesColour: Bool
 
-    init(fileDescriptor: Int32) {
+    package init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
         let environment = { (name: String) -> String? in getenv(name).map { String(cString: $0) } }
         self.usesColour =
@@ -48,21 +48,21 @@ struct Terminal: Sendable {
     }
 
     /// `text` in `style` when colour is on, else `text` unchanged.
-    func styled(_ text: String, _ style: Style) -> String {
+    package func styled(_ text: String, _ style: Style) -> String {
         usesColour ? "\u{1B}[\(style.code)m\(text)\u{1B}[0m" : text
     }
 
     /// Writes `text` as it is. Returns false when the descriptor is closed or broken (a reader of
     /// the pipe went away); the caller may stop writing then.
     @discardableResult
-    func write(_ text: String) -> Bool {
+    package func write(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Writes raw bytes (a reply payload) as they are. Returns false like ``write(_:)``.
     @discardableResult
-    func write(bytes: [UInt8]) -> Bool {
+    package func write(bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { write(bytes: $0) }
     }
 
@@ -82,13 +82,13 @@ struct Terminal: Sendable {
 
     /// Writes `text` and a newline.
     @discardableResult
-    func line(_ text: String) -> Bool {
+    package func line(_ text: String) -> Bool {
         write(text + "\n")
     }
 
     /// Lays out rows of cells in columns separated by `gap` spaces, each line indented by `indent`.
     /// Widths count characters, so style cells after laying them out, not before.
-    static func columns(_ rows: [[String]], indent: Int = 2, gap: Int = 2) -> String {
+    package static func columns(_ rows: [[String]], indent: Int = 2, gap: Int = 2) -> String {
         let columnCount = rows.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columnCount)
         for row in rows {

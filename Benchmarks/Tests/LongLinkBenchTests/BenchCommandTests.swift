@@ -1,9 +1,10 @@
 import Foundation
+import LongLinkTestSupport
 import Testing
 
-@testable import longlink
+@testable import longlink_bench
 
-@Suite("longlink bench")
+@Suite("longlink-bench")
 struct BenchCommandTests {
     /// Every figure `bench rpc` reports; each must be a positive number.
     static let rpcKeys = [
@@ -17,13 +18,49 @@ struct BenchCommandTests {
     /// Throughput rows and latency rows carry the baseline measured in the same run, and its ratio.
     static let keysWithBaseline = rpcKeys
 
+    /// Runs the built `longlink-bench` with `arguments`.
+    static func bench(_ arguments: [String], within timeout: Duration = .seconds(30)) async throws
+        -> ToolProcess.Outcome
+    {
+        try await ToolProcess.run(arguments, tool: "longlink-bench", within: timeout)
+    }
+
+    @Test func helpListsEveryScenario() async throws {
+        let outcome = try await Self.bench(["--help"])
+        #expect(outcome.status == 0)
+        #expect(outcome.standardOutput.hasPrefix("usage: longlink-bench [options] [SCENARIO]\n"))
+        for scenario in BenchCommand.names {
+            #expect(outcome.standardOutput.contains("\n\(scenario) "), "\(scenario) missing from --help")
+        }
+        #expect(outcome.standardOutput.contains("--in-flight N"))
+        #expect(outcome.standardError.isEmpty)
+    }
+
+    @Test(arguments: [["network"], ["rpc", "--runs", "0"], ["wire", "--duration", "0"], ["--prot"]])
+    func usageErrorsExit2(_ arguments: [String]) async throws {
+        let outcome = try await Self.bench(arguments)
+        #expect(outcome.status == 2)
+        #expect(outcome.standardOutput.isEmpty)
+        #expect(outcome.standardError.hasPrefix("longlink-bench: "))
+        #expect(outcome.standardError.contains("usage: longlink-bench"))
+    }
+
+    /// The probe is the child side of `memory` and `timeouts`: run by hand, with none of its
+    /// environment, it says so instead of measuring.
+    @Test func probeAloneRefuses() async throws {
+        let outcome = try await Self.bench([BenchProbe.scenarioName])
+        #expect(outcome.status == 2)
+        #expect(outcome.standardError.contains("run by 'longlink-bench memory'"))
+    }
+
     @Test func rpcJSONHasEveryFigure() async throws {
-        let outcome = try await ToolProcess.run(
-            ["bench", "rpc", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(120))
+        let outcome = try await Self.bench(
+            ["rpc", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(120))
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
         let data = Data(outcome.standardOutput.utf8)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(object["runs"] as? Int == 1)
+        #expect((object["command"] as? String)?.hasPrefix("longlink-bench rpc") == true)
         #expect((object["duration_seconds"] as? Double).map { abs($0 - 0.2) < 1e-9 } == true)
         let machine = try #require(object["machine"] as? [String: Any])
         #expect((machine["nproc"] as? Int ?? 0) > 0)
@@ -60,8 +97,8 @@ struct BenchCommandTests {
 
     /// `--in-flight` splits LongLink's CPU per request by thread role, read from /proc.
     @Test func inFlightJSONSplitsTheCPUByThread() async throws {
-        let outcome = try await ToolProcess.run(
-            ["bench", "rpc", "--in-flight", "64", "--duration", "0.5", "--runs", "1", "--json"], within: .seconds(120))
+        let outcome = try await Self.bench(
+            ["rpc", "--in-flight", "64", "--duration", "0.5", "--runs", "1", "--json"], within: .seconds(120))
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
@@ -83,11 +120,13 @@ struct BenchCommandTests {
         #expect(sum > total * 0.5 && sum < total * 1.2 + 0.5, "roles: \(sum) of \(total) µs")
     }
 
-    @Test func tableShowsUnitsAndRatios() async throws {
-        let outcome = try await ToolProcess.run(["bench", "wire", "--duration", "50ms", "--runs", "1"])
-        #expect(outcome.status == 0)
+    @Test func wireTableShowsUnitsAndRows() async throws {
+        let outcome = try await Self.bench(["wire", "--duration", "50ms", "--runs", "1"])
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
         #expect(outcome.standardOutput.contains("frames/s"))
         #expect(outcome.standardOutput.contains("load average"))
+        #expect(outcome.standardOutput.contains("small request"))
+        #expect(outcome.standardOutput.contains("64 KiB push"))
     }
 
     @Test func medianAndPercentiles() {

@@ -1,18 +1,19 @@
 import Foundation
+import LongLinkCLISupport
 
-/// `longlink bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
+/// `longlink-bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
 ///
 /// Each network scenario runs in this process against its own server on 127.0.0.1 (port 0); the
-/// memory and timeout scenarios measure a client in a child process (this tool again, scenario
-/// `_probe`) so that its memory and CPU time are its own.
-enum BenchCommand: Subcommand {
+/// memory and timeout scenarios measure a client in a child process (this executable again,
+/// scenario `_probe`) so that its memory and CPU time are its own.
+enum BenchCommand {
     /// The scenarios, in the order `all` runs them: the child-process ones first, while this
     /// process is still small.
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "wire"]
     static let names = ["wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "all"]
 
     static let spec = CommandSpec(
-        name: "bench",
+        program: "longlink-bench", name: "",
         summary: "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server.",
         discussion: """
             all        Every scenario below (the default).
@@ -41,6 +42,11 @@ enum BenchCommand: Subcommand {
         ]
     )
 
+    /// Runs `longlink-bench` with `arguments` (without the program name); returns the exit status.
+    static func main(_ arguments: [String]) async -> Int32 {
+        await spec.run(arguments, run)
+    }
+
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let scenario = arguments.positionals.first ?? "all"
         if scenario == BenchProbe.scenarioName {
@@ -55,7 +61,7 @@ enum BenchCommand: Subcommand {
         let inFlight = try arguments.integer("in-flight", in: 1...100_000)
         let settings = BenchSettings(duration: duration, runs: runs, onlyInFlight: inFlight)
         var report = BenchReport(
-            command: (["longlink"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
+            command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
         let selected = scenario == "all" ? scenarios : [scenario]
         var failed = false
@@ -65,7 +71,7 @@ enum BenchCommand: Subcommand {
             } catch {
                 failed = true
                 report.notes.append("\(name): FAILED: \(error)")
-                Terminal.standardError.line("longlink bench \(name): failed: \(error)")
+                Terminal.standardError.line("longlink-bench \(name): failed: \(error)")
             }
         }
         Terminal.standardOutput.line(arguments.flag("json") ? report.json() : report.table())

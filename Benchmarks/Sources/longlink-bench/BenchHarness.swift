@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 import LongLinkServer
 import Synchronization
 
@@ -143,7 +144,7 @@ struct BenchServer: Sendable {
             do {
                 try await server.run()
             } catch {
-                Terminal.standardError.line("longlink bench: the server stopped: \(error)")
+                Terminal.standardError.line("longlink-bench: the server stopped: \(error)")
             }
         }
         let address: SocketAddress
@@ -202,7 +203,7 @@ struct BenchClient: Sendable {
             do {
                 try await client.run()
             } catch {
-                Terminal.standardError.line("longlink bench: a client stopped: \(error)")
+                Terminal.standardError.line("longlink-bench: a client stopped: \(error)")
             }
         }
         let bench = BenchClient(client: client, ownedGroup: ownedGroup, runTask: runTask)
@@ -381,5 +382,5 @@ enum ProcessUsage {
 
 /// Progress lines on standard error, so that standard output stays the table or the JSON.
 func benchProgress(_ text: String) {
-    Terminal.standardError.line("longlink bench: \(text)")
+    Terminal.standardError.line("longlink-bench: \(text)")
 }

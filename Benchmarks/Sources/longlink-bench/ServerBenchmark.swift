@@ -1,7 +1,7 @@
 import LongLink
 import Synchronization
 
-/// `longlink bench server`: one server (one event loop per core) holding 2,000 connections, each
+/// `longlink-bench server`: one server (one event loop per core) holding 2,000 connections, each
 /// with one request in flight at a time.
 ///
 /// The baseline is 2,000 raw frame clients over the transport (callbacks on one event loop, no

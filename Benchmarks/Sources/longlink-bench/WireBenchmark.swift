@@ -1,7 +1,7 @@
 import Foundation
 import LongLinkWire
 
-/// `longlink bench wire`: encode and decode throughput of the frame codec.
+/// `longlink-bench wire`: encode and decode throughput of the frame codec.
 ///
 /// Two workloads: small request frames (about 40 bytes, the shape of most calls) and large push
 /// frames (a 64 KiB payload). Encoding appends delimited frames to a reused buffer; decoding runs

@@ -1,10 +1,11 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 
 /// Measurements that need a process of their own (memory, CPU time): the parent runs the server
-/// and starts this tool again as `longlink bench _probe`, with the probe's parameters in the
-/// environment; the child measures, prints one line `probe key=value …` and exits at once (without
-/// tearing down what it measured).
+/// and starts this executable again as `longlink-bench _probe`, with the probe's parameters in
+/// the environment; the child measures, prints one line `probe key=value …` and exits at once
+/// (without tearing down what it measured).
 enum BenchProbe {
     static let scenarioName = "_probe"
 
@@ -34,7 +35,7 @@ enum BenchProbe {
         let (status, output) = try await onPlainThread("bench-probe") { () throws -> (Int32, String) in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: selfExecutable())
-            process.arguments = ["bench", scenarioName]
+            process.arguments = [scenarioName]
             process.environment = finalEnvironment
             let pipe = Pipe()
             process.standardOutput = pipe
@@ -67,7 +68,7 @@ enum BenchProbe {
         let environment = ProcessInfo.processInfo.environment
         guard let kind = environment[kindVariable], let port = environment[portVariable].flatMap({ Int($0) }) else {
             Terminal.standardError.line(
-                "longlink bench _probe: internal; run by 'longlink bench memory' and 'timeouts'")
+                "longlink-bench _probe: internal; run by 'longlink-bench memory' and 'timeouts'")
             return ExitStatus.usage
         }
         let count = environment[countVariable].flatMap { Int($0) } ?? 0
@@ -87,7 +88,7 @@ enum BenchProbe {
             }
             report(values)
         } catch {
-            Terminal.standardError.line("longlink bench _probe \(kind): \(error)")
+            Terminal.standardError.line("longlink-bench _probe \(kind): \(error)")
             exit(ExitStatus.failure)
         }
     }

@@ -4,7 +4,7 @@
 /// The number may have a fraction (`0.5s`, `1.25m`); it is converted exactly, without floating
 /// point, down to nanoseconds (finer digits are cut off). Negative numbers, signs, spaces, empty
 /// numbers and other units are rejected.
-enum DurationText {
+package enum DurationText {
     private static let units: [(suffix: String, nanoseconds: Int64)] = [
         ("ms", 1_000_000),
         ("s", 1_000_000_000),
@@ -13,7 +13,7 @@ enum DurationText {
     ]
 
     /// The duration `text` denotes, or nil when it is not one.
-    static func parse(_ text: String) -> Duration? {
+    package static func parse(_ text: String) -> Duration? {
         var number = Substring(text)
         var unit: Int64 = 1_000_000_000
         // "ms" before "m" and "s": the first suffix that matches wins.
@@ -48,7 +48,7 @@ enum DurationText {
     }
 
     /// The shortest exact text for `duration` in the units `parse` reads: `250ms`, `15s`, `2m`.
-    static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         let milliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
         if attoseconds % 1_000_000_000_000_000 != 0 {
