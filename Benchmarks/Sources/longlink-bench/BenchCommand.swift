@@ -38,6 +38,9 @@ enum BenchCommand {
             .value(
                 "in-flight", "N",
                 help: "rpc only: measure throughput at this one in-flight level (both designs), no latency rows."),
+            .value(
+                "design", "DESIGN",
+                help: "rpc --in-flight only: measure one design alone (baseline, heap, group or loop), to profile it."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )
@@ -59,7 +62,17 @@ enum BenchCommand {
         guard duration > .zero else { throw UsageError("--duration must be more than zero") }
         let runs = try arguments.integer("runs", in: 1...100) ?? 3
         let inFlight = try arguments.integer("in-flight", in: 1...100_000)
-        let settings = BenchSettings(duration: duration, runs: runs, onlyInFlight: inFlight)
+        let design = arguments.value("design")
+        if let design {
+            guard inFlight != nil else { throw UsageError("--design needs --in-flight") }
+            guard RPCDesign(rawValue: design) != nil else {
+                throw UsageError(
+                    "unknown design '\(design)' (available: \(RPCDesign.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
+            }
+        }
+        let settings = BenchSettings(
+            duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init))
         var report = BenchReport(
             command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)

@@ -12,11 +12,25 @@ struct BenchSettings: Sendable {
     var runs: Int
     /// `--in-flight`: rpc measures throughput at this level only (and no latency).
     var onlyInFlight: Int? = nil
+    /// `--design`: with `--in-flight`, only this design is measured.
+    var onlyDesign: RPCDesign? = nil
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {
         min(.milliseconds(500), max(.milliseconds(50), duration / 4))
     }
+}
+
+/// What `longlink-bench rpc --in-flight N` measures side by side; `--design` picks one.
+enum RPCDesign: String, CaseIterable, Sendable {
+    /// The bare baseline client.
+    case baseline
+    /// The deadline heap (`DeadlineStrategy.deadlineHeap`), callers on the global executor.
+    case heap
+    /// The task-group race (the default), callers on the global executor.
+    case group
+    /// The deadline heap with the callers' tasks on the client's own loop.
+    case loop
 }
 
 /// A failure of the benchmark itself (not a figure).

@@ -75,20 +75,21 @@ enum RPCBenchmark {
                 try await withBenchClient(port: server.port, configure: { $0.deadlineStrategy = .taskGroup }) { group in
                     for run in 1...settings.runs {
                         benchProgress("rpc: \(inFlight) in flight, run \(run)/\(settings.runs)")
-                        let measured: [(String, ThroughputSample)] = [
-                            (
-                                "baseline",
-                                try await BaselineBenchmark.measure(
-                                    port: server.port, inFlight: inFlight, settings: settings)
-                            ),
-                            ("heap", try await measure(heap.client, inFlight: inFlight, settings: settings)),
-                            ("group", try await measure(group.client, inFlight: inFlight, settings: settings)),
-                            (
-                                "loop",
-                                try await measure(
-                                    heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)
-                            ),
-                        ]
+                        var measured: [(String, ThroughputSample)] = []
+                        for design in RPCDesign.allCases where settings.onlyDesign.map({ $0 == design }) ?? true {
+                            let sample =
+                                switch design {
+                                case .baseline:
+                                    try await BaselineBenchmark.measure(
+                                        port: server.port, inFlight: inFlight, settings: settings)
+                                case .heap: try await measure(heap.client, inFlight: inFlight, settings: settings)
+                                case .group: try await measure(group.client, inFlight: inFlight, settings: settings)
+                                case .loop:
+                                    try await measure(
+                                        heap.client, inFlight: inFlight, settings: settings, executor: heap.loop)
+                                }
+                            measured.append((design.rawValue, sample))
+                        }
                         if let heap = measured.first(where: { $0.0 == "heap" })?.1, heap.farShare != nil {
                             placements.append(heap)
                         }

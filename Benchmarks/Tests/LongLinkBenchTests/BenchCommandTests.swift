@@ -36,7 +36,10 @@ struct BenchCommandTests {
         #expect(outcome.standardError.isEmpty)
     }
 
-    @Test(arguments: [["network"], ["rpc", "--runs", "0"], ["wire", "--duration", "0"], ["--prot"]])
+    @Test(arguments: [
+        ["network"], ["rpc", "--runs", "0"], ["wire", "--duration", "0"], ["--prot"], ["rpc", "--design", "heap"],
+        ["rpc", "--in-flight", "8", "--design", "fast"],
+    ])
     func usageErrorsExit2(_ arguments: [String]) async throws {
         let outcome = try await Self.bench(arguments)
         #expect(outcome.status == 2)
@@ -93,6 +96,21 @@ struct BenchCommandTests {
             #expect(row["target"] is String, "\(key) target")
             #expect(row["met"] is Bool, "\(key) met")
         }
+    }
+
+    /// `--design` measures that design alone: its figure has a sample, the others none.
+    @Test func designMeasuresOneDesignAlone() async throws {
+        let outcome = try await Self.bench(
+            ["rpc", "--in-flight", "8", "--design", "group", "--duration", "0.2", "--runs", "1", "--json"],
+            within: .seconds(120))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+        let results = try #require(object["results"] as? [String: Any])
+        func samples(_ key: String) -> Int? { ((results[key] as? [String: Any])?["samples"] as? [Any])?.count }
+        #expect(samples("rpc.task_group.in_flight_8.throughput") == 1)
+        #expect(samples("rpc.in_flight_8.throughput") == 0)
+        #expect(samples("rpc.on_loop.in_flight_8.throughput") == 0)
     }
 
     /// `--in-flight` splits LongLink's CPU per request by thread role, read from /proc.

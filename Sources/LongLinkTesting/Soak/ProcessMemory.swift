@@ -1,6 +1,6 @@
 import Foundation
 
-/// The process's resident memory, for soak and benchmark bounds.
+/// The process's resident memory, for the soak's bounds.
 public enum ProcessMemory {
     /// Resident set size in bytes (0 where it cannot be read).
     public static var residentBytes: Int {
