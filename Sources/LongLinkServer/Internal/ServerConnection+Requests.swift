@@ -108,9 +108,7 @@ extension ServerConnection {
         if let run {
             let settled = core.settle(run, response: response, at: core.dedupeTime(.now))
             reply = settled.reply
-            for waiter in settled.waiters where !(waiter.connection === self && waiter.token == token) {
-                waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: settled.reply)
-            }
+            core.deliver(settled.reply, to: settled.waiters, except: (self, token))
         }
         switch session.finishedInline() {
         case .sendResponse:
@@ -155,9 +153,7 @@ extension ServerConnection {
             // Timed-out executions are not stored (a later copy runs again); the copies waiting for
             // this one on other connections time out with it.
             let waiters = core.dedupe.withLock { $0.abandon(run) }
-            for waiter in waiters where !(waiter.connection === self && waiter.token == token) {
-                waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: timedOut)
-            }
+            core.deliver(timedOut, to: waiters, except: (self, token))
         }
         if let close { perform(close) }
     }

@@ -160,8 +160,18 @@ final class ServerCore: Sendable {
             return
         }
         let (waiters, reply) = settle(run, response: response, at: dedupeTime(.now))
+        deliver(reply, to: waiters)
+    }
+
+    /// Answers every copy in `waiters` with `response`, except `origin`'s own copy (the connection
+    /// and token of the request that ran), which that connection answers itself.
+    func deliver(
+        _ response: Frame.Response, to waiters: DedupeWaiters,
+        except origin: (connection: ServerConnection, token: UInt64)? = nil
+    ) {
         for waiter in waiters {
-            waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: reply)
+            if let origin, waiter.connection === origin.connection, waiter.token == origin.token { continue }
+            waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: response)
         }
     }
 
