@@ -95,11 +95,13 @@ extension ClientCore {
         caller.resume(with: result)
     }
 
-    /// Takes the request off the books and resumes its caller; nothing if it ended already.
-    func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) {
-        guard let entry = book.remove(id) else { return }
+    /// Takes the request off the books and resumes its caller; false if it ended already.
+    @discardableResult
+    func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) -> Bool {
+        guard let entry = book.remove(id) else { return false }
         resume(entry.caller, of: entry.request, with: result)
         if machine.shuttingDown { finishShutdownIfIdle() }
+        return true
     }
 
     /// Resumes the callers of entries something else took off the books.
@@ -112,9 +114,7 @@ extension ClientCore {
     /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
     /// server's own timer ends the handler at the same moment.
     func expire(_ id: UInt64) {
-        guard book[id] != nil else { return }
-        stats.timeouts += 1
-        finish(id, .failure(PendingRequest.timeoutError()))
+        if finish(id, .failure(PendingRequest.timeoutError())) { stats.timeouts += 1 }
     }
 
     /// The caller gave up: fail the request and tell the server if it has it.
@@ -164,7 +164,7 @@ extension ClientCore {
 
     func trackDeadline(_ request: PendingRequest) {
         deadlines.insert(request.id, deadline: request.deadline)
-        deadlines.compact(liveCount: book.count) { book[$0] != nil }
+        deadlines.compact(liveCount: book.count) { book.contains($0) }
         armDeadlineTimer()
     }
 

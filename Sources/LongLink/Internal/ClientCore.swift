@@ -73,7 +73,7 @@ actor ClientCore {
 
     var book: RequestBook<PendingRequest.Caller>
     /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline, one timer.
-    var deadlines = DeadlineIndex()
+    var deadlines: DeadlineIndex
     var deadlineTimer: (any ScheduledWork)?
     var deadlineTimerAt: ContinuousClock.Instant?
 
@@ -104,6 +104,7 @@ actor ClientCore {
         self.loop = loop
         self.configuration = configuration
         self.book = RequestBook(queueLimit: configuration.offlineQueueLimit)
+        self.deadlines = DeadlineIndex(origin: configuration.clock.now)
         self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
     }

@@ -1,5 +1,10 @@
+import LongLinkWire
+
 /// The deadlines of pending requests for ``DeadlineStrategy/deadlineHeap``: a binary min-heap of
 /// (deadline, request id), served by one timer for the earliest entry.
+///
+/// Deadlines are kept as nanoseconds since `origin`, plain integers: the heap's entries are then
+/// trivially copied and compared, which matters when 100,000 of them come due at once.
 ///
 /// An answered request is not searched for in the heap: its entry stays until it comes due and is
 /// then skipped, because its id is no longer pending. So that such entries cannot pile up (a
@@ -7,26 +12,35 @@
 /// holds more than twice as many entries as there are live requests.
 struct DeadlineIndex {
     private struct Entry {
-        var deadline: ContinuousClock.Instant
+        var deadline: Int64
         var id: UInt64
     }
 
     private var heap: [Entry] = []
+    /// The instant that time 0 of the heap stands for.
+    let origin: ContinuousClock.Instant
+
+    init(origin: ContinuousClock.Instant) {
+        self.origin = origin
+    }
 
     /// Entries held, live or stale.
     var entryCount: Int { heap.count }
 
     /// The earliest deadline held (possibly of a request that has ended since).
-    var earliest: ContinuousClock.Instant? { heap.first?.deadline }
+    var earliest: ContinuousClock.Instant? {
+        heap.first.map { origin.advanced(by: .nanoseconds($0.deadline)) }
+    }
 
     mutating func insert(_ id: UInt64, deadline: ContinuousClock.Instant) {
-        heap.append(Entry(deadline: deadline, id: id))
+        heap.append(Entry(deadline: time(deadline), id: id))
         siftUp(heap.count - 1)
     }
 
     /// Removes and returns the ids of every entry due at `now` (live or not: the caller skips the
     /// ones that ended).
     mutating func popDue(at now: ContinuousClock.Instant) -> [UInt64] {
+        let now = time(now)
         var due: [UInt64] = []
         while let first = heap.first, first.deadline <= now {
             due.append(first.id)
@@ -49,6 +63,12 @@ struct DeadlineIndex {
 
     mutating func removeAll() {
         heap.removeAll()
+    }
+
+    /// `instant` on the heap's time line. Clamped to a quarter of the `Int64` range (about 73 years
+    /// either way), far beyond any timeout.
+    private func time(_ instant: ContinuousClock.Instant) -> Int64 {
+        origin.duration(to: instant).nanoseconds(clampedTo: Int64.max / 4)
     }
 
     private mutating func removeFirst() {

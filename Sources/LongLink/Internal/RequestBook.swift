@@ -57,6 +57,9 @@ struct RequestBook<Caller> {
 
     subscript(id: UInt64) -> Entry? { entries[id] }
 
+    /// True while `id` is pending (cheaper than reading its entry, which copies it).
+    func contains(_ id: UInt64) -> Bool { entries.index(forKey: id) != nil }
+
     /// Records `request` and says what to do with it.
     mutating func admit(_ request: PendingRequest, caller: Caller, route: Route) -> AdmitAction {
         guard entries[request.id] == nil else {
