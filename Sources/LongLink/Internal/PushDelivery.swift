@@ -58,7 +58,6 @@ struct PushDelivery {
     mutating func received(_ push: Push) -> ReceiveAction {
         let wanted = hasConsumer(for: push)
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
-        delivered.observeReceived(push.seq)
         if delivered.wasDelivered(push.seq) { return .ackAgain }
         if seqs[push.seq] != nil { return .dropDuplicate }
         if deferring { return .dropDeferred }
