@@ -69,6 +69,7 @@ def frames(pb):
         pb.Frame(cancel=pb.Cancel(request_id="43")),
         pb.Frame(push=pb.Push(seq=U64_MAX, topic="alerts", payload=b"\x00\xff\xfe")),
         pb.Frame(push=pb.Push(seq=0, topic="quotes", payload=b'{"p":1}')),
+        pb.Frame(push=pb.Push(seq=7, topic="alerts", payload=b"hi", epoch=U64_MAX)),
         pb.Frame(ack=pb.Ack(seqs=[1, 2**53 + 1, 2**63, U64_MAX])),
         pb.Frame(ack=pb.Ack()),
         pb.Frame(sync=pb.Sync()),

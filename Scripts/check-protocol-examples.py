@@ -51,6 +51,7 @@ def main():
             pb.Frame(response=pb.Response(request_id="43", status=pb.Status(code=4))),
             pb.Frame(cancel=pb.Cancel(request_id="43")),
             pb.Frame(push=pb.Push(seq=5, topic="alerts", payload=b"hi")),
+            pb.Frame(push=pb.Push(seq=5, topic="alerts", payload=b"hi", epoch=7)),
             pb.Frame(ack=pb.Ack(seqs=[5, 6, 300])),
             pb.Frame(sync=pb.Sync()),
             pb.Frame(ping=pb.Ping(nonce=1)),

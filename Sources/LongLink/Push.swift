@@ -8,12 +8,34 @@ public struct Push: Sendable, Hashable {
     public var topic: String
     /// The encoded message.
     public var payload: [UInt8]
+    /// The seq space of a reliable push (see `Frame.Push.epoch`): the client de-duplicates and
+    /// acknowledges by (epoch, seq).
+    var epoch: UInt64 = 0
 
     /// Creates a push.
     public init(seq: UInt64, topic: String, payload: [UInt8]) {
         self.seq = seq
         self.topic = topic
         self.payload = payload
+    }
+
+    init(seq: UInt64, topic: String, payload: [UInt8], epoch: UInt64) {
+        self.init(seq: seq, topic: topic, payload: payload)
+        self.epoch = epoch
+    }
+
+    /// The push's identity for de-duplication and acknowledgement.
+    var key: PushKey { PushKey(epoch: epoch, seq: seq) }
+
+    // Equality and hashing are the app's view: the epoch is internal.
+    public static func == (lhs: Push, rhs: Push) -> Bool {
+        lhs.seq == rhs.seq && lhs.topic == rhs.topic && lhs.payload == rhs.payload
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seq)
+        hasher.combine(topic)
+        hasher.combine(payload)
     }
 
     /// Whether the server keeps the push until it is acknowledged (seq > 0).

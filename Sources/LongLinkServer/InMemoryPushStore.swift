@@ -3,11 +3,16 @@ import LongLinkWire
 
 /// A ``PushStore`` in process memory, bounded per principal.
 ///
-/// Pushes survive reconnects of the client but not a restart of the server process.
+/// Pushes survive reconnects of the client but not a restart of the server process; each
+/// principal's log has a random epoch, so after a restart its numbering starts again in a new seq
+/// space and clients deliver the new pushes.
 public final class InMemoryPushStore: PushStore {
     /// One principal's pushes. Seqs are dense, so slot `i` holds seq `firstSeq + i`; acknowledged
     /// slots become `nil` until the prefix before `head` is compacted away.
     private struct Log {
+        /// Random per log: a restarted process, or a principal forgotten and seen again, numbers
+        /// from 1 in a new seq space. Below 2^32, so it takes at most 5 bytes on the wire.
+        let epoch = UInt64.random(in: 1...UInt64(UInt32.max))
         var nextSeq: UInt64 = 1
         var items: [StoredPush?] = []
         var head = 0
@@ -16,7 +21,7 @@ public final class InMemoryPushStore: PushStore {
         var firstSeq: UInt64 { nextSeq - UInt64(items.count) }
 
         mutating func append(topic: String, payload: [UInt8]) -> StoredPush {
-            let push = StoredPush(seq: nextSeq, topic: topic, payload: payload)
+            let push = StoredPush(seq: nextSeq, topic: topic, payload: payload, epoch: epoch)
             nextSeq += 1
             items.append(push)
             unacknowledged += 1

@@ -8,19 +8,24 @@ public struct StoredPush: Sendable, Hashable {
     public var topic: String
     /// The encoded message.
     public var payload: [UInt8]
+    /// The principal's seq space (`Push.epoch` on the wire): a store picks a new one, never 0,
+    /// whenever the principal's numbering may start again at 1 (the store lost its contents, or
+    /// forgot the principal). 0 means the store does not say.
+    public var epoch: UInt64
 
     /// Creates a stored push.
-    public init(seq: UInt64, topic: String, payload: [UInt8]) {
+    public init(seq: UInt64, topic: String, payload: [UInt8], epoch: UInt64 = 0) {
         self.seq = seq
         self.topic = topic
         self.payload = payload
+        self.epoch = epoch
     }
 }
 
 /// Where the server keeps reliable pushes until they are acknowledged.
 ///
 /// Sequence numbers are per principal, assigned by ``append(principal:topic:payload:)`` from 1
-/// upward and strictly increasing. Methods are called from event-loop threads and must not block
+/// upward and strictly increasing within the principal's epoch (``StoredPush/epoch``). Methods are called from event-loop threads and must not block
 /// for long: an implementation keeps its data in memory (``InMemoryPushStore``) or in a fast local
 /// cache. Overflow policy: when a principal's store is full, `append` throws
 /// ``LongLinkError/Code-swift.struct/resourceExhausted`` to the producer; stored pushes are never

@@ -195,6 +195,7 @@ extension Frame.Push {
             case 1: seq = try reader.readVarintField(tag, field: "Frame.push.seq")
             case 2: topic = try reader.readStringField(tag, field: "Frame.push.topic")
             case 3: payload = try reader.readBytesField(tag, field: "Frame.push.payload")
+            case 4: epoch = try reader.readVarintField(tag, field: "Frame.push.epoch")
             default: try reader.skipField(tag, in: "Frame.push")
             }
         }

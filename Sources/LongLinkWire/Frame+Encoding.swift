@@ -163,13 +163,14 @@ extension Frame.Cancel {
 extension Frame.Push {
     var wireSize: Int {
         ProtobufWriter.varintFieldSize(1, seq) + ProtobufWriter.stringFieldSize(2, topic)
-            + ProtobufWriter.bytesFieldSize(3, payload)
+            + ProtobufWriter.bytesFieldSize(3, payload) + ProtobufWriter.varintFieldSize(4, epoch)
     }
 
     func write(to writer: inout ProtobufWriter) {
         writer.writeVarintField(1, seq)
         writer.writeStringField(2, topic)
         writer.writeBytesField(3, payload)
+        writer.writeVarintField(4, epoch)
     }
 }
 

@@ -158,7 +158,7 @@ extension Frame {
         }
     }
 
-    /// `Push { uint64 seq = 1; string topic = 2; bytes payload = 3; }`
+    /// `Push { uint64 seq = 1; string topic = 2; bytes payload = 3; uint64 epoch = 4; }`
     public struct Push: Sendable, Hashable {
         /// The per-principal sequence number of a reliable push; 0 for a best-effort push (never acked).
         public var seq: UInt64
@@ -166,12 +166,16 @@ extension Frame {
         public var topic: String
         /// The encoded message.
         public var payload: [UInt8]
+        /// Which seq space `seq` belongs to: the server changes it whenever a principal's numbering
+        /// starts again (a store that restarted, another store, another principal). 0 = not said.
+        public var epoch: UInt64
 
         /// Creates a `Push`.
-        public init(seq: UInt64 = 0, topic: String = "", payload: [UInt8] = []) {
+        public init(seq: UInt64 = 0, topic: String = "", payload: [UInt8] = [], epoch: UInt64 = 0) {
             self.seq = seq
             self.topic = topic
             self.payload = payload
+            self.epoch = epoch
         }
     }
 

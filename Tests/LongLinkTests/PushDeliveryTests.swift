@@ -102,6 +102,27 @@ struct PushDeliveryTests {
         #expect(machine.received(push(1)) == .offer)
     }
 
+    /// Seq 1 of a new epoch (a store that restarted) is a new push, while a repeat of seq 1 of
+    /// the old epoch is still known as taken.
+    @Test func eachEpochIsASeqSpaceOfItsOwn() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        let old = Push(seq: 1, topic: "alerts", payload: [], epoch: 7)
+        #expect(deliver(old, to: &machine) == 1)
+        #expect(machine.taken([old.key], caughtUp: false).ack == [old.key])
+        let new = Push(seq: 1, topic: "alerts", payload: [], epoch: 8)
+        #expect(deliver(new, to: &machine) == 1)
+        #expect(machine.received(old) == .ackAgain)
+        #expect(machine.received(new) == .dropDuplicate)
+        // Only the last few epochs are remembered.
+        for epoch: UInt64 in 9...20 {
+            let push = Push(seq: 1, topic: "alerts", payload: [], epoch: epoch)
+            _ = deliver(push, to: &machine)
+            _ = machine.taken([push.key], caughtUp: false)
+        }
+        #expect(machine.delivered.count == PushDelivery.epochLimit)
+    }
+
     @Test func stoppingForgetsEveryConsumerAndEveryHeldPush() {
         var machine = PushDelivery(holdLimit: 10)
         _ = machine.consumerAdded(1, topic: "alerts")
@@ -109,5 +130,12 @@ struct PushDeliveryTests {
         #expect(machine.received(push(2, "other")) == .held)
         machine.removeAll()
         #expect(machine.consumers.isEmpty && machine.seqs.isEmpty && machine.held.isEmpty)
+    }
+}
+
+/// A seq of epoch 0 written as a number, as the push state machine's tests do.
+extension PushKey: ExpressibleByIntegerLiteral {
+    public init(integerLiteral seq: UInt64) {
+        self.init(epoch: 0, seq: seq)
     }
 }

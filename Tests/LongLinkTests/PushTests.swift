@@ -87,6 +87,42 @@ struct ClientPushTests {
         try await server.stop()
     }
 
+    /// A server process restarts with an empty in-memory store, which numbers from 1 again (in a
+    /// new epoch): the client delivers the new pushes although it took the same seqs before, and
+    /// the acks it owed the old store are dropped, not applied to the new one's seqs.
+    @Test func aServerThatRestartsWithAnEmptyStoreDeliversItsNewPushes() async throws {
+        let probe = ServerProbe()
+        var server = try await RunningServer.start(probe: probe, store: InMemoryPushStore())
+        let port = server.address.port ?? 0
+        // The acks of the first five wait (an hour, or 256 of them) and are still owed at the crash.
+        let running = loggedIn(server.endpoint, as: "hal") { $0.ackDelay = .seconds(3_600) }
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for n in 1...5 { try server.server.push(to: "hal", topic: "alerts", payload: bytes("old \(n)")) }
+        #expect(try await payloads(3, from: alerts) + payloads(2, from: alerts) == (1...5).map { "old \($0)" })
+        server.server.abort()
+        try await server.stop()
+        let fresh = InMemoryPushStore()
+        for n in 1...3 { _ = try fresh.append(principal: "hal", topic: "alerts", payload: bytes("new \(n)")) }
+        server = try await restart(nil, probe: probe, port: port, store: fresh)
+        #expect(try await payloads(3, from: alerts) == ["new 1", "new 2", "new 3"])
+        #expect(await running.client.statistics.staleAcksDropped == 5)
+        #expect(server.server.statistics.acksReceived == 0)
+        #expect(fresh.unacknowledgedCount(principal: "hal") == 3)
+        await running.stop()
+        try await server.stop()
+    }
+
+    /// The payloads of the next `count` pushes `stream` hands over, as text, within 20 s.
+    private func payloads(_ count: Int, from stream: AsyncStream<Push>) async throws -> [String] {
+        try await within(.seconds(20), "\(count) pushes to arrive") {
+            var payloads: [String] = []
+            var iterator = stream.makeAsyncIterator()
+            for _ in 0..<count { payloads.append(text(await iterator.next()?.payload ?? [])) }
+            return payloads
+        }
+    }
+
     @Test func bestEffortPushesFlowWithoutAcks() async throws {
         let probe = ServerProbe()
         let server = try await RunningServer.start(probe: probe)

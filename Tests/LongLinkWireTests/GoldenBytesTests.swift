@@ -64,6 +64,11 @@ struct GoldenBytesTests {
             name: "push",
             frame: .push(Frame.Push(seq: 1 << 35, topic: "é", payload: [0])),
             bytes: "32 0e 08 80 80 80 80 80 01 12 02 c3 a9 1a 01 00"),
+        // epoch 300 = field 4 (20), ac 02.
+        Golden(
+            name: "push with epoch",
+            frame: .push(Frame.Push(seq: 5, topic: "a", payload: [0], epoch: 300)),
+            bytes: "32 0b 08 05 12 01 61 1a 01 00 20 ac 02"),
         // Packed: one length-delimited field holding 01, ac 02, and UInt64.max (nine ff, then 01).
         Golden(
             name: "ack (packed)",

@@ -67,7 +67,7 @@ extension ClientCore {
         case .sayGoAwayAndClose(let flushAcks):
             if let link {
                 let remaining = acks.take()
-                if flushAcks, !remaining.isEmpty { send(.ack(Frame.Ack(seqs: remaining)), on: link) }
+                if flushAcks, !remaining.isEmpty { sendAck(remaining) }
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }

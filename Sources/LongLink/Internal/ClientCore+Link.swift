@@ -107,7 +107,7 @@ extension ClientCore {
             }
             switch frame {
             case .response(let response): handleResponse(response)
-            case .push(let push): handlePush(push)
+            case .push(let push): handlePush(push, on: link)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
             case .pong(let pong):
                 if let ping = link.ping, ping.nonce == pong.nonce {

@@ -35,13 +35,17 @@ extension ClientCore {
         guard let subscriber = subscribers.removeValue(forKey: id) else { return }
         collectTaken(from: subscriber)
         let removed = pushes.consumerRemoved(id, untaken: subscriber.finish())
-        for seq in removed.ack { addAck(seq) }
+        for key in removed.ack { addAck(key) }
         if removed.sync { requestSync() }
     }
 
-    func handlePush(_ frame: Frame.Push) {
+    func handlePush(_ frame: Frame.Push, on link: Link) {
         stats.pushesReceived += 1
-        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload)
+        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        if push.isReliable, link.pushEpoch != push.epoch {
+            link.pushEpoch = push.epoch
+            releaseAcksAwaitingEpoch(push.epoch)
+        }
         switch pushes.received(push) {
         case .offer:
             var accepted = 0
@@ -62,7 +66,7 @@ extension ClientCore {
         case .ackAgain:
             // The app has it; the earlier Ack was lost. Acknowledge again, deliver nothing.
             stats.duplicatePushesDropped += 1
-            addAck(push.seq)
+            addAck(push.key)
         case .dropDuplicate:
             stats.duplicatePushesDropped += 1
         case .dropDeferred:
@@ -77,7 +81,7 @@ extension ClientCore {
         stats.pushesDelivered += seqs.count
         let caughtUp = pushes.deferring && subscribers.values.allSatisfy { $0.count < $0.limit / 2 }
         let action = pushes.taken(seqs, caughtUp: caughtUp)
-        for seq in action.ack { addAck(seq) }
+        for key in action.ack { addAck(key) }
         if action.sync { requestSync() }
     }
 
@@ -91,33 +95,54 @@ extension ClientCore {
         send(.sync(Frame.Sync()), on: link)
     }
 
-    func addAck(_ seq: UInt64) {
-        switch acks.add(seq) {
+    func addAck(_ key: PushKey) {
+        switch acks.add(key) {
         case .none:
             break
         case .armTimer:
             ackTimer = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
                 assumeIsolated { core in
                     core.ackTimer = nil
-                    let seqs = core.acks.take()
-                    if !seqs.isEmpty { core.sendAck(seqs) }
+                    let keys = core.acks.take()
+                    if !keys.isEmpty { core.sendAck(keys) }
                 }
             }
-        case .flush(let seqs):
+        case .flush(let keys):
             ackTimer?.cancel()
             ackTimer = nil
-            sendAck(seqs)
+            sendAck(keys)
         }
     }
 
-    func sendAck(_ seqs: [UInt64]) {
-        guard let link = syncedLink else {
-            // No logged-in link: keep them for the next one.
-            for seq in seqs { _ = acks.add(seq) }
+    /// Acknowledges on the current link what belongs to its seq space. Acks of an earlier link wait
+    /// until this one's first reliable push tells its epoch (see ``releaseAcksAwaitingEpoch(_:)``).
+    func sendAck(_ keys: [PushKey]) {
+        guard let link = syncedLink, let epoch = link.pushEpoch else {
+            acksAwaitingEpoch.append(contentsOf: keys)
+            let excess = acksAwaitingEpoch.count - Self.acksAwaitingEpochLimit
+            // Dropping an ack loses nothing: the server redelivers the push and it is acked again.
+            if excess > 0 { acksAwaitingEpoch.removeFirst(excess) }
             return
         }
+        let seqs = keys.compactMap { $0.epoch == epoch ? $0.seq : nil }
+        stats.staleAcksDropped += keys.count - seqs.count
+        guard !seqs.isEmpty else { return }
         send(.ack(Frame.Ack(seqs: seqs)), on: link)
         stats.acksSent += seqs.count
+    }
+
+    /// The most acks kept for a link that has not told its epoch yet.
+    static let acksAwaitingEpochLimit = 65_536
+
+    /// The link's seq space is now known: acks waiting for it go out with the next batch, and those
+    /// of another seq space are dropped (their seqs mean other pushes there).
+    func releaseAcksAwaitingEpoch(_ epoch: UInt64) {
+        guard !acksAwaitingEpoch.isEmpty else { return }
+        let waiting = acksAwaitingEpoch
+        acksAwaitingEpoch = []
+        for key in waiting {
+            if key.epoch == epoch { addAck(key) } else { stats.staleAcksDropped += 1 }
+        }
     }
 
     func finishConsumers() {

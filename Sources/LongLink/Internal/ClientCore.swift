@@ -47,6 +47,8 @@ actor ClientCore {
         var ping: (nonce: UInt64, sentAt: ContinuousClock.Instant)?
         var endWaiter: CheckedContinuation<LinkEnd, Never>?
         var end: LinkEnd?
+        /// The epoch of the last reliable push received here: the seq space this link's acks are for.
+        var pushEpoch: UInt64?
 
         init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
             self.generation = generation
@@ -91,6 +93,8 @@ actor ClientCore {
     var pushes: PushDelivery
     var acks: AckBatcher
     var ackTimer: (any ScheduledWork)?
+    /// Acks for pushes of an earlier link, waiting to learn the seq space of the current one.
+    var acksAwaitingEpoch: [PushKey] = []
     nonisolated let nextSubscriberID = Atomic<UInt64>(0)
 
     // MARK: Observation

@@ -2,8 +2,9 @@
 /// held while nobody listens, when a reliable seq is acknowledged, and when to ask for `Sync`.
 ///
 /// A plain value: each method is an event and returns what the core must do; the core owns the
-/// consumers' buffers, the link and the ack timer. Every reliable seq the client holds and the app
-/// has not fully taken has one entry in `seqs`; seqs the app has taken are in `delivered`.
+/// consumers' buffers, the link and the ack timer. Every reliable push the client holds and the app
+/// has not fully taken has one entry in `seqs`, keyed by (epoch, seq); seqs the app has taken are
+/// in `delivered`, one de-duplicator per epoch for the few most recent epochs.
 struct PushDelivery {
     /// Where one reliable seq is, from its arrival until every consumer that got it took it.
     enum SeqState: Equatable {
@@ -14,17 +15,38 @@ struct PushDelivery {
     }
 
     private(set) var consumers: [UInt64: String?] = [:]
-    private(set) var seqs: [UInt64: SeqState] = [:]
+    private(set) var seqs: [PushKey: SeqState] = [:]
     private(set) var held: [Push] = []
-    private(set) var delivered = PushDeduplicator()
+    /// The de-duplicators of the most recent epochs, in the order they were first seen.
+    private(set) var delivered: [(epoch: UInt64, seqs: PushDeduplicator)] = []
     /// A consumer was full: reliable pushes are refused (the server keeps them) until it catches up.
     private(set) var deferring = false
     /// A `Sync` is owed as soon as the link allows it.
     private(set) var syncWanted = false
     let holdLimit: Int
 
+    /// Epochs remembered: a client that moves between servers with different stores (and back)
+    /// still drops the repeats of the last few.
+    static let epochLimit = 4
+
     init(holdLimit: Int) {
         self.holdLimit = holdLimit
+    }
+
+    /// True when the app has taken `key` before.
+    func wasDelivered(_ key: PushKey) -> Bool {
+        delivered.last(where: { $0.epoch == key.epoch })?.seqs.wasDelivered(key.seq) ?? false
+    }
+
+    private mutating func markDelivered(_ key: PushKey) {
+        if let index = delivered.lastIndex(where: { $0.epoch == key.epoch }) {
+            delivered[index].seqs.markDelivered(key.seq)
+            return
+        }
+        var seqs = PushDeduplicator()
+        seqs.markDelivered(key.seq)
+        delivered.append((key.epoch, seqs))
+        if delivered.count > Self.epochLimit { delivered.removeFirst() }
     }
 
     /// The one topic rule: a consumer that wants `topic` (nil for every topic) takes `push`.
@@ -58,8 +80,8 @@ struct PushDelivery {
     mutating func received(_ push: Push) -> ReceiveAction {
         let wanted = hasConsumer(for: push)
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
-        if delivered.wasDelivered(push.seq) { return .ackAgain }
-        if seqs[push.seq] != nil { return .dropDuplicate }
+        if wasDelivered(push.key) { return .ackAgain }
+        if seqs[push.key] != nil { return .dropDuplicate }
         if deferring { return .dropDeferred }
         guard wanted else {
             guard held.count < holdLimit else {
@@ -67,7 +89,7 @@ struct PushDelivery {
                 return .dropDeferred
             }
             held.append(push)
-            seqs[push.seq] = .held
+            seqs[push.key] = .held
             return .held
         }
         return .offer
@@ -77,7 +99,7 @@ struct PushDelivery {
     /// consumer's buffer was full. True when that starts deferring reliable pushes.
     mutating func offered(_ push: Push, accepted: Int, refused: Bool) -> Bool {
         if push.isReliable, accepted > 0 {
-            seqs[push.seq] = .buffered(holders: accepted, taken: false)
+            seqs[push.key] = .buffered(holders: accepted, taken: false)
         }
         guard push.isReliable, refused, !deferring else { return false }
         deferring = true
@@ -85,24 +107,24 @@ struct PushDelivery {
     }
 
     struct TakenAction: Equatable {
-        /// Seqs to acknowledge now (every consumer that got them has taken them).
-        var ack: [UInt64] = []
+        /// Pushes to acknowledge now (every consumer that got them has taken them).
+        var ack: [PushKey] = []
         /// Deferring ended: ask the server for what it kept.
         var sync = false
     }
 
     /// A consumer handed `taken` to the app. `caughtUp` when every consumer's buffer is below half
     /// full (deferring may end).
-    mutating func taken(_ taken: [UInt64], caughtUp: Bool) -> TakenAction {
+    mutating func taken(_ taken: [PushKey], caughtUp: Bool) -> TakenAction {
         var action = TakenAction()
-        for seq in taken {
-            guard case .buffered(let holders, _) = seqs[seq] else { continue }
+        for key in taken {
+            guard case .buffered(let holders, _) = seqs[key] else { continue }
             if holders > 1 {
-                seqs[seq] = .buffered(holders: holders - 1, taken: true)
+                seqs[key] = .buffered(holders: holders - 1, taken: true)
             } else {
-                seqs[seq] = nil
-                delivered.markDelivered(seq)
-                action.ack.append(seq)
+                seqs[key] = nil
+                markDelivered(key)
+                action.ack.append(key)
             }
         }
         if deferring, caughtUp {
@@ -125,7 +147,7 @@ struct PushDelivery {
         held.removeAll { push in
             guard Self.consumer(wanting: topic, takes: push) else { return false }
             added.pushes.append(push)
-            seqs[push.seq] = nil
+            seqs[push.key] = nil
             return true
         }
         added.sync = syncWanted
@@ -133,8 +155,8 @@ struct PushDelivery {
     }
 
     struct ConsumerRemoved: Equatable {
-        /// Seqs now fully taken by the consumers that remain: acknowledge them.
-        var ack: [UInt64] = []
+        /// Pushes now fully taken by the consumers that remain: acknowledge them.
+        var ack: [PushKey] = []
         /// Ask the server again for what the consumer never took: a consumer that wants it is
         /// registered. Otherwise a `Sync` is owed until one arrives.
         var sync = false
@@ -146,17 +168,18 @@ struct PushDelivery {
         var removed = ConsumerRemoved()
         var lost: [Push] = []
         for push in untaken {
-            guard case .buffered(let holders, let taken) = seqs[push.seq] else { continue }
+            let key = push.key
+            guard case .buffered(let holders, let taken) = seqs[key] else { continue }
             if holders > 1 {
-                seqs[push.seq] = .buffered(holders: holders - 1, taken: taken)
+                seqs[key] = .buffered(holders: holders - 1, taken: taken)
             } else if taken {
                 // Everyone else who got it took it: the app has it.
-                seqs[push.seq] = nil
-                delivered.markDelivered(push.seq)
-                removed.ack.append(push.seq)
+                seqs[key] = nil
+                markDelivered(key)
+                removed.ack.append(key)
             } else {
                 // Nobody took it: it is the server's again.
-                seqs[push.seq] = nil
+                seqs[key] = nil
                 lost.append(push)
             }
         }

@@ -3,7 +3,7 @@ import LongLinkTransport
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
 ///
-/// A reliable push counts as taken when ``next()`` returns it: its seq goes to `taken`, and the
+/// A reliable push counts as taken when ``next()`` returns it: its key goes to `taken`, and the
 /// core is told (once per batch) so that it acknowledges what was taken. Several tasks may wait in
 /// ``next()`` at once (two `for await` loops over one stream): each waits its turn in `waiters`,
 /// and each push goes to exactly one of them.
@@ -13,7 +13,7 @@ final class PushSubscriber: Sendable {
         var head = 0
         var waiters: [CheckedContinuation<Push?, Never>] = []
         var finished = false
-        var taken: [UInt64] = []
+        var taken: [PushKey] = []
         var takenReported = false
     }
 
@@ -121,14 +121,14 @@ final class PushSubscriber: Sendable {
     /// Records a reliable push as taken; true when the core must be told (first of a batch).
     private static func recordTaken(_ push: Push, in state: inout State) -> Bool {
         guard push.isReliable else { return false }
-        state.taken.append(push.seq)
+        state.taken.append(push.key)
         guard !state.takenReported else { return false }
         state.takenReported = true
         return true
     }
 
-    /// The seqs taken since the last call (the core acknowledges them).
-    func drainTaken() -> [UInt64] {
+    /// The pushes taken since the last call (the core acknowledges them).
+    func drainTaken() -> [PushKey] {
         state.withLock { state in
             state.takenReported = false
             defer { state.taken.removeAll(keepingCapacity: true) }

@@ -62,7 +62,7 @@ extension ServerConnection {
                 principal: principal, after: pushWindow.lastSentSeq, limit: min(256, room))
             guard let last = batch.last else { break }
             for push in batch {
-                send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload)))
+                send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch)))
             }
             core.counters.reliablePushesSent.increment(by: batch.count)
             pushWindow.sent(count: batch.count, lastSeq: last.seq)

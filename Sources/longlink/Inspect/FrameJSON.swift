@@ -75,6 +75,7 @@ enum FrameJSON {
             body.addUInt64("seq", push.seq)
             body.addString("topic", push.topic)
             body.addBytes("payload", push.payload)
+            body.addUInt64("epoch", push.epoch)
         case .ack(let ack):
             name = "ack"
             if !ack.seqs.isEmpty {

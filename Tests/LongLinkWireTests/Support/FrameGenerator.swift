@@ -47,7 +47,7 @@ struct FrameGenerator {
         case 4:
             .cancel(Frame.Cancel(requestID: string()))
         case 5:
-            .push(Frame.Push(seq: uint64(), topic: string(), payload: payload()))
+            .push(Frame.Push(seq: uint64(), topic: string(), payload: payload(), epoch: uint64()))
         case 6:
             .ack(Frame.Ack(seqs: seqs()))
         case 7:
