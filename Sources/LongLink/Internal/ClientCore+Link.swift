@@ -41,8 +41,8 @@ extension ClientCore {
         }
         stats.connects += 1
         if stats.connects > 1 { stats.reconnects += 1 }
-        link.heartbeat =
-            welcome.heartbeatMilliseconds > 0 ? .milliseconds(Int64(welcome.heartbeatMilliseconds)) : proposed
+        link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
+        link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
         scheduleTick(link)
         return generation
     }

@@ -127,8 +127,19 @@ extension ClientCore {
         finish(id, .failure(CancellationError()))
     }
 
+    /// Writes the request, or fails it at once when its frame is larger than the server accepts
+    /// (sent anyway, it would make the server close the link, and the resend would do it again).
     func write(_ request: PendingRequest, on link: Link, at now: ContinuousClock.Instant) {
-        send(request.frame(at: now), on: link)
+        let frame = request.frame(at: now)
+        let size = frame.encodedSize
+        guard size <= link.maxFrameBytes else {
+            let error = LongLinkError(
+                code: .resourceExhausted,
+                message: "request of \(size) bytes is larger than the server accepts (\(link.maxFrameBytes) bytes)")
+            finish(request.id, .failure(error))
+            return
+        }
+        send(frame, on: link)
         stats.requestsSent += 1
     }
 

@@ -38,6 +38,8 @@ actor ClientCore {
         var welcomeWaiter: CheckedContinuation<Frame.Welcome, any Error>?
         var handshakeTimer: (any ScheduledWork)?
         var heartbeat: Duration = .seconds(15)
+        /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
+        var maxFrameBytes = Frame.defaultMaxFrameBytes
         var tick: (any ScheduledWork)?
         var monitor = HeartbeatMonitor()
         var receivedSinceTick = false

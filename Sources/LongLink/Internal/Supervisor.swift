@@ -55,7 +55,7 @@ struct Supervisor {
                     // all come back in the same millisecond.
                     if goAway.retryAfterMilliseconds > 0 {
                         retryAfter =
-                            .milliseconds(Int64(goAway.retryAfterMilliseconds))
+                            ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
                             + configuration.backoff.delay(forAttempt: 0, random: .random(in: 0...1))
                     }
                 case .closed(let error):
