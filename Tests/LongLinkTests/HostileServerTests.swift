@@ -1,6 +1,7 @@
 import LongLink
 import LongLinkTestSupport
 import LongLinkTesting
+import Synchronization
 import Testing
 
 @Suite("A server that misbehaves")
@@ -118,6 +119,39 @@ struct HostileServerTests {
         }
         await clock.advance(by: .milliseconds(500))
         try await eventually("the link is declared dead") { await running.client.statistics.deadLinks == 1 }
+        await running.stop()
+        server.stop()
+    }
+
+    /// A server that says GoAway while a call is in flight and then neither answers nor closes:
+    /// once that call has timed out, the client closes the link itself and comes back, instead of
+    /// holding a link whose gate is shut for good.
+    @Test func aServerThatNeverClosesAfterGoAwayIsLeftOnceItsCallsEnd() async throws {
+        let connections = Atomic<Int>(0)
+        let server = try await ScriptedServer.start { frame, peer in
+            switch frame {
+            case .hello:
+                connections.add(1, ordering: .relaxed)
+                peer.welcome()
+            case .request(let request) where connections.load(ordering: .relaxed) == 1:
+                _ = request
+                peer.send(.goAway(Frame.GoAway(code: .unavailable, reason: "draining", reconnect: true)))
+            case .request(let request):
+                peer.send(.response(Frame.Response(requestID: request.requestID, payload: request.payload)))
+            default: break
+            }
+        }
+        let running = RunningClient(.forTests(server.endpoint))
+        try await running.waitUntilConnected()
+        do {
+            _ = try await running.client.request("stuck", options: RequestOptions(timeout: .milliseconds(300)))
+            Issue.record("the unanswered call must time out")
+        } catch let error as LongLinkError {
+            #expect(error.code == .deadlineExceeded)
+        }
+        let reply = try await running.client.request("echo", payload: bytes("after"))
+        #expect(reply == bytes("after"))
+        #expect(connections.load(ordering: .relaxed) == 2)
         await running.stop()
         server.stop()
     }

@@ -61,6 +61,21 @@ struct LinkStateMachineTests {
         #expect(machine.phase == .idle)
     }
 
+    @Test func aDrainingLinkIsClosedByTheClientOnceItsLastWrittenRequestEnds() {
+        var machine = loggedIn()
+        let notDraining = machine.drained(1)
+        _ = machine.receivedGoAway(1, Frame.GoAway(reason: "draining", reconnect: true), hasWrittenRequests: true)
+        let otherGeneration = machine.drained(2)
+        let drained = machine.drained(1)
+        let again = machine.drained(1)
+        #expect(!notDraining && !otherGeneration && drained && !again)
+        #expect(machine.phase == .closing(1))
+        guard let closed = machine.closed(1, error: nil), case .goAway = closed.end else {
+            Issue.record("expected the link to end as GoAway")
+            return
+        }
+    }
+
     @Test func goAwayWithNothingWrittenClosesAndDuringTheHandshakeFailsIt() {
         var machine = loggedIn()
         guard case .close = machine.receivedGoAway(1, Frame.GoAway(reason: "bye"), hasWrittenRequests: false) else {

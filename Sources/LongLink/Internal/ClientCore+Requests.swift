@@ -101,7 +101,14 @@ extension ClientCore {
         guard let entry = book.remove(id) else { return false }
         resume(entry.caller, of: entry.request, with: result)
         if machine.shuttingDown { finishShutdownIfIdle() }
+        if case .written(let generation) = entry.stage, case .draining = machine.phase { closeIfDrained(generation) }
         return true
+    }
+
+    /// After a `GoAway`, closes the link once nothing written on it waits for a reply.
+    func closeIfDrained(_ generation: UInt64) {
+        guard !book.hasWritten(on: generation), let link = link(generation), machine.drained(generation) else { return }
+        link.connection.close(.graceful)
     }
 
     /// Resumes the callers of entries something else took off the books.

@@ -164,6 +164,15 @@ struct LinkStateMachine {
         return .close
     }
 
+    /// The last request written before the server's `GoAway` has ended (answered, timed out or
+    /// given up): true when the client must now close the draining link itself, since a server
+    /// that never closes would otherwise hold it, gate shut, forever.
+    mutating func drained(_ generation: UInt64) -> Bool {
+        guard phase == .draining(generation) else { return false }
+        phase = .closing(generation)
+        return true
+    }
+
     /// The client decided to close the link (dead, broke the protocol, login failed); false when it
     /// is not the current link or is closing already.
     mutating func closeRequested(_ generation: UInt64) -> Bool {
