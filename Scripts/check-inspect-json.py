@@ -54,6 +54,7 @@ def frames(pb):
             )
         ),
         pb.Frame(welcome=pb.Welcome(version=1)),
+        pb.Frame(welcome=pb.Welcome(version=1, dedupe_window_ms=60000, max_in_flight=1024)),
         pb.Frame(
             request=pb.Request(
                 request_id="42", method="room.enter", payload=b'{"id":7}', timeout_ms=5000,

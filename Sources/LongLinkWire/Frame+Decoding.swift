@@ -127,6 +127,7 @@ extension Frame.Welcome {
             case 5: loadPermille = try reader.readUInt32Field(tag, field: "Frame.welcome.load_permille")
             case 6:
                 dedupeWindowMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.dedupe_window_ms")
+            case 7: maxInFlight = try reader.readUInt32Field(tag, field: "Frame.welcome.max_in_flight")
             default: try reader.skipField(tag, in: "Frame.welcome")
             }
         }

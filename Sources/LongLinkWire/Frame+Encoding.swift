@@ -90,6 +90,7 @@ extension Frame.Welcome {
             + ProtobufWriter.varintFieldSize(4, UInt64(maxFrameBytes))
             + ProtobufWriter.varintFieldSize(5, UInt64(loadPermille))
             + ProtobufWriter.varintFieldSize(6, UInt64(dedupeWindowMilliseconds))
+            + ProtobufWriter.varintFieldSize(7, UInt64(maxInFlight))
     }
 
     func write(to writer: inout ProtobufWriter) {
@@ -99,6 +100,7 @@ extension Frame.Welcome {
         writer.writeUInt32Field(4, maxFrameBytes)
         writer.writeUInt32Field(5, loadPermille)
         writer.writeUInt32Field(6, dedupeWindowMilliseconds)
+        writer.writeUInt32Field(7, maxInFlight)
     }
 }
 

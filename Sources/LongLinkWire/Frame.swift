@@ -61,7 +61,7 @@ extension Frame {
         }
     }
 
-    /// `Welcome { uint32 version = 1; string server_id = 2; uint32 heartbeat_ms = 3; uint32 max_frame_bytes = 4; uint32 load_permille = 5; uint32 dedupe_window_ms = 6; }`
+    /// `Welcome { uint32 version = 1; string server_id = 2; uint32 heartbeat_ms = 3; uint32 max_frame_bytes = 4; uint32 load_permille = 5; uint32 dedupe_window_ms = 6; uint32 max_in_flight = 7; }`
     public struct Welcome: Sendable, Hashable {
         /// The protocol version the server speaks for this connection.
         public var version: UInt32
@@ -75,11 +75,14 @@ extension Frame {
         public var loadPermille: UInt32
         /// How long the server remembers (client_id, request_id) for de-duplication; 0 = no de-duplication.
         public var dedupeWindowMilliseconds: UInt32
+        /// The most requests the server runs at once for this connection; 0 = not said.
+        public var maxInFlight: UInt32
 
         /// Creates a `Welcome`.
         public init(
             version: UInt32 = Frame.protocolVersion, serverID: String = "", heartbeatMilliseconds: UInt32 = 0,
-            maxFrameBytes: UInt32 = 0, loadPermille: UInt32 = 0, dedupeWindowMilliseconds: UInt32 = 0
+            maxFrameBytes: UInt32 = 0, loadPermille: UInt32 = 0, dedupeWindowMilliseconds: UInt32 = 0,
+            maxInFlight: UInt32 = 0
         ) {
             self.version = version
             self.serverID = serverID
@@ -87,6 +90,7 @@ extension Frame {
             self.maxFrameBytes = maxFrameBytes
             self.loadPermille = loadPermille
             self.dedupeWindowMilliseconds = dedupeWindowMilliseconds
+            self.maxInFlight = maxInFlight
         }
     }
 

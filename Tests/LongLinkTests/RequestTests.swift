@@ -130,4 +130,27 @@ struct MainActorUseTests {
         #expect(shown == ["on the main actor"])
         try await server.stop()
     }
+    /// The server announces that it runs 4 requests at once for a connection: a burst of 12 keeps 4
+    /// written and 8 queued, and every one succeeds as replies make room (none is refused with
+    /// RESOURCE_EXHAUSTED by the server).
+    @Test(arguments: deadlineStrategies)
+    func aBurstBeyondTheServersInFlightLimitWaitsInsteadOfFailing(strategy: DeadlineStrategy) async throws {
+        let probe = ServerProbe()
+        var serverConfiguration = ServerConfiguration.forClientTests
+        serverConfiguration.maxInFlightPerConnection = 4
+        let server = try await RunningServer.start(serverConfiguration, probe: probe)
+        let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
+        try await running.waitUntilConnected()
+        let client = running.client
+        let calls = (0..<12).map { n in Task { try await client.request("gated", payload: bytes("\(n)")) } }
+        try await eventually("4 written, 8 waiting") {
+            let statistics = await client.statistics
+            return statistics.inFlight == 4 && statistics.queued == 8
+        }
+        for _ in 0..<12 { probe.gate.put(()) }
+        for call in calls { _ = try await call.value }
+        #expect(probe.executions.load(ordering: .relaxed) == 12)
+        await running.stop()
+        try await server.stop()
+    }
 }

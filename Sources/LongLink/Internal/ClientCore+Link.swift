@@ -43,6 +43,7 @@ extension ClientCore {
         if stats.connects > 1 { stats.reconnects += 1 }
         link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
         link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
+        link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
         scheduleTick(link)
         return generation
     }

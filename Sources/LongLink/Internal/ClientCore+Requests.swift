@@ -71,7 +71,13 @@ extension ClientCore {
             resume(caller, of: request, with: .failure(error))
             return
         }
-        let route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
+        var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
+        if case .write(let generation) = route, !request.bypassesGate, let link = link(generation),
+            book.queuedCount > 0 || book.writtenCount >= link.maxInFlight
+        {
+            // The server runs at most maxInFlight at once: wait in line rather than be refused.
+            route = .queue
+        }
         switch book.admit(request, caller: caller, route: route) {
         case .refuse(let error):
             resume(caller, of: request, with: .failure(error))
@@ -101,7 +107,13 @@ extension ClientCore {
         guard let entry = book.remove(id) else { return false }
         resume(entry.caller, of: entry.request, with: result)
         if machine.shuttingDown { finishShutdownIfIdle() }
-        if case .written(let generation) = entry.stage, case .draining = machine.phase { closeIfDrained(generation) }
+        if case .written(let generation) = entry.stage {
+            if book.queuedCount > 0, machine.phase == .open(generation), let link = link(generation) {
+                drainQueue(on: link)
+            } else if case .draining = machine.phase {
+                closeIfDrained(generation)
+            }
+        }
         return true
     }
 
@@ -167,10 +179,13 @@ extension ClientCore {
         }
     }
 
-    /// Sends the queue in order (the gate just opened).
+    /// Sends the queue in order (the gate just opened, or a reply made room), keeping at most the
+    /// server's `max_in_flight` written.
     func drainQueue(on link: Link) {
         let now = clock.now
-        while machine.phase == .open(link.generation), let request = book.dequeue(writingOn: link.generation) {
+        while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
+            let request = book.dequeue(writingOn: link.generation)
+        {
             write(request, on: link, at: now)
         }
     }

@@ -40,6 +40,9 @@ actor ClientCore {
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
+        /// The most requests written and unanswered at once (its Welcome's `max_in_flight`); the
+        /// rest wait in the queue.
+        var maxInFlight = Int.max
         var tick: (any ScheduledWork)?
         var monitor = HeartbeatMonitor()
         var receivedSinceTick = false

@@ -182,7 +182,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                     Frame.Welcome(
                         serverID: configuration.serverID, heartbeatMilliseconds: heartbeat.wireMilliseconds,
                         maxFrameBytes: UInt32(configuration.maxFrameBytes), loadPermille: core.loadPermille,
-                        dedupeWindowMilliseconds: configuration.dedupeWindow.wireMilliseconds)))
+                        dedupeWindowMilliseconds: configuration.dedupeWindow.wireMilliseconds,
+                        maxInFlight: UInt32(clamping: configuration.maxInFlightPerConnection))))
             if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
             handshakeTimer = nil
             scheduleHeartbeatTick()

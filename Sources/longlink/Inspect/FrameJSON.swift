@@ -49,6 +49,7 @@ enum FrameJSON {
             body.addNumber("maxFrameBytes", welcome.maxFrameBytes)
             body.addNumber("loadPermille", welcome.loadPermille)
             body.addNumber("dedupeWindowMs", welcome.dedupeWindowMilliseconds)
+            body.addNumber("maxInFlight", welcome.maxInFlight)
         case .request(let request):
             name = "request"
             body.addString("requestId", request.requestID)
