@@ -39,6 +39,15 @@ public struct ServerConfiguration: Sendable {
     public var dedupeWindow: Duration = .seconds(120)
     /// How many finished requests are remembered at most (oldest evicted first).
     public var dedupeCapacity: Int = 100_000
+    /// With de-duplication, a handler whose connection closes runs on, so that the client's resend
+    /// on its next connection joins it instead of running it twice; it still ends at its
+    /// request's deadline (`timeout_ms`). This bounds how many such handlers one `client_id`
+    /// leaves behind: past it, the next one is cancelled when its connection closes. 0 cancels
+    /// every handler whose connection closes.
+    public var maxOrphanedExecutionsPerClient: Int = 1_024
+    /// As ``maxOrphanedExecutionsPerClient``, for all clients together (client ids cost nothing
+    /// to make up).
+    public var maxOrphanedExecutions: Int = 16_384
     /// How long graceful shutdown and `GoAway` wait for in-flight handlers before closing.
     public var drainTimeout: Duration = .seconds(5)
     /// How long the server waits after `retry_after_ms` it advertises on graceful shutdown.
@@ -75,6 +84,8 @@ public struct ServerConfiguration: Sendable {
         if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }
         if dedupeCapacity < 1 { throw fail("dedupeCapacity must be at least 1") }
+        if maxOrphanedExecutionsPerClient < 0 { throw fail("maxOrphanedExecutionsPerClient must not be negative") }
+        if maxOrphanedExecutions < 0 { throw fail("maxOrphanedExecutions must not be negative") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }

@@ -17,7 +17,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     /// One execution of a request: where its entry lives and which run of that entry it is (a
     /// slot is reused, and a key may run again after an abandoned or expired run).
-    struct Run: Sendable, Equatable {
+    struct Run: Sendable, Hashable {
         fileprivate let slot: Int
         /// Unique within the window.
         let generation: UInt64
@@ -168,7 +168,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// Whether `run` is the slot's current execution and still running.
-    private func isRunning(_ run: Run) -> Bool {
+    func isRunning(_ run: Run) -> Bool {
         run.slot < states.count && states[run.slot].generation == run.generation && states[run.slot].phase == .running
     }
 

@@ -249,15 +249,19 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let end =
             shuttingDown ? abandoned.endIndex : min(abandoned.endIndex, abandoned.startIndex + Self.releasedPerTurn)
         for request in abandoned[..<end] {
-            if let timer = request.execution?.timer { loop.cancelTimer(timer) }
-            if core.dedupeEnabled {
-                // The execution goes on: its result is stored so that the client's resend after
+            let execution = request.execution
+            if core.dedupeEnabled, !shuttingDown, let task = execution?.task, let run = execution?.run {
+                // The execution goes on as an orphan, within bounds and until its deadline (its
+                // timer stays armed): its result is stored so that the client's resend after
                 // reconnecting is answered without running the handler twice.
                 stopWaiting(for: request)
-                if shuttingDown { request.execution?.task?.cancel() }
-            } else {
-                request.execution?.task?.cancel()
+                core.adoptOrphan(
+                    run, client: session.clientID, handle: OrphanHandle(task: task, timer: execution?.timer, loop: loop))
+                continue
             }
+            if let timer = execution?.timer { loop.cancelTimer(timer) }
+            if core.dedupeEnabled { stopWaiting(for: request) }
+            execution?.task?.cancel()
         }
         guard end < abandoned.endIndex else { return }
         let rest = abandoned[end...]

@@ -164,7 +164,8 @@ struct ServerSessionStateMachine<Execution> {
     }
 
     /// A dispatched request is in flight: its handler runs as a task (`execution` is what stops
-    /// it), or it waits for an execution elsewhere (`execution` is nil). Its answer comes through
+    /// it), or it waits for an execution elsewhere (`execution` holds at most its deadline). Its
+    /// answer comes through
     /// ``handlerFinished(requestID:token:)``.
     mutating func track(requestID: String, token: UInt64, execution: Execution?) {
         inFlight[requestID] = InFlightRequest(requestID: requestID, token: token, execution: execution)
