@@ -222,6 +222,23 @@ struct DedupeWindowTests {
         #expect(window.arrive("a", waiter: 2, now: now.advanced(by: .seconds(86_400 * 365))) == "replay kept")
     }
 
+    @Test func anIDHeldForAnotherMethodIsAConflict() {
+        var window = Window(window: .seconds(100), capacity: 10)
+        let now = ContinuousClock.now
+        #expect(window.arrive("a", method: "pay", waiter: 1, now: now) == "execute")
+        #expect(window.arrive("a", method: "read", waiter: 2, now: now) == "conflict pay")
+        #expect(window.finish("a", text: "paid", now: now) == [1])
+        #expect(window.arrive("a", method: "read", waiter: 3, now: now) == "conflict pay")
+        #expect(window.arrive("a", method: "pay", waiter: 4, now: now) == "replay paid")
+    }
+
+    @Test func keysOfAnotherPrincipalAreOtherKeys() {
+        let key = DedupeKey(clientID: "phone-1", principal: "alice", requestID: "42")
+        #expect(key != DedupeKey(clientID: "phone-1", principal: "bob", requestID: "42"))
+        #expect(key != DedupeKey(clientID: "phone-1", requestID: "42"))
+        #expect(key == DedupeKey(client: DedupeKey.Client("phone-1", principal: "alice"), requestID: "42"))
+    }
+
     @Test func removingTheLastWaiterIsReported() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now
@@ -237,21 +254,26 @@ struct DedupeWindowProbe {
     private var window: DedupeWindow<Int>
     private(set) var lastRun: DedupeWindow<Int>.Run?
 
-    init(window: Duration, capacity: Int) {
-        self.window = DedupeWindow(window: window, capacity: capacity)
+    init(window: Duration, capacity: Int, capacityPerClient: Int? = nil) {
+        self.window = DedupeWindow(window: window, capacity: capacity, capacityPerClient: capacityPerClient ?? capacity)
     }
 
     var count: Int { window.count }
 
-    private func key(_ id: String) -> DedupeWindow<Int>.Key { .init(clientID: "c", requestID: id) }
+    private func key(_ id: String, client: String = "c") -> DedupeWindow<Int>.Key {
+        .init(clientID: client, requestID: id)
+    }
 
-    mutating func arrive(_ id: String, waiter: Int, now: ContinuousClock.Instant) -> String {
-        switch window.arrive(key(id), waiter: waiter, now: now) {
+    mutating func arrive(
+        _ id: String, client: String = "c", method: String = "", waiter: Int, now: ContinuousClock.Instant
+    ) -> String {
+        switch window.arrive(key(id, client: client), method: method, waiter: waiter, now: now) {
         case .execute(let run):
             lastRun = run
             return "execute"
         case .wait: return "wait"
         case .replay(let response): return "replay " + String(decoding: response.payload, as: UTF8.self)
+        case .conflict(let method): return "conflict " + method
         }
     }
 

@@ -1,6 +1,6 @@
 import LongLinkWire
 
-/// Remembers requests by (client_id, request_id) so that a request resent after a reconnect runs
+/// Remembers requests by (principal, client_id, request_id) so that a request resent after a reconnect runs
 /// once: a copy that arrives while the first runs waits for its result; a copy that arrives after
 /// it finished gets the stored reply.
 ///
@@ -77,6 +77,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// finished. Nil (the key) and empty while the slot is free.
     private struct SlotContents {
         var key: Key?
+        /// The method the request called: a copy calling another one under the same id is refused.
+        var method = ""
         var waiters = Waiters()
         var reply: StoredReply?
     }
@@ -90,6 +92,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         case wait
         /// Finished within the window: send this stored reply, do not run the handler.
         case replay(Frame.Response)
+        /// The id is held by a request for another method (`method`): refuse the copy, run nothing.
+        case conflict(method: String)
     }
 
     let window: Duration
@@ -111,7 +115,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     let origin: ContinuousClock.Instant
     private let windowNanoseconds: Int64
 
-    init(window: Duration, capacity: Int, origin: ContinuousClock.Instant = .now) {
+    init(window: Duration, capacity: Int, capacityPerClient: Int = .max, origin: ContinuousClock.Instant = .now) {
         self.window = window
         self.capacity = max(1, capacity)
         self.origin = origin
@@ -127,12 +131,14 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Entries held, running and finished.
     var count: Int { states.count - freeSlots.count }
 
-    mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {
-        arrive(key, waiter: waiter, at: Self.time(now, since: origin))
+    mutating func arrive(_ key: Key, method: String = "", waiter: Waiter, now: ContinuousClock.Instant)
+        -> ArrivalAction
+    {
+        arrive(key, method: method, waiter: waiter, at: Self.time(now, since: origin))
     }
 
-    /// ``arrive(_:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
-    mutating func arrive(_ key: Key, waiter: Waiter, at now: Int64) -> ArrivalAction {
+    /// ``arrive(_:method:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
+    mutating func arrive(_ key: Key, method: String = "", waiter: Waiter, at now: Int64) -> ArrivalAction {
         // Expiry walks from the oldest entry, at most once a millisecond so that it is not paid per
         // request (an entry may outlive its window by up to that much).
         if now >= nextExpiry {
@@ -142,9 +148,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let (bucket, found) = find(key)
         guard let slot = found else {
             let slot = allocate(key)
+            contents[slot].method = method
             insert(slot: slot, hash: key.hash, at: bucket)
             return .execute(start(slot, waiter: waiter))
         }
+        guard contents[slot].method == method else { return .conflict(method: contents[slot].method) }
         guard states[slot].phase == .finished else {
             contents[slot].waiters.append(waiter)
             return .wait
@@ -266,6 +274,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         removeBucket(bucket(of: slot, hash: states[slot].hash))
         states[slot].phase = .free
         contents[slot].key = nil
+        contents[slot].method = ""
         contents[slot].waiters = Waiters()
         contents[slot].reply = nil
         freeSlots.append(slot)

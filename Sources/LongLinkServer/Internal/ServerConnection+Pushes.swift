@@ -9,6 +9,8 @@ extension ServerConnection {
     func bind(principal: String) {
         onLoop { [self] in
             guard case .rebind(let old) = session.bound(principal: principal) else { return }
+            // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
+            dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
             core.rebind(self, from: old, to: principal)
             pushWindow.restart()
         }

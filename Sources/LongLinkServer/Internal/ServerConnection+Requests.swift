@@ -41,7 +41,8 @@ extension ServerConnection {
         let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
         let time = core.dedupeTime(now)
-        switch core.dedupe.withLock({ $0.window.arrive(key, waiter: waiter, at: time) }) {
+        let method = request.method
+        switch core.dedupe.withLock({ $0.window.arrive(key, method: method, waiter: waiter, at: time) }) {
         case .execute(let run):
             execute(request, route: route, token: token, run: run, at: now)
         case .wait:
@@ -59,6 +60,10 @@ extension ServerConnection {
         case .replay(let response):
             core.counters.requestsReplayed.increment()
             sendResponse(response, to: request.requestID)
+        case .conflict:
+            let status = Frame.Status(
+                code: .invalidArgument, message: "request_id was used for another method; ids are never reused")
+            sendResponse(Frame.Response(status: status), to: request.requestID)
         }
     }
 
