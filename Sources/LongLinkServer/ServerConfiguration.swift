@@ -37,8 +37,14 @@ public struct ServerConfiguration: Sendable {
     public var reliablePushWindowTimeout: Duration = .milliseconds(100)
     /// How long finished requests are remembered for de-duplication; `.zero` turns de-duplication off.
     public var dedupeWindow: Duration = .seconds(120)
-    /// How many finished requests are remembered at most (oldest evicted first).
+    /// How many requests are remembered at most, running and finished. When that many are held, a
+    /// client's newly finished request evicts that client's own oldest one (or is not remembered
+    /// when the client has no other): one client never evicts another's.
     public var dedupeCapacity: Int = 100_000
+    /// How many finished requests are remembered per client (a `client_id` under one principal);
+    /// past it, that client's oldest is evicted, so that a client sending many requests cannot
+    /// flush the replies stored for others.
+    public var dedupeCapacityPerClient: Int = 10_000
     /// With de-duplication, a handler whose connection closes runs on, so that the client's resend
     /// on its next connection joins it instead of running it twice; it still ends at its
     /// request's deadline (`timeout_ms`). This bounds how many such handlers one `client_id`
@@ -84,6 +90,7 @@ public struct ServerConfiguration: Sendable {
         if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }
         if dedupeCapacity < 1 { throw fail("dedupeCapacity must be at least 1") }
+        if dedupeCapacityPerClient < 1 { throw fail("dedupeCapacityPerClient must be at least 1") }
         if maxOrphanedExecutionsPerClient < 0 { throw fail("maxOrphanedExecutionsPerClient must not be negative") }
         if maxOrphanedExecutions < 0 { throw fail("maxOrphanedExecutions must not be negative") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }

@@ -199,6 +199,42 @@ struct DedupeWindowTests {
         #expect(window.arrive("d", waiter: 0, now: now) == "replay d")
     }
 
+    @Test func oneClientCannotEvictAnothersEntries() {
+        var window = Window(window: .seconds(100), capacity: 100, capacityPerClient: 3)
+        let now = ContinuousClock.now
+        #expect(window.arrive("v", client: "victim", waiter: 0, now: now) == "execute")
+        _ = window.finish("v", text: "v", now: now)
+        for index in 0..<50 {
+            #expect(window.arrive("x\(index)", client: "flood", waiter: 0, now: now) == "execute")
+            _ = window.finish("x\(index)", text: "x", now: now)
+        }
+        // The flood kept its last three; the victim's entry is still there.
+        #expect(window.count == 4)
+        #expect(window.arrive("v", client: "victim", waiter: 0, now: now) == "replay v")
+        #expect(window.arrive("x49", client: "flood", waiter: 0, now: now) == "replay x")
+        #expect(window.arrive("x46", client: "flood", waiter: 0, now: now) == "execute")
+    }
+
+    @Test func aFullWindowEvictsOnlyTheFinishingClientsOwnEntries() {
+        var window = Window(window: .seconds(100), capacity: 4, capacityPerClient: 3)
+        let now = ContinuousClock.now
+        for id in ["v1", "v2"] {
+            #expect(window.arrive(id, client: "victim", waiter: 0, now: now) == "execute")
+            _ = window.finish(id, text: id, now: now)
+        }
+        for index in 0..<10 {
+            #expect(window.arrive("x\(index)", client: "flood", waiter: 0, now: now) == "execute")
+            _ = window.finish("x\(index)", text: "x", now: now)
+        }
+        #expect(window.count == 4)
+        // A newcomer cannot store while the window is full, and evicts nobody.
+        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
+        _ = window.finish("n1", text: "n1", now: now)
+        #expect(window.arrive("v1", client: "victim", waiter: 0, now: now) == "replay v1")
+        #expect(window.arrive("v2", client: "victim", waiter: 0, now: now) == "replay v2")
+        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
+    }
+
     @Test func anAbandonedExecutionRunsAgainAndALateFinishIsIgnored() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now

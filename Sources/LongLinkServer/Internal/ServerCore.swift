@@ -41,7 +41,8 @@ final class ServerCore: Sendable {
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
-                    window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity, origin: dedupeOrigin),
+                    window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity,
+                    capacityPerClient: configuration.dedupeCapacityPerClient, origin: dedupeOrigin),
                 orphans: OrphanedExecutions(
                     maxPerClient: configuration.maxOrphanedExecutionsPerClient,
                     maxTotal: configuration.maxOrphanedExecutions)))
