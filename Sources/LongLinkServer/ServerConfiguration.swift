@@ -15,6 +15,20 @@ public struct ServerConfiguration: Sendable {
     public var maximumHeartbeat: Duration = .seconds(300)
     /// How long a new connection may take to send `Hello`.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// How long a frame may take to arrive once its first byte has: a connection holding a
+    /// partial frame for longer (a client trickling bytes, each of which counts as life for the
+    /// heartbeat) gets `GoAway(DEADLINE_EXCEEDED, reconnect: true)` and is closed. Measured from
+    /// the first byte of the oldest frame still incomplete when the timer is armed, so a frame
+    /// may take up to twice this while frames before it complete; time the server spends not
+    /// reading (the client does not read its replies) does not count.
+    public var partialFrameTimeout: Duration = .seconds(30)
+    /// The most entries a `metadata` map (of `Hello` or `Request`) may hold; a frame with more is a
+    /// protocol error (`GoAway(RESOURCE_EXHAUSTED)`), detected while decoding.
+    public var maxMetadataEntries: Int = 128
+    /// The most seqs one `Ack` may carry; a frame with more is a protocol error
+    /// (`GoAway(RESOURCE_EXHAUSTED)`), detected before its seqs are decoded. Clients send larger
+    /// batches as several `Ack`s.
+    public var maxAckSeqs: Int = 16_384
     /// The largest frame body accepted, in bytes (advertised in `Welcome`).
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
@@ -94,6 +108,9 @@ public struct ServerConfiguration: Sendable {
         if maxOrphanedExecutionsPerClient < 0 { throw fail("maxOrphanedExecutionsPerClient must not be negative") }
         if maxOrphanedExecutions < 0 { throw fail("maxOrphanedExecutions must not be negative") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }
+        if partialFrameTimeout <= .zero { throw fail("partialFrameTimeout must be positive") }
+        if maxMetadataEntries < 0 { throw fail("maxMetadataEntries must not be negative") }
+        if maxAckSeqs < 1 { throw fail("maxAckSeqs must be at least 1") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }
     }

@@ -37,6 +37,8 @@ extension ServerSessionStateMachine {
             case unsupportedVersion
             /// No traffic for three heartbeat intervals.
             case idle
+            /// An incomplete frame took longer than the partial-frame timeout.
+            case slowFrame
             /// Turned away at the server's connection limit.
             case connectionLimit
             /// Going away, and nothing is left in flight.

@@ -343,7 +343,8 @@ struct ServerSessionStateMachine<Execution> {
         return closeIfDrained()
     }
 
-    /// A frame with nothing to act on arrived (`Pong`, or a kind this server does not know).
+    /// A frame with nothing to act on arrived (`Pong`). Empty frames and unknown kinds are ignored
+    /// in every phase and never reach the machine.
     mutating func receivedIgnorableFrame() -> Close? {
         guard case .refuse(let close) = sessionGate() else { return nil }
         return close
@@ -356,6 +357,13 @@ struct ServerSessionStateMachine<Execution> {
         case .closed: return nil
         case .refuse(let close): return close
         }
+    }
+
+    /// An incomplete frame outlived ``ServerConfiguration/partialFrameTimeout``.
+    mutating func partialFrameTimedOut(after timeout: Duration) -> Close? {
+        guard phase != .closed else { return nil }
+        let reason = "a partial frame took longer than \(timeout) to arrive"
+        return close(.slowFrame, goAway: Frame.GoAway(code: .deadlineExceeded, reason: reason, reconnect: true))
     }
 
     /// The bytes did not decode as frames (`code` says how: too large, or malformed).
