@@ -1,8 +1,9 @@
-import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
+
+@testable import LongLinkServer
 
 @Suite("Pushes, Ack and Sync")
 struct PushTests {
@@ -82,6 +83,32 @@ struct PushTests {
             #expect(try await pushes(client, count: 2).map(\.seq) == [1, 2])
             try await client.send(.ack(Frame.Ack(seqs: [1])), .sync(Frame.Sync()))
             #expect(try await pushes(client, count: 1).map(\.seq) == [2])
+        }
+    }
+
+    /// Any connection of a principal may send `Ack`: it deletes only what the server sent on it.
+    @Test func anAckDeletesOnlyPushesSentOnItsConnection() async throws {
+        try await withServer { server, address in
+            for n in 1...4 { try server.push(to: "erin", topic: "t", payload: [UInt8(n)]) }
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "e")
+            try await login(client, as: "erin")
+            // Not synced: nothing was sent, so nothing is deleted.
+            try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3, 4])))
+            #expect(try await client.call("echo", id: "fence-1").requestID == "fence-1")
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
+
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await pushes(client, count: 4).map(\.seq) == [1, 2, 3, 4])
+            try server.push(to: "erin", topic: "t", payload: [5])
+            #expect(try await pushes(client, count: 1).map(\.seq) == [5])
+            // Seq 6 does not exist yet and 7 never will before the next push: ignored.
+            try await client.send(.ack(Frame.Ack(seqs: [1, 2, 6, 7])))
+            #expect(try await client.call("echo", id: "fence-2").requestID == "fence-2")
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 3)
+            try server.push(to: "erin", topic: "t", payload: [6])
+            #expect(try await pushes(client, count: 1).map(\.seq) == [6])
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
         }
     }
 
