@@ -141,9 +141,12 @@ public final class LongLinkServer: Sendable {
     /// Stores a reliable push for `principal` and sends it on the principal's synced connections.
     ///
     /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
-    /// principal's store is full (the producer decides what to do; nothing stored is dropped).
+    /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
+    /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
+    /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it).
     @discardableResult
     public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
+        try core.checkPushSize(topic: topic, payload: payload)
         let stored = try core.store.append(principal: principal, topic: topic, payload: payload)
         core.counters.reliablePushesStored.increment()
         for connection in core.connections(of: principal) {
@@ -155,6 +158,7 @@ public final class LongLinkServer: Sendable {
     /// Sends a best-effort push (seq 0) to `principal`'s open connections; dropped where a
     /// connection is not writable, never stored.
     public func pushBestEffort(to principal: String, topic: String, payload: [UInt8]) {
+        guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.connections(of: principal) {
             connection.sendBestEffort(topic: topic, payload: payload)
         }
@@ -162,6 +166,7 @@ public final class LongLinkServer: Sendable {
 
     /// Sends a best-effort push to every established connection.
     public func broadcast(topic: String, payload: [UInt8]) {
+        guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.allConnections() {
             connection.sendBestEffort(topic: topic, payload: payload)
         }

@@ -31,6 +31,12 @@ public struct ServerConfiguration: Sendable {
     public var maxAckSeqs: Int = 16_384
     /// The largest frame body accepted, in bytes (advertised in `Welcome`).
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The largest push frame body, in bytes, the server sends. Clients do not announce their
+    /// limit and use 4 MiB unless configured otherwise, so a larger push would make every client
+    /// of its principal reconnect and receive it again, for ever: ``LongLinkServer/push(to:topic:payload:)``
+    /// refuses one with ``LongLinkError/Code-swift.struct/invalidArgument`` instead, and a
+    /// best-effort push that large is dropped (counted in ``ServerStatistics/bestEffortPushesDropped``).
+    public var maxPushFrameBytes: Int = Frame.defaultMaxFrameBytes
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
     public var maxConnections: Int = 10_000
     /// The most requests running or waiting per connection; one more is answered `RESOURCE_EXHAUSTED`.
@@ -98,6 +104,9 @@ public struct ServerConfiguration: Sendable {
             throw fail("defaultHeartbeat must lie within [minimumHeartbeat, maximumHeartbeat]")
         }
         if maxFrameBytes < 64 || maxFrameBytes > Int(UInt32.max) { throw fail("maxFrameBytes must be 64...UInt32.max") }
+        if maxPushFrameBytes < 64 || maxPushFrameBytes > Int(UInt32.max) {
+            throw fail("maxPushFrameBytes must be 64...UInt32.max")
+        }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }

@@ -112,6 +112,29 @@ struct PushTests {
         }
     }
 
+    /// A push the clients could not read is refused to its producer and never stored, where it
+    /// would make every client of the principal reconnect and receive it again, for ever.
+    @Test func aPushLargerThanTheClientsFrameLimitIsRefused() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.maxPushFrameBytes = 1_000
+        try await withServer(configuration) { server, _ in
+            let fits = [UInt8](repeating: 1, count: 900)
+            let first = try server.push(to: "fay", topic: "t", payload: fits)
+            #expect(first == 1)
+            let tooLarge = [UInt8](repeating: 1, count: 1_000)
+            #expect {
+                try server.push(to: "fay", topic: "t", payload: tooLarge)
+            } throws: { error in
+                (error as? LongLinkError)?.code == .invalidArgument
+                    && (error as? LongLinkError)?.message.contains("too large") == true
+            }
+            #expect(server.core.store.unacknowledgedCount(principal: "fay") == 1)
+            // The next push gets the next seq: nothing was taken by the refused one.
+            let next = try server.push(to: "fay", topic: "t", payload: fits)
+            #expect(next == 2)
+        }
+    }
+
     @Test func bestEffortPushesHaveSeqZeroAndAreNotStored() async throws {
         try await withServer { server, address in
             let client = try await FrameClient.connect(to: address)

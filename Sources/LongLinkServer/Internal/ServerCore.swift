@@ -151,6 +151,31 @@ final class ServerCore: Sendable {
         }
     }
 
+    // MARK: Push sizes
+
+    /// The size of the push frame for `topic` and `payload` at the largest seq, whose varint is
+    /// the longest, so that the check holds whatever seq the store assigns.
+    private static func pushFrameSize(topic: String, payload: [UInt8]) -> Int {
+        Frame.push(Frame.Push(seq: .max, topic: topic, payload: payload)).encodedSize
+    }
+
+    /// Throws `INVALID_ARGUMENT` for a push larger than ``ServerConfiguration/maxPushFrameBytes``.
+    func checkPushSize(topic: String, payload: [UInt8]) throws(LongLinkError) {
+        let size = Self.pushFrameSize(topic: topic, payload: payload)
+        guard size > configuration.maxPushFrameBytes else { return }
+        throw LongLinkError(
+            code: .invalidArgument,
+            message: "push too large: a \(size)-byte frame, clients read at most \(configuration.maxPushFrameBytes)")
+    }
+
+    /// Whether a best-effort push fits ``ServerConfiguration/maxPushFrameBytes``; one that does
+    /// not is counted as dropped.
+    func bestEffortPushFits(topic: String, payload: [UInt8]) -> Bool {
+        guard Self.pushFrameSize(topic: topic, payload: payload) > configuration.maxPushFrameBytes else { return true }
+        counters.bestEffortPushesDropped.increment()
+        return false
+    }
+
     // MARK: Handler completion
 
     /// What copies waiting for an execution that was cancelled receive.
