@@ -36,12 +36,19 @@ public final class LongLinkServer: Sendable {
     let core: ServerCore
     private let state = Locked(State())
 
-    /// Creates a server. Nothing happens until ``run()``.
+    /// Creates a server. Nothing happens until ``run()``. Without `pushStore`, reliable pushes are
+    /// kept in an ``InMemoryPushStore`` bounded by ``ServerConfiguration/pushStoreCapacityPerPrincipal``
+    /// and ``ServerConfiguration/pushStoreBytesPerPrincipal``.
     public init(
-        configuration: ServerConfiguration = .init(), router: Router, pushStore: any PushStore = InMemoryPushStore()
+        configuration: ServerConfiguration = .init(), router: Router, pushStore: (any PushStore)? = nil
     ) {
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, router: router, store: pushStore)
+        let store =
+            pushStore
+            ?? InMemoryPushStore(
+                capacityPerPrincipal: configuration.pushStoreCapacityPerPrincipal,
+                bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal)
+        self.core = ServerCore(configuration: configuration, router: router, store: store)
     }
 
     private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }

@@ -55,6 +55,13 @@ public struct ServerConfiguration: Sendable {
     /// enough of them would stop every other topic. A client that acknowledges something within
     /// this time keeps the window in force.
     public var reliablePushWindowTimeout: Duration = .milliseconds(100)
+    /// The most unacknowledged reliable pushes the default push store keeps per principal; past it
+    /// ``LongLinkServer/push(to:topic:payload:)`` throws `RESOURCE_EXHAUSTED` (nothing stored is
+    /// dropped). Ignored when the server is given a store of its own.
+    public var pushStoreCapacityPerPrincipal: Int = 10_000
+    /// The most bytes (topics and payloads) of unacknowledged reliable pushes the default push
+    /// store keeps per principal, with the same `RESOURCE_EXHAUSTED` past it.
+    public var pushStoreBytesPerPrincipal: Int = 16 << 20
     /// How long finished requests are remembered for de-duplication; `.zero` turns de-duplication off.
     public var dedupeWindow: Duration = .seconds(120)
     /// How many requests are remembered at most, running and finished. When that many are held, a
@@ -107,6 +114,8 @@ public struct ServerConfiguration: Sendable {
         if maxPushFrameBytes < 64 || maxPushFrameBytes > Int(UInt32.max) {
             throw fail("maxPushFrameBytes must be 64...UInt32.max")
         }
+        if pushStoreCapacityPerPrincipal < 1 { throw fail("pushStoreCapacityPerPrincipal must be at least 1") }
+        if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }

@@ -135,6 +135,35 @@ struct PushTests {
         }
     }
 
+    @Test func theStoreIsBoundedInBytesPerPrincipal() throws {
+        let store = InMemoryPushStore(capacityPerPrincipal: 100, bytesPerPrincipal: 1_000)
+        for _ in 0..<9 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)) }
+        // 9 × 101 bytes held: 101 more would pass 1,000.
+        #expect {
+            try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100))
+        } throws: { error in
+            (error as? LongLinkError)?.code == .resourceExhausted
+        }
+        #expect(store.unacknowledgedCount(principal: "p") == 9)
+        // Another principal has its own bound; an ack frees room.
+        _ = try store.append(principal: "q", topic: "t", payload: [UInt8](repeating: 0, count: 100))
+        store.acknowledge(principal: "p", seqs: [1])
+        let seq = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)).seq
+        #expect(seq == 10)
+    }
+
+    @Test func aPrincipalWithNothingStoredIsForgottenAndItsSeqsStillRise() throws {
+        let store = InMemoryPushStore()
+        #expect(try store.append(principal: "p", topic: "t", payload: [1]).seq == 1)
+        #expect(try store.append(principal: "p", topic: "t", payload: [2]).seq == 2)
+        store.acknowledge(principal: "p", seqs: [1, 2])
+        #expect(store.principalCount == 0)
+        // Back with a push: its seqs go on above every seq it was given (a client keeps the old
+        // ones as delivered).
+        #expect(try store.append(principal: "p", topic: "t", payload: [3]).seq > 2)
+        #expect(store.principalCount == 1)
+    }
+
     @Test func bestEffortPushesHaveSeqZeroAndAreNotStored() async throws {
         try await withServer { server, address in
             let client = try await FrameClient.connect(to: address)
