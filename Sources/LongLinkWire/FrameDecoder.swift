@@ -151,7 +151,8 @@ public struct FrameDecoder: Sendable {
     private func decodeBody(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, offset: Int)
         throws(WireFormatError) -> Frame
     {
-        var reader = ProtobufReader(UnsafeRawBufferPointer(rebasing: bytes[range]), streamOffset: offset, limits: limits)
+        var reader = ProtobufReader(
+            UnsafeRawBufferPointer(rebasing: bytes[range]), streamOffset: offset, limits: limits)
         return try Frame(reading: &reader)
     }
 

@@ -16,7 +16,9 @@ struct DedupePrincipalTests {
         let client = try await FrameClient.connect(to: address)
         _ = try await client.handshake(clientID: clientID)
         if let principal {
-            #expect(try await client.call("login", bytes(principal), id: "login-\(UInt64.random(in: 0...UInt64.max))").text == "welcome")
+            #expect(
+                try await client.call("login", bytes(principal), id: "login-\(UInt64.random(in: 0...UInt64.max))").text
+                    == "welcome")
         }
         return client
     }

@@ -86,7 +86,8 @@ struct OrphanedExecutionTests {
             try await eventually("the execution is orphaned") { server.core.dedupe.withLock { $0.orphans.count } == 1 }
             let second = try await FrameClient.connect(to: address)
             _ = try await second.handshake(clientID: "phone-1")
-            try await second.send(.request(Frame.Request(requestID: "g1", method: "gated", timeoutMilliseconds: 20_000)))
+            try await second.send(
+                .request(Frame.Request(requestID: "g1", method: "gated", timeoutMilliseconds: 20_000)))
             #expect(try await second.call("echo", id: "sync-point").requestID == "sync-point")
             probe.gate.put(())
             let reply = try await second.response()

@@ -42,7 +42,8 @@ struct DecodingLimitsTests {
         let limits = Frame.DecodingLimits(maxRepeatedValues: 4)
         #expect(Self.kind(Self.decode(.ack(Frame.Ack(seqs: [1, 2, 3, 4])), limits: limits)) == nil)
         #expect(
-            Self.kind(Self.decode(.ack(Frame.Ack(seqs: [1, 2, 3, 4, 5])), limits: limits)) == .tooManyElements(limit: 4))
+            Self.kind(Self.decode(.ack(Frame.Ack(seqs: [1, 2, 3, 4, 5])), limits: limits)) == .tooManyElements(limit: 4)
+        )
         // Unpacked: five varint fields of Ack.seqs (tag 08).
         let unpacked: [UInt8] = [0x3a, 0x0a, 0x08, 1, 0x08, 2, 0x08, 3, 0x08, 4, 0x08, 5]
         var decoder = FrameDecoder(limits: limits)

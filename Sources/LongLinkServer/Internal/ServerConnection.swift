@@ -292,7 +292,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 // reconnecting is answered without running the handler twice.
                 stopWaiting(for: request)
                 core.adoptOrphan(
-                    run, client: session.clientID, handle: OrphanHandle(task: task, timer: execution?.timer, loop: loop))
+                    run, client: session.clientID, handle: OrphanHandle(task: task, timer: execution?.timer, loop: loop)
+                )
                 continue
             }
             if let timer = execution?.timer { loop.cancelTimer(timer) }

@@ -235,7 +235,8 @@ struct ProtobufReader {
         switch tag.wireType {
         case .varint:
             guard values.count < limits.maxRepeatedValues else {
-                throw WireFormatError(.tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
+                throw WireFormatError(
+                    .tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
             }
             values.append(try readVarint(field: field))
         case .lengthDelimited:
@@ -248,7 +249,8 @@ struct ProtobufReader {
             }
             // Checked before any value is decoded or stored.
             guard count <= limits.maxRepeatedValues - values.count else {
-                throw WireFormatError(.tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
+                throw WireFormatError(
+                    .tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
             }
             values.reserveCapacity(values.count + count)
             while !packed.isAtEnd {

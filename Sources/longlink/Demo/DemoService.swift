@@ -120,7 +120,7 @@ final class DemoService: Sendable {
                 do throws(LongLinkError) {
                     try server.push(to: member, topic: "room.\(request.room)", payload: message)
                     delivered += 1
-                } catch where error.code == .invalidArgument {
+                } catch  where error.code == .invalidArgument {
                     // Too large for any member (JSON doubles every `/`): the speaker is told.
                     throw error
                 } catch {
