@@ -1,22 +1,32 @@
 import LongLinkTransport
 import LongLinkWire
 
-/// A ``PushStore`` in process memory, bounded per principal.
+/// A ``PushStore`` in process memory, bounded per principal in count and in bytes.
 ///
 /// Pushes survive reconnects of the client but not a restart of the server process; each
 /// principal's log has a random epoch, so after a restart its numbering starts again in a new seq
-/// space and clients deliver the new pushes.
+/// space and clients deliver the new pushes. A principal with nothing stored is forgotten, so
+/// that principals who come and go do not accumulate; when it comes back its log has a new epoch
+/// and its seqs go on above every seq the store has given anyone.
 public final class InMemoryPushStore: PushStore {
     /// One principal's pushes. Seqs are dense, so slot `i` holds seq `firstSeq + i`; acknowledged
     /// slots become `nil` until the prefix before `head` is compacted away.
     private struct Log {
         /// Random per log: a restarted process, or a principal forgotten and seen again, numbers
-        /// from 1 in a new seq space. Below 2^32, so it takes at most 5 bytes on the wire.
+        /// in a new seq space. Below 2^32, so it takes at most 5 bytes on the wire.
         let epoch = UInt64.random(in: 1...UInt64(UInt32.max))
-        var nextSeq: UInt64 = 1
+        var nextSeq: UInt64
         var items: [StoredPush?] = []
         var head = 0
         var unacknowledged = 0
+        /// Topic and payload bytes of the unacknowledged pushes.
+        var bytes = 0
+
+        init(nextSeq: UInt64) {
+            self.nextSeq = nextSeq
+        }
+
+        static func size(topic: String, payload: [UInt8]) -> Int { topic.utf8.count + payload.count }
 
         var firstSeq: UInt64 { nextSeq - UInt64(items.count) }
 
@@ -25,6 +35,7 @@ public final class InMemoryPushStore: PushStore {
             nextSeq += 1
             items.append(push)
             unacknowledged += 1
+            bytes += Self.size(topic: topic, payload: payload)
             return push
         }
 
@@ -46,9 +57,10 @@ public final class InMemoryPushStore: PushStore {
             let first = firstSeq
             for seq in seqs where seq >= first && seq < nextSeq {
                 let index = Int(seq - first)
-                if items[index] != nil {
+                if let push = items[index] {
                     items[index] = nil
                     unacknowledged -= 1
+                    bytes -= Self.size(topic: push.topic, payload: push.payload)
                 }
             }
             while head < items.count, items[head] == nil { head += 1 }
@@ -59,43 +71,71 @@ public final class InMemoryPushStore: PushStore {
         }
     }
 
-    /// The most unacknowledged pushes kept per principal.
-    public let capacityPerPrincipal: Int
-    private let logs = Locked<[String: Log]>([:])
-
-    /// Creates a store keeping at most `capacityPerPrincipal` unacknowledged pushes per principal.
-    public init(capacityPerPrincipal: Int = 10_000) {
-        self.capacityPerPrincipal = max(1, capacityPerPrincipal)
+    private struct Logs {
+        var byPrincipal: [String: Log] = [:]
+        /// Above every seq given so far: where the log of a principal seen anew starts.
+        var nextFreshSeq: UInt64 = 1
     }
 
-    /// Stores a push under the principal's next seq; throws resource-exhausted when full.
+    /// The most unacknowledged pushes kept per principal.
+    public let capacityPerPrincipal: Int
+    /// The most bytes (topics and payloads) of unacknowledged pushes kept per principal.
+    public let bytesPerPrincipal: Int
+    private let logs = Locked(Logs())
+
+    /// Creates a store keeping at most `capacityPerPrincipal` unacknowledged pushes and
+    /// `bytesPerPrincipal` bytes of their topics and payloads per principal (16 MiB by default).
+    public init(capacityPerPrincipal: Int = 10_000, bytesPerPrincipal: Int = 16 << 20) {
+        self.capacityPerPrincipal = max(1, capacityPerPrincipal)
+        self.bytesPerPrincipal = max(1, bytesPerPrincipal)
+    }
+
+    /// How many principals the store holds pushes for.
+    var principalCount: Int { logs.withLock { $0.byPrincipal.count } }
+
+    /// Stores a push under the principal's next seq; throws resource-exhausted when the principal
+    /// holds ``capacityPerPrincipal`` pushes or the push would take it past ``bytesPerPrincipal``.
     public func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush {
         let capacity = capacityPerPrincipal
+        let byteCapacity = bytesPerPrincipal
+        let size = Log.size(topic: topic, payload: payload)
         let stored: StoredPush? = logs.withLock { logs in
+            // Only the two counts: a copy of the log kept alive here would make the append below
+            // copy its whole array.
+            let (held, heldBytes) = logs.byPrincipal[principal].map { ($0.unacknowledged, $0.bytes) } ?? (0, 0)
+            guard held < capacity, size <= byteCapacity - heldBytes else { return nil }
             // Mutate in place: copying the log out of the dictionary would copy its array.
-            guard (logs[principal]?.unacknowledged ?? 0) < capacity else { return nil }
-            return logs[principal, default: Log()].append(topic: topic, payload: payload)
+            let push = logs.byPrincipal[principal, default: Log(nextSeq: logs.nextFreshSeq)].append(
+                topic: topic, payload: payload)
+            logs.nextFreshSeq = max(logs.nextFreshSeq, push.seq + 1)
+            return push
         }
         guard let stored else {
             throw LongLinkError(
                 code: .resourceExhausted,
-                message: "push store full for this principal (\(capacity) unacknowledged pushes)")
+                message:
+                    "push store full for this principal (at most \(capacity) unacknowledged pushes and \(byteCapacity) bytes)"
+            )
         }
         return stored
     }
 
     /// The unacknowledged pushes with `seq > after`, in order, at most `limit`.
     public func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
-        logs.withLock { $0[principal]?.pending(after: seq, limit: limit) ?? [] }
+        logs.withLock { $0.byPrincipal[principal]?.pending(after: seq, limit: limit) ?? [] }
     }
 
-    /// Forgets the given pushes; unknown seqs are ignored.
+    /// Forgets the given pushes; unknown seqs are ignored. A principal left with nothing stored is
+    /// forgotten.
     public func acknowledge(principal: String, seqs: [UInt64]) {
-        logs.withLock { $0[principal]?.acknowledge(seqs) }
+        logs.withLock { logs in
+            logs.byPrincipal[principal]?.acknowledge(seqs)
+            if logs.byPrincipal[principal]?.unacknowledged == 0 { logs.byPrincipal[principal] = nil }
+        }
     }
 
     /// How many pushes of `principal` wait for an acknowledgement.
     public func unacknowledgedCount(principal: String) -> Int {
-        logs.withLock { $0[principal]?.unacknowledged ?? 0 }
+        logs.withLock { $0.byPrincipal[principal]?.unacknowledged ?? 0 }
     }
 }

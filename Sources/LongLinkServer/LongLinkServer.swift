@@ -36,12 +36,19 @@ public final class LongLinkServer: Sendable {
     let core: ServerCore
     private let state = Locked(State())
 
-    /// Creates a server. Nothing happens until ``run()``.
+    /// Creates a server. Nothing happens until ``run()``. Without `pushStore`, reliable pushes are
+    /// kept in an ``InMemoryPushStore`` bounded by ``ServerConfiguration/pushStoreCapacityPerPrincipal``
+    /// and ``ServerConfiguration/pushStoreBytesPerPrincipal``.
     public init(
-        configuration: ServerConfiguration = .init(), router: Router, pushStore: any PushStore = InMemoryPushStore()
+        configuration: ServerConfiguration = .init(), router: Router, pushStore: (any PushStore)? = nil
     ) {
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, router: router, store: pushStore)
+        let store =
+            pushStore
+            ?? InMemoryPushStore(
+                capacityPerPrincipal: configuration.pushStoreCapacityPerPrincipal,
+                bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal)
+        self.core = ServerCore(configuration: configuration, router: router, store: store)
     }
 
     private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }
@@ -141,9 +148,12 @@ public final class LongLinkServer: Sendable {
     /// Stores a reliable push for `principal` and sends it on the principal's synced connections.
     ///
     /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
-    /// principal's store is full (the producer decides what to do; nothing stored is dropped).
+    /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
+    /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
+    /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it).
     @discardableResult
     public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
+        try core.checkPushSize(topic: topic, payload: payload)
         let stored = try core.store.append(principal: principal, topic: topic, payload: payload)
         core.counters.reliablePushesStored.increment()
         for connection in core.connections(of: principal) {
@@ -155,6 +165,7 @@ public final class LongLinkServer: Sendable {
     /// Sends a best-effort push (seq 0) to `principal`'s open connections; dropped where a
     /// connection is not writable, never stored.
     public func pushBestEffort(to principal: String, topic: String, payload: [UInt8]) {
+        guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.connections(of: principal) {
             connection.sendBestEffort(topic: topic, payload: payload)
         }
@@ -162,6 +173,7 @@ public final class LongLinkServer: Sendable {
 
     /// Sends a best-effort push to every established connection.
     public func broadcast(topic: String, payload: [UInt8]) {
+        guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.allConnections() {
             connection.sendBestEffort(topic: topic, payload: payload)
         }

@@ -15,8 +15,28 @@ public struct ServerConfiguration: Sendable {
     public var maximumHeartbeat: Duration = .seconds(300)
     /// How long a new connection may take to send `Hello`.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// How long a frame may take to arrive once its first byte has: a connection holding a
+    /// partial frame for longer (a client trickling bytes, each of which counts as life for the
+    /// heartbeat) gets `GoAway(DEADLINE_EXCEEDED, reconnect: true)` and is closed. Measured from
+    /// the first byte of the oldest frame still incomplete when the timer is armed, so a frame
+    /// may take up to twice this while frames before it complete; time the server spends not
+    /// reading (the client does not read its replies) does not count.
+    public var partialFrameTimeout: Duration = .seconds(30)
+    /// The most entries a `metadata` map (of `Hello` or `Request`) may hold; a frame with more is a
+    /// protocol error (`GoAway(RESOURCE_EXHAUSTED)`), detected while decoding.
+    public var maxMetadataEntries: Int = 128
+    /// The most seqs one `Ack` may carry; a frame with more is a protocol error
+    /// (`GoAway(RESOURCE_EXHAUSTED)`), detected before its seqs are decoded. Clients send larger
+    /// batches as several `Ack`s.
+    public var maxAckSeqs: Int = Frame.maxAckSeqs
     /// The largest frame body accepted, in bytes (advertised in `Welcome`).
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The largest push frame body, in bytes, the server sends. Clients do not announce their
+    /// limit and use 4 MiB unless configured otherwise, so a larger push would make every client
+    /// of its principal reconnect and receive it again, for ever: ``LongLinkServer/push(to:topic:payload:)``
+    /// refuses one with ``LongLinkError/Code-swift.struct/invalidArgument`` instead, and a
+    /// best-effort push that large is dropped (counted in ``ServerStatistics/bestEffortPushesDropped``).
+    public var maxPushFrameBytes: Int = Frame.defaultMaxFrameBytes
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
     public var maxConnections: Int = 10_000
     /// The most requests running or waiting per connection; one more is answered `RESOURCE_EXHAUSTED`.
@@ -35,10 +55,32 @@ public struct ServerConfiguration: Sendable {
     /// enough of them would stop every other topic. A client that acknowledges something within
     /// this time keeps the window in force.
     public var reliablePushWindowTimeout: Duration = .milliseconds(100)
+    /// The most unacknowledged reliable pushes the default push store keeps per principal; past it
+    /// ``LongLinkServer/push(to:topic:payload:)`` throws `RESOURCE_EXHAUSTED` (nothing stored is
+    /// dropped). Ignored when the server is given a store of its own.
+    public var pushStoreCapacityPerPrincipal: Int = 10_000
+    /// The most bytes (topics and payloads) of unacknowledged reliable pushes the default push
+    /// store keeps per principal, with the same `RESOURCE_EXHAUSTED` past it.
+    public var pushStoreBytesPerPrincipal: Int = 16 << 20
     /// How long finished requests are remembered for de-duplication; `.zero` turns de-duplication off.
     public var dedupeWindow: Duration = .seconds(120)
-    /// How many finished requests are remembered at most (oldest evicted first).
+    /// How many requests are remembered at most, running and finished. When that many are held, a
+    /// client's newly finished request evicts that client's own oldest one (or is not remembered
+    /// when the client has no other): one client never evicts another's.
     public var dedupeCapacity: Int = 100_000
+    /// How many finished requests are remembered per client (a `client_id` under one principal);
+    /// past it, that client's oldest is evicted, so that a client sending many requests cannot
+    /// flush the replies stored for others.
+    public var dedupeCapacityPerClient: Int = 10_000
+    /// With de-duplication, a handler whose connection closes runs on, so that the client's resend
+    /// on its next connection joins it instead of running it twice; it still ends at its
+    /// request's deadline (`timeout_ms`). This bounds how many such handlers one `client_id`
+    /// leaves behind: past it, the next one is cancelled when its connection closes. 0 cancels
+    /// every handler whose connection closes.
+    public var maxOrphanedExecutionsPerClient: Int = 1_024
+    /// As ``maxOrphanedExecutionsPerClient``, for all clients together (client ids cost nothing
+    /// to make up).
+    public var maxOrphanedExecutions: Int = 16_384
     /// How long graceful shutdown and `GoAway` wait for in-flight handlers before closing.
     public var drainTimeout: Duration = .seconds(5)
     /// How long the server waits after `retry_after_ms` it advertises on graceful shutdown.
@@ -69,13 +111,24 @@ public struct ServerConfiguration: Sendable {
             throw fail("defaultHeartbeat must lie within [minimumHeartbeat, maximumHeartbeat]")
         }
         if maxFrameBytes < 64 || maxFrameBytes > Int(UInt32.max) { throw fail("maxFrameBytes must be 64...UInt32.max") }
+        if maxPushFrameBytes < 64 || maxPushFrameBytes > Int(UInt32.max) {
+            throw fail("maxPushFrameBytes must be 64...UInt32.max")
+        }
+        if pushStoreCapacityPerPrincipal < 1 { throw fail("pushStoreCapacityPerPrincipal must be at least 1") }
+        if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }
         if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }
         if dedupeCapacity < 1 { throw fail("dedupeCapacity must be at least 1") }
+        if dedupeCapacityPerClient < 1 { throw fail("dedupeCapacityPerClient must be at least 1") }
+        if maxOrphanedExecutionsPerClient < 0 { throw fail("maxOrphanedExecutionsPerClient must not be negative") }
+        if maxOrphanedExecutions < 0 { throw fail("maxOrphanedExecutions must not be negative") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }
+        if partialFrameTimeout <= .zero { throw fail("partialFrameTimeout must be positive") }
+        if maxMetadataEntries < 0 { throw fail("maxMetadataEntries must not be negative") }
+        if maxAckSeqs < 1 { throw fail("maxAckSeqs must be at least 1") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }
     }

@@ -43,6 +43,11 @@ public struct ServerStatistics: Sendable, Hashable {
     /// Times a connection's full push window opened again because no `Ack` freed room within
     /// ``ServerConfiguration/reliablePushWindowTimeout``.
     public var pushWindowsReopened: Int = 0
+    /// Handlers kept running after their connection closed, for the client's resend to join
+    /// (see ``ServerConfiguration/maxOrphanedExecutionsPerClient``).
+    public var orphanedExecutions: Int = 0
+    /// Handlers stopped when their connection closed because the orphan bounds were reached.
+    public var orphansRefused: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

@@ -257,6 +257,10 @@ extension ProtobufReader {
     mutating func readStringMapEntry(_ tag: FieldTag, into map: inout [String: String], field: String)
         throws(WireFormatError)
     {
+        // Counted in distinct keys: a repeated key replaces its entry and holds nothing more.
+        guard map.count < limits.maxMapEntries else {
+            throw WireFormatError(.tooManyElements(limit: limits.maxMapEntries), field: field, offset: tag.offset)
+        }
         var entry = try readMessageField(tag, field: field)
         var key = ""
         var value = ""

@@ -38,6 +38,10 @@ extension Frame {
     /// The default maximum size of one frame (its body, without the length prefix): 4 MiB.
     public static let defaultMaxFrameBytes = 4 * 1024 * 1024
 
+    /// The most seqs one `Ack` carries: a client sends no more in one frame, and a server accepts
+    /// at least this many.
+    public static let maxAckSeqs = 16_384
+
     /// `Hello { uint32 version = 1; string client_id = 2; uint32 heartbeat_ms = 3; map<string,string> metadata = 4; }`
     public struct Hello: Sendable, Hashable {
         /// The protocol version the client speaks (1).

@@ -22,6 +22,8 @@
 public struct FrameDecoder: Sendable {
     /// The largest frame body accepted, in bytes (the length prefix is not counted).
     public let maxFrameBytes: Int
+    /// Bounds on the repeated fields of each frame, enforced while decoding it.
+    public let limits: Frame.DecodingLimits
 
     /// Bytes received but not yet decoded start at `buffer[readIndex]`.
     private var buffer: [UInt8] = []
@@ -39,9 +41,12 @@ public struct FrameDecoder: Sendable {
 
     /// Creates a decoder that accepts frames of up to `maxFrameBytes` bytes.
     ///
-    /// - Parameter maxFrameBytes: The largest frame body accepted; values below 0 count as 0.
-    public init(maxFrameBytes: Int = Frame.defaultMaxFrameBytes) {
+    /// - Parameters:
+    ///   - maxFrameBytes: The largest frame body accepted; values below 0 count as 0.
+    ///   - limits: Bounds on the repeated fields of each frame (none by default).
+    public init(maxFrameBytes: Int = Frame.defaultMaxFrameBytes, limits: Frame.DecodingLimits = .unlimited) {
         self.maxFrameBytes = Swift.max(0, maxFrameBytes)
+        self.limits = limits
     }
 
     /// The number of bytes received and not yet decoded (at most one incomplete frame when the
@@ -143,10 +148,11 @@ public struct FrameDecoder: Sendable {
 
     /// Decodes the frame body at `bytes[range]`, whose first byte is at stream offset `offset`.
     @inline(__always)
-    private static func decodeBody(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, offset: Int)
+    private func decodeBody(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, offset: Int)
         throws(WireFormatError) -> Frame
     {
-        var reader = ProtobufReader(UnsafeRawBufferPointer(rebasing: bytes[range]), streamOffset: offset)
+        var reader = ProtobufReader(
+            UnsafeRawBufferPointer(rebasing: bytes[range]), streamOffset: offset, limits: limits)
         return try Frame(reading: &reader)
     }
 
@@ -161,7 +167,7 @@ public struct FrameDecoder: Sendable {
                 guard case .complete(let length, let size) = prefix else { return .success(nil) }
                 let bodyStart = start + size
                 guard bytes.count - bodyStart >= length else { return .success(nil) }
-                let frame = try Self.decodeBody(bytes, bodyStart..<bodyStart + length, offset: offset + size)
+                let frame = try decodeBody(bytes, bodyStart..<bodyStart + length, offset: offset + size)
                 return .success((frame, size + length))
             } catch {
                 return .failure(error)
@@ -248,7 +254,7 @@ public struct FrameDecoder: Sendable {
             let prefix = try readPrefix(bytes, at: index, end: end, offset: base + index)
             guard case .complete(let length, let size) = prefix, end - index - size >= length else { break }
             let bodyStart = index + size
-            frames.append(try Self.decodeBody(bytes, bodyStart..<bodyStart + length, offset: base + bodyStart))
+            frames.append(try decodeBody(bytes, bodyStart..<bodyStart + length, offset: base + bodyStart))
             index = bodyStart + length
         }
         streamOffset = base + index

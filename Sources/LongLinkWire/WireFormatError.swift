@@ -21,6 +21,9 @@ public struct WireFormatError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidFieldNumber(UInt64)
         /// A string field that is not valid UTF-8.
         case invalidUTF8
+        /// A map or repeated field holds more elements than the receiver's
+        /// ``Frame/DecodingLimits`` allow.
+        case tooManyElements(limit: Int)
     }
 
     /// The kind of malformation.

@@ -132,6 +132,24 @@ struct ServeCommandTests {
         #expect(outcome.lines.count == 1, "--quiet prints only the first line: \(outcome.standardOutput)")
     }
 
+    /// JSON escapes every `/`, so this message is twice its size as a push: too large for the
+    /// members' clients. The speaker is told; nothing is stored to jam the members' queues.
+    @Test func aMessageTooLargeToPushIsRefused() async throws {
+        let (server, port) = try await Self.startServer(["--quiet", "--no-feed"])
+        defer { server.terminate() }
+        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        defer { client.close() }
+        _ = try await client.handshake(clientID: "speaker")
+        #expect(try await client.call("room.enter", #"{"room":7,"user":"alice"}"#, id: "1").status == nil)
+        let slashes = String(repeating: "/", count: 2_100_000)
+        let say = try await client.call("room.say", #"{"room":7,"user":"alice","text":"\#(slashes)"}"#, id: "2")
+        #expect(say.status?.code == .invalidArgument, "\(String(describing: say.status))")
+        #expect(say.status?.message.contains("too large") == true)
+        #expect(try await client.call("room.say", #"{"room":7,"user":"alice","text":"hi"}"#, id: "3").status == nil)
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
+    }
+
     @Test func subscribingNeedsALogin() async throws {
         let (server, port) = try await Self.startServer(["--quiet"])
         defer { server.terminate() }

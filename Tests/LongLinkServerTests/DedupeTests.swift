@@ -199,6 +199,42 @@ struct DedupeWindowTests {
         #expect(window.arrive("d", waiter: 0, now: now) == "replay d")
     }
 
+    @Test func oneClientCannotEvictAnothersEntries() {
+        var window = Window(window: .seconds(100), capacity: 100, capacityPerClient: 3)
+        let now = ContinuousClock.now
+        #expect(window.arrive("v", client: "victim", waiter: 0, now: now) == "execute")
+        _ = window.finish("v", text: "v", now: now)
+        for index in 0..<50 {
+            #expect(window.arrive("x\(index)", client: "flood", waiter: 0, now: now) == "execute")
+            _ = window.finish("x\(index)", text: "x", now: now)
+        }
+        // The flood kept its last three; the victim's entry is still there.
+        #expect(window.count == 4)
+        #expect(window.arrive("v", client: "victim", waiter: 0, now: now) == "replay v")
+        #expect(window.arrive("x49", client: "flood", waiter: 0, now: now) == "replay x")
+        #expect(window.arrive("x46", client: "flood", waiter: 0, now: now) == "execute")
+    }
+
+    @Test func aFullWindowEvictsOnlyTheFinishingClientsOwnEntries() {
+        var window = Window(window: .seconds(100), capacity: 4, capacityPerClient: 3)
+        let now = ContinuousClock.now
+        for id in ["v1", "v2"] {
+            #expect(window.arrive(id, client: "victim", waiter: 0, now: now) == "execute")
+            _ = window.finish(id, text: id, now: now)
+        }
+        for index in 0..<10 {
+            #expect(window.arrive("x\(index)", client: "flood", waiter: 0, now: now) == "execute")
+            _ = window.finish("x\(index)", text: "x", now: now)
+        }
+        #expect(window.count == 4)
+        // A newcomer cannot store while the window is full, and evicts nobody.
+        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
+        _ = window.finish("n1", text: "n1", now: now)
+        #expect(window.arrive("v1", client: "victim", waiter: 0, now: now) == "replay v1")
+        #expect(window.arrive("v2", client: "victim", waiter: 0, now: now) == "replay v2")
+        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
+    }
+
     @Test func anAbandonedExecutionRunsAgainAndALateFinishIsIgnored() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now
@@ -222,6 +258,23 @@ struct DedupeWindowTests {
         #expect(window.arrive("a", waiter: 2, now: now.advanced(by: .seconds(86_400 * 365))) == "replay kept")
     }
 
+    @Test func anIDHeldForAnotherMethodIsAConflict() {
+        var window = Window(window: .seconds(100), capacity: 10)
+        let now = ContinuousClock.now
+        #expect(window.arrive("a", method: "pay", waiter: 1, now: now) == "execute")
+        #expect(window.arrive("a", method: "read", waiter: 2, now: now) == "conflict pay")
+        #expect(window.finish("a", text: "paid", now: now) == [1])
+        #expect(window.arrive("a", method: "read", waiter: 3, now: now) == "conflict pay")
+        #expect(window.arrive("a", method: "pay", waiter: 4, now: now) == "replay paid")
+    }
+
+    @Test func keysOfAnotherPrincipalAreOtherKeys() {
+        let key = DedupeKey(clientID: "phone-1", principal: "alice", requestID: "42")
+        #expect(key != DedupeKey(clientID: "phone-1", principal: "bob", requestID: "42"))
+        #expect(key != DedupeKey(clientID: "phone-1", requestID: "42"))
+        #expect(key == DedupeKey(client: DedupeKey.Client("phone-1", principal: "alice"), requestID: "42"))
+    }
+
     @Test func removingTheLastWaiterIsReported() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now
@@ -237,21 +290,26 @@ struct DedupeWindowProbe {
     private var window: DedupeWindow<Int>
     private(set) var lastRun: DedupeWindow<Int>.Run?
 
-    init(window: Duration, capacity: Int) {
-        self.window = DedupeWindow(window: window, capacity: capacity)
+    init(window: Duration, capacity: Int, capacityPerClient: Int? = nil) {
+        self.window = DedupeWindow(window: window, capacity: capacity, capacityPerClient: capacityPerClient ?? capacity)
     }
 
     var count: Int { window.count }
 
-    private func key(_ id: String) -> DedupeWindow<Int>.Key { .init(clientID: "c", requestID: id) }
+    private func key(_ id: String, client: String = "c") -> DedupeWindow<Int>.Key {
+        .init(clientID: client, requestID: id)
+    }
 
-    mutating func arrive(_ id: String, waiter: Int, now: ContinuousClock.Instant) -> String {
-        switch window.arrive(key(id), waiter: waiter, now: now) {
+    mutating func arrive(
+        _ id: String, client: String = "c", method: String = "", waiter: Int, now: ContinuousClock.Instant
+    ) -> String {
+        switch window.arrive(key(id, client: client), method: method, waiter: waiter, now: now) {
         case .execute(let run):
             lastRun = run
             return "execute"
         case .wait: return "wait"
         case .replay(let response): return "replay " + String(decoding: response.payload, as: UTF8.self)
+        case .conflict(let method): return "conflict " + method
         }
     }
 

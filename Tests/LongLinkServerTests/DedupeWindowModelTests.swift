@@ -14,8 +14,8 @@ struct DedupeWindowModelTests {
     @Test(arguments: [1, 2, 3, 4])
     func randomOperationsMatchTheModel(seed: UInt64) async {
         var random = SplitMix64(seed: seed)
-        var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40)
-        var model = DedupeModel(window: .seconds(5), capacity: 40)
+        var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40, capacityPerClient: 25)
+        var model = DedupeModel(window: .seconds(5), capacity: 40, capacityPerClient: 25)
         var running: [(id: String, run: DedupeWindow<Int>.Run, model: UInt64)] = []
         var now = ContinuousClock.now
         var waiter = 0
@@ -115,9 +115,20 @@ private struct DedupeModel {
     var nextGeneration: UInt64 = 1
     var nextExpiry: ContinuousClock.Instant?
 
-    init(window: Duration, capacity: Int) {
+    let capacityPerClient: Int
+
+    init(window: Duration, capacity: Int, capacityPerClient: Int) {
         self.window = window
         self.capacity = capacity
+        self.capacityPerClient = capacityPerClient
+    }
+
+    /// The finished entries of `client`.
+    func finishedCount(of client: DedupeKey.Client) -> Int {
+        entries.count { key, entry in
+            guard key.client == client, case .finished = entry else { return false }
+            return true
+        }
     }
 
     var count: Int { entries.count }
@@ -150,7 +161,12 @@ private struct DedupeModel {
         let expiresAt = now.advanced(by: window)
         entries[key] = .finished(response, expiresAt: expiresAt)
         order.append((key, expiresAt))
-        while entries.count > capacity, !order.isEmpty { drop() }
+        // Over its share, or over the capacity: the client's own oldest goes, never another's.
+        while finishedCount(of: key.client) > capacityPerClient
+            || (entries.count > capacity && finishedCount(of: key.client) > 0)
+        {
+            dropOldest(of: key.client)
+        }
         return waiters
     }
 
@@ -165,6 +181,18 @@ private struct DedupeModel {
         waiters.removeAll(where: matches)
         entries[key] = .running(waiters: waiters, generation: generation)
         return waiters.isEmpty
+    }
+
+    mutating func dropOldest(of client: DedupeKey.Client) {
+        for (index, (key, expiresAt)) in order.enumerated() where key.client == client {
+            order.remove(at: index)
+            if case .finished(_, let current)? = entries[key], current == expiresAt {
+                entries[key] = nil
+                return
+            }
+            dropOldest(of: client)
+            return
+        }
     }
 
     mutating func drop() {

@@ -1,8 +1,9 @@
-import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 import Testing
+
+@testable import LongLinkServer
 
 @Suite("Pushes, Ack and Sync")
 struct PushTests {
@@ -83,6 +84,84 @@ struct PushTests {
             try await client.send(.ack(Frame.Ack(seqs: [1])), .sync(Frame.Sync()))
             #expect(try await pushes(client, count: 1).map(\.seq) == [2])
         }
+    }
+
+    /// Any connection of a principal may send `Ack`: it deletes only what the server sent on it.
+    @Test func anAckDeletesOnlyPushesSentOnItsConnection() async throws {
+        try await withServer { server, address in
+            for n in 1...4 { try server.push(to: "erin", topic: "t", payload: [UInt8(n)]) }
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "e")
+            try await login(client, as: "erin")
+            // Not synced: nothing was sent, so nothing is deleted.
+            try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3, 4])))
+            #expect(try await client.call("echo", id: "fence-1").requestID == "fence-1")
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
+
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await pushes(client, count: 4).map(\.seq) == [1, 2, 3, 4])
+            try server.push(to: "erin", topic: "t", payload: [5])
+            #expect(try await pushes(client, count: 1).map(\.seq) == [5])
+            // Seq 6 does not exist yet and 7 never will before the next push: ignored.
+            try await client.send(.ack(Frame.Ack(seqs: [1, 2, 6, 7])))
+            #expect(try await client.call("echo", id: "fence-2").requestID == "fence-2")
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 3)
+            try server.push(to: "erin", topic: "t", payload: [6])
+            #expect(try await pushes(client, count: 1).map(\.seq) == [6])
+            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
+        }
+    }
+
+    /// A push the clients could not read is refused to its producer and never stored, where it
+    /// would make every client of the principal reconnect and receive it again, for ever.
+    @Test func aPushLargerThanTheClientsFrameLimitIsRefused() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.maxPushFrameBytes = 1_000
+        try await withServer(configuration) { server, _ in
+            let fits = [UInt8](repeating: 1, count: 900)
+            let first = try server.push(to: "fay", topic: "t", payload: fits)
+            #expect(first == 1)
+            let tooLarge = [UInt8](repeating: 1, count: 1_000)
+            #expect {
+                try server.push(to: "fay", topic: "t", payload: tooLarge)
+            } throws: { error in
+                (error as? LongLinkError)?.code == .invalidArgument
+                    && (error as? LongLinkError)?.message.contains("too large") == true
+            }
+            #expect(server.core.store.unacknowledgedCount(principal: "fay") == 1)
+            // The next push gets the next seq: nothing was taken by the refused one.
+            let next = try server.push(to: "fay", topic: "t", payload: fits)
+            #expect(next == 2)
+        }
+    }
+
+    @Test func theStoreIsBoundedInBytesPerPrincipal() throws {
+        let store = InMemoryPushStore(capacityPerPrincipal: 100, bytesPerPrincipal: 1_000)
+        for _ in 0..<9 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)) }
+        // 9 × 101 bytes held: 101 more would pass 1,000.
+        #expect {
+            try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100))
+        } throws: { error in
+            (error as? LongLinkError)?.code == .resourceExhausted
+        }
+        #expect(store.unacknowledgedCount(principal: "p") == 9)
+        // Another principal has its own bound; an ack frees room.
+        _ = try store.append(principal: "q", topic: "t", payload: [UInt8](repeating: 0, count: 100))
+        store.acknowledge(principal: "p", seqs: [1])
+        let seq = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)).seq
+        #expect(seq == 10)
+    }
+
+    @Test func aPrincipalWithNothingStoredIsForgottenAndItsSeqsStillRise() throws {
+        let store = InMemoryPushStore()
+        #expect(try store.append(principal: "p", topic: "t", payload: [1]).seq == 1)
+        #expect(try store.append(principal: "p", topic: "t", payload: [2]).seq == 2)
+        store.acknowledge(principal: "p", seqs: [1, 2])
+        #expect(store.principalCount == 0)
+        // Back with a push: its seqs go on above every seq it was given (a client keeps the old
+        // ones as delivered).
+        #expect(try store.append(principal: "p", topic: "t", payload: [3]).seq > 2)
+        #expect(store.principalCount == 1)
     }
 
     @Test func bestEffortPushesHaveSeqZeroAndAreNotStored() async throws {

@@ -113,6 +113,36 @@ struct ClientPushTests {
         try await server.stop()
     }
 
+    /// A batch of 20,000 acknowledgements leaves as two Acks: a server refuses one with more than
+    /// 16,384 seqs (and closes the link over it).
+    @Test func aLargeAckBatchIsSplitIntoFramesTheServerAccepts() async throws {
+        let store = InMemoryPushStore(capacityPerPrincipal: 30_000)
+        var configuration = ServerConfiguration.forClientTests
+        configuration.reliablePushWindow = 30_000
+        let server = try await RunningServer.start(configuration, probe: ServerProbe(), store: store)
+        let running = loggedIn(server.endpoint, as: "ivy") {
+            $0.ackBatchSize = 20_000
+            $0.ackDelay = .seconds(3_600)
+            $0.pushBufferLimit = 30_000
+        }
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        for _ in 0..<20_000 { try server.server.push(to: "ivy", topic: "alerts", payload: []) }
+        let taken = try await within(.seconds(30), "20,000 pushes") {
+            var count = 0
+            for await _ in alerts {
+                count += 1
+                if count == 20_000 { break }
+            }
+            return count
+        }
+        #expect(taken == 20_000)
+        try await eventually("every push is acknowledged") { store.unacknowledgedCount(principal: "ivy") == 0 }
+        #expect(await running.client.statistics.connects == 1)
+        await running.stop()
+        try await server.stop()
+    }
+
     /// The payloads of the next `count` pushes `stream` hands over, as text, within 20 s.
     private func payloads(_ count: Int, from stream: AsyncStream<Push>) async throws -> [String] {
         try await within(.seconds(20), "\(count) pushes to arrive") {

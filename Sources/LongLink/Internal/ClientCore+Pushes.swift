@@ -126,8 +126,10 @@ extension ClientCore {
         }
         let seqs = keys.compactMap { $0.epoch == epoch ? $0.seq : nil }
         stats.staleAcksDropped += keys.count - seqs.count
-        guard !seqs.isEmpty else { return }
-        send(.ack(Frame.Ack(seqs: seqs)), on: link)
+        // One Ack carries at most Frame.maxAckSeqs (servers refuse larger ones).
+        for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
+            send(.ack(Frame.Ack(seqs: Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)]))), on: link)
+        }
         stats.acksSent += seqs.count
     }
 

@@ -1,28 +1,50 @@
-/// A request's identity in the de-duplication window: (client_id, request_id), hashed once.
+/// A request's identity in the de-duplication window: (principal, client_id, request_id), hashed
+/// once.
+///
+/// The principal is part of the key because client ids are chosen by clients and prove nothing:
+/// a reply stored for one principal is never found by a connection bound to another (or to
+/// none), and an id another principal sent first never answers the owner's request.
 ///
 /// The window touches its table several times per request (arrive, finish, evict), so the strings
-/// are hashed once, when the key is made (the client's part once per connection, see ``Client``),
+/// are hashed once, when the key is made (the client's part once per binding, see ``Client``),
 /// and the table hashes and compares the stored integer first.
 struct DedupeKey: Hashable, Sendable {
-    /// A client_id with its hash, computed once per connection.
-    struct Client: Sendable {
+    /// A client_id and the principal its connection is bound to, with their hash, computed once
+    /// per connection and binding. The unit that owns a share of the window.
+    struct Client: Hashable, Sendable {
         let clientID: String
+        /// Nil on a connection no login has bound.
+        let principal: String?
         let hash: Int
 
-        init(_ clientID: String) {
+        init(_ clientID: String, principal: String? = nil) {
             self.clientID = clientID
-            self.hash = clientID.hashValue
+            self.principal = principal
+            var hasher = Hasher()
+            hasher.combine(clientID)
+            hasher.combine(principal)
+            self.hash = hasher.finalize()
+        }
+
+        static func == (lhs: Client, rhs: Client) -> Bool {
+            lhs.hash == rhs.hash && lhs.clientID == rhs.clientID && lhs.principal == rhs.principal
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
         }
     }
 
-    let clientID: String
+    let client: Client
     let requestID: String
-    /// Both ids hashed together, seeded per process by `Hasher`, so clients cannot choose
-    /// colliding ids.
+    /// The client's hash and the request id hashed together, seeded per process by `Hasher`, so
+    /// clients cannot choose colliding ids.
     let hash: Int
 
+    var clientID: String { client.clientID }
+
     init(client: Client, requestID: String) {
-        self.clientID = client.clientID
+        self.client = client
         self.requestID = requestID
         var hasher = Hasher()
         hasher.combine(client.hash)
@@ -30,13 +52,13 @@ struct DedupeKey: Hashable, Sendable {
         self.hash = hasher.finalize()
     }
 
-    init(clientID: String, requestID: String) {
-        self.init(client: Client(clientID), requestID: requestID)
+    init(clientID: String, principal: String? = nil, requestID: String) {
+        self.init(client: Client(clientID, principal: principal), requestID: requestID)
     }
 
     static func == (lhs: DedupeKey, rhs: DedupeKey) -> Bool {
         // The stored hash rejects almost every other key without touching the strings.
-        lhs.hash == rhs.hash && lhs.requestID == rhs.requestID && lhs.clientID == rhs.clientID
+        lhs.hash == rhs.hash && lhs.requestID == rhs.requestID && lhs.client == rhs.client
     }
 
     func hash(into hasher: inout Hasher) {

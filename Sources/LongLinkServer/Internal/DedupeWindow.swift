@@ -1,11 +1,14 @@
 import LongLinkWire
 
-/// Remembers requests by (client_id, request_id) so that a request resent after a reconnect runs
+/// Remembers requests by (principal, client_id, request_id) so that a request resent after a reconnect runs
 /// once: a copy that arrives while the first runs waits for its result; a copy that arrives after
 /// it finished gets the stored reply.
 ///
 /// A pure state machine: it returns what to do and never performs I/O. Bounded by time (the window)
-/// and by count (the oldest finished entries are evicted first). Running entries are bounded by the
+/// and by count: each client (``DedupeKey/Client``) has a share of ``capacityPerClient`` finished
+/// entries, past which its own oldest is evicted, and when the whole window holds ``capacity``
+/// entries a client's new reply also evicts its own oldest (or is not kept when it has no other),
+/// so that no client ever evicts another's entries. Running entries are bounded by the
 /// per-connection in-flight limit times the connection limit, so they are never evicted.
 ///
 /// Entries live in slots (a slot freed by eviction is reused by the next arrival), and the key
@@ -17,7 +20,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     /// One execution of a request: where its entry lives and which run of that entry it is (a
     /// slot is reused, and a key may run again after an abandoned or expired run).
-    struct Run: Sendable, Equatable {
+    struct Run: Sendable, Hashable {
         fileprivate let slot: Int
         /// Unique within the window.
         let generation: UInt64
@@ -77,6 +80,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// finished. Nil (the key) and empty while the slot is free.
     private struct SlotContents {
         var key: Key?
+        /// The method the request called: a copy calling another one under the same id is refused.
+        var method = ""
         var waiters = Waiters()
         var reply: StoredReply?
     }
@@ -90,10 +95,21 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         case wait
         /// Finished within the window: send this stored reply, do not run the handler.
         case replay(Frame.Response)
+        /// The id is held by a request for another method (`method`): refuse the copy, run nothing.
+        case conflict(method: String)
+    }
+
+    /// A client's finished entries in completion order (records of entries gone since are skipped).
+    private struct Share {
+        var order: [Run] = []
+        var head = 0
+        var count = 0
     }
 
     let window: Duration
     let capacity: Int
+    let capacityPerClient: Int
+    private var shares: [Key.Client: Share] = [:]
     /// Slot `i` is `states[i]` and `contents[i]`.
     private var states: [SlotState] = []
     private var contents: [SlotContents] = []
@@ -111,9 +127,10 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     let origin: ContinuousClock.Instant
     private let windowNanoseconds: Int64
 
-    init(window: Duration, capacity: Int, origin: ContinuousClock.Instant = .now) {
+    init(window: Duration, capacity: Int, capacityPerClient: Int = .max, origin: ContinuousClock.Instant = .now) {
         self.window = window
         self.capacity = max(1, capacity)
+        self.capacityPerClient = max(1, capacityPerClient)
         self.origin = origin
         windowNanoseconds = Self.nanoseconds(window)
     }
@@ -127,12 +144,14 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Entries held, running and finished.
     var count: Int { states.count - freeSlots.count }
 
-    mutating func arrive(_ key: Key, waiter: Waiter, now: ContinuousClock.Instant) -> ArrivalAction {
-        arrive(key, waiter: waiter, at: Self.time(now, since: origin))
+    mutating func arrive(_ key: Key, method: String = "", waiter: Waiter, now: ContinuousClock.Instant)
+        -> ArrivalAction
+    {
+        arrive(key, method: method, waiter: waiter, at: Self.time(now, since: origin))
     }
 
-    /// ``arrive(_:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
-    mutating func arrive(_ key: Key, waiter: Waiter, at now: Int64) -> ArrivalAction {
+    /// ``arrive(_:method:waiter:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
+    mutating func arrive(_ key: Key, method: String = "", waiter: Waiter, at now: Int64) -> ArrivalAction {
         // Expiry walks from the oldest entry, at most once a millisecond so that it is not paid per
         // request (an entry may outlive its window by up to that much).
         if now >= nextExpiry {
@@ -142,9 +161,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let (bucket, found) = find(key)
         guard let slot = found else {
             let slot = allocate(key)
+            contents[slot].method = method
             insert(slot: slot, hash: key.hash, at: bucket)
             return .execute(start(slot, waiter: waiter))
         }
+        guard contents[slot].method == method else { return .conflict(method: contents[slot].method) }
         guard states[slot].phase == .finished else {
             contents[slot].waiters.append(waiter)
             return .wait
@@ -152,6 +173,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         if states[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
             // old run's place in the completion order no longer removes it).
+            leaveShare(slot)
             contents[slot].reply = nil
             return .execute(start(slot, waiter: waiter))
         }
@@ -168,7 +190,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// Whether `run` is the slot's current execution and still running.
-    private func isRunning(_ run: Run) -> Bool {
+    func isRunning(_ run: Run) -> Bool {
         run.slot < states.count && states[run.slot].generation == run.generation && states[run.slot].phase == .running
     }
 
@@ -188,8 +210,42 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         states[run.slot].phase = .finished
         states[run.slot].expiresAt = expiresAt
         finishedOrder.append((run, expiresAt, states[run.slot].hash))
-        evictOverCapacity()
+        let client = contents[run.slot].key!.client
+        shares[client, default: Share()].order.append(run)
+        shares[client]!.count += 1
+        evict(client)
         return waiters
+    }
+
+    /// Evicts `client`'s oldest finished entries while it is over its share, or while the window
+    /// is over capacity and the client has any: never another client's.
+    private mutating func evict(_ client: Key.Client) {
+        while let share = shares[client], share.count > capacityPerClient || (count > capacity && share.count > 0) {
+            var head = share.head
+            var victim: Run?
+            while head < share.order.count, victim == nil {
+                let run = share.order[head]
+                head += 1
+                if states[run.slot].generation == run.generation, states[run.slot].phase == .finished { victim = run }
+            }
+            shares[client]!.head = head
+            // Every counted entry has a record, so a victim is always found; stop rather than spin.
+            guard let victim else { break }
+            remove(slot: victim.slot)
+        }
+        if var share = shares[client], share.head > 32, share.head * 2 > share.order.count {
+            share.order.removeFirst(share.head)
+            share.head = 0
+            shares[client] = share
+        }
+    }
+
+    /// A finished entry stops counting toward its client's share (removed, or running again); a
+    /// client with no finished entry left is forgotten.
+    private mutating func leaveShare(_ slot: Int) {
+        guard states[slot].phase == .finished, let client = contents[slot].key?.client else { return }
+        let left = (shares[client]?.count ?? 1) - 1
+        if left > 0 { shares[client]!.count = left } else { shares[client] = nil }
     }
 
     /// The handler was cancelled or timed out: forget the key (a later copy runs again) and hand
@@ -211,13 +267,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     private mutating func expire(at now: Int64) {
         while head < finishedOrder.count, finishedOrder[head].expiresAt <= now {
-            dropOldest()
-        }
-        compact()
-    }
-
-    private mutating func evictOverCapacity() {
-        while count > capacity, head < finishedOrder.count {
             dropOldest()
         }
         compact()
@@ -263,9 +312,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     private mutating func remove(slot: Int) {
         guard states[slot].phase != .free else { return }
+        leaveShare(slot)
         removeBucket(bucket(of: slot, hash: states[slot].hash))
         states[slot].phase = .free
         contents[slot].key = nil
+        contents[slot].method = ""
         contents[slot].waiters = Waiters()
         contents[slot].reply = nil
         freeSlots.append(slot)

@@ -9,8 +9,10 @@ extension ServerConnection {
     func bind(principal: String) {
         onLoop { [self] in
             guard case .rebind(let old) = session.bound(principal: principal) else { return }
+            // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
+            dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
             core.rebind(self, from: old, to: principal)
-            pushWindow.restart()
+            pushWindow.principalChanged()
         }
     }
 
@@ -29,7 +31,8 @@ extension ServerConnection {
     func handleAck(_ seqs: [UInt64]) {
         switch session.receivedAck(seqs: seqs) {
         case .acknowledge(let principal, let seqs):
-            core.store.acknowledge(principal: principal, seqs: seqs)
+            let sent = pushWindow.acknowledgeable(seqs)
+            if !sent.isEmpty { core.store.acknowledge(principal: principal, seqs: sent) }
             core.counters.acksReceived.increment(by: seqs.count)
             if pushWindow.acknowledged(seqs) { pumpReliablePushes() }
         case .closeConnection(let close):

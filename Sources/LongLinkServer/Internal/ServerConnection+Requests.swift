@@ -41,15 +41,29 @@ extension ServerConnection {
         let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
         let waiter = DedupeWaiter(connection: self, requestID: request.requestID, token: token)
         let time = core.dedupeTime(now)
-        switch core.dedupe.withLock({ $0.arrive(key, waiter: waiter, at: time) }) {
+        let method = request.method
+        switch core.dedupe.withLock({ $0.window.arrive(key, method: method, waiter: waiter, at: time) }) {
         case .execute(let run):
             execute(request, route: route, token: token, run: run, at: now)
         case .wait:
             core.counters.requestsJoined.increment()
-            session.track(requestID: request.requestID, token: token, execution: nil)
+            // The copy keeps its own deadline: the execution it joined may have a later one, or none.
+            var execution: Execution?
+            if request.timeoutMilliseconds > 0 {
+                let requestID = request.requestID
+                let timer = loop.scheduleTimer(after: .milliseconds(Int64(request.timeoutMilliseconds))) { [self] in
+                    handlerTimedOut(requestID: requestID, token: token, run: nil)
+                }
+                execution = Execution(task: nil, timer: timer, run: nil)
+            }
+            session.track(requestID: request.requestID, token: token, execution: execution)
         case .replay(let response):
             core.counters.requestsReplayed.increment()
             sendResponse(response, to: request.requestID)
+        case .conflict:
+            let status = Frame.Status(
+                code: .invalidArgument, message: "request_id was used for another method; ids are never reused")
+            sendResponse(Frame.Response(status: status), to: request.requestID)
         }
     }
 
@@ -92,7 +106,7 @@ extension ServerConnection {
             var execution = Execution(task: task, timer: nil, run: run)
             if let timeout {
                 execution.timer = loop.scheduleTimer(after: timeout) { [self] in
-                    handlerTimedOut(requestID: requestID, token: token)
+                    handlerTimedOut(requestID: requestID, token: token, run: run)
                 }
             }
             // The task cannot answer before this: its answer reaches the session on this loop,
@@ -137,13 +151,19 @@ extension ServerConnection {
         }
     }
 
-    private func handlerTimedOut(requestID: String, token: UInt64) {
+    /// The deadline of a request passed: `run` is its execution when this connection ran it, nil
+    /// for a copy that joined an execution elsewhere.
+    private func handlerTimedOut(requestID: String, token: UInt64, run: DedupeRun?) {
         let request: Session.InFlightRequest
         let close: Session.Close?
         switch session.handlerTimedOut(requestID: requestID, token: token) {
         case .failTimedOut(let timedOut): (request, close) = (timedOut, nil)
         case .failTimedOutAndClose(let timedOut, let drained): (request, close) = (timedOut, drained)
-        case .ignore: return
+        case .ignore:
+            // The session let go of the request when it closed; the execution may run on as an
+            // orphan, which its deadline still ends.
+            if let run { core.orphanTimedOut(run, status: Self.timedOutStatus) }
+            return
         }
         core.counters.requestsTimedOut.increment()
         request.execution?.task?.cancel()
@@ -152,8 +172,11 @@ extension ServerConnection {
         if let run = request.execution?.run {
             // Timed-out executions are not stored (a later copy runs again); the copies waiting for
             // this one on other connections time out with it.
-            let waiters = core.dedupe.withLock { $0.abandon(run) }
+            let waiters = core.dedupe.withLock { $0.abandon(run) }.waiters
             core.deliver(timedOut, to: waiters, except: (self, token))
+        } else if core.dedupeEnabled {
+            // A joined copy gives up alone: the execution goes on for the others.
+            stopWaiting(for: request)
         }
         if let close { perform(close) }
     }
@@ -187,7 +210,7 @@ extension ServerConnection {
     func stopWaiting(for request: Session.InFlightRequest) -> Bool {
         let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
         return core.dedupe.withLock {
-            $0.removeWaiter(key) { $0.connection === self && $0.token == request.token }
+            $0.window.removeWaiter(key) { $0.connection === self && $0.token == request.token }
         }
     }
 

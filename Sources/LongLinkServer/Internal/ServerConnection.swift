@@ -48,13 +48,19 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var handshakeTimer: EventLoopTimer?
     private var heartbeatTimer: EventLoopTimer?
     private var drainTimer: EventLoopTimer?
+    private var partialFrame = PartialFrameWatch()
+    private var partialFrameTimer: EventLoopTimer?
 
     init(connection: Connection, core: ServerCore) {
         self.connection = connection
         self.core = core
         self.session = Session(configuration: Session.Configuration(core.configuration))
         self.pushWindow = ReliablePushWindow(size: core.configuration.reliablePushWindow)
-        self.decoder = FrameDecoder(maxFrameBytes: core.configuration.maxFrameBytes)
+        self.decoder = FrameDecoder(
+            maxFrameBytes: core.configuration.maxFrameBytes,
+            limits: Frame.DecodingLimits(
+                maxMapEntries: core.configuration.maxMetadataEntries,
+                maxRepeatedValues: core.configuration.maxAckSeqs))
     }
 
     /// Runs `body` on the loop: at once when called there, so that what a handler running inline
@@ -92,11 +98,19 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         }
         // The frames before the malformed bytes are handled first, as they arrived first.
         processFrames()
-        guard let failure else { return }
+        guard let failure else {
+            if partialFrame.read(pendingBytes: decoder.bufferedByteCount, consumed: decoder.consumedByteCount) {
+                armPartialFrameTimer()
+            }
+            return
+        }
         let close =
-            if case .frameTooLarge = failure.kind {
+            switch failure.kind {
+            case .frameTooLarge:
                 session.receivedMalformedBytes(code: .resourceExhausted, reason: "frame too large: \(failure)")
-            } else {
+            case .tooManyElements:
+                session.receivedMalformedBytes(code: .resourceExhausted, reason: "too many elements: \(failure)")
+            default:
                 session.receivedMalformedBytes(code: .invalidArgument, reason: "malformed frame: \(failure)")
             }
         if let close { perform(close) }
@@ -139,10 +153,28 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         core.unregister(self, principal: principal)
     }
 
+    private func armPartialFrameTimer() {
+        let timeout = configuration.partialFrameTimeout
+        partialFrameTimer = loop.scheduleTimer(after: timeout) { [self] in
+            partialFrameTimer = nil
+            guard session.phase != .closed else { return }
+            switch partialFrame.fired(
+                pendingBytes: decoder.bufferedByteCount, consumed: decoder.consumedByteCount,
+                readingPaused: readingPaused)
+            {
+            case .none: break
+            case .rearm: armPartialFrameTimer()
+            case .close: if let close = session.partialFrameTimedOut(after: timeout) { perform(close) }
+            }
+        }
+    }
+
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+        let timers = [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer]
+        for timer in timers.compactMap({ $0 }) {
             loop.cancelTimer(timer)
         }
+        partialFrameTimer = nil
         handshakeTimer = nil
         heartbeatTimer = nil
         drainTimer = nil
@@ -166,7 +198,11 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             }
         case .goAway:
             if let close = session.receivedGoAway() { perform(close) }
-        case .pong, .unrecognized:
+        case .unrecognized:
+            // An empty frame, or a kind this server does not know: ignored in every phase, before
+            // Hello too (it is not "a first frame other than Hello").
+            break
+        case .pong:
             if let close = session.receivedIgnorableFrame() { perform(close) }
         case .welcome, .response, .push:
             if let close = session.receivedServerFrame() { perform(close) }
@@ -226,7 +262,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     func perform(_ close: Session.Close) {
         switch close.reason {
         case .protocolViolation: core.counters.protocolViolations.increment()
-        case .idle: core.counters.idleClosures.increment()
+        case .idle, .slowFrame: core.counters.idleClosures.increment()
         case .unsupportedVersion, .connectionLimit, .drained, .drainTimedOut: break
         }
         if let goAway = close.goAway { send(.goAway(goAway)) }
@@ -250,15 +286,20 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let end =
             shuttingDown ? abandoned.endIndex : min(abandoned.endIndex, abandoned.startIndex + Self.releasedPerTurn)
         for request in abandoned[..<end] {
-            if let timer = request.execution?.timer { loop.cancelTimer(timer) }
-            if core.dedupeEnabled {
-                // The execution goes on: its result is stored so that the client's resend after
+            let execution = request.execution
+            if core.dedupeEnabled, !shuttingDown, let task = execution?.task, let run = execution?.run {
+                // The execution goes on as an orphan, within bounds and until its deadline (its
+                // timer stays armed): its result is stored so that the client's resend after
                 // reconnecting is answered without running the handler twice.
                 stopWaiting(for: request)
-                if shuttingDown { request.execution?.task?.cancel() }
-            } else {
-                request.execution?.task?.cancel()
+                core.adoptOrphan(
+                    run, client: session.clientID, handle: OrphanHandle(task: task, timer: execution?.timer, loop: loop)
+                )
+                continue
             }
+            if let timer = execution?.timer { loop.cancelTimer(timer) }
+            if core.dedupeEnabled { stopWaiting(for: request) }
+            execution?.task?.cancel()
         }
         guard end < abandoned.endIndex else { return }
         let rest = abandoned[end...]

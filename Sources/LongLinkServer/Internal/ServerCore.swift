@@ -22,7 +22,7 @@ final class ServerCore: Sendable {
     let router: Router
     let store: any PushStore
     let counters = ServerCounters()
-    let dedupe: Locked<DedupeWindow<DedupeWaiter>>
+    let dedupe: Locked<DedupeTable>
 
     private struct Registry {
         var all: [UInt64: ServerConnection] = [:]
@@ -39,8 +39,13 @@ final class ServerCore: Sendable {
         self.router = router
         self.store = store
         self.dedupe = Locked(
-            DedupeWindow(
-                window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity, origin: dedupeOrigin))
+            DedupeTable(
+                window: DedupeWindow(
+                    window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity,
+                    capacityPerClient: configuration.dedupeCapacityPerClient, origin: dedupeOrigin),
+                orphans: OrphanedExecutions(
+                    maxPerClient: configuration.maxOrphanedExecutionsPerClient,
+                    maxTotal: configuration.maxOrphanedExecutions)))
     }
 
     /// The de-duplication window's time line starts here (see ``dedupeTime(_:)``).
@@ -116,10 +121,13 @@ final class ServerCore: Sendable {
 
     /// Stops admitting connections and returns the open ones.
     func beginShutdown() -> [ServerConnection] {
-        registry.withLock { registry in
+        let connections = registry.withLock { registry in
             registry.shuttingDown = true
             return Array(registry.all.values)
         }
+        // Orphaned handlers end with the server rather than outlive it.
+        for orphan in dedupe.withLock({ $0.orphans.removeAll() }) { orphan.stop() }
+        return connections
     }
 
     /// Waits until no connection is open, or `timeout` passes. Returns true when empty.
@@ -141,6 +149,31 @@ final class ServerCore: Sendable {
                 expired?.resume(returning: false)
             }
         }
+    }
+
+    // MARK: Push sizes
+
+    /// The size of the push frame for `topic` and `payload` at the largest seq and epoch, whose
+    /// varints are the longest, so that the check holds whatever the store assigns.
+    private static func pushFrameSize(topic: String, payload: [UInt8]) -> Int {
+        Frame.push(Frame.Push(seq: .max, topic: topic, payload: payload, epoch: .max)).encodedSize
+    }
+
+    /// Throws `INVALID_ARGUMENT` for a push larger than ``ServerConfiguration/maxPushFrameBytes``.
+    func checkPushSize(topic: String, payload: [UInt8]) throws(LongLinkError) {
+        let size = Self.pushFrameSize(topic: topic, payload: payload)
+        guard size > configuration.maxPushFrameBytes else { return }
+        throw LongLinkError(
+            code: .invalidArgument,
+            message: "push too large: a \(size)-byte frame, clients read at most \(configuration.maxPushFrameBytes)")
+    }
+
+    /// Whether a best-effort push fits ``ServerConfiguration/maxPushFrameBytes``; one that does
+    /// not is counted as dropped.
+    func bestEffortPushFits(topic: String, payload: [UInt8]) -> Bool {
+        guard Self.pushFrameSize(topic: topic, payload: payload) > configuration.maxPushFrameBytes else { return true }
+        counters.bestEffortPushesDropped.increment()
+        return false
     }
 
     // MARK: Handler completion
@@ -182,8 +215,38 @@ final class ServerCore: Sendable {
         _ run: DedupeRun, response: Frame.Response?, at now: Int64
     ) -> (waiters: DedupeWaiters, reply: Frame.Response) {
         guard let response else {
-            return (dedupe.withLock { $0.abandon(run) }, Self.cancelledReply)
+            let (waiters, orphan) = dedupe.withLock { $0.abandon(run) }
+            orphan?.cancelTimer()
+            return (waiters, Self.cancelledReply)
         }
-        return (dedupe.withLock { $0.finish(run, response: response, at: now) }, response)
+        let (waiters, orphan) = dedupe.withLock { $0.finish(run, response: response, at: now) }
+        orphan?.cancelTimer()
+        return (waiters, response)
+    }
+
+    // MARK: Orphaned executions
+
+    /// Offers the execution `run`, whose connection closed, as an orphan of `client` (see
+    /// ``OrphanedExecutions``): at a bound it is stopped at once; otherwise it runs on and its
+    /// deadline timer stays armed.
+    func adoptOrphan(_ run: DedupeRun, client: String, handle: OrphanHandle) {
+        switch dedupe.withLock({ $0.adopt(run, client: client, handle: handle) }) {
+        case .adopted:
+            counters.orphanedExecutions.increment()
+        case .refused:
+            counters.orphansRefused.increment()
+            handle.stop()
+        case .finished:
+            handle.cancelTimer()
+        }
+    }
+
+    /// The deadline of `run` passed after its connection closed: stops the orphaned execution and
+    /// answers the copies that joined it `DEADLINE_EXCEEDED`.
+    func orphanTimedOut(_ run: DedupeRun, status: Frame.Status) {
+        guard let (handle, waiters) = dedupe.withLock({ $0.orphanTimedOut(run) }) else { return }
+        counters.requestsTimedOut.increment()
+        handle.task.cancel()
+        deliver(Frame.Response(status: status), to: waiters)
     }
 }

@@ -23,6 +23,8 @@ final class ServerCounters: Sendable {
     let bestEffortPushesDropped = Atomic<Int>(0)
     let acksReceived = Atomic<Int>(0)
     let pushWindowsReopened = Atomic<Int>(0)
+    let orphanedExecutions = Atomic<Int>(0)
+    let orphansRefused = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -47,6 +49,8 @@ final class ServerCounters: Sendable {
         s.bestEffortPushesDropped = bestEffortPushesDropped.load(ordering: .relaxed)
         s.acksReceived = acksReceived.load(ordering: .relaxed)
         s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
+        s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
+        s.orphansRefused = orphansRefused.load(ordering: .relaxed)
         return s
     }
 }

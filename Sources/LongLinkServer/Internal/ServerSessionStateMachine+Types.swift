@@ -23,8 +23,8 @@ extension ServerSessionStateMachine {
         /// Tells this admission apart from an earlier one with the same id (cancelled and sent
         /// again), so that a late answer for the earlier one is not taken for the new one.
         let token: UInt64
-        /// What stops its handler; nil while the request waits for an execution elsewhere (a copy
-        /// on another connection).
+        /// What stops its handler, or, for a copy waiting for an execution on another connection,
+        /// its own deadline timer (nil when it gave no deadline).
         var execution: Execution?
     }
 
@@ -37,6 +37,8 @@ extension ServerSessionStateMachine {
             case unsupportedVersion
             /// No traffic for three heartbeat intervals.
             case idle
+            /// An incomplete frame took longer than the partial-frame timeout.
+            case slowFrame
             /// Turned away at the server's connection limit.
             case connectionLimit
             /// Going away, and nothing is left in flight.

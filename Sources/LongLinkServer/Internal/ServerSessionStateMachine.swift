@@ -164,7 +164,8 @@ struct ServerSessionStateMachine<Execution> {
     }
 
     /// A dispatched request is in flight: its handler runs as a task (`execution` is what stops
-    /// it), or it waits for an execution elsewhere (`execution` is nil). Its answer comes through
+    /// it), or it waits for an execution elsewhere (`execution` holds at most its deadline). Its
+    /// answer comes through
     /// ``handlerFinished(requestID:token:)``.
     mutating func track(requestID: String, token: UInt64, execution: Execution?) {
         inFlight[requestID] = InFlightRequest(requestID: requestID, token: token, execution: execution)
@@ -342,7 +343,8 @@ struct ServerSessionStateMachine<Execution> {
         return closeIfDrained()
     }
 
-    /// A frame with nothing to act on arrived (`Pong`, or a kind this server does not know).
+    /// A frame with nothing to act on arrived (`Pong`). Empty frames and unknown kinds are ignored
+    /// in every phase and never reach the machine.
     mutating func receivedIgnorableFrame() -> Close? {
         guard case .refuse(let close) = sessionGate() else { return nil }
         return close
@@ -355,6 +357,13 @@ struct ServerSessionStateMachine<Execution> {
         case .closed: return nil
         case .refuse(let close): return close
         }
+    }
+
+    /// An incomplete frame outlived ``ServerConfiguration/partialFrameTimeout``.
+    mutating func partialFrameTimedOut(after timeout: Duration) -> Close? {
+        guard phase != .closed else { return nil }
+        let reason = "a partial frame took longer than \(timeout) to arrive"
+        return close(.slowFrame, goAway: Frame.GoAway(code: .deadlineExceeded, reason: reason, reconnect: true))
     }
 
     /// The bytes did not decode as frames (`code` says how: too large, or malformed).

@@ -14,17 +14,22 @@ struct ProtobufReader {
     let endIndex: Int
     /// The absolute stream offset of `bytes[0]`, added to indexes in errors.
     let streamOffset: Int
+    /// Bounds on repeated fields, handed down to the readers of nested messages.
+    let limits: Frame.DecodingLimits
 
     /// Creates a reader over all of `bytes`, whose first byte is at `streamOffset` in the stream.
-    init(_ bytes: UnsafeRawBufferPointer, streamOffset: Int = 0) {
-        self.init(bytes: bytes, index: 0, endIndex: bytes.count, streamOffset: streamOffset)
+    init(_ bytes: UnsafeRawBufferPointer, streamOffset: Int = 0, limits: Frame.DecodingLimits = .unlimited) {
+        self.init(bytes: bytes, index: 0, endIndex: bytes.count, streamOffset: streamOffset, limits: limits)
     }
 
-    private init(bytes: UnsafeRawBufferPointer, index: Int, endIndex: Int, streamOffset: Int) {
+    private init(
+        bytes: UnsafeRawBufferPointer, index: Int, endIndex: Int, streamOffset: Int, limits: Frame.DecodingLimits
+    ) {
         self.bytes = bytes
         self.index = index
         self.endIndex = endIndex
         self.streamOffset = streamOffset
+        self.limits = limits
     }
 
     /// True when every byte of the region has been read.
@@ -163,7 +168,8 @@ struct ProtobufReader {
     {
         let range = try readDelimitedRange(tag, field: field)
         return ProtobufReader(
-            bytes: bytes, index: range.lowerBound, endIndex: range.upperBound, streamOffset: streamOffset)
+            bytes: bytes, index: range.lowerBound, endIndex: range.upperBound, streamOffset: streamOffset,
+            limits: limits)
     }
 
     /// Reads a string field, which must be valid UTF-8.
@@ -228,6 +234,10 @@ struct ProtobufReader {
     {
         switch tag.wireType {
         case .varint:
+            guard values.count < limits.maxRepeatedValues else {
+                throw WireFormatError(
+                    .tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
+            }
             values.append(try readVarint(field: field))
         case .lengthDelimited:
             var packed = try readMessageField(tag, field: field)
@@ -236,6 +246,11 @@ struct ProtobufReader {
             var count = 0
             for position in packed.index..<packed.endIndex where packed.bytes[position] < 0x80 {
                 count += 1
+            }
+            // Checked before any value is decoded or stored.
+            guard count <= limits.maxRepeatedValues - values.count else {
+                throw WireFormatError(
+                    .tooManyElements(limit: limits.maxRepeatedValues), field: field, offset: tag.offset)
             }
             values.reserveCapacity(values.count + count)
             while !packed.isAtEnd {
