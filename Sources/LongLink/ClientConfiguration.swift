@@ -27,6 +27,10 @@ public struct ClientConfiguration: Sendable {
     /// The most requests that may wait while the link is down; one more fails at once with
     /// ``LongLinkError/Code-swift.struct/resourceExhausted``.
     public var offlineQueueLimit: Int = 1_000
+    /// The most payload bytes of requests that may wait for the link (down, logged out, or not
+    /// reading what the client writes); a request that would go past it fails at once with
+    /// ``LongLinkError/Code-swift.struct/resourceExhausted``. A request always fits an empty queue.
+    public var offlineQueueBytes: Int = 16 << 20
     /// The largest frame accepted from the server.
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
     /// The login step, run after every connect before queued requests are released. It makes
@@ -80,7 +84,8 @@ public struct ClientConfiguration: Sendable {
         if backoff.initial < .zero || backoff.maximum < backoff.initial || backoff.multiplier < 1 {
             throw fail("backoff must satisfy 0 <= initial <= maximum and multiplier >= 1")
         }
-        if offlineQueueLimit < 0 { throw fail("offlineQueueLimit must not be negative") }
+        if offlineQueueLimit < 1 { throw fail("offlineQueueLimit must be at least 1") }
+        if offlineQueueBytes < 1 { throw fail("offlineQueueBytes must be at least 1") }
         if maxFrameBytes < 64 { throw fail("maxFrameBytes must be at least 64") }
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }

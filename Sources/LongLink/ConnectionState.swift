@@ -61,6 +61,11 @@ public struct ClientStatistics: Sendable, Hashable {
     public var inFlight: Int = 0
     /// Requests waiting for the link (offline queue).
     public var queued: Int = 0
+    /// Payload bytes of the requests in the offline queue (bounded by ``ClientConfiguration/offlineQueueBytes``).
+    public var queuedBytes: Int = 0
+    /// Bytes written to the link and not yet taken by the kernel (bounded by the connection's high
+    /// watermark plus one frame: past it, requests wait in the offline queue).
+    public var writeBufferBytes: Int = 0
     /// Request frames written (resends included).
     public var requestsSent: Int = 0
     /// Requests answered with a reply (OK or an error status).

@@ -156,6 +156,44 @@ struct HostileServerTests {
         server.stop()
     }
 
+    /// A server that stops reading: the client's write buffer stays near its high watermark (1 MiB)
+    /// and the rest wait in the offline queue up to its byte bound; past it, calls fail at once with
+    /// resourceExhausted, and the others at their deadline. Nothing grows with what the app sends.
+    @Test func aServerThatStopsReadingLeavesTheClientsMemoryBounded() async throws {
+        let server = try await ScriptedServer.start { frame, peer in
+            guard case .hello = frame else { return }
+            peer.welcome()
+            peer.connection.pauseReading()
+        }
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.offlineQueueBytes = 4 << 20
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let client = running.client
+        let payload = [UInt8](repeating: 1, count: 64 << 10)
+        // 25 MiB in all: more than the kernel's socket buffers, the write buffer and the queue hold.
+        let calls = (0..<400).map { _ in
+            Task { () -> LongLinkError.Code? in
+                do {
+                    _ = try await client.request("sink", payload: payload, options: RequestOptions(timeout: .seconds(3)))
+                    return nil
+                } catch let error as LongLinkError {
+                    return error.code
+                }
+            }
+        }
+        try await eventually("the offline queue fills") { await client.statistics.queuedBytes >= 3 << 20 }
+        let statistics = await client.statistics
+        #expect(statistics.writeBufferBytes <= (1 << 20) + (64 << 10) + 1_024)
+        #expect(statistics.queuedBytes <= 4 << 20)
+        var codes: [LongLinkError.Code?] = []
+        for call in calls { codes.append(try await call.value) }
+        #expect(codes.contains(.resourceExhausted))
+        #expect(codes.allSatisfy { $0 == .resourceExhausted || $0 == .deadlineExceeded })
+        await running.stop()
+        server.stop()
+    }
+
     @Test func aWrongFirstFrameIsAProtocolViolation() async throws {
         let server = try await ScriptedServer.start { frame, peer in
             if case .hello = frame { peer.send(.push(Frame.Push(seq: 1, topic: "x", payload: []))) }

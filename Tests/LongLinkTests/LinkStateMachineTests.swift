@@ -154,6 +154,28 @@ struct LinkStateMachineTests {
         return book
     }
 
+    /// The queue's byte bound: a request that would pass it is refused, one always fits an empty
+    /// queue, and bytes leave the count however a request leaves the queue.
+    @Test func theQueueIsBoundedInBytes() {
+        var book = RequestBook<Int>(queueLimit: 10, queueByteLimit: 100)
+        func call(_ id: UInt64, bytes: Int) -> PendingRequest {
+            PendingRequest(
+                id: id, method: "m", payload: [UInt8](repeating: 0, count: bytes), deadline: .now, idempotent: true)
+        }
+        #expect(isQueued(book.admit(call(1, bytes: 60), caller: 1, route: .queue)))
+        #expect(!isQueued(book.admit(call(2, bytes: 60), caller: 2, route: .queue)))
+        #expect(isQueued(book.admit(call(3, bytes: 40), caller: 3, route: .queue)))
+        #expect(book.queuedBytes == 100)
+        _ = book.remove(1)
+        #expect(book.dequeue(writingOn: 1)?.id == 3)
+        #expect(book.queuedBytes == 0)
+        #expect(isQueued(book.admit(call(4, bytes: 500), caller: 4, route: .queue)))  // an empty queue takes it
+        // A link's end puts its written request back in the queue, bytes and all.
+        _ = book.linkEnded(1, resendAllowed: true, serverDeduplicates: true)
+        #expect(book.queuedBytes == 540)
+        #expect(book.removeUnwritten().count == 2 && book.queuedBytes == 0)
+    }
+
     @Test func aDroppedLinkResendsWhatIsSafeAndHandsBackTheRest() {
         var machine = loggedIn()
         var books = book(on: machine)

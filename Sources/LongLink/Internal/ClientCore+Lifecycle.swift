@@ -34,6 +34,8 @@ extension ClientCore {
         var snapshot = stats
         snapshot.queued = book.queuedCount
         snapshot.inFlight = book.writtenCount
+        snapshot.queuedBytes = book.queuedBytes
+        snapshot.writeBufferBytes = link?.connection.bufferedWriteBytes ?? 0
         return snapshot
     }
 

@@ -95,6 +95,14 @@ extension ClientCore {
         link.connection.close(mode, error: error)
     }
 
+    /// The server read enough of what was written: requests held back go out.
+    func linkWritabilityChanged(_ generation: UInt64) {
+        guard let link = link(generation), link.connection.isWritable, book.queuedCount > 0,
+            machine.phase == .open(generation)
+        else { return }
+        drainQueue(on: link)
+    }
+
     /// Handles the frames of one read, in order.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
         guard let link = link(generation) else { return }

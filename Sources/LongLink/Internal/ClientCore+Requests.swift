@@ -73,9 +73,10 @@ extension ClientCore {
         }
         var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
         if case .write(let generation) = route, !request.bypassesGate, let link = link(generation),
-            book.queuedCount > 0 || book.writtenCount >= link.maxInFlight
+            book.queuedCount > 0 || book.writtenCount >= link.maxInFlight || !link.connection.isWritable
         {
-            // The server runs at most maxInFlight at once: wait in line rather than be refused.
+            // Wait in line rather than be refused (the server runs at most maxInFlight at once) or
+            // pile up in the write buffer of a server that does not read.
             route = .queue
         }
         switch book.admit(request, caller: caller, route: route) {
@@ -179,12 +180,13 @@ extension ClientCore {
         }
     }
 
-    /// Sends the queue in order (the gate just opened, or a reply made room), keeping at most the
-    /// server's `max_in_flight` written.
+    /// Sends the queue in order (the gate just opened, a reply made room, or the server read what
+    /// was written), keeping at most the server's `max_in_flight` written and stopping when the
+    /// link's write buffer is full.
     func drainQueue(on link: Link) {
         let now = clock.now
         while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            let request = book.dequeue(writingOn: link.generation)
+            link.connection.isWritable, let request = book.dequeue(writingOn: link.generation)
         {
             write(request, on: link, at: now)
         }

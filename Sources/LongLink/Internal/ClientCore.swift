@@ -112,7 +112,8 @@ actor ClientCore {
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
         self.configuration = configuration
-        self.book = RequestBook(queueLimit: configuration.offlineQueueLimit)
+        self.book = RequestBook(
+            queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
         self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)

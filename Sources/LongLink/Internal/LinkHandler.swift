@@ -30,7 +30,10 @@ final class LinkHandler: ConnectionHandler {
         }
     }
 
-    func connectionWritabilityChanged(_ connection: Connection) {}
+    func connectionWritabilityChanged(_ connection: Connection) {
+        let generation = self.generation
+        core.assumeIsolated { $0.linkWritabilityChanged(generation) }
+    }
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
         let generation = self.generation

@@ -43,9 +43,15 @@ struct RequestBook<Caller> {
     private(set) var entries: [UInt64: Entry] = [:]
     private var queue = OfflineQueue()
     let queueLimit: Int
+    /// The most payload bytes the queue takes from new requests (one request is always taken
+    /// into an empty queue, so that a large call can still wait for the link).
+    let queueByteLimit: Int
+    /// Payload bytes of the requests in the queue.
+    private(set) var queuedBytes = 0
 
-    init(queueLimit: Int) {
+    init(queueLimit: Int, queueByteLimit: Int = .max) {
         self.queueLimit = queueLimit
+        self.queueByteLimit = queueByteLimit
     }
 
     var count: Int { entries.count }
@@ -79,8 +85,15 @@ struct RequestBook<Caller> {
                         code: .resourceExhausted,
                         message: "offline queue full (\(queueLimit) requests wait for the link)"))
             }
+            guard queue.count == 0 || request.payload.count <= queueByteLimit - queuedBytes else {
+                return .refuse(
+                    LongLinkError(
+                        code: .resourceExhausted,
+                        message: "offline queue full (\(queuedBytes) bytes wait for the link, at most \(queueByteLimit))"))
+            }
             entries[request.id] = Entry(request: request, caller: caller, stage: .queued)
             queue.append(request.id)
+            queuedBytes += request.payload.count
             return .queued
         }
     }
@@ -88,7 +101,10 @@ struct RequestBook<Caller> {
     /// Takes the request out (answered, failed, timed out, cancelled), wherever it was.
     mutating func remove(_ id: UInt64) -> Entry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
-        if entry.stage == .queued { queue.remove(id) }
+        if entry.stage == .queued {
+            queue.remove(id)
+            queuedBytes -= entry.request.payload.count
+        }
         return entry
     }
 
@@ -97,6 +113,7 @@ struct RequestBook<Caller> {
         while let id = queue.popFirst() {
             guard entries[id] != nil else { continue }
             entries[id]!.stage = .written(generation)
+            queuedBytes -= entries[id]!.request.payload.count
             return entries[id]!.request
         }
         return nil
@@ -125,7 +142,10 @@ struct RequestBook<Caller> {
         }
         for entry in settlement.failed { entries[entry.request.id] = nil }
         resend.sort()
-        for id in resend { entries[id]!.stage = .queued }
+        for id in resend {
+            entries[id]!.stage = .queued
+            queuedBytes += entries[id]!.request.payload.count
+        }
         queue.prepend(resend)
         settlement.resent = resend.count
         return settlement
@@ -134,12 +154,14 @@ struct RequestBook<Caller> {
     /// Hands back every request not yet written (a shutdown has begun).
     mutating func removeUnwritten() -> [Entry] {
         let ids = queue.removeAll()
+        queuedBytes = 0
         return ids.compactMap { entries.removeValue(forKey: $0) }
     }
 
     /// Hands back every request.
     mutating func removeAll() -> [Entry] {
         queue.removeAll()
+        queuedBytes = 0
         defer { entries.removeAll() }
         return entries.values.sorted { $0.request.id < $1.request.id }
     }
