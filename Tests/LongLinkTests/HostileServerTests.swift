@@ -175,7 +175,8 @@ struct HostileServerTests {
         let calls = (0..<400).map { _ in
             Task { () -> LongLinkError.Code? in
                 do {
-                    _ = try await client.request("sink", payload: payload, options: RequestOptions(timeout: .seconds(3)))
+                    _ = try await client.request(
+                        "sink", payload: payload, options: RequestOptions(timeout: .seconds(3)))
                     return nil
                 } catch let error as LongLinkError {
                     return error.code

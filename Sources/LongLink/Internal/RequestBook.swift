@@ -89,7 +89,8 @@ struct RequestBook<Caller> {
                 return .refuse(
                     LongLinkError(
                         code: .resourceExhausted,
-                        message: "offline queue full (\(queuedBytes) bytes wait for the link, at most \(queueByteLimit))"))
+                        message:
+                            "offline queue full (\(queuedBytes) bytes wait for the link, at most \(queueByteLimit))"))
             }
             entries[request.id] = Entry(request: request, caller: caller, stage: .queued)
             queue.append(request.id)
