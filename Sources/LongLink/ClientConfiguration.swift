@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+package import LongLinkTransport
+internal import LongLinkWire
 
 /// Everything a ``LongLinkClient`` needs to know; every value but the endpoints has a default.
 public struct ClientConfiguration: Sendable {
@@ -53,8 +53,9 @@ public struct ClientConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .seconds(5)
     /// The time source (inject a manual clock in tests).
     public var clock: any LongLinkClock = SystemClock()
-    /// The event loops to use; `nil` uses ``EventLoopGroup/shared``.
-    public var eventLoopGroup: EventLoopGroup? = nil
+    /// The event loops to use; `nil` uses the process-wide shared group (one loop per core). Package
+    /// API: the event loop is below what users see.
+    package var eventLoopGroup: EventLoopGroup? = nil
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
     /// The codec of typed requests and pushes.

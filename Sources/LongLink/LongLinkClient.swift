@@ -1,5 +1,5 @@
-@_exported import LongLinkTransport
-@_exported import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// A client of a LongLink server: request/response with the feel of HTTP over one persistent

@@ -1,6 +1,7 @@
 import LongLink
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkWire
 import Testing
 
 @Suite("A server that misbehaves")

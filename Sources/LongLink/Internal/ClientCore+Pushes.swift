@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// Why a wait before reconnecting ended.
@@ -22,7 +22,7 @@ enum RetryWake: Sendable {
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
-    nonisolated var clock: any LongLinkClock { configuration.clock }
+    nonisolated let clock: LoopClock
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         loop.asUnownedSerialExecutor()
@@ -103,6 +103,7 @@ actor ClientCore {
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
         self.configuration = configuration
+        self.clock = LoopClock(configuration.clock)
         self.book = RequestBook(queueLimit: configuration.offlineQueueLimit)
         self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)

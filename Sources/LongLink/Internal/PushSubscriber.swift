@@ -1,4 +1,4 @@
-import LongLinkTransport
+internal import LongLinkTransport
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// The supervising loop behind ``LongLinkClient/run()``: connect, handshake, log in, replay
 /// subscriptions, `Sync`, open the queue, wait for the link to end, back off, repeat.
@@ -122,12 +122,12 @@ struct Supervisor {
     }
 
     private func login(_ generation: UInt64) async throws {
-        guard let welcome = await core.welcome else {
+        guard let server = await core.serverInfo else {
             throw LongLinkError(code: .connectionLost, message: "the link dropped before login")
         }
         let session = LoginSession(
             core: core, generation: generation, configuration: configuration, makeRequestID: makeRequestID,
-            welcome: welcome)
+            server: server)
         if let login = configuration.login {
             try await login(session)
         }
