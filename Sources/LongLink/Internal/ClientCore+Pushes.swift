@@ -17,7 +17,7 @@ extension ClientCore {
     /// Registers a consumer; pushes held while nobody listened move to it.
     func addSubscriber(_ subscriber: PushSubscriber) {
         if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
-            subscriber.finish()
+            subscriber.finish(reason: stopReason)
             return
         }
         subscribers[subscriber.id] = subscriber
@@ -120,8 +120,9 @@ extension ClientCore {
         stats.acksSent += seqs.count
     }
 
-    func finishConsumers() {
-        for subscriber in subscribers.values { subscriber.finish() }
+    /// Ends every consumer's stream with `reason`: why the client stopped.
+    func finishConsumers(_ reason: LongLinkError) {
+        for subscriber in subscribers.values { subscriber.finish(reason: reason) }
         subscribers.removeAll()
         pushes.removeAll()
     }

@@ -80,6 +80,8 @@ actor ClientCore {
     // MARK: Reconnection and shutdown
 
     var shutdownTimer: (any ScheduledWork)?
+    /// When the grace period of a shutdown under way ends; nil otherwise.
+    var shutdownDeadline: ContinuousClock.Instant?
     var retryWaiter: CheckedContinuation<RetryWake, Never>?
     var retryTimer: (any ScheduledWork)?
     var pendingWake: RetryWake?
@@ -109,8 +111,11 @@ actor ClientCore {
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
     }
 
-    func log(_ level: LogRecord.Level, _ message: @autoclosure () -> String) {
-        configuration.logger?(LogRecord(level: level, message: message()))
+    func log(
+        _ level: LogRecord.Level, _ message: @autoclosure () -> String,
+        metadata: @autoclosure () -> [String: String] = [:]
+    ) {
+        configuration.logger?(LogRecord(level: level, message: message(), metadata: metadata()))
     }
 
     /// Runs `body` on the core from any thread, without waiting for it.

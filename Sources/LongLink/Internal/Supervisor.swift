@@ -33,7 +33,10 @@ struct Supervisor {
             case .terminal(let error):
                 await core.terminate(error)
             case .failed(let error):
-                configuration.logger?(LogRecord(level: .warning, message: "connecting to \(endpoint) failed: \(error)"))
+                configuration.logger?(
+                    LogRecord(
+                        level: .warning, message: "connecting to \(endpoint) failed: \(error)",
+                        metadata: ["endpoint": "\(endpoint)", "code": "\(error.code)"]))
                 failures += 1
                 endpointIndex += 1
                 await core.setState(
@@ -61,7 +64,8 @@ struct Supervisor {
                 case .closed(let error):
                     configuration.logger?(
                         LogRecord(
-                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")"))
+                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
+                            metadata: ["endpoint": "\(endpoint)"]))
                 }
                 failures += 1
             }
