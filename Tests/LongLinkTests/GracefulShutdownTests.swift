@@ -41,7 +41,8 @@ struct GracefulShutdownTests {
                     outcome.put("error \((error as? LongLinkError)?.code.description ?? "\(error)")")
                 }
             }
-            #expect(try await probe.events.next(within: .seconds(20), "the server to run \(method)").hasPrefix("started"))
+            #expect(
+                try await probe.events.next(within: .seconds(20), "the server to run \(method)").hasPrefix("started"))
             return outcome
         }
 
