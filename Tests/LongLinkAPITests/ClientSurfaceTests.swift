@@ -28,10 +28,12 @@ struct ClientSurfaceTests {
     }
 
     @Test func logRecordLevelsAreSwiftLogs() {
-        #expect(LogRecord.Level.allCases.map(\.rawValue) == [
-            "trace", "debug", "info", "notice", "warning", "error", "critical",
-        ])
-        #expect(LogRecord(level: .info, message: "m", metadata: ["b": "2", "a": "1"]).description == "[info] m a=1 b=2")
+        #expect(
+            LogRecord.Level.allCases.map(\.rawValue) == [
+                "trace", "debug", "info", "notice", "warning", "error", "critical",
+            ])
+        #expect(
+            LogRecord(level: .info, message: "m", metadata: ["b": "2", "a": "1"]).description == "[info] m a=1 b=2")
     }
 
     @Test func aManualServerInfoDescribesAServer() {

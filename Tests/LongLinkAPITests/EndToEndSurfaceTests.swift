@@ -9,7 +9,11 @@ import Testing
 @Suite("A client and a server through their public API alone", .timeLimit(.minutes(1)))
 struct EndToEndSurfaceTests {
     private func value(of task: Task<Void, any Error>) async throws {
-        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     @Test func aRequestAPushAndAGracefulShutdown() async throws {
