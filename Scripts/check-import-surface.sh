@@ -34,8 +34,15 @@ configuration.codec = JSONPayloadCodec()
 configuration.login = { session in _ = session.server.serverID }
 let error = LongLinkError(code: .init(status: StatusCode.notFound), message: "x")
 print(error.description, error.code, Endpoint(parsing: "a:1")?.description ?? "")
-func loop(_ client: LongLinkClient) async throws(LongLinkError) {
-    for try await push in client.throwingPushes(topic: "alerts") { print(push.seq) }
+struct Alert: Decodable, Sendable { var text: String }
+func loop(_ client: LongLinkClient) async {
+    do throws(LongLinkError) {
+        for try await alert in client.throwingPushes(topic: "alerts", as: Alert.self) { print(alert.text) }
+    } catch where error.code == .goAway {
+        print("signed out:", error.message)
+    } catch {
+        print(error.code)
+    }
 }
 SWIFT
 cat >"$work/server.swift" <<'SWIFT'

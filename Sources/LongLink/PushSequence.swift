@@ -16,7 +16,7 @@
 /// over it, as with `AsyncStream`. After it threw, an iterator returns `nil`.
 ///
 /// ```swift
-/// do {
+/// do throws(LongLinkError) {
 ///     for try await alert in client.throwingPushes(topic: "alerts", as: Alert.self) { show(alert) }
 /// } catch where error.code == .goAway {
 ///     showSignedOut(error.message)
