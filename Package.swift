@@ -72,6 +72,9 @@ let package = Package(
             name: "LongLinkTests",
             dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport"]
         ),
+        // Depends on the client and the server products only, and each file imports only what a user
+        // would: it compiles only if `import LongLink` (or `import LongLinkServer`) alone is enough.
+        .testTarget(name: "LongLinkAPITests", dependencies: ["LongLink", "LongLinkServer"]),
         // Runs the built `longlink` binary as a process; unit tests of its parser and helpers.
         .testTarget(
             name: "LongLinkCLITests",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Qualifies symbol links in the LongLink module's symbol graphs for a two-module DocC archive.
 
-LongLink re-exports LongLinkWire and LongLinkTransport, so its doc comments name their types
-unqualified (``LongLinkError``), as Swift code does. In an archive holding LongLink and
+LongLink re-exports a few declarations of LongLinkWire and LongLinkTransport (Exports.swift), so its
+doc comments name those types unqualified (``LongLinkError``), as Swift code does. In an archive holding LongLink and
 LongLinkWire as two modules, DocC resolves such a link inside LongLink only and reports it as
 missing. This rewrites, in the copied graphs only (never the sources):
 

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // QuoteAlerts: a LongLink example app. It depends on the LongLink package two folders up, by path,
 // so it builds with nothing from the network.
 import PackageDescription

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// How the client waits between reconnection attempts: exponential growth with full jitter, a
 /// cap, and a reset once a connection has stayed up for a while.

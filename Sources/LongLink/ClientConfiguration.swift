@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+package import LongLinkTransport
+internal import LongLinkWire
 
 /// Everything a ``LongLinkClient`` needs to know; every value but the endpoints has a default.
 public struct ClientConfiguration: Sendable {
@@ -57,13 +57,16 @@ public struct ClientConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .seconds(5)
     /// The time source (inject a manual clock in tests).
     public var clock: any LongLinkClock = SystemClock()
-    /// The event loops to use; `nil` uses ``EventLoopGroup/shared``.
-    public var eventLoopGroup: EventLoopGroup? = nil
+    /// The event loops to use; `nil` uses the process-wide shared group (one loop per core). Package
+    /// API: the event loop is below what users see.
+    package var eventLoopGroup: EventLoopGroup? = nil
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
-    /// Receives the client's log records. Records never contain payloads or credentials.
+    /// Receives the client's log records: a level, a message and metadata, as swift-log's
+    /// `LogHandler` takes them (the logging guide shows a five-line adapter). Records never contain
+    /// payloads or credentials. Called on the client's event loop: it must not block.
     public var logger: (@Sendable (LogRecord) -> Void)?
 
     /// A configuration for the given servers.
@@ -142,30 +145,4 @@ public struct RequestOptions: Sendable {
         self.idempotent = idempotent
         self.metadata = metadata
     }
-}
-
-/// A log record from the client.
-public struct LogRecord: Sendable, CustomStringConvertible {
-    /// How much attention the record deserves.
-    public enum Level: Int, Sendable, Comparable {
-        /// Details for debugging.
-        case debug
-        /// Normal events (connected, reconnecting).
-        case info
-        /// Something went wrong and was handled.
-        case warning
-        /// Something went wrong for good.
-        case error
-
-        /// Orders levels by severity.
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
-    }
-
-    /// The severity.
-    public var level: Level
-    /// What happened; never payloads or credentials.
-    public var message: String
-
-    /// `[level] message`.
-    public var description: String { "[\(level)] \(message)" }
 }

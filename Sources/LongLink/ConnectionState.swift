@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// Where the client's link stands, with the reason for the last change.
 public struct ConnectionState: Sendable, CustomStringConvertible {

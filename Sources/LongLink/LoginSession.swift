@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// What the login step gets: a way to make requests on the new link before queued requests are
 /// released ("login gates the queue").
@@ -11,8 +11,8 @@ public struct LoginSession: Sendable {
     let configuration: ClientConfiguration
     let makeRequestID: @Sendable () -> UInt64
 
-    /// The server's `Welcome` for this link.
-    public let welcome: Frame.Welcome
+    /// What the server said about itself when this link opened (its `Welcome`).
+    public let server: ServerInfo
 
     /// Sends `payload` to `method` on this link and returns the reply's payload.
     public func request(_ method: String, payload: [UInt8] = [], timeout: Duration? = nil) async throws -> [UInt8] {

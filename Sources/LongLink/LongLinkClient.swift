@@ -1,5 +1,5 @@
-@_exported import LongLinkTransport
-@_exported import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// A client of a LongLink server: request/response with the feel of HTTP over one persistent
@@ -94,7 +94,9 @@ public final class LongLinkClient: Sendable {
     /// unacknowledged with the server and fetched again with `Sync` once it catches up, so none is
     /// lost and memory stays bounded; best-effort pushes are dropped instead. The stream ends when
     /// the client stops, when a task waiting in it is cancelled, or when it is released; pushes it
-    /// never handed over go back to the server's care.
+    /// never handed over go back to the server's care. It does not say why it ended: to learn that
+    /// (shut down, login rejected, kicked), iterate ``throwingPushes(topic:)`` instead, which
+    /// throws the reason as a ``LongLinkError``.
     public func pushes(topic: String? = nil) -> AsyncStream<Push> {
         let subscription = PushSubscription(core: core, topic: topic)
         return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
@@ -103,21 +105,48 @@ public final class LongLinkClient: Sendable {
     /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that
     /// does not decode is skipped and logged.
     public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
-        let codec = configuration.codec
-        let logger = configuration.logger
+        let decode = decoder(for: T.self)
         let subscription = PushSubscription(core: core, topic: topic)
         return AsyncStream(
             unfolding: {
                 while let push = await subscription.next() {
-                    do {
-                        return try codec.decode(T.self, from: push.payload)
-                    } catch {
-                        logger?(
-                            LogRecord(level: .warning, message: "a push on \(push.topic) did not decode as \(T.self)"))
-                    }
+                    if let value = decode(push) { return value }
                 }
                 return nil
             }, onCancel: { subscription.cancel() })
+    }
+
+    /// The pushes of ``pushes(topic:)``, as a sequence that throws why it ended when the client
+    /// ends it: shut down, login rejected, kicked (see ``PushSequence``).
+    ///
+    /// `pushes(topic:)` ends the same way but silently; use this variant where the app must tell a
+    /// kicked or rejected user from a normal end (the error is also what ``run()`` throws).
+    public func throwingPushes(topic: String? = nil) -> PushSequence<Push> {
+        PushSequence(subscription: PushSubscription(core: core, topic: topic)) { $0 }
+    }
+
+    /// The pushes of ``pushes(topic:as:)``, as a sequence that throws why it ended when the client
+    /// ends it (see ``PushSequence``); a push that does not decode is skipped and logged.
+    public func throwingPushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> PushSequence<T> {
+        PushSequence(subscription: PushSubscription(core: core, topic: topic), transform: decoder(for: T.self))
+    }
+
+    /// Decodes a push as `T` with the configured codec; nil, and a warning in the log, when it
+    /// does not decode.
+    private func decoder<T: Decodable & Sendable>(for type: T.Type) -> @Sendable (Push) -> T? {
+        let codec = configuration.codec
+        let logger = configuration.logger
+        return { push in
+            do {
+                return try codec.decode(T.self, from: push.payload)
+            } catch {
+                logger?(
+                    LogRecord(
+                        level: .warning, message: "a push did not decode",
+                        metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
+                return nil
+            }
+        }
     }
 
     // MARK: Observation
@@ -162,20 +191,36 @@ public final class LongLinkClient: Sendable {
 
     // MARK: Lifecycle
 
-    /// Begins a graceful shutdown: new requests fail, queued ones fail with
-    /// ``LongLinkError/Code-swift.struct/shutdown``, requests in flight get up to
-    /// ``ClientConfiguration/shutdownGracePeriod`` to be answered, then the client says `GoAway` and
-    /// closes. ``run()`` returns when that is done.
+    /// Begins a graceful shutdown with ``ClientConfiguration/shutdownGracePeriod``; see
+    /// ``shutdown(gracePeriod:)``.
     public func shutdown() {
+        shutdown(gracePeriod: configuration.shutdownGracePeriod)
+    }
+
+    /// Begins a graceful shutdown: new requests fail with
+    /// ``LongLinkError/Code-swift.struct/shutdown``, and so do queued ones (never written); requests
+    /// in flight get up to `gracePeriod` to be answered, and then fail with the same code; then the
+    /// client acknowledges what the app took, says `GoAway` and closes. ``run()`` returns when that
+    /// is done, and push streams end (``PushSequence`` throws the shutdown code).
+    ///
+    /// Returns at once; call it from anywhere, any number of times. While a shutdown is under way,
+    /// a grace period that ends sooner than the current one moves the end forward (`.zero` fails
+    /// what is in flight now); one that ends later changes nothing. A negative period is `.zero`.
+    public func shutdown(gracePeriod: Duration) {
         let core = self.core
-        let grace = configuration.shutdownGracePeriod
-        core.onLoop { $0.beginShutdown(gracePeriod: grace) }
+        core.onLoop { $0.beginShutdown(gracePeriod: gracePeriod) }
     }
 
     /// Runs the supervisor until ``shutdown()``, cancellation, or a terminal error (a rejected login,
     /// `GoAway` without reconnect), which it throws.
     ///
-    /// Cancelling the task that runs `run()` shuts down without a grace period.
+    /// It has the shape of swift-service-lifecycle's `Service.run()`, so a client can run in a
+    /// `ServiceGroup` as it is. Cancelling the task that runs `run()` is a shutdown without a grace
+    /// period, as `shutdown(gracePeriod: .zero)`: queued and in-flight requests fail at once with
+    /// ``LongLinkError/Code-swift.struct/shutdown``, the client says `GoAway` and closes, and `run()`
+    /// returns without throwing. To drain in-flight calls when a service group shuts down
+    /// gracefully, call ``shutdown(gracePeriod:)`` from its graceful-shutdown handler (the
+    /// lifecycle guide shows how); a cancellation arriving later cuts the grace period short.
     public func run() async throws {
         guard !started.exchange(true, ordering: .relaxed) else {
             throw LongLinkError(code: .failedPrecondition, message: "run() was already called on this client")

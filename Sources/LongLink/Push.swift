@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// A message the server pushed.
 public struct Push: Sendable, Hashable {

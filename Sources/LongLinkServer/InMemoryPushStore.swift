@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// A ``PushStore`` in process memory, bounded per principal in count and in bytes.
 ///

@@ -1,5 +1,5 @@
-@_exported import LongLinkTransport
-@_exported import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// A LongLink server: many connections, method handlers, request de-duplication, reliable pushes

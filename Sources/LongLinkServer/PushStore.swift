@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// A reliable push kept until the client acknowledges it.
 public struct StoredPush: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// What a handler knows about the request it serves, and what it may do to the connection.
 public struct RequestContext: Sendable {

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// The server's method table: handlers registered by method name.
 ///

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+package import LongLinkTransport
+internal import LongLinkWire
 
 /// How a ``LongLinkServer`` listens, negotiates and limits its connections. Every value has a default.
 public struct ServerConfiguration: Sendable {
@@ -90,8 +90,9 @@ public struct ServerConfiguration: Sendable {
     public var runsHandlersOnEventLoop: Bool = true
     /// Socket options for accepted connections.
     public var connectionOptions: ConnectionOptions = .init()
-    /// The event loops that serve connections; `nil` uses ``EventLoopGroup/shared``.
-    public var eventLoopGroup: EventLoopGroup? = nil
+    /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
+    /// per core). Package API: the event loop is below what users see.
+    package var eventLoopGroup: EventLoopGroup? = nil
     /// Reports the load (0 to 1000) sent in `Welcome` and `Pong`; `nil` reports open connections
     /// as a share of ``maxConnections``.
     public var loadReporter: (@Sendable () -> UInt32)? = nil

@@ -11,11 +11,12 @@ import LongLinkTransport
 /// ...
 /// await clock.advance(by: .seconds(10))   // every timer due by then has run on its event loop
 /// ```
-public final class ManualClock: LongLinkClock {
+public final class ManualClock: LongLinkClock, LoopSchedulingClock {
     private struct Entry {
         let id: UInt64
         let deadline: ContinuousClock.Instant
-        let loop: EventLoop
+        /// The loop to run the work on; `nil` runs it on the task that advances the clock.
+        let loop: EventLoop?
         let work: @Sendable () -> Void
     }
 
@@ -42,8 +43,21 @@ public final class ManualClock: LongLinkClock {
         state.withLock { $0.entries.count }
     }
 
-    /// Keeps `work` until the clock passes `deadline`.
-    public func schedule(
+    /// Keeps `work` until the clock passes `deadline`, then runs it on the task that advances the
+    /// clock (a deadline already passed runs it in the next ``advance(by:)``).
+    public func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void)
+        -> any ScheduledWork
+    {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.entries.append(Entry(id: state.nextID, deadline: deadline, loop: nil, work: work))
+            return state.nextID
+        }
+        return Scheduled(clock: self, id: id)
+    }
+
+    /// Keeps `work` until the clock passes `deadline`, then runs it on `loop`.
+    package func schedule(
         at deadline: ContinuousClock.Instant, on loop: EventLoop, _ work: @escaping @Sendable () -> Void
     ) -> any ScheduledWork {
         let (id, dueNow) = state.withLock { state -> (UInt64, Bool) in
@@ -82,7 +96,11 @@ public final class ManualClock: LongLinkClock {
         state.withLock { $0.now = max($0.now, target) }
     }
 
-    private func run(_ work: @escaping @Sendable () -> Void, on loop: EventLoop) async {
+    private func run(_ work: @escaping @Sendable () -> Void, on loop: EventLoop?) async {
+        guard let loop else {
+            work()
+            return
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute {
                 work()

@@ -6,7 +6,7 @@ extension Frame {
     /// this form makes neither the id's `String` nor the `Frame` value, because the client writes
     /// one request per call on its loop (the general path was about a fifth of the loop's time at
     /// 1,024 requests in flight).
-    public static func encodeDelimitedRequest(
+    package static func encodeDelimitedRequest(
         requestNumber: UInt64, method: String, payload: [UInt8], timeoutMilliseconds: UInt32,
         metadata: [String: String], into buffer: inout [UInt8]
     ) {
@@ -36,7 +36,7 @@ extension Frame {
     ///
     /// The client maps every reply's id back to its call with this; `UInt64(_:)`, which also
     /// takes "+7" and "007", was about 3% of the client's loop at 1,024 requests in flight.
-    public static func requestNumber(fromID requestID: String) -> UInt64? {
+    package static func requestNumber(fromID requestID: String) -> UInt64? {
         var value: UInt64 = 0
         var digits = 0
         for byte in requestID.utf8 {

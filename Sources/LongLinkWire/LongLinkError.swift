@@ -172,8 +172,9 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    /// The error for a non-OK status a server returned.
-    public init(status: Frame.Status, file: String = #fileID, line: Int = #line) {
+    /// The error for a non-OK status a server returned. Package API: the wire's `Status` is not part
+    /// of the error's public face, which is ``Code-swift.struct/init(status:)`` and ``isRemote``.
+    package init(status: Frame.Status, file: String = #fileID, line: Int = #line) {
         self.init(code: Code(status: status.code), message: status.message, isRemote: true, file: file, line: line)
     }
 

@@ -1,5 +1,6 @@
 import LongLink
 import LongLinkCLISupport
+import LongLinkWire
 import Testing
 
 @testable import longlink

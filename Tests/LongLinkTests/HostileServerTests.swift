@@ -1,6 +1,7 @@
 import LongLink
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkWire
 import Synchronization
 import Testing
 

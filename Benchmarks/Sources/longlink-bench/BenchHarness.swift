@@ -2,6 +2,7 @@ import Foundation
 import LongLink
 import LongLinkCLISupport
 import LongLinkServer
+import LongLinkTransport
 import Synchronization
 
 /// What every network scenario gets from the command line.

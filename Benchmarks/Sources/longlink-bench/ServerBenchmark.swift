@@ -1,4 +1,6 @@
 import LongLink
+import LongLinkTransport
+import LongLinkWire
 import Synchronization
 
 /// `longlink-bench server`: one server (one event loop per core) holding 2,000 connections, each

@@ -1,12 +1,14 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 extension ClientCore {
     // MARK: Connection states
 
     func setState(_ new: ConnectionState) {
         state = new
-        log(new.phase == .stopped && new.error != nil ? .error : .info, "\(new)")
+        log(
+            new.phase == .stopped && new.error != nil ? .error : .info, "\(new)",
+            metadata: new.endpoint.map { ["phase": "\(new.phase)", "endpoint": "\($0)"] } ?? ["phase": "\(new.phase)"])
         for observer in observers.values { observer.offer(new) }
     }
 
@@ -44,13 +46,22 @@ extension ClientCore {
     // MARK: Shutdown and terminal errors
 
     /// Graceful: refuse new requests, fail queued ones, let written ones finish within the grace
-    /// period, then say GoAway and close.
+    /// period, then say GoAway and close. Called again while shutting down (the task running
+    /// `run()` was cancelled during a graceful shutdown), a grace period that ends sooner moves the
+    /// end forward; one that ends later changes nothing.
     func beginShutdown(gracePeriod: Duration) {
-        guard machine.beginShutdown() == .failUnwrittenAndWait else { return }
-        fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
-        wakeRetry(.shutdown)
-        if pendingWake == nil { pendingWake = .shutdown }
-        shutdownTimer = clock.schedule(at: clock.now.advanced(by: gracePeriod), on: loop) { [self] in
+        let deadline = clock.now.advanced(by: max(.zero, gracePeriod))
+        switch machine.beginShutdown() {
+        case .failUnwrittenAndWait:
+            fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
+            wakeRetry(.shutdown)
+            if pendingWake == nil { pendingWake = .shutdown }
+        case .none:
+            guard let current = shutdownDeadline, deadline < current else { return }
+            shutdownTimer?.cancel()
+        }
+        shutdownDeadline = deadline
+        shutdownTimer = clock.schedule(at: deadline, on: loop) { [self] in
             assumeIsolated { $0.completeShutdown() }
         }
         finishShutdownIfIdle()
@@ -64,6 +75,7 @@ extension ClientCore {
     func completeShutdown() {
         shutdownTimer?.cancel()
         shutdownTimer = nil
+        shutdownDeadline = nil
         fail(book.removeAll(), with: LongLinkError(code: .shutdown, message: "the client shut down"))
         switch machine.completeShutdown() {
         case .sayGoAwayAndClose(let flushAcks):
@@ -82,7 +94,7 @@ extension ClientCore {
             }
         }
         wakeRetry(.shutdown)
-        finishConsumers()
+        finishConsumers(stopReason)
     }
 
     /// Ends everything with a terminal error: every waiting caller gets it.
@@ -91,7 +103,7 @@ extension ClientCore {
         fail(book.removeAll(), with: error)
         deadlines.removeAll()
         if let link, link.end == nil { close(link, .graceful, error: error) }
-        finishConsumers()
+        finishConsumers(error)
     }
 
     /// Called when `run()` ends: nothing may wait any more.
@@ -99,9 +111,13 @@ extension ClientCore {
         setState(final)
         for observer in observers.values { observer.finish() }
         observers.removeAll()
-        finishConsumers()
-        let error = machine.terminalError ?? LongLinkError(code: .shutdown, message: "the client stopped")
-        fail(book.removeAll(), with: error)
+        finishConsumers(stopReason)
+        fail(book.removeAll(), with: stopReason)
+    }
+
+    /// Why the client stops or stopped: its terminal error, else a shutdown.
+    var stopReason: LongLinkError {
+        machine.terminalError ?? LongLinkError(code: .shutdown, message: "the client shut down")
     }
 
     var isStopping: Bool { machine.isStopping }

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 extension ClientCore {
     /// Takes a new connection, sends Hello and waits for Welcome (bounded by the connect timeout).
@@ -55,6 +55,12 @@ extension ClientCore {
     }
 
     var welcome: Frame.Welcome? { link?.welcome }
+
+    /// The current link's server, as the login step sees it.
+    var serverInfo: ServerInfo? {
+        guard let link, let welcome = link.welcome else { return nil }
+        return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
+    }
 
     /// Login is done: send `Sync`, the acknowledgements that waited, and the queue.
     func openGate(_ generation: UInt64) {

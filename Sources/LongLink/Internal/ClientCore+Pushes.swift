@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
@@ -17,7 +17,7 @@ extension ClientCore {
     /// Registers a consumer; pushes held while nobody listened move to it.
     func addSubscriber(_ subscriber: PushSubscriber) {
         if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
-            subscriber.finish()
+            subscriber.finish(reason: stopReason)
             return
         }
         subscribers[subscriber.id] = subscriber
@@ -147,8 +147,9 @@ extension ClientCore {
         }
     }
 
-    func finishConsumers() {
-        for subscriber in subscribers.values { subscriber.finish() }
+    /// Ends every consumer's stream with `reason`: why the client stopped.
+    func finishConsumers(_ reason: LongLinkError) {
+        for subscriber in subscribers.values { subscriber.finish(reason: reason) }
         subscribers.removeAll()
         pushes.removeAll()
     }

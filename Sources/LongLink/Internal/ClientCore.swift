@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// Why a wait before reconnecting ended.
@@ -22,7 +22,7 @@ enum RetryWake: Sendable {
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
-    nonisolated var clock: any LongLinkClock { configuration.clock }
+    nonisolated let clock: LoopClock
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         loop.asUnownedSerialExecutor()
@@ -87,6 +87,8 @@ actor ClientCore {
     // MARK: Reconnection and shutdown
 
     var shutdownTimer: (any ScheduledWork)?
+    /// When the grace period of a shutdown under way ends; nil otherwise.
+    var shutdownDeadline: ContinuousClock.Instant?
     var retryWaiter: CheckedContinuation<RetryWake, Never>?
     var retryTimer: (any ScheduledWork)?
     var pendingWake: RetryWake?
@@ -112,6 +114,7 @@ actor ClientCore {
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
         self.configuration = configuration
+        self.clock = LoopClock(configuration.clock)
         self.book = RequestBook(
             queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
@@ -119,8 +122,11 @@ actor ClientCore {
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
     }
 
-    func log(_ level: LogRecord.Level, _ message: @autoclosure () -> String) {
-        configuration.logger?(LogRecord(level: level, message: message()))
+    func log(
+        _ level: LogRecord.Level, _ message: @autoclosure () -> String,
+        metadata: @autoclosure () -> [String: String] = [:]
+    ) {
+        configuration.logger?(LogRecord(level: level, message: message(), metadata: metadata()))
     }
 
     /// Runs `body` on the core from any thread, without waiting for it.

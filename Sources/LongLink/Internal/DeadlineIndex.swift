@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// The deadlines of pending requests for ``DeadlineStrategy/deadlineHeap``: a binary min-heap of
 /// (deadline, request id), served by one timer for the earliest entry.

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// The transport's view of one link: decodes what arrives and hands it to the core, on the event
 /// loop the core runs on, without a hop.

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// How a link ended, as the supervisor sees it.
 enum LinkEnd: Sendable {

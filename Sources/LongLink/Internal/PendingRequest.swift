@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 import Synchronization
 
 /// One request from the moment its caller makes it until it is answered, fails or is given up.

@@ -1,4 +1,5 @@
-import LongLinkTransport
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// One consumer's buffer of pushes, between the core (which offers pushes on the event loop) and
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
@@ -13,6 +14,9 @@ final class PushSubscriber: Sendable {
         var head = 0
         var waiters: [CheckedContinuation<Push?, Never>] = []
         var finished = false
+        /// Why the stream ended, when the client ended it (shut down, login rejected, kicked); nil
+        /// while it runs and when its own consumer went away.
+        var endReason: LongLinkError?
         var taken: [PushKey] = []
         var takenReported = false
     }
@@ -37,6 +41,10 @@ final class PushSubscriber: Sendable {
     var count: Int { state.withLock { $0.buffer.count - $0.head } }
 
     var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Why the client ended the stream; nil while it runs, and when it ended because its consumer
+    /// was cancelled or released.
+    var endReason: LongLinkError? { state.withLock { $0.endReason } }
 
     private enum Offer {
         case handed(CheckedContinuation<Push?, Never>, notify: Bool)
@@ -147,11 +155,13 @@ final class PushSubscriber: Sendable {
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
-    /// Ends the stream: every waiting task gets nil. Returns the reliable pushes never taken (once).
+    /// Ends the stream: every waiting task gets nil, and `reason` (when the client ends it for one)
+    /// is kept unless the stream had already ended. Returns the reliable pushes never taken (once).
     @discardableResult
-    func finish() -> [Push] {
+    func finish(reason: LongLinkError? = nil) -> [Push] {
         let (waiters, untaken) = state.withLock { state -> ([CheckedContinuation<Push?, Never>], [Push]) in
             let untaken = state.buffer[state.head...].filter(\.isReliable)
+            if !state.finished { state.endReason = reason }
             state.finished = true
             state.buffer.removeAll()
             state.head = 0

@@ -1,3 +1,5 @@
+internal import LongLinkWire
+
 /// What one push stream holds: its consumer's buffer, registered with the core for as long as
 /// the stream (or an iterator of it) lives.
 ///
@@ -16,6 +18,11 @@ final class PushSubscription: Sendable {
     /// The next push; nil once the stream has ended.
     func next() async -> Push? {
         await subscriber.next()
+    }
+
+    /// Why the client ended the stream (see ``PushSubscriber/endReason``).
+    var endReason: LongLinkError? {
+        subscriber.endReason
     }
 
     /// A task waiting in the stream was cancelled: the stream ends for every loop over it.

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// Where the link machine sends a new request (see ``LinkStateMachine/route(bypassesGate:generation:)``).
 enum RequestRoute {

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// Bounds on what a server's `Welcome` and `GoAway` may set, so that a broken or hostile server
 /// cannot make the client ping in a loop, stop noticing a dead link, stay away for weeks, or refuse

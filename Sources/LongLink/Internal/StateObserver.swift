@@ -1,4 +1,4 @@
-import LongLinkTransport
+internal import LongLinkTransport
 
 /// One observer of connection states: a small buffer that keeps the newest states (the oldest
 /// are dropped when a slow observer falls more than `limit` behind).

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// The supervising loop behind ``LongLinkClient/run()``: connect, handshake, log in, replay
 /// subscriptions, `Sync`, open the queue, wait for the link to end, back off, repeat.
@@ -33,7 +33,10 @@ struct Supervisor {
             case .terminal(let error):
                 await core.terminate(error)
             case .failed(let error):
-                configuration.logger?(LogRecord(level: .warning, message: "connecting to \(endpoint) failed: \(error)"))
+                configuration.logger?(
+                    LogRecord(
+                        level: .warning, message: "connecting to \(endpoint) failed: \(error)",
+                        metadata: ["endpoint": "\(endpoint)", "code": "\(error.code)"]))
                 failures += 1
                 endpointIndex += 1
                 await core.setState(
@@ -61,7 +64,8 @@ struct Supervisor {
                 case .closed(let error):
                     configuration.logger?(
                         LogRecord(
-                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")"))
+                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
+                            metadata: ["endpoint": "\(endpoint)"]))
                 }
                 failures += 1
             }
@@ -122,12 +126,12 @@ struct Supervisor {
     }
 
     private func login(_ generation: UInt64) async throws {
-        guard let welcome = await core.welcome else {
+        guard let server = await core.serverInfo else {
             throw LongLinkError(code: .connectionLost, message: "the link dropped before login")
         }
         let session = LoginSession(
             core: core, generation: generation, configuration: configuration, makeRequestID: makeRequestID,
-            welcome: welcome)
+            server: server)
         if let login = configuration.login {
             try await login(session)
         }

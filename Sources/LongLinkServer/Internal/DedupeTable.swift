@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// What the server keeps of an orphaned execution (see ``OrphanedExecutions``): what stops it.
 struct OrphanHandle: Sendable {

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// Remembers requests by (principal, client_id, request_id) so that a request resent after a reconnect runs
 /// once: a copy that arrives while the first runs waits for its result; a copy that arrives after

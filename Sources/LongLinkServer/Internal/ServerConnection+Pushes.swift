@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// Pushes: the principal binding, `Sync` and `Ack`, the reliable push pump and its send window,
 /// and best-effort pushes.

@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 
 /// Requests: admission (by the session), de-duplication, handlers, deadlines, cancellation and
 /// answers.

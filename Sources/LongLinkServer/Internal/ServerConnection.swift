@@ -1,5 +1,5 @@
-import LongLinkTransport
-import LongLinkWire
+internal import LongLinkTransport
+internal import LongLinkWire
 import Synchronization
 
 /// One client connection on the server: it performs what its session's state machine decides.

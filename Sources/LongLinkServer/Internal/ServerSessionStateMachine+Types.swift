@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// The values the session's state machine takes and hands back.
 extension ServerSessionStateMachine {

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// One client session's bookkeeping on the server, as a pure state machine.
 ///

@@ -1,4 +1,4 @@
-import LongLinkWire
+internal import LongLinkWire
 
 /// A finished request's reply as the de-duplication window keeps it for replay.
 ///

@@ -3,6 +3,7 @@ import LongLink
 import LongLinkCLISupport
 import LongLinkServer
 import LongLinkTesting
+import LongLinkTransport
 
 /// `longlink demo`: the whole product in one command. An embedded demo server (quotes, price
 /// alerts, a chat room) sits behind the fault-injecting proxy; a client logs in, enters a room,

@@ -121,11 +121,28 @@ extension ClientConfiguration {
 final class RunningClient: Sendable {
     let client: LongLinkClient
     let task: Task<Void, any Error>
+    /// How run() ended, once it has.
+    private let ended = Mailbox<Result<Void, LongLinkError>>()
 
     init(_ configuration: ClientConfiguration) {
         let client = LongLinkClient(configuration: configuration)
+        let ended = self.ended
         self.client = client
-        task = Task { try await client.run() }
+        task = Task {
+            do {
+                try await client.run()
+                ended.put(.success(()))
+            } catch {
+                ended.put(.failure(error as? LongLinkError ?? LongLinkError(code: .unknown, message: "\(error)")))
+                throw error
+            }
+        }
+    }
+
+    /// How run() ended: waits for it within `timeout` (unlike `task.value`, which a test cannot
+    /// bound, because awaiting a task's value ignores cancellation).
+    func runEnded(within timeout: Duration = .seconds(20)) async throws -> Result<Void, LongLinkError> {
+        try await ended.next(within: timeout, "run() to end")
     }
 
     func waitUntilConnected(within timeout: Duration = .seconds(20)) async throws {

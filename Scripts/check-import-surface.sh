@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Checks what `import LongLink` and `import LongLinkServer` put in a user's scope, against the
+# modules of the last debug build (`swift build` first):
+#   - a snippet using the types a user needs type-checks with the module alone, also under the
+#     MemberImportVisibility upcoming feature (members of re-exported types stay visible);
+#   - a snippet naming a lower-layer type (EventLoop, Connection, Frame, …) must fail with
+#     "cannot find … in scope", so the check fails the day a re-export leaks the layers again.
+# The positive snippets run first: a wrong search path cannot pass the negative ones.
+#
+# Usage: bash Scripts/check-import-surface.sh        (from anywhere inside the repository)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+modules="$(swift build --show-bin-path)/Modules"
+[[ -f "$modules/LongLink.swiftmodule" ]] || {
+    echo "check-import-surface: no LongLink.swiftmodule in $modules; run swift build first" >&2
+    exit 1
+}
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+typecheck() {
+    swiftc -typecheck -swift-version 6 -I "$modules" -module-cache-path "$work/cache" "$@"
+}
+
+status=0
+
+cat >"$work/client.swift" <<'SWIFT'
+import LongLink
+var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: 7000)])
+configuration.connectionOptions.noDelay = true
+configuration.codec = JSONPayloadCodec()
+configuration.login = { session in _ = session.server.serverID }
+let error = LongLinkError(code: .init(status: StatusCode.notFound), message: "x")
+print(error.description, error.code, Endpoint(parsing: "a:1")?.description ?? "")
+struct Alert: Decodable, Sendable { var text: String }
+func loop(_ client: LongLinkClient) async {
+    do throws(LongLinkError) {
+        for try await alert in client.throwingPushes(topic: "alerts", as: Alert.self) { print(alert.text) }
+    } catch where error.code == .goAway {
+        print("signed out:", error.message)
+    } catch {
+        print(error.code)
+    }
+}
+SWIFT
+cat >"$work/server.swift" <<'SWIFT'
+import LongLinkServer
+var router = Router()
+router.register("echo") { payload, context in context.bind(principal: context.clientID); return payload }
+var configuration = ServerConfiguration()
+configuration.endpoint = .tcp(host: "127.0.0.1", port: 0)
+let server = LongLinkServer(configuration: configuration, router: router)
+func address() async throws -> SocketAddress { try await server.localAddress }
+print(LongLinkError(code: .unavailable, message: "x").description, StatusCode.ok)
+SWIFT
+
+for snippet in client server; do
+    for feature in "" "MemberImportVisibility"; do
+        flags=()
+        [[ -n "$feature" ]] && flags=(-enable-upcoming-feature "$feature")
+        if typecheck "${flags[@]}" "$work/$snippet.swift" >"$work/out" 2>&1; then
+            echo "check-import-surface: the $snippet snippet type-checks${feature:+ with $feature}"
+        else
+            echo "check-import-surface: the $snippet snippet does not type-check${feature:+ with $feature}:" >&2
+            cat "$work/out" >&2
+            status=1
+        fi
+    done
+done
+
+# Names of the wire and the transport that must not be visible through either module.
+hidden=(EventLoop EventLoopGroup Connection ConnectionHandler Listener Frame FrameDecoder CloseMode Resolver)
+for module in LongLink LongLinkServer; do
+    for name in "${hidden[@]}"; do
+        printf 'import %s\nlet hidden: Any.Type = %s.self\n' "$module" "$name" >"$work/hidden.swift"
+        if typecheck "$work/hidden.swift" >"$work/out" 2>&1; then
+            echo "check-import-surface: import $module makes $name visible" >&2
+            status=1
+        elif grep -q "cannot find '$name' in scope" "$work/out"; then
+            echo "check-import-surface: import $module hides $name"
+        else
+            echo "check-import-surface: import $module: $name failed for another reason:" >&2
+            cat "$work/out" >&2
+            status=1
+        fi
+    done
+done
+exit $status

@@ -1,0 +1,15 @@
+// The types of the lower layers that the client's public API speaks in, re-exported one by one so
+// that `import LongLink` alone is enough to use the client, and nothing else of those layers (the
+// event loop, connections, listeners, frames) reaches a user's code.
+//
+// Why re-exports and not typealiases: a typealias gives the type's name, but under the
+// `MemberImportVisibility` upcoming feature the members declared in the type's extensions (say
+// `LongLinkError.description`) would then need `import LongLinkWire` in the user's file; a scoped
+// re-export makes the declaring module visible for those members too. The server re-exports the
+// same declarations, so a file importing both modules sees one `LongLinkError`, not two.
+@_exported public import struct LongLinkTransport.ConnectionOptions
+@_exported public import enum LongLinkTransport.Endpoint
+@_exported public import struct LongLinkWire.JSONPayloadCodec
+@_exported public import struct LongLinkWire.LongLinkError
+@_exported public import protocol LongLinkWire.PayloadCodec
+@_exported public import struct LongLinkWire.StatusCode

@@ -1,0 +1,12 @@
+// The types of the lower layers that the server's public API speaks in, re-exported one by one so
+// that `import LongLinkServer` alone is enough to write handlers and run a server, and nothing else
+// of those layers (the event loop, connections, listeners, frames) reaches a user's code. The
+// client re-exports the same declarations (see `Sources/LongLink/Exports.swift` for why these are
+// re-exports and not typealiases).
+@_exported public import struct LongLinkTransport.ConnectionOptions
+@_exported public import enum LongLinkTransport.Endpoint
+@_exported public import struct LongLinkTransport.SocketAddress
+@_exported public import struct LongLinkWire.JSONPayloadCodec
+@_exported public import struct LongLinkWire.LongLinkError
+@_exported public import protocol LongLinkWire.PayloadCodec
+@_exported public import struct LongLinkWire.StatusCode
