@@ -64,6 +64,12 @@ public struct ClientConfiguration: Sendable {
     public var connectionOptions: ConnectionOptions = .init()
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
+    /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,
+    /// ``LongLinkClient/throwingPushes(topic:as:)``) took but could not decode, with the codec's
+    /// error: the app's last chance to keep it (a reliable one is acknowledged, since redelivering
+    /// it would not make it decode). Called on the consuming task; such pushes are also logged and
+    /// counted in ``ClientStatistics/undecodablePushes``.
+    public var undecodablePushHandler: (@Sendable (Push, any Error) -> Void)?
     /// Receives the client's log records: a level, a message and metadata, as swift-log's
     /// `LogHandler` takes them (the logging guide shows a five-line adapter). Records never contain
     /// payloads or credentials. Called on the client's event loop: it must not block.

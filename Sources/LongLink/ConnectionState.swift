@@ -98,6 +98,8 @@ public struct ClientStatistics: Sendable, Hashable {
     public var reliablePushesDeferred: Int = 0
     /// Seqs acknowledged to the server.
     public var acksSent: Int = 0
+    /// Pushes a typed stream took but could not decode (see ``ClientConfiguration/undecodablePushHandler``).
+    public var undecodablePushes: Int = 0
     /// Acknowledgements never sent because the next link's server numbers pushes in another seq
     /// space (another epoch: a restarted store, another principal), where those seqs mean other pushes.
     public var staleAcksDropped: Int = 0

@@ -103,7 +103,8 @@ public final class LongLinkClient: Sendable {
     }
 
     /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that
-    /// does not decode is skipped and logged.
+    /// does not decode is skipped, logged as an error, counted, and handed to
+    /// ``ClientConfiguration/undecodablePushHandler``.
     public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
         let decode = decoder(for: T.self)
         let subscription = PushSubscription(core: core, topic: topic)
@@ -126,24 +127,29 @@ public final class LongLinkClient: Sendable {
     }
 
     /// The pushes of ``pushes(topic:as:)``, as a sequence that throws why it ended when the client
-    /// ends it (see ``PushSequence``); a push that does not decode is skipped and logged.
+    /// ends it (see ``PushSequence``); a push that does not decode is skipped as in
+    /// ``pushes(topic:as:)``.
     public func throwingPushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> PushSequence<T> {
         PushSequence(subscription: PushSubscription(core: core, topic: topic), transform: decoder(for: T.self))
     }
 
-    /// Decodes a push as `T` with the configured codec; nil, and a warning in the log, when it
-    /// does not decode.
+    /// Decodes a push as `T` with the configured codec; nil when it does not decode, after the
+    /// push went to the handler, the log and the count, so that it is never lost without a word.
     private func decoder<T: Decodable & Sendable>(for type: T.Type) -> @Sendable (Push) -> T? {
         let codec = configuration.codec
         let logger = configuration.logger
+        let handler = configuration.undecodablePushHandler
+        let core = self.core
         return { push in
             do {
                 return try codec.decode(T.self, from: push.payload)
             } catch {
                 logger?(
                     LogRecord(
-                        level: .warning, message: "a push did not decode",
+                        level: .error, message: "a push did not decode; it goes to undecodablePushHandler",
                         metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
+                core.onLoop { $0.stats.undecodablePushes += 1 }
+                handler?(push, error)
                 return nil
             }
         }

@@ -143,6 +143,32 @@ struct ClientPushTests {
         try await server.stop()
     }
 
+    /// A reliable push the typed stream cannot decode is not lost without a word: it reaches the
+    /// handler with the codec's error, is counted, and the stream goes on with the next push.
+    @Test func anUndecodablePushReachesTheHandlerAndIsCounted() async throws {
+        struct Alert: Codable, Sendable, Equatable { var price: Double }
+        let server = try await RunningServer.start(probe: ServerProbe())
+        let undecodable = Mailbox<String>()
+        let running = loggedIn(server.endpoint, as: "jo") {
+            $0.undecodablePushHandler = { push, _ in undecodable.put(text(push.payload)) }
+        }
+        let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
+        try await running.waitUntilConnected()
+        try server.server.push(to: "jo", topic: "alerts", payload: bytes("not json"))
+        try server.server.push(to: "jo", topic: "alerts", payload: bytes(#"{"price":1.5}"#))
+        let first = try await within(.seconds(20), "the decodable push") {
+            var iterator = alerts.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(first == Alert(price: 1.5))
+        #expect(try await undecodable.next() == "not json")
+        try await eventually("the undecodable push is counted") {
+            await running.client.statistics.undecodablePushes == 1
+        }
+        await running.stop()
+        try await server.stop()
+    }
+
     /// The payloads of the next `count` pushes `stream` hands over, as text, within 20 s.
     private func payloads(_ count: Int, from stream: AsyncStream<Push>) async throws -> [String] {
         try await within(.seconds(20), "\(count) pushes to arrive") {
