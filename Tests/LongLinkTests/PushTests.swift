@@ -292,6 +292,34 @@ struct PushBookkeepingTests {
         #expect(fixed.delay(forAttempt: 2, random: 0.1) == .milliseconds(400))
     }
 
+    /// Every impossible value is refused before the client starts, by a message naming its field.
+    @Test(arguments: [
+        "defaultTimeout", "connectTimeout", "heartbeat", "offlineQueueLimit", "offlineQueueBytes", "pushBufferLimit",
+        "ackBatchSize", "endpoints", "clientID", "maxFrameBytes",
+    ])
+    func anImpossibleValueIsRefusedByName(field: String) {
+        var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: 1)])
+        switch field {
+        case "defaultTimeout": configuration.defaultTimeout = .zero
+        case "connectTimeout": configuration.connectTimeout = .milliseconds(-1)
+        case "heartbeat": configuration.heartbeat = .microseconds(500)
+        case "offlineQueueLimit": configuration.offlineQueueLimit = 0
+        case "offlineQueueBytes": configuration.offlineQueueBytes = 0
+        case "pushBufferLimit": configuration.pushBufferLimit = 0
+        case "ackBatchSize": configuration.ackBatchSize = 0
+        case "endpoints": configuration.endpoints = []
+        case "clientID": configuration.clientID = ""
+        default: configuration.maxFrameBytes = 0
+        }
+        do {
+            try configuration.validate()
+            Issue.record("\(field): an impossible value was accepted")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains(field), "\(error.message)")
+        }
+    }
+
     @Test func configurationValidationIsTyped() {
         var configuration = ClientConfiguration(endpoints: [])
         #expect(throws: LongLinkError.self) { try configuration.validate() }
