@@ -146,7 +146,7 @@ public final class LongLinkClient: Sendable {
             } catch {
                 logger?(
                     LogRecord(
-                        level: .error, message: "a push did not decode; it goes to undecodablePushHandler",
+                        bounded: .error, "a push did not decode; it goes to undecodablePushHandler",
                         metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
                 core.onLoop { $0.stats.undecodablePushes += 1 }
                 handler?(push, error)

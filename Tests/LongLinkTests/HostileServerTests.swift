@@ -196,6 +196,32 @@ struct HostileServerTests {
         server.stop()
     }
 
+    /// A server's words reach the app's log bounded: a GoAway reason with a terminal escape, a
+    /// forged second line and 5,000 more characters is logged escaped and cut.
+    @Test func aHostileReasonIsLoggedEscapedAndCut() async throws {
+        let reason = "\u{1b}[2J wiped\n[critical] forged line " + String(repeating: "x", count: 5_000)
+        let server = try await ScriptedServer.start { frame, peer in
+            guard case .hello = frame else { return }
+            peer.welcome()
+            peer.send(.goAway(Frame.GoAway(code: .unavailable, reason: reason, reconnect: true)))
+        }
+        let records = Mailbox<LogRecord>()
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.logger = { records.put($0) }
+        let running = RunningClient(configuration)
+        var quoted: LogRecord?
+        while quoted == nil {
+            let record = try await records.next()
+            if record.message.contains("forged line") { quoted = record }
+        }
+        let message = quoted?.message ?? ""
+        #expect(!message.unicodeScalars.contains { $0.properties.generalCategory == .control })
+        #expect(message.contains("\\u{1b}[2J") && message.contains("\\u{a}[critical]"))
+        #expect(message.count < 600 && message.hasSuffix("more)"))
+        await running.stop()
+        server.stop()
+    }
+
     @Test func aWrongFirstFrameIsAProtocolViolation() async throws {
         let server = try await ScriptedServer.start { frame, peer in
             if case .hello = frame { peer.send(.push(Frame.Push(seq: 1, topic: "x", payload: []))) }

@@ -126,7 +126,7 @@ actor ClientCore {
         _ level: LogRecord.Level, _ message: @autoclosure () -> String,
         metadata: @autoclosure () -> [String: String] = [:]
     ) {
-        configuration.logger?(LogRecord(level: level, message: message(), metadata: metadata()))
+        configuration.logger?(LogRecord(bounded: level, message(), metadata: metadata()))
     }
 
     /// Runs `body` on the core from any thread, without waiting for it.

@@ -35,7 +35,7 @@ struct Supervisor {
             case .failed(let error):
                 configuration.logger?(
                     LogRecord(
-                        level: .warning, message: "connecting to \(endpoint) failed: \(error)",
+                        bounded: .warning, "connecting to \(endpoint) failed: \(error)",
                         metadata: ["endpoint": "\(endpoint)", "code": "\(error.code)"]))
                 failures += 1
                 endpointIndex += 1
@@ -64,7 +64,7 @@ struct Supervisor {
                 case .closed(let error):
                     configuration.logger?(
                         LogRecord(
-                            level: .info, message: "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
+                            bounded: .info, "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
                             metadata: ["endpoint": "\(endpoint)"]))
                 }
                 failures += 1
@@ -146,7 +146,7 @@ struct Supervisor {
             let provided = try await provider()
             if !provided.isEmpty { return provided }
         } catch {
-            configuration.logger?(LogRecord(level: .warning, message: "the endpoint provider failed: \(error)"))
+            configuration.logger?(LogRecord(bounded: .warning, "the endpoint provider failed: \(error)"))
         }
         return configuration.endpoints.isEmpty ? [.tcp(host: "127.0.0.1", port: 0)] : configuration.endpoints
     }
