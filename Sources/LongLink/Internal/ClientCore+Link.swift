@@ -101,11 +101,11 @@ extension ClientCore {
         link.connection.close(mode, error: error)
     }
 
-    /// The server read enough of what was written: requests held back go out.
+    /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
-        guard let link = link(generation), link.connection.isWritable, book.queuedCount > 0,
-            machine.phase == .open(generation)
-        else { return }
+        guard let link = link(generation), link.connection.isWritable else { return }
+        if let epoch = link.pushEpoch { releaseAcksAwaitingEpoch(epoch) }
+        guard book.queuedCount > 0, machine.phase == .open(generation) else { return }
         drainQueue(on: link)
     }
 

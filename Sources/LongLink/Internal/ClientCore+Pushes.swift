@@ -116,8 +116,10 @@ extension ClientCore {
 
     /// Acknowledges on the current link what belongs to its seq space. Acks of an earlier link wait
     /// until this one's first reliable push tells its epoch (see ``releaseAcksAwaitingEpoch(_:)``).
+    /// Acks also wait, bounded, while the link's write buffer is full (a server flooding pushes
+    /// without reading), and go out when the server reads again.
     func sendAck(_ keys: [PushKey]) {
-        guard let link = syncedLink, let epoch = link.pushEpoch else {
+        guard let link = syncedLink, let epoch = link.pushEpoch, link.connection.isWritable else {
             acksAwaitingEpoch.append(contentsOf: keys)
             let excess = acksAwaitingEpoch.count - Self.acksAwaitingEpochLimit
             // Dropping an ack loses nothing: the server redelivers the push and it is acked again.

@@ -100,7 +100,8 @@ actor ClientCore {
     var pushes: PushDelivery
     var acks: AckBatcher
     var ackTimer: (any ScheduledWork)?
-    /// Acks for pushes of an earlier link, waiting to learn the seq space of the current one.
+    /// Acks waiting to be sent: for pushes of an earlier link, until the current one tells its seq
+    /// space; or for a link whose write buffer is full, until the server reads.
     var acksAwaitingEpoch: [PushKey] = []
     nonisolated let nextSubscriberID = Atomic<UInt64>(0)
 
