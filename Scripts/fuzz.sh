@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in Fuzz/ (-sanitize=fuzzer,address) and runs them.
+#
+# Usage: bash Scripts/fuzz.sh [--seconds N] [--replay] [--merge] [--seeds] [target...]
+#   --seconds N  run each target for N seconds (default 60; CI's short run); hours on demand
+#   --replay     only run every input of the committed corpus once (no fuzzing)
+#   --merge      afterwards, fold the new inputs that add coverage into the committed corpus
+#   --seeds      rewrite the seeds of the committed corpus (Fuzz/Corpus) from valid traffic first
+# Targets: FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz (default: all three).
+# Inputs found go to Fuzz/.build/corpus/TARGET (not committed); crashing inputs to
+# Fuzz/.build/artifacts/TARGET/, and the script exits 1. Replay one: Fuzz/.build/release/TARGET FILE.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root/Fuzz"
+
+seconds=60
+replay=0
+merge=0
+seeds=0
+targets=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        --replay) replay=1; shift ;;
+        --merge) merge=1; shift ;;
+        --seeds) seeds=1; shift ;;
+        -h | --help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
+        *) targets+=("$1"); shift ;;
+    esac
+done
+if [[ ${#targets[@]} -eq 0 ]]; then
+    targets=(FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz)
+fi
+
+if [[ $seeds -eq 1 ]]; then
+    # The generator has a main of its own, so it is built apart, without the fuzzer.
+    swift build --scratch-path .build/seeds --product FuzzSeeds
+    for target in FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz; do mkdir -p "Corpus/$target"; done
+    .build/seeds/debug/FuzzSeeds Corpus
+fi
+
+# Every module gets the fuzzer's coverage instrumentation and ASan; -enable-testing lets the
+# targets `@testable import` the internal state machines of an optimized build.
+for target in "${targets[@]}"; do
+    echo "fuzz: building $target"
+    swift build -c release --product "$target" \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing 2>&1 | grep -v "Cannot export local symbol" || {
+        echo "fuzz: $target failed to build" >&2
+        exit 1
+    }
+done
+bin="$(swift build -c release --show-bin-path)"
+
+# Without this the Swift runtime's backtracer takes the crash signal and libFuzzer never writes
+# the crashing input.
+export SWIFT_BACKTRACE=enable=no
+status=0
+for target in "${targets[@]}"; do
+    corpus="Corpus/$target"
+    mkdir -p "$corpus" ".build/corpus/$target" ".build/artifacts/$target"
+    common=(-artifact_prefix=".build/artifacts/$target/" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
+    if [[ $replay -eq 1 ]]; then
+        echo "fuzz: replaying $corpus ($(find "$corpus" -type f | wc -l) inputs) through $target"
+        "$bin/$target" "${common[@]}" -runs=0 "$corpus" || status=1
+        continue
+    fi
+    echo "fuzz: running $target for $seconds s"
+    # Found inputs go to the first (scratch) directory; the committed corpus only seeds.
+    "$bin/$target" "${common[@]}" -max_total_time="$seconds" ".build/corpus/$target" "$corpus" || status=1
+    if [[ $merge -eq 1 ]]; then
+        "$bin/$target" -merge=1 "$corpus" ".build/corpus/$target"
+    fi
+done
+if [[ $status -ne 0 ]]; then
+    echo "fuzz: a target failed; crashing inputs are in Fuzz/.build/artifacts/" >&2
+fi
+exit $status
