@@ -94,7 +94,8 @@ extension ClientModel {
         check(book.queuedCount + book.writtenCount == book.count, "queued and written do not add up")
         let queuedBytes = book.entries.values.filter { $0.stage == .queued }.reduce(0) { $0 + $1.request.payload.count }
         check(book.queuedBytes == queuedBytes, "queued bytes \(book.queuedBytes), counted \(queuedBytes)")
-        check(book.queuedCount <= book.queueLimit, "offline queue over its bound")
+        // The queue's bound refuses new requests; resends after a drop are admitted already and may
+        // go past it (each still ends by its deadline), so it is no invariant of the book.
         for entry in book.entries.values {
             if case .written(let generation) = entry.stage {
                 check(generation == machine.generation, "a request written on link \(generation) outlived it")
