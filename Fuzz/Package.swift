@@ -9,7 +9,15 @@ import PackageDescription
 // Swift 6 language mode, as the main package; tools-version 5.4 cannot say so otherwise.
 let swift6: [SwiftSetting] = [.unsafeFlags(["-swift-version", "6"])]
 // No top-level code: libFuzzer's `main` calls LLVMFuzzerTestOneInput.
-let fuzzTarget: [SwiftSetting] = swift6 + [.unsafeFlags(["-parse-as-library"])]
+let fuzzTargetSettings: [SwiftSetting] = swift6 + [.unsafeFlags(["-parse-as-library"])]
+
+/// A libFuzzer executable over the main package's `products`.
+func fuzzTarget(_ name: String, using products: [String]) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["FuzzKit"] + products.map { .product(name: $0, package: "LongLink") },
+        swiftSettings: fuzzTargetSettings)
+}
 
 let package = Package(
     name: "LongLinkFuzz",
@@ -19,24 +27,9 @@ let package = Package(
         .target(
             name: "FuzzKit", dependencies: [.product(name: "LongLinkWire", package: "LongLink")],
             swiftSettings: swift6),
-        .executableTarget(
-            name: "FrameDecoderFuzz",
-            dependencies: ["FuzzKit", .product(name: "LongLinkWire", package: "LongLink")],
-            swiftSettings: fuzzTarget),
-        .executableTarget(
-            name: "ClientInboundFuzz",
-            dependencies: [
-                "FuzzKit", .product(name: "LongLink", package: "LongLink"),
-                .product(name: "LongLinkWire", package: "LongLink"),
-            ],
-            swiftSettings: fuzzTarget),
-        .executableTarget(
-            name: "ServerInboundFuzz",
-            dependencies: [
-                "FuzzKit", .product(name: "LongLinkServer", package: "LongLink"),
-                .product(name: "LongLinkWire", package: "LongLink"),
-            ],
-            swiftSettings: fuzzTarget),
+        fuzzTarget("FrameDecoderFuzz", using: ["LongLinkWire"]),
+        fuzzTarget("ClientInboundFuzz", using: ["LongLink", "LongLinkWire"]),
+        fuzzTarget("ServerInboundFuzz", using: ["LongLinkServer", "LongLinkWire"]),
         // Writes the seed corpora from valid traffic (built without the fuzzer: it has its own main).
         .executableTarget(
             name: "FuzzSeeds",

@@ -43,13 +43,28 @@ fi
 
 # Every module gets the fuzzer's coverage instrumentation and ASan; -enable-testing lets the
 # targets `@testable import` the internal state machines of an optimized build.
+build_log="$(mktemp)"
+trap 'rm -f "$build_log"' EXIT
 for target in "${targets[@]}"; do
     echo "fuzz: building $target"
-    swift build -c release --product "$target" \
-        -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing 2>&1 | grep -v "Cannot export local symbol" || {
+    if ! swift build -c release --product "$target" \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing >"$build_log" 2>&1; then
+        cat "$build_log"
         echo "fuzz: $target failed to build" >&2
         exit 1
-    }
+    fi
+    # Gold's note about an ASan-internal symbol is no warning of ours; any compiler warning about
+    # a file of this repository fails the build, as in the main package.
+    grep -v "Cannot export local symbol" "$build_log" || true
+    warnings="$(awk -v root="$root/" '
+        /^warning:/ || /^[^ |]+:[0-9]+:[0-9]+: warning:/ {
+            if (substr($0, 1, 1) != "/" || index($0, root) == 1) print
+        }' "$build_log" | grep -v "Cannot export local symbol" || true)"
+    if [[ -n "$warnings" ]]; then
+        echo "fuzz: $target built with warnings:" >&2
+        printf '%s\n' "$warnings" >&2
+        exit 1
+    fi
 done
 bin="$(swift build -c release --show-bin-path)"
 

@@ -1,6 +1,7 @@
 import FuzzKit
-@testable import LongLink
 import LongLinkWire
+
+@testable import LongLink
 
 extension ClientModel {
     mutating func handlePush(_ frame: Frame.Push) {

@@ -1,6 +1,7 @@
 import FuzzKit
-@testable import LongLink
 import LongLinkWire
+
+@testable import LongLink
 
 /// The client core's bookkeeping without its sockets, timers and tasks: the link machine, the
 /// request book, push delivery and acks, driven the way `ClientCore` drives them, with each

@@ -16,15 +16,19 @@ let welcome = Frame.welcome(
 func request(_ id: Int, _ method: String = "async", bytes: Int = 3) -> Frame {
     .request(
         Frame.Request(
-            requestID: String(id), method: method, payload: [UInt8](repeating: 0x7b, count: bytes), timeoutMilliseconds: 5_000))
+            requestID: String(id), method: method, payload: [UInt8](repeating: 0x7b, count: bytes),
+            timeoutMilliseconds: 5_000))
 }
 func response(_ id: Int, status: StatusCode = .ok) -> Frame {
-    .response(Frame.Response(requestID: String(id), payload: [1, 2], status: status == .ok ? nil : Frame.Status(code: status)))
+    .response(
+        Frame.Response(
+            requestID: String(id), payload: [1, 2], status: status == .ok ? nil : Frame.Status(code: status)))
 }
 func push(_ seq: UInt64, _ topic: String = "a", epoch: UInt64 = 7) -> Frame {
     .push(Frame.Push(seq: seq, topic: topic, payload: [9], epoch: epoch))
 }
-let goAway = Frame.goAway(Frame.GoAway(code: .unavailable, reason: "restart", reconnect: true, retryAfterMilliseconds: 100))
+let goAway = Frame.goAway(
+    Frame.GoAway(code: .unavailable, reason: "restart", reconnect: true, retryAfterMilliseconds: 100))
 
 func delimited(_ frames: [Frame]) -> [UInt8] {
     var bytes: [UInt8] = []
@@ -35,8 +39,13 @@ func delimited(_ frames: [Frame]) -> [UInt8] {
 var seeds: [String: [UInt8]] = [:]
 
 // The decoder: whole streams, under the default limit, and split at a few points.
-let clientStream = delimited([hello, request(1), .sync(Frame.Sync()), .ack(Frame.Ack(seqs: [1, 2, 3])), .ping(Frame.Ping(nonce: 5)), .cancel(Frame.Cancel(requestID: "1")), goAway])
-let serverStream = delimited([welcome, response(1), push(1), push(2, "b"), push(0), .pong(Frame.Pong(nonce: 5, loadPermille: 10)), goAway])
+let clientStream = delimited([
+    hello, request(1), .sync(Frame.Sync()), .ack(Frame.Ack(seqs: [1, 2, 3])), .ping(Frame.Ping(nonce: 5)),
+    .cancel(Frame.Cancel(requestID: "1")), goAway,
+])
+let serverStream = delimited([
+    welcome, response(1), push(1), push(2, "b"), push(0), .pong(Frame.Pong(nonce: 5, loadPermille: 10)), goAway,
+])
 for (name, stream) in [("client-stream", clientStream), ("server-stream", serverStream)] {
     for (suffix, splits) in [("whole", [UInt64]()), ("split", [1, 2, 3, 5, 8, 13])] {
         var script = FuzzScript()

@@ -6,14 +6,7 @@ import FuzzKit
 /// share one window. Nothing may trap, and the invariants hold after every event.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func serverInboundFuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
-    var input = FuzzInput(UnsafeRawBufferPointer(start: start, count: count))
-    var model = ServerModel()
-    var events = 0
-    while !input.isAtEnd, events < 4_096 {
-        model.handle(ServerEvent.from(input.byte()), &input)
-        model.checkInvariants()
-        events += 1
-    }
-    model.finish()
-    return 0
+    ServerModel.run(start, count)
 }
+
+extension ServerModel: ScriptModel {}

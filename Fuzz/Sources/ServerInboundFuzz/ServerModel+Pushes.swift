@@ -1,6 +1,7 @@
 import FuzzKit
-@testable import LongLinkServer
 import LongLinkWire
+
+@testable import LongLinkServer
 
 extension ServerModel {
     /// A handler bound the connection to `principal`.
@@ -45,7 +46,8 @@ extension ServerModel {
         guard partialTimerArmed, session.phase != .closed else { return }
         partialTimerArmed = false
         let pending = decoder.bufferedByteCount
-        switch partialFrame.fired(pendingBytes: pending, consumed: decoder.consumedByteCount, readingPaused: readingPaused)
+        switch partialFrame.fired(
+            pendingBytes: pending, consumed: decoder.consumedByteCount, readingPaused: readingPaused)
         {
         case .none: break
         case .rearm: partialTimerArmed = true
@@ -58,7 +60,9 @@ extension ServerModel {
     // MARK: Invariants
 
     func checkInvariants() {
-        check(session.inFlightCount == inFlight.count, "\(session.inFlightCount) in flight, the model has \(inFlight.count)")
+        check(
+            session.inFlightCount == inFlight.count,
+            "\(session.inFlightCount) in flight, the model has \(inFlight.count)")
         if session.phase == .closed { check(inFlight.isEmpty, "a closed session holds requests") }
         check(session.inFlightCount <= Self.configuration.maxInFlight, "over the in-flight limit")
         check(window.count <= window.capacity + running.count, "the window holds \(window.count) entries")

@@ -1,6 +1,7 @@
 import FuzzKit
-@testable import LongLinkServer
 import LongLinkWire
+
+@testable import LongLinkServer
 
 extension ServerModel {
     /// Methods: "async" runs as a task (finished by a later event), "inline" returns at once, any

@@ -1,6 +1,7 @@
 import FuzzKit
-@testable import LongLinkServer
 import LongLinkWire
+
+@testable import LongLinkServer
 
 /// One server connection after another, without sockets, tasks or timers. Each waiter of the
 /// de-duplication window is a number unique across connections, so that the model can tell
