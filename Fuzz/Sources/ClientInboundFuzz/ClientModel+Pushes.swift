@@ -103,6 +103,15 @@ extension ClientModel {
             }
         }
         check(machine.generation == link?.generation, "the machine's link is not the model's")
+        if case .draining(let generation) = machine.phase {
+            // Otherwise nothing would ever close the link, its gate shut (a finding of issue 22).
+            check(book.hasWritten(on: generation), "a draining link with nothing left to answer")
+        }
+        if case .open(let generation) = machine.phase, let link, link.generation == generation {
+            check(
+                book.queuedCount == 0 || book.writtenCount >= link.maxInFlight,
+                "requests wait in the queue while the open link could take them")
+        }
         check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
         check(pushes.delivered.count <= PushDelivery.epochLimit, "more epochs remembered than the limit")
         check(Set(pushes.consumers.keys) == Set(consumers.keys), "consumers differ")

@@ -64,6 +64,9 @@ extension ServerModel {
             session.inFlightCount == inFlight.count,
             "\(session.inFlightCount) in flight, the model has \(inFlight.count)")
         if session.phase == .closed { check(inFlight.isEmpty, "a closed session holds requests") }
+        if session.phase == .draining {
+            check(session.inFlightCount > 0, "a draining session with nothing in flight did not close")
+        }
         check(session.inFlightCount <= Self.configuration.maxInFlight, "over the in-flight limit")
         check(window.count <= window.capacity + running.count, "the window holds \(window.count) entries")
         for run in running.keys { check(window.isRunning(run), "a running execution the window forgot") }
