@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in Fuzz/ (-sanitize=fuzzer,address) and runs them.
 #
-# Usage: bash Scripts/fuzz.sh [--seconds N] [--replay] [--merge] [--seeds] [target...]
+# Usage: bash Scripts/fuzz.sh [--seconds N] [--parallel] [--replay] [--merge] [--seeds] [target...]
 #   --seconds N  run each target for N seconds (default 60; CI's short run); hours on demand
+#   --parallel   run the targets at the same time (each still for N seconds), as CI does
 #   --replay     only run every input of the committed corpus once (no fuzzing)
 #   --merge      afterwards, fold the new inputs that add coverage into the committed corpus
 #   --seeds      rewrite the seeds of the committed corpus (Fuzz/Corpus) from valid traffic first
@@ -18,6 +19,7 @@ seconds=60
 replay=0
 merge=0
 seeds=0
+parallel=0
 targets=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -25,7 +27,8 @@ while [[ $# -gt 0 ]]; do
         --replay) replay=1; shift ;;
         --merge) merge=1; shift ;;
         --seeds) seeds=1; shift ;;
-        -h | --help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --parallel) parallel=1; shift ;;
+        -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -71,23 +74,45 @@ bin="$(swift build -c release --show-bin-path)"
 # Without this the Swift runtime's backtracer takes the crash signal and libFuzzer never writes
 # the crashing input.
 export SWIFT_BACKTRACE=enable=no
-status=0
-for target in "${targets[@]}"; do
-    corpus="Corpus/$target"
+# One target: replay or fuzz, then merge; its output goes to .build/logs/TARGET.log as well.
+run_target() {
+    local target="$1" corpus="Corpus/$1"
     mkdir -p "$corpus" ".build/corpus/$target" ".build/artifacts/$target"
-    common=(-artifact_prefix=".build/artifacts/$target/" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
+    local common=(-artifact_prefix=".build/artifacts/$target/" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
     if [[ $replay -eq 1 ]]; then
         echo "fuzz: replaying $corpus ($(find "$corpus" -type f | wc -l) inputs) through $target"
-        "$bin/$target" "${common[@]}" -runs=0 "$corpus" || status=1
-        continue
+        "$bin/$target" "${common[@]}" -runs=0 "$corpus"
+        return
     fi
     echo "fuzz: running $target for $seconds s"
     # Found inputs go to the first (scratch) directory; the committed corpus only seeds.
-    "$bin/$target" "${common[@]}" -max_total_time="$seconds" ".build/corpus/$target" "$corpus" || status=1
+    "$bin/$target" "${common[@]}" -max_total_time="$seconds" ".build/corpus/$target" "$corpus" || return 1
     if [[ $merge -eq 1 ]]; then
         "$bin/$target" -merge=1 "$corpus" ".build/corpus/$target"
     fi
-done
+}
+
+mkdir -p .build/logs
+status=0
+if [[ $parallel -eq 1 ]]; then
+    # All at once, each for the full time: libFuzzer is single-threaded, and two cores run three
+    # targets in about a third of the serial wall time.
+    pids=()
+    for target in "${targets[@]}"; do
+        run_target "$target" >".build/logs/$target.log" 2>&1 &
+        pids+=($!)
+    done
+    for index in "${!targets[@]}"; do
+        target="${targets[$index]}"
+        wait "${pids[$index]}" || { status=1; cat ".build/logs/$target.log"; }
+        echo "fuzz: $target: $(grep -E '^#[0-9]+' ".build/logs/$target.log" | tail -n 1)"
+        grep '^stat::' ".build/logs/$target.log" || true
+    done
+else
+    for target in "${targets[@]}"; do
+        run_target "$target" 2>&1 | tee ".build/logs/$target.log" || status=1
+    done
+fi
 if [[ $status -ne 0 ]]; then
     echo "fuzz: a target failed; crashing inputs are in Fuzz/.build/artifacts/" >&2
 fi
