@@ -64,4 +64,21 @@ struct DedupePrincipalTests {
             #expect(probe.executions.load(ordering: .relaxed) == 1)
         }
     }
+
+    /// Found by the server fuzz target: a request admitted before the login bound the connection
+    /// is still found in the window under the key it was admitted with, so a `Cancel` after the
+    /// login stops its handler (looked up under the new principal's key, it ran on for an hour).
+    @Test func aCancelAfterLoginStopsARequestAdmittedBeforeIt() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { _, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "phone-1")
+            try await client.send(.request(Frame.Request(requestID: "h1", method: "hang")))
+            #expect(try await probe.events.next(within: .seconds(10), "the handler to start") == "started h1")
+            #expect(try await client.call("login", bytes("alice"), id: "login-1").text == "welcome")
+            try await client.send(.cancel(Frame.Cancel(requestID: "h1")))
+            #expect(try await probe.events.next(within: .seconds(5), "the handler to be cancelled") == "cancelled h1")
+            client.close()
+        }
+    }
 }

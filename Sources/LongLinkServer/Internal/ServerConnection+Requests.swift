@@ -35,7 +35,7 @@ extension ServerConnection {
         // One clock read per request: its deadline and its place in the de-duplication window.
         let now = ContinuousClock.now
         guard core.dedupeEnabled else {
-            execute(request, route: route, token: token, run: nil, at: now)
+            execute(request, route: route, token: token, run: nil, key: nil, at: now)
             return
         }
         let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
@@ -44,17 +44,17 @@ extension ServerConnection {
         let method = request.method
         switch core.dedupe.withLock({ $0.window.arrive(key, method: method, waiter: waiter, at: time) }) {
         case .execute(let run):
-            execute(request, route: route, token: token, run: run, at: now)
+            execute(request, route: route, token: token, run: run, key: key, at: now)
         case .wait:
             core.counters.requestsJoined.increment()
             // The copy keeps its own deadline: the execution it joined may have a later one, or none.
-            var execution: Execution?
+            var execution = Execution(task: nil, timer: nil, run: nil, dedupeKey: key)
             if request.timeoutMilliseconds > 0 {
                 let requestID = request.requestID
-                let timer = loop.scheduleTimer(after: .milliseconds(Int64(request.timeoutMilliseconds))) { [self] in
+                execution.timer = loop.scheduleTimer(after: .milliseconds(Int64(request.timeoutMilliseconds))) {
+                    [self] in
                     handlerTimedOut(requestID: requestID, token: token, run: nil)
                 }
-                execution = Execution(task: nil, timer: timer, run: nil)
             }
             session.track(requestID: request.requestID, token: token, execution: execution)
         case .replay(let response):
@@ -68,7 +68,8 @@ extension ServerConnection {
     }
 
     private func execute(
-        _ request: Frame.Request, route: Router.Route, token: UInt64, run: DedupeRun?, at now: ContinuousClock.Instant
+        _ request: Frame.Request, route: Router.Route, token: UInt64, run: DedupeRun?, key: DedupeKey?,
+        at now: ContinuousClock.Instant
     ) {
         let timeout: Duration? =
             request.timeoutMilliseconds > 0 ? .milliseconds(Int64(request.timeoutMilliseconds)) : nil
@@ -103,7 +104,7 @@ extension ServerConnection {
                 core.executionFinished(
                     origin: self, requestID: requestID, token: token, run: run, response: response)
             }
-            var execution = Execution(task: task, timer: nil, run: run)
+            var execution = Execution(task: task, timer: nil, run: run, dedupeKey: key)
             if let timeout {
                 execution.timer = loop.scheduleTimer(after: timeout) { [self] in
                     handlerTimedOut(requestID: requestID, token: token, run: run)
@@ -208,7 +209,8 @@ extension ServerConnection {
     /// true when no copy waits for the execution any more.
     @discardableResult
     func stopWaiting(for request: Session.InFlightRequest) -> Bool {
-        let key = DedupeKey(client: dedupeClient, requestID: request.requestID)
+        // Under the key it was admitted with: the connection may have been bound to a principal since.
+        let key = request.execution?.dedupeKey ?? DedupeKey(client: dedupeClient, requestID: request.requestID)
         return core.dedupe.withLock {
             $0.window.removeWaiter(key) { $0.connection === self && $0.token == request.token }
         }

@@ -23,6 +23,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         var timer: EventLoopTimer?
         /// The execution in the de-duplication window, when de-duplication is on.
         var run: DedupeRun?
+        /// The key the request was admitted under: a login binding the connection meanwhile
+        /// changes the key new requests get, not this one's.
+        var dedupeKey: DedupeKey?
     }
 
     typealias Session = ServerSessionStateMachine<Execution>

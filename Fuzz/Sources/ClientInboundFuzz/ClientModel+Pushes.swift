@@ -1,0 +1,131 @@
+import FuzzKit
+import LongLinkWire
+
+@testable import LongLink
+
+extension ClientModel {
+    mutating func handlePush(_ frame: Frame.Push) {
+        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        if push.isReliable, link?.pushEpoch != push.epoch { link?.pushEpoch = push.epoch }
+        let epochsBefore = Set(pushes.delivered.map(\.epoch))
+        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch))) }
+        switch pushes.received(push) {
+        case .offer:
+            var accepted = 0
+            var refused = false
+            for id in consumers.keys.sorted() where PushDelivery.consumer(wanting: consumers[id]!.topic, takes: push) {
+                if offer(push, to: id) { accepted += 1 } else { refused = true }
+            }
+            _ = pushes.offered(push, accepted: accepted, refused: refused)
+        case .ackAgain:
+            check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
+            addAck(push.key)
+        case .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
+            break
+        }
+    }
+
+    /// As `PushSubscriber.offer`: into the buffer while it has room.
+    private mutating func offer(_ push: Push, to id: UInt64) -> Bool {
+        guard consumers[id]!.buffer.count < consumers[id]!.limit else { return false }
+        consumers[id]!.buffer.append(push)
+        return true
+    }
+
+    mutating func addConsumer(topic: String?, limit: Int) {
+        guard machine.terminalError == nil, !(machine.shuttingDown && link == nil) else { return }
+        nextConsumerID += 1
+        let id = nextConsumerID
+        consumers[id] = Consumer(topic: topic, limit: limit)
+        let added = pushes.consumerAdded(id, topic: topic)
+        for push in added.pushes {
+            let accepted = offer(push, to: id)
+            _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
+        }
+    }
+
+    /// The consumer's app takes up to `count` pushes, and the core collects what it took.
+    mutating func take(from id: UInt64?, count: Int) {
+        guard let id, var consumer = consumers[id] else { return }
+        let taken = consumer.buffer.prefix(count)
+        consumer.buffer.removeFirst(taken.count)
+        var keys: [PushKey] = []
+        for push in taken where push.isReliable {
+            let first = consumer.delivered.insert(push.key).inserted
+            check(first || forgottenEpochs.contains(push.key.epoch), "\(push.key) handed to one consumer twice")
+            takenByApp.insert(push.key)
+            keys.append(push.key)
+        }
+        consumers[id] = consumer
+        let caughtUp = pushes.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
+        let epochsBefore = Set(pushes.delivered.map(\.epoch))
+        let action = pushes.taken(keys, caughtUp: caughtUp)
+        forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
+        for key in action.ack { addAck(key) }
+    }
+
+    mutating func removeConsumer(_ id: UInt64?) {
+        guard let id, let consumer = consumers.removeValue(forKey: id) else { return }
+        let untaken = consumer.buffer.filter(\.isReliable)
+        let epochsBefore = Set(pushes.delivered.map(\.epoch))
+        let removed = pushes.consumerRemoved(id, untaken: untaken)
+        forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
+        for key in removed.ack { addAck(key) }
+    }
+
+    mutating func addAck(_ key: PushKey) {
+        check(takenByApp.contains(key), "acknowledging \(key), which the app never took")
+        if case .flush(let keys) = acks.add(key) { sendAck(keys) }
+    }
+
+    func sendAck(_ keys: [PushKey]) {
+        for key in keys { check(takenByApp.contains(key), "an Ack for \(key), which the app never took") }
+    }
+
+    mutating func finishConsumers() {
+        consumers.removeAll()
+        pushes.removeAll()
+    }
+
+    // MARK: Invariants
+
+    /// What must hold between events, whatever the server sent.
+    func checkInvariants() {
+        check(book.count == waiting.count, "\(book.count) requests in the book, \(waiting.count) callers waiting")
+        check(book.queuedCount + book.writtenCount == book.count, "queued and written do not add up")
+        let queuedBytes = book.entries.values.filter { $0.stage == .queued }.reduce(0) { $0 + $1.request.payload.count }
+        check(book.queuedBytes == queuedBytes, "queued bytes \(book.queuedBytes), counted \(queuedBytes)")
+        // The queue's bound refuses new requests; resends after a drop are admitted already and may
+        // go past it (each still ends by its deadline), so it is no invariant of the book.
+        for entry in book.entries.values {
+            if case .written(let generation) = entry.stage {
+                check(generation == machine.generation, "a request written on link \(generation) outlived it")
+            }
+        }
+        check(machine.generation == link?.generation, "the machine's link is not the model's")
+        if case .draining(let generation) = machine.phase {
+            // Otherwise nothing would ever close the link, its gate shut (a finding of issue 22).
+            check(book.hasWritten(on: generation), "a draining link with nothing left to answer")
+        }
+        if case .open(let generation) = machine.phase, let link, link.generation == generation {
+            check(
+                book.queuedCount == 0 || book.writtenCount >= link.maxInFlight,
+                "requests wait in the queue while the open link could take them")
+        }
+        check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
+        check(pushes.delivered.count <= PushDelivery.epochLimit, "more epochs remembered than the limit")
+        check(Set(pushes.consumers.keys) == Set(consumers.keys), "consumers differ")
+        for (key, state) in pushes.seqs {
+            let holders = consumers.values.filter { $0.buffer.contains { $0.key == key } }.count
+            switch state {
+            case .held:
+                check(holders == 0 && pushes.held.contains { $0.key == key }, "held \(key) is not only held")
+            case .buffered(let count, _):
+                check(holders == count, "\(key) in \(holders) buffers, the machine says \(count)")
+            }
+        }
+        for consumer in consumers.values {
+            check(consumer.buffer.count <= consumer.limit, "a consumer's buffer over its limit")
+        }
+    }
+}

@@ -1,0 +1,158 @@
+// Writes the seed corpora from valid traffic: the frames of ordinary sessions, as each target
+// reads them. Usage: FuzzSeeds DIRECTORY (Scripts/fuzz.sh --seeds writes Fuzz/Corpus).
+import FuzzKit
+import LongLinkWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The frames of a short session, both ways: what a client sends and what a server answers.
+let hello = Frame.hello(Frame.Hello(clientID: "c1", heartbeatMilliseconds: 10_000, metadata: ["app": "quotes"]))
+let welcome = Frame.welcome(
+    Frame.Welcome(
+        serverID: "s1", heartbeatMilliseconds: 10_000, maxFrameBytes: 4_096, dedupeWindowMilliseconds: 60_000,
+        maxInFlight: 4))
+func request(_ id: Int, _ method: String = "async", bytes: Int = 3) -> Frame {
+    .request(
+        Frame.Request(
+            requestID: String(id), method: method, payload: [UInt8](repeating: 0x7b, count: bytes),
+            timeoutMilliseconds: 5_000))
+}
+func response(_ id: Int, status: StatusCode = .ok) -> Frame {
+    .response(
+        Frame.Response(
+            requestID: String(id), payload: [1, 2], status: status == .ok ? nil : Frame.Status(code: status)))
+}
+func push(_ seq: UInt64, _ topic: String = "a", epoch: UInt64 = 7) -> Frame {
+    .push(Frame.Push(seq: seq, topic: topic, payload: [9], epoch: epoch))
+}
+let goAway = Frame.goAway(
+    Frame.GoAway(code: .unavailable, reason: "restart", reconnect: true, retryAfterMilliseconds: 100))
+
+func delimited(_ frames: [Frame]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for frame in frames { frame.encodeDelimited(into: &bytes) }
+    return bytes
+}
+
+var seeds: [String: [UInt8]] = [:]
+
+// The decoder: whole streams, under the default limit, and split at a few points.
+let clientStream = delimited([
+    hello, request(1), .sync(Frame.Sync()), .ack(Frame.Ack(seqs: [1, 2, 3])), .ping(Frame.Ping(nonce: 5)),
+    .cancel(Frame.Cancel(requestID: "1")), goAway,
+])
+let serverStream = delimited([
+    welcome, response(1), push(1), push(2, "b"), push(0), .pong(Frame.Pong(nonce: 5, loadPermille: 10)), goAway,
+])
+for (name, stream) in [("client-stream", clientStream), ("server-stream", serverStream)] {
+    for (suffix, splits) in [("whole", [UInt64]()), ("split", [1, 2, 3, 5, 8, 13])] {
+        var script = FuzzScript()
+        script.byte(5)
+        script.bool(false)
+        script.byte(UInt8(splits.count))
+        for split in splits { script.varint(split) }
+        script.chunk(stream)
+        seeds["FrameDecoderFuzz/\(name)-\(suffix)"] = script.bytes
+    }
+}
+
+// The client: a session with requests, pushes, a consumer, a GoAway and a reconnect.
+do {
+    var script = FuzzScript()
+    func event(_ event: ClientEvent) { script.byte(event.rawValue) }
+    func frame(_ frame: Frame) {
+        event(.frame)
+        script.frame(frame)
+    }
+    event(.connect)
+    frame(welcome)
+    event(.request)
+    script.bool(true)
+    script.bool(true)
+    script.byte(2)
+    event(.loginSucceeded)
+    event(.addConsumer)
+    script.byte(1)
+    script.byte(2)
+    for id in 2...4 {
+        event(.request)
+        script.bool(id % 2 == 0)
+        script.bool(false)
+        script.byte(UInt8(id * 10))
+    }
+    frame(response(1))
+    frame(push(1))
+    frame(push(2))
+    frame(push(0, "b"))
+    event(.take)
+    script.byte(0)
+    script.byte(2)
+    event(.ackTimer)
+    frame(response(3, status: .deadlineExceeded))
+    frame(.ping(Frame.Ping(nonce: 1)))
+    event(.tick)
+    script.bool(false)
+    script.bool(true)
+    frame(goAway)
+    frame(response(2))
+    event(.linkClosed)
+    event(.connect)
+    frame(welcome)
+    event(.loginSucceeded)
+    frame(push(2))
+    frame(push(3, epoch: 8))
+    event(.removeConsumer)
+    script.byte(0)
+    event(.shutdown)
+    seeds["ClientInboundFuzz/session"] = script.bytes
+}
+
+// The server: a connection that logs in, runs requests, receives pushes, then a resend after a
+// reconnect that joins or replays the first execution.
+do {
+    var script = FuzzScript()
+    func event(_ event: ServerEvent) { script.byte(event.rawValue) }
+    func bytes(_ frames: [Frame]) {
+        event(.bytes)
+        script.chunk(delimited(frames))
+    }
+    bytes([hello, request(1, "inline"), request(2), request(3)])
+    event(.bind)
+    script.byte(0)
+    bytes([.sync(Frame.Sync())])
+    event(.pump)
+    script.byte(5)
+    bytes([.ack(Frame.Ack(seqs: [1, 2]))])
+    event(.handlerFinished)
+    script.byte(0)
+    bytes([.cancel(Frame.Cancel(requestID: "3")), .ping(Frame.Ping(nonce: 2))])
+    event(.heartbeatTick)
+    let partial = delimited([request(4, bytes: 40)])
+    event(.bytes)
+    script.chunk(Array(partial.prefix(10)))
+    event(.partialFrameTimer)
+    script.bool(false)
+    event(.connectionClosed)
+    bytes([hello, request(2), request(1, "inline")])
+    event(.advanceClock)
+    script.varint(500)
+    event(.handlerFinished)
+    script.byte(0)
+    event(.goAway)
+    event(.drainTimeout)
+    seeds["ServerInboundFuzz/session"] = script.bytes
+}
+
+let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Corpus"
+for (name, bytes) in seeds.sorted(by: { $0.key < $1.key }) {
+    let path = "\(directory)/\(name)"
+    guard let file = fopen(path, "wb") else {
+        print("FuzzSeeds: cannot write \(path)")
+        exit(1)
+    }
+    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+    print("FuzzSeeds: \(path) (\(bytes.count) bytes)")
+}
