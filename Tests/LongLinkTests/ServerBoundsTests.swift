@@ -114,4 +114,26 @@ struct ServerBoundsTests {
         await running.stop()
         try await server.stop()
     }
+    /// A handler's reply larger than clients read comes back as RESOURCE_EXHAUSTED: sent, it would
+    /// make the client drop the link, resend, and receive it again until the deadline.
+    @Test func aReplyLargerThanTheClientReadsComesBackAsAnError() async throws {
+        var serverConfiguration = ServerConfiguration.forClientTests
+        serverConfiguration.maxPushFrameBytes = 1_024
+        let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.maxFrameBytes = 1_024
+        configuration.defaultTimeout = .seconds(5)
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        do {
+            _ = try await running.client.request("echo", payload: [UInt8](repeating: 7, count: 1_500))
+            Issue.record("a reply over the limit must fail")
+        } catch let error as LongLinkError {
+            #expect(error.code == .resourceExhausted && error.isRemote)
+        }
+        #expect(try await running.client.request("echo", payload: bytes("small")) == bytes("small"))
+        #expect(await running.client.statistics.connects == 1)
+        await running.stop()
+        try await server.stop()
+    }
 }

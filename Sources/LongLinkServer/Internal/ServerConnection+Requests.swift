@@ -87,18 +87,20 @@ extension ServerConnection {
             // frame of this connection is handled before it returns), and not counted as running
             // (it is over before anyone could read the counter).
             session.startedInline()
-            let response = Self.response(requestID: requestID) { try handler(payload, context) }
+            let limit = configuration.maxPushFrameBytes
+            let response = Self.response(requestID: requestID, limit: limit) { try handler(payload, context) }
             finishedInline(requestID: requestID, token: token, run: run, response: response)
         case .async(let handler):
+            let limit = configuration.maxPushFrameBytes
             core.counters.handlersRunning.increment()
             let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
             let task = Task(executorPreference: executor) { [self] in
                 let response: Frame.Response?
                 do {
                     let reply = try await handler(payload, context)
-                    response = Frame.Response(requestID: requestID, payload: reply)
+                    response = Self.fitted(Frame.Response(requestID: requestID, payload: reply), limit: limit)
                 } catch {
-                    response = Self.response(requestID: requestID) { throw error }
+                    response = Self.response(requestID: requestID, limit: limit) { throw error }
                 }
                 core.counters.handlersRunning.increment(by: -1)
                 core.executionFinished(
@@ -138,9 +140,9 @@ extension ServerConnection {
 
     /// The response for a handler's outcome: its reply, its `LongLinkError` as a status, `nil` for a
     /// cancellation (no response is sent), or `INTERNAL` for any other error (whose text is not sent).
-    static func response(requestID: String, _ body: () throws -> [UInt8]) -> Frame.Response? {
+    static func response(requestID: String, limit: Int, _ body: () throws -> [UInt8]) -> Frame.Response? {
         do {
-            return Frame.Response(requestID: requestID, payload: try body())
+            return fitted(Frame.Response(requestID: requestID, payload: try body()), limit: limit)
         } catch let error as LongLinkError {
             return Frame.Response(
                 requestID: requestID, status: Frame.Status(code: error.code.status, message: error.message))
@@ -150,6 +152,18 @@ extension ServerConnection {
             return Frame.Response(
                 requestID: requestID, status: Frame.Status(code: .internalError, message: "the handler failed"))
         }
+    }
+
+    /// `response`, or `RESOURCE_EXHAUSTED` in its place when its frame is larger than clients read
+    /// (``ServerConfiguration/maxPushFrameBytes``): sent, it would make the client drop the link,
+    /// resend, and get it again (a stored reply would be replayed the same way).
+    static func fitted(_ response: Frame.Response, limit: Int) -> Frame.Response {
+        let size = Frame.response(response).encodedSize
+        guard size > limit else { return response }
+        return Frame.Response(
+            requestID: response.requestID,
+            status: Frame.Status(
+                code: .resourceExhausted, message: "reply too large: a \(size)-byte frame, clients read at most \(limit)"))
     }
 
     /// The deadline of a request passed: `run` is its execution when this connection ran it, nil
