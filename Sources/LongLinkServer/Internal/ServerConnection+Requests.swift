@@ -163,7 +163,8 @@ extension ServerConnection {
         return Frame.Response(
             requestID: response.requestID,
             status: Frame.Status(
-                code: .resourceExhausted, message: "reply too large: a \(size)-byte frame, clients read at most \(limit)"))
+                code: .resourceExhausted,
+                message: "reply too large: a \(size)-byte frame, clients read at most \(limit)"))
     }
 
     /// The deadline of a request passed: `run` is its execution when this connection ran it, nil
