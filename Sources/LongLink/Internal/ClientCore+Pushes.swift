@@ -135,7 +135,7 @@ extension ClientCore {
         stats.acksSent += seqs.count
     }
 
-    /// The most acks kept for a link that has not told its epoch yet.
+    /// The most acks kept waiting (for a link to tell its epoch, or to become writable).
     static let acksAwaitingEpochLimit = 65_536
 
     /// The link's seq space is now known: acks waiting for it go out with the next batch, and those

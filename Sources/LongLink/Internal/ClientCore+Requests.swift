@@ -72,7 +72,9 @@ extension ClientCore {
             return
         }
         var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
-        if case .write(let generation) = route, !request.bypassesGate, let link = link(generation),
+        var target: Link?
+        if case .write(let generation) = route { target = link(generation) }
+        if let link = target, !request.bypassesGate,
             book.queuedCount > 0 || book.writtenCount >= link.maxInFlight || !link.connection.isWritable
         {
             // Wait in line rather than be refused (the server runs at most maxInFlight at once) or
@@ -86,7 +88,7 @@ extension ClientCore {
         case .queued:
             break
         case .write:
-            if case .write(let generation) = route, let link = link(generation) { write(request, on: link, at: now) }
+            if let link = target { write(request, on: link, at: now) }
         }
         if configuration.deadlineStrategy.usesHeap { trackDeadline(request) }
     }
