@@ -100,10 +100,22 @@ struct PushEndTests {
         let running = client(server.endpoint, as: "dave")
         let alerts = running.client.throwingPushes(topic: "alerts")
         try await running.waitUntilConnected()
-        let consumer = Task { try await Self.drain(alerts) }
+        // The loop runs in the cancelled task itself (not inside a bounded wait, which would answer
+        // an early cancellation with its own CancellationError); its outcome comes back through a
+        // mailbox, so that the wait for it is bounded.
+        let outcome = Mailbox<(count: Int, error: LongLinkError?)>()
+        let consumer = Task {
+            var count = 0
+            do throws(LongLinkError) {
+                for try await _ in alerts { count += 1 }
+                outcome.put((count, nil))
+            } catch {
+                outcome.put((count, error))
+            }
+        }
         consumer.cancel()
-        let (pushes, error) = try await consumer.value
-        #expect(pushes.isEmpty)
+        let (count, error) = try await outcome.next(within: .seconds(20), "the cancelled consumer to end")
+        #expect(count == 0)
         #expect(error == nil)
         running.client.shutdown()
         let ended = try await running.runEnded()
