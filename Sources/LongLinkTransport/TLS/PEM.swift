@@ -1,5 +1,5 @@
 #if canImport(COpenSSL)
-    import COpenSSL
+    internal import COpenSSL
     import LongLinkWire
 
     /// Reading certificates and keys from PEM files or bytes.

@@ -1,7 +1,7 @@
 import LongLinkWire
 
 #if canImport(COpenSSL)
-    import COpenSSL
+    internal import COpenSSL
 #endif
 
 /// One OpenSSL `SSL_CTX` built from a ``TLSConfiguration`` (a client's) or a

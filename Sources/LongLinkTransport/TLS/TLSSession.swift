@@ -1,7 +1,7 @@
 import LongLinkWire
 
 #if canImport(COpenSSL)
-    import COpenSSL
+    internal import COpenSSL
 #endif
 
 /// The TLS state of one connection: an OpenSSL `SSL` between two memory BIOs, so that OpenSSL never
