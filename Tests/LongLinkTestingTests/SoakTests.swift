@@ -1,5 +1,7 @@
 import Foundation
 import LongLink
+import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
@@ -31,5 +33,34 @@ struct SoakTests {
         #expect(report.reconnects >= 3)
         #expect(report.leftPending == 0)
         #expect(report.memoryWithinLimit)
+    }
+
+    /// The same soak over TLS, shorter (`LONGLINK_TLS_SOAK_SECONDS`, default 20): every reconnect
+    /// after a fault is a new handshake through the fault proxy.
+    @Test(.timeLimit(.minutes(5)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    func nothingIsLostOverTLS() async throws {
+        let seconds = ProcessInfo.processInfo.environment["LONGLINK_TLS_SOAK_SECONDS"].flatMap(Int.init) ?? 20
+        let certificates = try TestCertificates.make()
+        var configuration = SoakConfiguration(duration: .seconds(seconds))
+        configuration.memoryGrowthLimit = 256 << 20
+        configuration.quietTail = .seconds(5)
+        configuration.serverTLS = ServerTLSConfiguration(
+            certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))
+        var client = TLSConfiguration()
+        client.trustRoots = .pemFile(certificates.caCertificate)
+        configuration.clientTLS = client
+        let report = try await SoakRunner(configuration: configuration).run()
+        print("TLS soak report:\n\(report)")
+        #expect(report.requestsSent > 0)
+        #expect(report.requestsSucceeded > report.requestsSent / 2)
+        #expect(report.requestsHung == 0)
+        #expect(report.requestsExecutedTwice == 0)
+        #expect(report.failuresAfterRecovery == 0)
+        #expect(report.pushesEmitted > 0)
+        #expect(report.pushesLost == 0)
+        #expect(report.pushesDuplicated == 0)
+        #expect(report.pushesOutOfOrder == 0)
+        #expect(report.reconnects >= 2)
+        #expect(report.leftPending == 0)
     }
 }
