@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LongLinkTransport
 
 /// Certificates made at test time with the `openssl` command line, once per test process, in a
 /// temporary directory: a test CA and a server certificate it issued for `localhost` and
@@ -38,7 +38,8 @@ package struct TestCertificates: Sendable {
         directory + "/" + name
     }
 
-    private static let shared = Mutex<Result<TestCertificates, Failure>?>(nil)
+    // `Locked`, not `Mutex`: ThreadSanitizer cannot see `Mutex`'s hand-over (see `Locked`).
+    private static let shared = Locked<Result<TestCertificates, Failure>?>(nil)
 
     /// The certificates, made on first use.
     package static func make() throws -> TestCertificates {
