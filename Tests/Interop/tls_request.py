@@ -12,18 +12,13 @@ Frames are delimited: a varint length, then the Frame message. Exits non-zero on
 Requires: pip install protobuf grpcio-tools
 """
 
+import os
 import socket
 import ssl
 import sys
 
-
-def encode_varint(value):
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop import encode_varint  # noqa: E402 (the codec interop script, beside this one)
 
 
 def read_frame(stream, frame_class):

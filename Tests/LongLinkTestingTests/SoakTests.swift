@@ -20,15 +20,7 @@ struct SoakTests {
         let runner = SoakRunner(configuration: configuration)
         let report = try await runner.run()
         print("soak report:\n\(report)")
-        #expect(report.requestsSent > 0)
-        #expect(report.requestsSucceeded > report.requestsSent / 2)
-        #expect(report.requestsHung == 0)
-        #expect(report.requestsExecutedTwice == 0)
-        #expect(report.failuresAfterRecovery == 0)
-        #expect(report.pushesEmitted > 0)
-        #expect(report.pushesLost == 0)
-        #expect(report.pushesDuplicated == 0)
-        #expect(report.pushesOutOfOrder == 0)
+        expectNothingLost(report)
         #expect(report.faultsInjected >= 5)
         #expect(report.reconnects >= 3)
         #expect(report.leftPending == 0)
@@ -51,16 +43,21 @@ struct SoakTests {
         configuration.clientTLS = client
         let report = try await SoakRunner(configuration: configuration).run()
         print("TLS soak report:\n\(report)")
-        #expect(report.requestsSent > 0)
-        #expect(report.requestsSucceeded > report.requestsSent / 2)
-        #expect(report.requestsHung == 0)
-        #expect(report.requestsExecutedTwice == 0)
-        #expect(report.failuresAfterRecovery == 0)
-        #expect(report.pushesEmitted > 0)
-        #expect(report.pushesLost == 0)
-        #expect(report.pushesDuplicated == 0)
-        #expect(report.pushesOutOfOrder == 0)
+        expectNothingLost(report)
         #expect(report.reconnects >= 2)
         #expect(report.leftPending == 0)
+    }
+
+    /// What every soak must show: requests answered, nothing hung, lost, duplicated or run twice.
+    private func expectNothingLost(_ report: SoakReport, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(report.requestsSent > 0, sourceLocation: sourceLocation)
+        #expect(report.requestsSucceeded > report.requestsSent / 2, sourceLocation: sourceLocation)
+        #expect(report.requestsHung == 0, sourceLocation: sourceLocation)
+        #expect(report.requestsExecutedTwice == 0, sourceLocation: sourceLocation)
+        #expect(report.failuresAfterRecovery == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesEmitted > 0, sourceLocation: sourceLocation)
+        #expect(report.pushesLost == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesDuplicated == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesOutOfOrder == 0, sourceLocation: sourceLocation)
     }
 }
