@@ -17,8 +17,15 @@ let package = Package(
     targets: [
         // Frames, the protobuf codec, the incremental frame decoder, the shared error type. No I/O.
         .target(name: "LongLinkWire"),
-        // Event loop (epoll; poll on Darwin), sockets, connections, listeners.
-        .target(name: "LongLinkTransport", dependencies: ["LongLinkWire"]),
+        // Event loop (epoll; poll on Darwin), sockets, connections, listeners, TLS. TLS goes through
+        // the system OpenSSL on Linux only: an Apple build needs no OpenSSL and reports TLS as
+        // unavailable.
+        .target(
+            name: "LongLinkTransport",
+            dependencies: ["LongLinkWire", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
+        ),
+        // The system OpenSSL (libssl-dev 3.x), found with pkg-config.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The client.
         .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport"]),
         // The server.

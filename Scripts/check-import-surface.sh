@@ -20,8 +20,15 @@ modules="$(swift build --show-bin-path)/Modules"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# The transport links the system OpenSSL through the COpenSSL module map (Linux); SwiftPM hands that
+# map to every dependent's compile, and so does this check.
+clang_modules=()
+if [[ "$(uname -s)" == Linux ]]; then
+    clang_modules=(-Xcc "-fmodule-map-file=$root/Sources/COpenSSL/module.modulemap")
+fi
+
 typecheck() {
-    swiftc -typecheck -swift-version 6 -I "$modules" -module-cache-path "$work/cache" "$@"
+    swiftc -typecheck -swift-version 6 -I "$modules" "${clang_modules[@]}" -module-cache-path "$work/cache" "$@"
 }
 
 status=0
@@ -31,6 +38,11 @@ import LongLink
 var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: 7000)])
 configuration.connectionOptions.noDelay = true
 configuration.codec = JSONPayloadCodec()
+var tls = TLSConfiguration.makeClientConfiguration()
+tls.trustRoots = .pemFile("ca.pem")
+tls.pinnedPublicKeys = TLSPublicKeyPin(base64: "x").map { [$0] } ?? []
+configuration.tls = tls
+print((LongLinkError(code: .tlsFailure, message: "x").underlying as? TLSFailure)?.reason == .pinMismatch)
 configuration.login = { session in _ = session.server.serverID }
 let error = LongLinkError(code: .init(status: StatusCode.notFound), message: "x")
 print(error.description, error.code, Endpoint(parsing: "a:1")?.description ?? "")
@@ -51,6 +63,8 @@ var router = Router()
 router.register("echo") { payload, context in context.bind(principal: context.clientID); return payload }
 var configuration = ServerConfiguration()
 configuration.endpoint = .tcp(host: "127.0.0.1", port: 0)
+configuration.tls = ServerTLSConfiguration(certificateChain: .file("cert.pem"), privateKey: .file("key.pem"))
+configuration.tls?.clientCertificateVerification = .required(.pemFile("ca.pem"))
 let server = LongLinkServer(configuration: configuration, router: router)
 func address() async throws -> SocketAddress { try await server.localAddress }
 print(LongLinkError(code: .unavailable, message: "x").description, StatusCode.ok)

@@ -62,6 +62,13 @@ public struct ClientConfiguration: Sendable {
     package var eventLoopGroup: EventLoopGroup? = nil
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
+    /// TLS for every connection; `nil` (the default) connects in plain TCP. The handshake runs
+    /// within ``connectTimeout``; a failure is a ``LongLinkError/Code-swift.struct/tlsFailure``
+    /// error whose ``LongLinkError/underlying`` cause is a ``TLSFailure``, and the client retries
+    /// with backoff as after any failed connect. A configuration OpenSSL rejects (an unreadable
+    /// file, a key that is not the certificate's) stops ``LongLinkClient/run()`` with
+    /// ``LongLinkError/Code-swift.struct/invalidConfiguration``.
+    public var tls: TLSConfiguration?
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
     /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,

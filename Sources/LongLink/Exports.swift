@@ -7,8 +7,15 @@
 // `LongLinkError.description`) would then need `import LongLinkWire` in the user's file; a scoped
 // re-export makes the declaring module visible for those members too. The server re-exports the
 // same declarations, so a file importing both modules sees one `LongLinkError`, not two.
+@_exported public import enum LongLinkTransport.CertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
+@_exported public import enum LongLinkTransport.PEMSource
+@_exported public import struct LongLinkTransport.TLSConfiguration
+@_exported public import struct LongLinkTransport.TLSFailure
+@_exported public import struct LongLinkTransport.TLSPublicKeyPin
+@_exported public import enum LongLinkTransport.TLSTrustRoots
+@_exported public import enum LongLinkTransport.TLSVersion
 @_exported public import struct LongLinkWire.JSONPayloadCodec
 @_exported public import struct LongLinkWire.LongLinkError
 @_exported public import protocol LongLinkWire.PayloadCodec

@@ -231,8 +231,13 @@ public final class LongLinkClient: Sendable {
         guard !started.exchange(true, ordering: .relaxed) else {
             throw LongLinkError(code: .failedPrecondition, message: "run() was already called on this client")
         }
-        do {
+        let tls: TLSContext?
+        do throws(LongLinkError) {
             try configuration.validate()
+            // Loaded once: trust roots, certificates and keys are read here, not on every connect.
+            tls = try configuration.tls.map { configuration throws(LongLinkError) in
+                try TLSContext(client: configuration)
+            }
         } catch {
             await core.terminate(error)
             await core.stopped(ConnectionState(phase: .stopped, reason: "invalid configuration", error: error))
@@ -240,7 +245,7 @@ public final class LongLinkClient: Sendable {
         }
         let core = self.core
         try await withTaskCancellationHandler {
-            try await Supervisor(core: core, configuration: configuration, makeRequestID: makeRequestID).run()
+            try await Supervisor(core: core, configuration: configuration, makeRequestID: makeRequestID, tls: tls).run()
         } onCancel: {
             core.onLoop { $0.beginShutdown(gracePeriod: .zero) }
         }

@@ -3,9 +3,15 @@
 // of those layers (the event loop, connections, listeners, frames) reaches a user's code. The
 // client re-exports the same declarations (see `Sources/LongLink/Exports.swift` for why these are
 // re-exports and not typealiases).
+@_exported public import enum LongLinkTransport.ClientCertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
+@_exported public import enum LongLinkTransport.PEMSource
+@_exported public import struct LongLinkTransport.ServerTLSConfiguration
 @_exported public import struct LongLinkTransport.SocketAddress
+@_exported public import struct LongLinkTransport.TLSFailure
+@_exported public import enum LongLinkTransport.TLSTrustRoots
+@_exported public import enum LongLinkTransport.TLSVersion
 @_exported public import struct LongLinkWire.JSONPayloadCodec
 @_exported public import struct LongLinkWire.LongLinkError
 @_exported public import protocol LongLinkWire.PayloadCodec

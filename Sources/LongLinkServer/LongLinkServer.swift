@@ -35,6 +35,8 @@ public final class LongLinkServer: Sendable {
     public let configuration: ServerConfiguration
     let core: ServerCore
     private let state = Locked(State())
+    /// The TLS context new connections get (replaced by ``reloadTLS(_:)``).
+    private let tlsContext = Locked<TLSContext?>(nil)
 
     /// Creates a server. Nothing happens until ``run()``. Without `pushStore`, reliable pushes are
     /// kept in an ``InMemoryPushStore`` bounded by ``ServerConfiguration/pushStoreCapacityPerPrincipal``
@@ -58,8 +60,12 @@ public final class LongLinkServer: Sendable {
     /// Throws ``LongLinkError`` when the configuration is invalid, the endpoint cannot be bound,
     /// or `run()` was called before.
     public func run() async throws {
-        do {
+        do throws(LongLinkError) {
             try configuration.validate()
+            if let tls = configuration.tls {
+                let context = try TLSContext(server: tls)
+                tlsContext.withLock { $0 = context }
+            }
         } catch {
             failStart(error)
             throw error
@@ -75,11 +81,16 @@ public final class LongLinkServer: Sendable {
         let listener: Listener
         do {
             let core = self.core
-            listener = try await Listener.bind(
-                to: configuration.endpoint, group: group, options: configuration.connectionOptions
-            ) { connection in
-                core.accept(connection)
+            let tlsContext = self.tlsContext
+            var currentContext: (@Sendable () -> TLSContext?)?
+            if configuration.tls != nil {
+                currentContext = { tlsContext.withLock { $0 } }
             }
+            listener = try await Listener.bind(
+                to: configuration.endpoint, group: group, options: configuration.connectionOptions,
+                tls: currentContext,
+                onHandshakeFailure: { _ in core.counters.tlsHandshakeFailures.increment() },
+                onAccept: { connection in core.accept(connection) })
         } catch {
             failStart(error)
             throw error
@@ -136,6 +147,23 @@ public final class LongLinkServer: Sendable {
                 if let ready { continuation.resume(with: ready) }
             }
         }
+    }
+
+    /// Replaces the certificate chain, key and client-certificate settings without a restart:
+    /// connections accepted from now on get the new ones, open connections keep theirs.
+    ///
+    /// Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` when the new files cannot
+    /// be used (the old ones stay in service), and
+    /// ``LongLinkError/Code-swift.struct/failedPrecondition`` when the server was not configured
+    /// with ``ServerConfiguration/tls``. ``configuration`` keeps showing the configuration the
+    /// server started with.
+    public func reloadTLS(_ tls: ServerTLSConfiguration) throws(LongLinkError) {
+        guard configuration.tls != nil else {
+            throw LongLinkError(
+                code: .failedPrecondition, message: "the server was started without TLS; it cannot reload TLS")
+        }
+        let context = try TLSContext(server: tls)
+        tlsContext.withLock { $0 = context }
     }
 
     /// The server's counters now.

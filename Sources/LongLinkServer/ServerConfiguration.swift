@@ -90,6 +90,11 @@ public struct ServerConfiguration: Sendable {
     public var runsHandlersOnEventLoop: Bool = true
     /// Socket options for accepted connections.
     public var connectionOptions: ConnectionOptions = .init()
+    /// TLS for every accepted connection; `nil` (the default) serves plain TCP. A connection
+    /// reaches the server only once its handshake is done; failed handshakes are counted in
+    /// ``ServerStatistics/tlsHandshakeFailures``. Swap the certificate while running with
+    /// ``LongLinkServer/reloadTLS(_:)``.
+    public var tls: ServerTLSConfiguration?
     /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
     /// per core). Package API: the event loop is below what users see.
     package var eventLoopGroup: EventLoopGroup? = nil

@@ -48,6 +48,9 @@ public struct ServerStatistics: Sendable, Hashable {
     public var orphanedExecutions: Int = 0
     /// Handlers stopped when their connection closed because the orphan bounds were reached.
     public var orphansRefused: Int = 0
+    /// TLS handshakes that failed or timed out (the connection never reached the server, and is
+    /// not counted in ``acceptedConnections``).
+    public var tlsHandshakeFailures: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

@@ -23,13 +23,15 @@ extension Connection {
         assert(eventLoop.inEventLoop)
         readingPaused = false
         updateInterest()
+        if tls != nil { scheduleTLSRead() }
     }
 
-    private var readingEnabled: Bool {
+    var readingEnabled: Bool {
         guard case .open = state else {
             return false
         }
-        return handler != nil && !readingPaused
+        // A TLS handshake reads before anyone is there to take plaintext.
+        return (handler != nil && !readingPaused) || tlsHandshakeCompletion != nil
     }
 
     func updateInterest() {
@@ -59,21 +61,25 @@ extension Connection {
         let buffer = eventLoop.readBuffer(size: size)
         // A few reads per readiness event; the level-triggered selector reports the rest next time.
         for _ in 0..<4 {
-            guard readingEnabled, let handler else {
+            guard readingEnabled else {
                 return
             }
             let count = read(fd, buffer.baseAddress, size)
             statistics.readCalls += 1
             if count > 0 {
                 statistics.bytesRead += count
-                callbackDepth += 1
-                handler.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                callbackDepth -= 1
+                if tls != nil {
+                    didReadCiphertext(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                } else if let handler {
+                    callbackDepth += 1
+                    handler.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    callbackDepth -= 1
+                }
                 if count < size {
                     return
                 }
             } else if count == 0 {
-                finish(reset: false, reason: nil)
+                finish(reset: false, reason: tlsHandshakeCompletion == nil ? nil : Self.closedDuringHandshake)
                 return
             } else {
                 let code = errno
@@ -111,7 +117,8 @@ extension Connection {
                 finish(reset: mode == .reset, reason: error ?? pending)
             }
         case .open:
-            guard mode == .graceful, !writeQueue.isEmpty else {
+            if mode == .graceful && tls != nil { prepareTLSClose() }
+            guard mode == .graceful, queuedBytes > 0 else {
                 finish(reset: mode == .reset, reason: error)
                 return
             }
@@ -144,10 +151,20 @@ extension Connection {
         fd = -1
         eventLoop.release(resourceID)
         writeQueue.removeAll()
+        cipherQueue.removeAll()
+        tls = nil
+        if let tlsHandshakeTimer {
+            eventLoop.cancelTimer(tlsHandshakeTimer)
+            self.tlsHandshakeTimer = nil
+        }
         awaitingWritable = false
         interest = []
         closeReason = reason
         failSendWaiters(reason ?? .closedConnection())
+        if let completion = tlsHandshakeCompletion {
+            tlsHandshakeCompletion = nil
+            completion(reason ?? Self.closedDuringHandshake)
+        }
         guard handlerInstalled else {
             return
         }

@@ -73,6 +73,13 @@ public final class Connection: Hashable, @unchecked Sendable {
     var inFlushList = false
     /// Debug counters.
     var statistics = ConnectionStatistics()
+    /// The TLS session of a TLS connection (see `Connection+TLS.swift`); `writeQueue` then holds
+    /// plaintext and `cipherQueue` what the socket is to get.
+    var tls: TLSSession?
+    var cipherQueue = WriteQueue()
+    /// Told once when the TLS handshake ends (nil: established); set until then.
+    var tlsHandshakeCompletion: ((LongLinkError?) -> Void)?
+    var tlsHandshakeTimer: EventLoopTimer?
 
     /// How many `send`s wait for writability (tests and debugging).
     var waitingSendCount: Int {
@@ -132,8 +139,17 @@ public final class Connection: Hashable, @unchecked Sendable {
     public static func connect(
         to endpoint: Endpoint, options: ConnectionOptions = .init(), on loop: EventLoop
     ) async throws(LongLinkError) -> Connection {
+        try await connect(to: endpoint, options: options, tls: nil, on: loop)
+    }
+
+    /// Connects as ``connect(to:options:on:)`` does, then, with `tls`, runs the TLS handshake
+    /// within the same ``ConnectionOptions/connectTimeout``: the connection is returned established,
+    /// or the call throws a `tlsFailure` error whose cause is a ``TLSFailure``.
+    package static func connect(
+        to endpoint: Endpoint, options: ConnectionOptions = .init(), tls: TLSContext?, on loop: EventLoop
+    ) async throws(LongLinkError) -> Connection {
         try options.validate()
-        let attempt = ConnectAttempt(endpoint: endpoint, options: options, loop: loop)
+        let attempt = ConnectAttempt(endpoint: endpoint, options: options, tls: tls, loop: loop)
         let result = await withTaskCancellationHandler {
             await attempt.run()
         } onCancel: {
@@ -156,6 +172,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         switch state {
         case .open:
             updateInterest()
+            if tls != nil { scheduleTLSRead() }
         case .closing:
             break
         case .closed:
@@ -201,7 +218,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     }
 
     func didEnqueue() {
-        if writable && writeQueue.count >= options.writeBufferHighWatermark {
+        if writable && queuedBytes >= options.writeBufferHighWatermark {
             writable = false
         }
         if writeQueue.count >= options.eagerFlushBytes { writeEagerly() }
@@ -214,6 +231,10 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// that writes is never re-entered from its own `write` call.
     func writeEagerly() {
         guard fd >= 0, !awaitingWritable, !eagerWritesStalled, case .open = state else { return }
+        if tls != nil {
+            encryptQueued()
+            guard fd >= 0 else { return }
+        }
         let (requested, written, _) = writeQueuedBytes()
         // The kernel took less than all (or failed): no more eager tries before the loop's flush,
         // which would only repeat the system call for nothing.
@@ -223,16 +244,25 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// One vectored write of the queue's head: the bytes offered, the bytes the kernel took (taken
     /// off the queue and counted; negative on failure) and the `errno` of a failure.
     func writeQueuedBytes() -> (requested: Int, written: Int, code: Int32) {
+        tls == nil ? writeVector(from: &writeQueue) : writeVector(from: &cipherQueue)
+    }
+
+    /// Plaintext and ciphertext not yet taken by the kernel.
+    var queuedBytes: Int {
+        writeQueue.count + cipherQueue.count
+    }
+
+    private func writeVector(from queue: inout WriteQueue) -> (requested: Int, written: Int, code: Int32) {
         let iovecs = eventLoop.iovecs
         let socket = fd
-        let (requested, written, code) = writeQueue.withIOVecs(iovecs) { count, bytes in
+        let (requested, written, code) = queue.withIOVecs(iovecs) { count, bytes in
             let written = Sys.writeVector(socket, iovecs, count)
             return (bytes, written, written < 0 ? errno : 0)
         }
         statistics.writeCalls += 1
         if written >= 0 {
             statistics.bytesWritten += written
-            writeQueue.consume(written)
+            queue.consume(written)
         }
         return (requested, written, code)
     }
@@ -268,7 +298,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// Bytes queued and not yet taken by the kernel. Loop thread only.
     public var bufferedWriteBytes: Int {
         assert(eventLoop.inEventLoop)
-        return writeQueue.count
+        return queuedBytes
     }
 
     /// True once the connection is closed or a close was requested. Loop thread only.
@@ -382,7 +412,12 @@ public final class Connection: Hashable, @unchecked Sendable {
             return
         }
         if !awaitingWritable {
-            while !writeQueue.isEmpty {
+            while true {
+                if tls != nil {
+                    encryptQueued()
+                    guard fd >= 0 else { return }
+                }
+                if tls == nil ? writeQueue.isEmpty : cipherQueue.isEmpty { break }
                 let (requested, written, code) = writeQueuedBytes()
                 if written >= 0 {
                     if written < requested {
@@ -401,7 +436,7 @@ public final class Connection: Hashable, @unchecked Sendable {
                 }
             }
         }
-        if writeQueue.isEmpty, case .closing(let reason) = state {
+        if queuedBytes == 0, case .closing(let reason) = state {
             finish(reset: false, reason: reason)
             return
         }
@@ -410,7 +445,7 @@ public final class Connection: Hashable, @unchecked Sendable {
     }
 
     func updateWritability() {
-        if !writable && writeQueue.count <= options.writeBufferLowWatermark {
+        if !writable && queuedBytes <= options.writeBufferLowWatermark {
             writable = true
         }
         if writable && sendWaitersHead < sendWaiters.count {

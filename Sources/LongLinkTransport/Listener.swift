@@ -58,6 +58,20 @@ public final class Listener: @unchecked Sendable {
         to endpoint: Endpoint, group: EventLoopGroup = .shared, backlog: Int32 = 1024,
         options: ConnectionOptions = .init(), onAccept: @escaping @Sendable (Connection) -> Void
     ) async throws(LongLinkError) -> Listener {
+        try await bind(to: endpoint, group: group, backlog: backlog, options: options, tls: nil, onAccept: onAccept)
+    }
+
+    /// Binds as ``bind(to:group:backlog:options:onAccept:)`` does; with `tls`, every accepted
+    /// connection first runs a TLS handshake with the context `tls` returns at that moment, and
+    /// reaches `onAccept` only once established. A failed or timed-out handshake (see
+    /// ``ServerTLSConfiguration/handshakeTimeout``) closes the connection and is reported to
+    /// `onHandshakeFailure`, on the connection's loop.
+    package static func bind(
+        to endpoint: Endpoint, group: EventLoopGroup = .shared, backlog: Int32 = 1024,
+        options: ConnectionOptions = .init(), tls: (@Sendable () -> TLSContext?)?,
+        onHandshakeFailure: (@Sendable (LongLinkError) -> Void)? = nil,
+        onAccept: @escaping @Sendable (Connection) -> Void
+    ) async throws(LongLinkError) -> Listener {
         try options.validate()
         let address: SocketAddress
         switch endpoint {
@@ -106,7 +120,22 @@ public final class Listener: @unchecked Sendable {
         let loop = group.next()
         let listener = Listener(
             fd: fd, localAddress: Sys.localAddress(fd) ?? address, group: group, loop: loop, options: options,
-            createdPath: createdPath, onAccept: onAccept)
+            createdPath: createdPath,
+            onAccept: { connection in
+                // The context is asked for once per connection, so a server can swap certificates
+                // while it runs.
+                guard let context = tls?() else {
+                    onAccept(connection)
+                    return
+                }
+                connection.startTLS(context, serverName: nil, timeout: context.handshakeTimeout) { error in
+                    if let error {
+                        onHandshakeFailure?(error)
+                    } else {
+                        onAccept(connection)
+                    }
+                }
+            })
         let registered = OneShot<LongLinkError?>()
         if !loop.tryExecute({ registered.resume(listener.register()) }) {
             registered.resume(.loopShutDown())

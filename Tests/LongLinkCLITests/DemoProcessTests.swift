@@ -18,4 +18,16 @@ struct DemoProcessTests {
         let faults = lines.first { $0.contains("faults injected") }
         #expect(faults != nil && faults?.hasSuffix(" 0") == false)
     }
+
+    @Test(.timeLimit(.minutes(2)))
+    func theDemoOverTLSMakesItsCertificateAndLosesNothing() async throws {
+        let outcome = try await ToolProcess.run(["demo", "--tls", "--duration", "12s"], within: .seconds(90))
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("(TLS)"))
+        let lines = outcome.standardOutput.split(separator: "\n").map(String.init)
+        let lost = lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("lost ") }
+        #expect(lost?.hasSuffix(" 0") == true, "\(outcome.standardOutput)")
+        let faults = lines.first { $0.contains("faults injected") }
+        #expect(faults != nil && faults?.hasSuffix(" 0") == false)
+    }
 }

@@ -72,10 +72,24 @@ struct ToolUsageTests {
         #expect(outcome.standardError.contains("not yet available"))
     }
 
-    @Test func tlsIsRefusedForNow() async throws {
+    @Test func tlsFilesThatCannotBeReadFailTheServe() async throws {
         let outcome = try await ToolProcess.run(["serve", "--port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem"])
-        #expect(outcome.status == 2)
-        #expect(outcome.standardError.contains("TLS is not available yet"))
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.contains("invalidConfiguration"), "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("c.pem"))
+    }
+
+    @Test(arguments: [
+        ["serve", "--port", "0", "--tls-cert", "c.pem"],
+        ["serve", "--port", "0", "--tls-client-ca", "ca.pem"],
+        ["request", "--endpoint", "127.0.0.1:1", "--tls-ca", "ca.pem", "echo"],
+        ["request", "--endpoint", "127.0.0.1:1", "--tls-insecure-for-testing", "echo"],
+        ["request", "--endpoint", "127.0.0.1:1", "--tls", "--tls-pin", "short", "echo"],
+    ])
+    func tlsOptionMistakesAreUsageErrors(_ arguments: [String]) async throws {
+        let outcome = try await ToolProcess.run(arguments)
+        #expect(outcome.status == 2, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("tls"))
     }
 
     @Test(arguments: [["bench"], ["bench", "wire"], ["bench", "--help"]])

@@ -1,5 +1,7 @@
 import Foundation
 import LongLink
+import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
@@ -18,18 +20,44 @@ struct SoakTests {
         let runner = SoakRunner(configuration: configuration)
         let report = try await runner.run()
         print("soak report:\n\(report)")
-        #expect(report.requestsSent > 0)
-        #expect(report.requestsSucceeded > report.requestsSent / 2)
-        #expect(report.requestsHung == 0)
-        #expect(report.requestsExecutedTwice == 0)
-        #expect(report.failuresAfterRecovery == 0)
-        #expect(report.pushesEmitted > 0)
-        #expect(report.pushesLost == 0)
-        #expect(report.pushesDuplicated == 0)
-        #expect(report.pushesOutOfOrder == 0)
+        expectNothingLost(report)
         #expect(report.faultsInjected >= 5)
         #expect(report.reconnects >= 3)
         #expect(report.leftPending == 0)
         #expect(report.memoryWithinLimit)
+    }
+
+    /// The same soak over TLS, shorter (`LONGLINK_TLS_SOAK_SECONDS`, default 20): every reconnect
+    /// after a fault is a new handshake through the fault proxy.
+    @Test(.timeLimit(.minutes(5)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    func nothingIsLostOverTLS() async throws {
+        let seconds = ProcessInfo.processInfo.environment["LONGLINK_TLS_SOAK_SECONDS"].flatMap(Int.init) ?? 20
+        let certificates = try TestCertificates.make()
+        var configuration = SoakConfiguration(duration: .seconds(seconds))
+        configuration.memoryGrowthLimit = 256 << 20
+        configuration.quietTail = .seconds(5)
+        configuration.serverTLS = ServerTLSConfiguration(
+            certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))
+        var client = TLSConfiguration()
+        client.trustRoots = .pemFile(certificates.caCertificate)
+        configuration.clientTLS = client
+        let report = try await SoakRunner(configuration: configuration).run()
+        print("TLS soak report:\n\(report)")
+        expectNothingLost(report)
+        #expect(report.reconnects >= 2)
+        #expect(report.leftPending == 0)
+    }
+
+    /// What every soak must show: requests answered, nothing hung, lost, duplicated or run twice.
+    private func expectNothingLost(_ report: SoakReport, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(report.requestsSent > 0, sourceLocation: sourceLocation)
+        #expect(report.requestsSucceeded > report.requestsSent / 2, sourceLocation: sourceLocation)
+        #expect(report.requestsHung == 0, sourceLocation: sourceLocation)
+        #expect(report.requestsExecutedTwice == 0, sourceLocation: sourceLocation)
+        #expect(report.failuresAfterRecovery == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesEmitted > 0, sourceLocation: sourceLocation)
+        #expect(report.pushesLost == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesDuplicated == 0, sourceLocation: sourceLocation)
+        #expect(report.pushesOutOfOrder == 0, sourceLocation: sourceLocation)
     }
 }

@@ -43,7 +43,9 @@ package final class ToolProcess: Sendable {
     /// The executable `tool` next to the test bundle (`.build/<triple>/debug`), or the one named
     /// by the environment: `LONGLINK_TOOL` for `longlink`, `LONGLINK_BENCH_TOOL` for
     /// `longlink-bench`.
+    /// An absolute path (an outside program such as `/usr/bin/openssl`) is used as it is.
     package static func toolURL(_ tool: String = "longlink") throws -> URL {
+        if tool.hasPrefix("/") { return URL(fileURLWithPath: tool) }
         let fileManager = FileManager.default
         let variable = tool.uppercased().replacingOccurrences(of: "-", with: "_") + "_TOOL"
         if let override = ProcessInfo.processInfo.environment[variable] {
@@ -142,6 +144,19 @@ package final class ToolProcess: Sendable {
         try await poll(within: timeout, "\(count) lines on standard output") {
             let lines = standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             return lines.count >= count ? lines.map(String.init) : nil
+        }
+    }
+
+    /// Waits until standard output contains `needle` (bytes, so binary output works too).
+    package func waitForOutput(containing needle: [UInt8], within timeout: Duration = .seconds(10)) async throws {
+        _ = try await poll(within: timeout, "\(String(decoding: needle, as: UTF8.self)) on standard output") {
+            () -> Bool? in
+            let bytes = output.withLock { $0.standardOutput }
+            guard bytes.count >= needle.count else { return nil }
+            let found = (0...(bytes.count - needle.count)).contains { start in
+                bytes[start..<start + needle.count].elementsEqual(needle)
+            }
+            return found ? true : nil
         }
     }
 

@@ -9,8 +9,8 @@ import LongLinkCLISupport
 enum BenchCommand {
     /// The scenarios, in the order `all` runs them: the child-process ones first, while this
     /// process is still small.
-    static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "wire"]
-    static let names = ["wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "all"]
+    static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "wire"]
+    static let names = ["wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "all"]
 
     static let spec = CommandSpec(
         program: "longlink-bench", name: "",
@@ -26,6 +26,8 @@ enum BenchCommand {
             timeouts   100,000 pending requests with one deadline: how late the last one fails, CPU time.
             recovery   Reconnect after a server restart; dead-link detection through a black-holed relay.
             server     Connections held and requests/s across 2,000 clients.
+            tls        rpc at 64 in flight and reliable pushes over TLS against plain TCP, as ratios;
+                       TLS handshakes per second against plain connects per second.
             wire       Encode and decode throughput of the frame codec (each measurement: --duration / 5).
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
@@ -100,6 +102,7 @@ enum BenchCommand {
         case "timeouts": try await TimeoutBenchmark.run(settings, into: &report)
         case "recovery": try await RecoveryBenchmark.run(settings, into: &report)
         case "server": try await ServerBenchmark.run(settings, into: &report)
+        case "tls": try await TLSBenchmark.run(settings, into: &report)
         case "wire": WireBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")
         }

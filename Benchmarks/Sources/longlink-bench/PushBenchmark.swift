@@ -52,7 +52,7 @@ enum PushBenchmark {
         }
     }
 
-    private struct Measured {
+    struct Measured {
         var rate: Double
         /// Reliable pushes the client refused because its consumer was full (then fetched by `Sync`).
         var deferred = 0
@@ -61,12 +61,14 @@ enum PushBenchmark {
     }
 
     /// Pushes per second received by a LongLinkClient's `pushes(topic:)` consumer.
-    private static func longLink(
-        server: BenchServer, principal: String, reliable: Bool, pushBufferLimit: Int?, settings: BenchSettings
+    static func longLink(
+        server: BenchServer, principal: String, reliable: Bool, pushBufferLimit: Int?, settings: BenchSettings,
+        tls: TLSConfiguration? = nil
     ) async throws -> Measured {
         let name = Array(principal.utf8)
         let pausesBefore = server.server.statistics.readPauses
         return try await withBenchClient(port: server.port) { configuration in
+            configuration.tls = tls
             configuration.login = { session in _ = try await session.request("login", payload: name) }
             if let pushBufferLimit { configuration.pushBufferLimit = pushBufferLimit }
         } _: { bench in

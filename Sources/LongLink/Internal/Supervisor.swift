@@ -7,6 +7,8 @@ struct Supervisor {
     let core: ClientCore
     let configuration: ClientConfiguration
     let makeRequestID: @Sendable () -> UInt64
+    /// The TLS context of every connection; nil for plain TCP.
+    let tls: TLSContext?
 
     private enum Cycle {
         /// A link was up (for `connectedFor`) and ended.
@@ -95,7 +97,7 @@ struct Supervisor {
         options.connectTimeout = configuration.connectTimeout
         let generation: UInt64
         do {
-            let connection = try await Connection.connect(to: endpoint, options: options, on: core.loop)
+            let connection = try await Connection.connect(to: endpoint, options: options, tls: tls, on: core.loop)
             generation = try await core.attach(connection, endpoint: endpoint)
         } catch {
             return .failed(Self.wrap(error))

@@ -25,6 +25,7 @@ final class ServerCounters: Sendable {
     let pushWindowsReopened = Atomic<Int>(0)
     let orphanedExecutions = Atomic<Int>(0)
     let orphansRefused = Atomic<Int>(0)
+    let tlsHandshakeFailures = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -48,6 +49,7 @@ final class ServerCounters: Sendable {
         s.bestEffortPushesSent = bestEffortPushesSent.load(ordering: .relaxed)
         s.bestEffortPushesDropped = bestEffortPushesDropped.load(ordering: .relaxed)
         s.acksReceived = acksReceived.load(ordering: .relaxed)
+        s.tlsHandshakeFailures = tlsHandshakeFailures.load(ordering: .relaxed)
         s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
         s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)

@@ -1,4 +1,5 @@
 import LongLink
+import LongLinkServer
 
 /// How a soak run loads the client and how hard it hits the network.
 public struct SoakConfiguration: Sendable {
@@ -22,6 +23,12 @@ public struct SoakConfiguration: Sendable {
     public var quietTail: Duration = .seconds(6)
     /// How much the process's resident memory may grow over the run.
     public var memoryGrowthLimit: Int = 96 << 20
+    /// TLS for the server; set it together with ``clientTLS`` to soak over TLS (the fault proxy
+    /// forwards the encrypted bytes untouched). `nil`: plain TCP.
+    public var serverTLS: ServerTLSConfiguration?
+    /// TLS for the client (its trust roots must accept ``serverTLS``'s certificate for the name
+    /// `localhost` or `127.0.0.1`).
+    public var clientTLS: TLSConfiguration?
 
     /// The default: 60 seconds with faults.
     public init() {}

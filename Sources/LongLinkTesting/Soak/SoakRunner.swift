@@ -49,6 +49,7 @@ public struct SoakRunner: Sendable {
         serverConfiguration.drainTimeout = .seconds(2)
         serverConfiguration.shutdownRetryAfter = .milliseconds(50)
         serverConfiguration.minimumHeartbeat = .milliseconds(50)
+        serverConfiguration.tls = configuration.serverTLS
         let harness = LongLinkTestServer(configuration: serverConfiguration, pushStore: { store }) {
             var router = Router()
             router.register("login") { payload, context in
@@ -70,6 +71,7 @@ public struct SoakRunner: Sendable {
             .tcp(host: proxyAddress.host, port: proxyAddress.port ?? 0)
         ])
         clientConfiguration.clientID = "soak-client"
+        clientConfiguration.tls = configuration.clientTLS
         clientConfiguration.heartbeat = configuration.heartbeat
         clientConfiguration.backoff = configuration.backoff
         clientConfiguration.defaultTimeout = configuration.requestTimeout

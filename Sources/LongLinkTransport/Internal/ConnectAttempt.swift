@@ -15,6 +15,7 @@ import LongLinkWire
 final class ConnectAttempt: @unchecked Sendable {
     private let endpoint: Endpoint
     private let options: ConnectionOptions
+    private let tls: TLSContext?
     private let loop: EventLoop
     private let result = OneShot<Result<Connection, LongLinkError>>()
 
@@ -26,10 +27,13 @@ final class ConnectAttempt: @unchecked Sendable {
     private var fd: Int32 = -1
     private var lastError: LongLinkError?
     private var finished = false
+    /// The connection while its TLS handshake runs.
+    private var handshaking: Connection?
 
-    init(endpoint: Endpoint, options: ConnectionOptions, loop: EventLoop) {
+    init(endpoint: Endpoint, options: ConnectionOptions, tls: TLSContext?, loop: EventLoop) {
         self.endpoint = endpoint
         self.options = options
+        self.tls = tls
         self.loop = loop
     }
 
@@ -61,7 +65,16 @@ final class ConnectAttempt: @unchecked Sendable {
         resourceID = id
         let timeout = options.connectTimeout
         timer = loop.scheduleTimer(after: timeout) { [self] in
-            fail(LongLinkError(code: .connectTimeout, message: "connecting to \(endpoint) took longer than \(timeout)"))
+            if handshaking != nil {
+                fail(
+                    .tls(
+                        .handshakeTimeout,
+                        "the TLS handshake with \(endpoint) did not finish within the connect timeout (\(timeout))"))
+            } else {
+                fail(
+                    LongLinkError(
+                        code: .connectTimeout, message: "connecting to \(endpoint) took longer than \(timeout)"))
+            }
         }
         switch endpoint {
         case .unix(let path):
@@ -156,14 +169,38 @@ final class ConnectAttempt: @unchecked Sendable {
         let socket = fd
         fd = -1
         loop.selector.remove(fd: socket)
-        cleanUp()
         let connection: Connection
         do {
             connection = try Connection.adopt(fd: socket, on: loop, options: options)
         } catch {
+            cleanUp()
             result.resume(.failure(error))
             return
         }
+        guard let tls else {
+            deliver(connection)
+            return
+        }
+        // The connect timer keeps running: it bounds the handshake too.
+        handshaking = connection
+        let serverName: String? =
+            switch endpoint {
+            case .tcp(let host, _): host
+            case .unix: nil
+            }
+        connection.startTLS(tls, serverName: serverName, timeout: nil) { [self] error in
+            guard handshaking === connection else { return }
+            handshaking = nil
+            if let error {
+                fail(error)
+            } else {
+                deliver(connection)
+            }
+        }
+    }
+
+    private func deliver(_ connection: Connection) {
+        cleanUp()
         if !result.resume(.success(connection)) {
             // The caller gave up (cancelled or timed out) in the meantime.
             connection.close(.immediately)
@@ -181,6 +218,10 @@ final class ConnectAttempt: @unchecked Sendable {
         }
         cleanUp()
         result.resume(.failure(error))
+        if let connection = handshaking {
+            handshaking = nil
+            connection.close(.immediately, error: error)
+        }
     }
 
     private func cleanUp() {

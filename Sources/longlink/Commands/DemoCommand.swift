@@ -22,6 +22,9 @@ enum DemoCommand: Subcommand {
             .value("duration", "DURATION", help: "How long to run: seconds, or 20s, 2m (default 30s)."),
             .flag("quiet", help: "Print only the summary."),
             .flag("no-faults", help: "Run without injecting faults."),
+            .flag(
+                "tls",
+                help: "Speak TLS, with a certificate made at start (OpenSSL's C API); the client verifies it."),
         ]
     )
 
@@ -48,14 +51,15 @@ enum DemoCommand: Subcommand {
         guard duration >= .seconds(5) else { throw UsageError("the demo needs at least 5 seconds") }
         do {
             return try await demo(
-                duration: duration, quiet: arguments.flag("quiet"), faults: !arguments.flag("no-faults"))
+                duration: duration, quiet: arguments.flag("quiet"), faults: !arguments.flag("no-faults"),
+                tls: arguments.flag("tls"))
         } catch {
             Terminal.standardError.line("longlink demo: \(error)")
             return ExitStatus.failure
         }
     }
 
-    private static func demo(duration: Duration, quiet: Bool, faults: Bool) async throws -> Int32 {
+    private static func demo(duration: Duration, quiet: Bool, faults: Bool, tls: Bool) async throws -> Int32 {
         let out = Terminal.standardOutput
         let clock = ContinuousClock()
         let start = clock.now
@@ -75,6 +79,13 @@ enum DemoCommand: Subcommand {
         serverConfiguration.drainTimeout = .seconds(1)
         serverConfiguration.shutdownRetryAfter = .milliseconds(100)
         serverConfiguration.minimumHeartbeat = .milliseconds(100)
+        // With --tls: a fresh certificate for localhost and 127.0.0.1, which the client takes as
+        // its only trust root, so the demo verifies the server as an app would.
+        let certificate = tls ? try SelfSignedCertificate() : nil
+        if let certificate {
+            serverConfiguration.tls = ServerTLSConfiguration(
+                certificateChain: .bytes(certificate.certificatePEM), privateKey: .bytes(certificate.privateKeyPEM))
+        }
         let harness = LongLinkTestServer(configuration: serverConfiguration, pushStore: { store }) { service.router() }
         let serverAddress = try await harness.start()
         var feedConfiguration = DemoFeed.Configuration()
@@ -84,12 +95,18 @@ enum DemoCommand: Subcommand {
         let proxyAddress = try await proxy.start()
         say(
             "server", .bold,
-            "demo server on \(serverAddress), clients connect through the fault proxy on \(proxyAddress)")
+            "demo server on \(serverAddress)\(tls ? " (TLS)" : ""), clients connect through the fault proxy on "
+                + "\(proxyAddress)")
 
         // The client side, written as an app would.
         var configuration = ClientConfiguration(endpoints: [.tcp(host: proxyAddress.host, port: proxyAddress.port ?? 0)]
         )
         configuration.clientID = "demo-app"
+        if let certificate {
+            var clientTLS = TLSConfiguration()
+            clientTLS.trustRoots = .pemBytes(certificate.certificatePEM)
+            configuration.tls = clientTLS
+        }
         configuration.heartbeat = .milliseconds(500)
         configuration.backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(1))
         configuration.defaultTimeout = .seconds(3)

@@ -34,7 +34,7 @@ enum RequestCommand: Subcommand {
             .flag("idempotent", help: "Allow a resend after a link drop even if the server does not de-duplicate."),
             .flag("raw", help: "Write the reply's bytes exactly, never adding a newline."),
             ClientSupport.verboseOption,
-        ]
+        ] + ClientSupport.tlsOptions
     )
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {

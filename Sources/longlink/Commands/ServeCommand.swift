@@ -19,6 +19,9 @@ enum ServeCommand: Subcommand {
             The first line on standard output is 'listening on HOST:PORT' (with --port 0, the port the
             system chose); log lines follow. SIGINT or SIGTERM shuts down gracefully (GoAway to every
             client, in-flight requests answered) and exits 0; a second signal exits at once with 1.
+            With --tls-cert and --tls-key every connection speaks TLS (1.2 or 1.3, ALPN longlink/1);
+            --tls-client-ca also requires client certificates. SIGHUP rereads the certificate and
+            key: new connections get them, open ones keep theirs.
             Pushes: 'quotes' every 100 ms (best effort), 'alerts' (reliable), 'room.<id>' chat
             messages (reliable), and what 'emit' asks for.
 
@@ -46,8 +49,12 @@ enum ServeCommand: Subcommand {
             .value(
                 "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 5.00; 0 = none)."),
             .flag("quiet", help: "Print only the 'listening on' line."),
-            .value("tls-cert", "FILE", help: "TLS certificate (PEM). TLS is not available yet."),
-            .value("tls-key", "FILE", help: "TLS private key (PEM). TLS is not available yet."),
+            .value(
+                "tls-cert", "FILE", help: "Serve TLS with this certificate chain (PEM, leaf first); needs --tls-key."),
+            .value("tls-key", "FILE", help: "The private key of --tls-cert (PEM)."),
+            .value(
+                "tls-client-ca", "FILE",
+                help: "Require client certificates issued by the CAs in FILE (PEM): mutual TLS."),
         ]
     )
 
@@ -65,10 +72,6 @@ enum ServeCommand: Subcommand {
     ]
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
-        if arguments.value("tls-cert") != nil || arguments.value("tls-key") != nil {
-            Terminal.standardError.line("longlink serve: TLS is not available yet")
-            return ExitStatus.usage
-        }
         guard let port = try arguments.integer("port", in: 0...65_535) else {
             throw UsageError("missing --port (use --port 0 to let the system choose)")
         }
@@ -80,6 +83,7 @@ enum ServeCommand: Subcommand {
             configuration.maxConnections = limit
         }
         if let serverID = arguments.value("server-id") { configuration.serverID = serverID }
+        configuration.tls = try tlsConfiguration(arguments)
         if configuration.defaultHeartbeat > configuration.maximumHeartbeat {
             configuration.maximumHeartbeat = configuration.defaultHeartbeat
         }
@@ -132,6 +136,18 @@ enum ServeCommand: Subcommand {
             }
         }
         defer { watcher.cancel() }
+        // SIGHUP rereads the TLS certificate and key: new connections get them, open ones keep theirs.
+        let reloader = SignalWatcher(configuration.tls == nil ? [] : [SIGHUP]) { _ in
+            guard let tls = configuration.tls else { return }
+            do {
+                try server.reloadTLS(tls)
+                log("SIGHUP: TLS certificate reloaded")
+            } catch {
+                Terminal.standardError.line(
+                    "longlink serve: SIGHUP: TLS reload failed, keeping the old certificate: \(error)")
+            }
+        }
+        defer { reloader.cancel() }
 
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -156,6 +172,25 @@ enum ServeCommand: Subcommand {
         log("stopped")
         log.flush()
         return ExitStatus.success
+    }
+
+    /// The TLS configuration of `--tls-cert`, `--tls-key` and `--tls-client-ca`; nil without them.
+    static func tlsConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> ServerTLSConfiguration? {
+        switch (arguments.value("tls-cert"), arguments.value("tls-key")) {
+        case (nil, nil):
+            if arguments.value("tls-client-ca") != nil {
+                throw UsageError("--tls-client-ca needs --tls-cert and --tls-key")
+            }
+            return nil
+        case (let certificate?, let key?):
+            var tls = ServerTLSConfiguration(certificateChain: .file(certificate), privateKey: .file(key))
+            if let clientCA = arguments.value("tls-client-ca") {
+                tls.clientCertificateVerification = .required(.pemFile(clientCA))
+            }
+            return tls
+        default:
+            throw UsageError("--tls-cert and --tls-key go together")
+        }
     }
 
     /// Logs the server's counters every few seconds when they changed.

@@ -42,7 +42,7 @@ enum SubscribeCommand: Subcommand {
             ClientSupport.clientIDOption,
             .flag("quiet", help: "Do not report connection changes on standard error."),
             ClientSupport.verboseOption,
-        ]
+        ] + ClientSupport.tlsOptions
     )
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {

@@ -14,6 +14,42 @@ enum ClientSupport {
     static let clientIDOption = OptionSpec.value(
         "client-id", "ID", help: "The client id sent in Hello (default: random).")
     static let verboseOption = OptionSpec.flag("verbose", help: "Write the client's log to standard error.")
+    /// The client's TLS options, for every command that connects (`request`, `subscribe`, `probe`):
+    /// add them to the command's options and call ``tlsConfiguration(_:)``.
+    static let tlsOptions: [OptionSpec] = [
+        .flag("tls", help: "Connect with TLS, verifying the server's certificate and host name."),
+        .value("tls-ca", "FILE", help: "With --tls: trust the CA certificates in FILE (PEM), not the system's."),
+        .value(
+            "tls-pin", "BASE64",
+            help: "With --tls: accept only keys with this SHA-256 SPKI pin (base64; repeatable, for rotation)."),
+        .value("tls-server-name", "NAME", help: "With --tls: the name to verify and send as SNI (default: the host)."),
+        .flag(
+            "tls-insecure-for-testing",
+            help: "With --tls: do not verify the server's certificate or name. Anyone can intercept. Tests only."),
+    ]
+
+    /// The TLS configuration of ``tlsOptions``; nil without `--tls`.
+    static func tlsConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> TLSConfiguration? {
+        let dependent = ["tls-ca", "tls-pin", "tls-server-name"].filter { arguments.value($0) != nil }
+        guard arguments.flag("tls") else {
+            if let first = dependent.first { throw UsageError("--\(first) needs --tls") }
+            if arguments.flag("tls-insecure-for-testing") { throw UsageError("--tls-insecure-for-testing needs --tls") }
+            return nil
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let path = arguments.value("tls-ca") { tls.trustRoots = .pemFile(path) }
+        for text in arguments.allValues("tls-pin") {
+            guard let pin = TLSPublicKeyPin(base64: text) else {
+                throw UsageError("--tls-pin needs a base64 SHA-256 digest (44 characters), not '\(text)'")
+            }
+            tls.pinnedPublicKeys.append(pin)
+        }
+        if let name = arguments.value("tls-server-name") { tls.serverHostname = name }
+        if arguments.flag("tls-insecure-for-testing") {
+            tls.certificateVerification = .insecureNoVerificationForTesting
+        }
+        return tls
+    }
 
     /// The client configuration for `--endpoint`, `--login`, `--client-id` and `--verbose`.
     static func configuration(_ arguments: ParsedArguments, command: String) throws(UsageError) -> ClientConfiguration {
@@ -36,6 +72,7 @@ enum ClientSupport {
                 _ = try await session.request(call.method, payload: call.payload)
             }
         }
+        configuration.tls = try tlsConfiguration(arguments)
         if arguments.flag("verbose") {
             configuration.logger = { record in
                 Terminal.standardError.line("longlink \(command): \(record)")

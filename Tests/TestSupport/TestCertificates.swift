@@ -1,0 +1,178 @@
+import Foundation
+import LongLinkTransport
+
+/// Certificates made at test time with the `openssl` command line, once per test process, in a
+/// temporary directory: a test CA and a server certificate it issued for `localhost` and
+/// `127.0.0.1`, the same name expired and not yet valid, a second CA nobody trusts with a server
+/// certificate of its own, and client certificates from each CA (for mutual TLS).
+package struct TestCertificates: Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// The directory holding every file.
+    package let directory: String
+
+    package var caCertificate: String { path("ca.pem") }
+    package var serverCertificate: String { path("server.pem") }
+    package var serverKey: String { path("server.key") }
+    /// `server.key`'s certificate, expired a day ago.
+    package var expiredCertificate: String { path("expired.pem") }
+    /// `server.key`'s certificate, valid only from 2099.
+    package var notYetValidCertificate: String { path("notyet.pem") }
+    package var otherCACertificate: String { path("other-ca.pem") }
+    /// A certificate for `localhost` issued by the other CA, with `other-server.key`.
+    package var otherServerCertificate: String { path("other-server.pem") }
+    package var otherServerKey: String { path("other-server.key") }
+    package var clientCertificate: String { path("client.pem") }
+    package var clientKey: String { path("client.key") }
+    /// A client certificate issued by the other CA.
+    package var otherClientCertificate: String { path("other-client.pem") }
+    package var otherClientKey: String { path("other-client.key") }
+    /// Base64 of the SHA-256 of `server.key`'s SubjectPublicKeyInfo, as `openssl` computes it.
+    package let serverPin: String
+    /// The same for `other-server.key`.
+    package let otherServerPin: String
+
+    package func path(_ name: String) -> String {
+        directory + "/" + name
+    }
+
+    // `Locked`, not `Mutex`: ThreadSanitizer cannot see `Mutex`'s hand-over (see `Locked`).
+    private static let shared = Locked<Result<TestCertificates, Failure>?>(nil)
+
+    /// The certificates, made on first use.
+    package static func make() throws -> TestCertificates {
+        try shared.withLock { cached in
+            if let cached { return try cached.get() }
+            let made = Result { () throws(Failure) in try generate() }
+            cached = made
+            return try made.get()
+        }
+    }
+
+    /// True when the `openssl` command line is there (tests that need it are skipped otherwise).
+    package static var opensslAvailable: Bool {
+        (try? run(["openssl", "version"], in: "/tmp")) != nil
+    }
+
+    private static func generate() throws(Failure) -> TestCertificates {
+        let directory = NSTemporaryDirectory() + "longlink-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw Failure(description: "cannot create \(directory): \(error)")
+        }
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        func authority(_ name: String, _ subject: String) throws(Failure) {
+            try run(
+                ["openssl", "req", "-x509"] + ec
+                    + ["-keyout", "\(name).key", "-out", "\(name).pem", "-days", "30", "-subj", "/CN=\(subject)"],
+                in: directory)
+        }
+        func request(_ name: String, _ subject: String) throws(Failure) {
+            try run(
+                ["openssl", "req"] + ec + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(subject)"],
+                in: directory)
+        }
+        func sign(_ name: String, by ca: String, as output: String, days: String, extensions: String) throws(Failure) {
+            try run(
+                [
+                    "openssl", "x509", "-req", "-in", "\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key",
+                    "-CAcreateserial", "-out", "\(output).pem", "-days", days, "-extfile", extensions,
+                ], in: directory)
+        }
+        try write("subjectAltName=DNS:localhost,IP:127.0.0.1\n", to: directory + "/server.ext")
+        try write("extendedKeyUsage=clientAuth\n", to: directory + "/client.ext")
+        try write(
+            """
+            [ca]
+            default_ca = test
+            [test]
+            database = index.txt
+            new_certs_dir = .
+            serial = serial.txt
+            default_md = sha256
+            policy = any
+            copy_extensions = copy
+            [any]
+            commonName = supplied
+
+            """, to: directory + "/ca.cnf")
+        try write("", to: directory + "/index.txt")
+        try write("1000\n", to: directory + "/serial.txt")
+
+        try authority("ca", "LongLink Test CA")
+        try authority("other-ca", "Untrusted Test CA")
+        try request("server", "localhost")
+        try sign("server", by: "ca", as: "server", days: "30", extensions: "server.ext")
+        // Valid until a day before now.
+        try sign("server", by: "ca", as: "expired", days: "-1", extensions: "server.ext")
+        try run(
+            [
+                "openssl", "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile", "ca.key", "-in",
+                "server.csr", "-out", "notyet.pem", "-startdate", "20990101000000Z", "-enddate", "20990102000000Z",
+                "-extfile", "server.ext", "-notext",
+            ], in: directory)
+        try request("other-server", "localhost")
+        try sign("other-server", by: "other-ca", as: "other-server", days: "30", extensions: "server.ext")
+        try request("client", "test client")
+        try sign("client", by: "ca", as: "client", days: "30", extensions: "client.ext")
+        try request("other-client", "rogue client")
+        try sign("other-client", by: "other-ca", as: "other-client", days: "30", extensions: "client.ext")
+        return TestCertificates(
+            directory: directory, serverPin: try pin(of: "server.key", in: directory),
+            otherServerPin: try pin(of: "other-server.key", in: directory))
+    }
+
+    /// What `openssl` says the pin of a key is (SHA-256 of the DER SubjectPublicKeyInfo, base64).
+    private static func pin(of key: String, in directory: String) throws(Failure) -> String {
+        let output = try run(
+            ["/bin/sh", "-c", "openssl pkey -in \(key) -pubout -outform der | openssl dgst -sha256 -binary | base64"],
+            in: directory)
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func write(_ text: String, to path: String) throws(Failure) {
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+            throw Failure(description: "cannot write \(path)")
+        }
+    }
+
+    /// Runs a command to completion (at most 30 s) and returns its output.
+    @discardableResult
+    package static func run(_ arguments: [String], in directory: String) throws(Failure) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0].hasPrefix("/") ? arguments[0] : "/usr/bin/env")
+        process.arguments = arguments[0].hasPrefix("/") ? Array(arguments.dropFirst()) : arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw Failure(description: "cannot run \(arguments[0]): \(error)")
+        }
+        // The outputs are small; reading them to the end also waits for the process to close them.
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning && ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+        if process.isRunning {
+            process.terminate()
+            throw Failure(description: "\(arguments.joined(separator: " ")) did not finish within 30 s")
+        }
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description:
+                    "\(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                    + String(decoding: errorText, as: UTF8.self))
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
