@@ -1,0 +1,114 @@
+internal import LongLinkTransport
+internal import LongLinkWire
+
+extension Supervisor {
+    /// Logs in on the race's winner and serves until its link ends, re-probing the other endpoints
+    /// meanwhile and migrating when the ``MigrationDecider`` says so.
+    func serve(_ pending: PendingLink, endpoint first: Endpoint) async -> Cycle {
+        let generation: UInt64
+        do {
+            generation = try await core.attach(pending)
+        } catch {
+            await directory.recordFailure(first)
+            return .failed(error)
+        }
+        await directory.recordSuccess(first, loadPermille: await core.serverInfo?.loadPermille ?? 0)
+        await core.clearPendingWake()
+        await core.setState(ConnectionState(phase: .loggingIn, endpoint: first, reason: "handshake done; logging in"))
+        do {
+            try await login(generation, server: await core.serverInfo)
+        } catch {
+            let error = Self.wrap(error)
+            if error.code == .unauthenticated {
+                return .terminal(
+                    LongLinkError(
+                        code: .unauthenticated, message: "login rejected: \(error.message)", underlying: error))
+            }
+            await core.closeLink(generation, error: error)
+            _ = await core.waitForEnd(generation)
+            await directory.recordFailure(first)
+            return .failed(error)
+        }
+        await core.openGate(generation)
+        await announce(first, reason: "logged in to server")
+        var current = (generation: generation, endpoint: first)
+        var decider = MigrationDecider(policy: balancing.migration)
+        let connectedAt = configuration.clock.now
+        while true {
+            let wakeAt = await nextReprobe()
+            let target: Endpoint?
+            switch await core.waitForEnd(current.generation, wakeAt: wakeAt) {
+            case .ended(let end):
+                return .ended(end, endpoint: current.endpoint, connectedFor: configuration.clock.now - connectedAt)
+            case .overloaded(let load):
+                await directory.record(current.endpoint, roundTrip: nil, loadPermille: load)
+                target = await directory.bestAlternative(to: current.endpoint).map(\.endpoint)
+                configuration.logger?(
+                    LogRecord(bounded: .info, "server \(current.endpoint) reports load \(load)‰: leaving it"))
+            case .reprobe:
+                target = await reprobe(current.endpoint, decider: &decider)
+            }
+            guard let target, let moved = await migrate(to: target) else { continue }
+            decider.moved(at: configuration.clock.now, random: .random(in: 0...1))
+            current = (moved, target)
+            await announce(target, reason: "migrated to server")
+        }
+    }
+
+    private func announce(_ endpoint: Endpoint, reason: String) async {
+        let serverID = await core.welcome?.serverID ?? "?"
+        await core.setState(ConnectionState(phase: .connected, endpoint: endpoint, reason: "\(reason) \(serverID)"))
+    }
+
+    /// When to probe the other endpoints next, if at all.
+    private func nextReprobe() async -> ContinuousClock.Instant? {
+        guard let interval = balancing.migration.reprobeInterval, await directory.endpoints.count > 1 else {
+            return nil
+        }
+        if balancing.migration.pausesOnExpensiveNetwork, await core.networkIsExpensive { return nil }
+        return configuration.clock.now.advanced(by: interval)
+    }
+
+    /// Probes every endpoint (the current one too, so that costs compare like with like) and asks
+    /// the decider; a current endpoint that left the list is left at once.
+    private func reprobe(_ current: Endpoint, decider: inout MigrationDecider) async -> Endpoint? {
+        if await directory.refreshDue { await directory.refresh() }
+        let endpoints = await directory.endpoints
+        await core.setHasAlternatives(endpoints.count > 1)
+        guard endpoints.count > 1 || !endpoints.contains(current) else { return nil }
+        _ = await directory.probe()
+        guard endpoints.contains(current) else {
+            decider.reset()
+            return await directory.ranking().first
+        }
+        let best = await directory.bestAlternative(to: current)
+        return decider.observe(
+            currentCost: await directory.cost(current), best: best, at: configuration.clock.now)
+    }
+
+    /// Make before break: connects to `target`, logs in there, then moves the requests to it while
+    /// the old link answers what was written on it. Returns the new link's generation, or nil
+    /// when the new link could not be made (the old one goes on).
+    private func migrate(to target: Endpoint) async -> UInt64? {
+        let outcome = await race([target])
+        guard let (_, pending) = outcome.winner else { return nil }
+        let generation: UInt64
+        do {
+            generation = try await core.attachSuccessor(pending)
+            try await login(generation, server: await core.successorInfo(generation))
+        } catch {
+            let error = Self.wrap(error)
+            configuration.logger?(
+                LogRecord(
+                    bounded: .warning, "migration to \(target) failed: \(error)", metadata: ["endpoint": "\(target)"]))
+            await directory.recordFailure(target)
+            return nil
+        }
+        guard await core.completeMigration(generation) else {
+            await core.closeLink(generation, error: LongLinkError(code: .cancelled, message: "migration abandoned"))
+            return nil
+        }
+        await directory.recordSuccess(target, loadPermille: await core.serverInfo?.loadPermille ?? 0)
+        return generation
+    }
+}
