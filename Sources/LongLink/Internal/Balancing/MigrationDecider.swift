@@ -52,9 +52,4 @@ struct MigrationDecider: Sendable {
         since = nil
         streak = 0
     }
-
-    /// Whether a load report says to leave the current server at once.
-    func leavesAt(loadPermille: Int) -> Bool {
-        loadPermille >= policy.leaveAtLoadPermille
-    }
 }
