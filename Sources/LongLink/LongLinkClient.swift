@@ -171,7 +171,11 @@ public final class LongLinkClient: Sendable {
 
     /// The client's counters now.
     public var statistics: ClientStatistics {
-        get async { await core.statistics }
+        get async {
+            var statistics = await core.statistics
+            statistics.probes = await directory.probesMade
+            return statistics
+        }
     }
 
     // MARK: Network and app lifecycle

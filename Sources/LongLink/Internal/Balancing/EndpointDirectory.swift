@@ -10,6 +10,8 @@ actor EndpointDirectory {
     private(set) var table: EndpointTable
     private var refreshedAt: ContinuousClock.Instant?
     private var random = SystemRandomNumberGenerator()
+    /// Probes made, for ``ClientStatistics/probes``.
+    private(set) var probesMade = 0
 
     init(configuration: ClientConfiguration, loop: EventLoop) {
         self.configuration = configuration
@@ -119,6 +121,7 @@ actor EndpointDirectory {
         let now = clock.now
         let results = await Self.probeAll(
             targets.filter { !table.isBanned($0, at: now) }, configuration: configuration, clock: clock, loop: loop)
+        probesMade += results.count
         var probes: [EndpointProbe] = []
         for endpoint in targets {
             guard var probe = results[endpoint] else {

@@ -1,0 +1,106 @@
+import LongLink
+import LongLinkTestSupport
+import LongLinkTesting
+import Testing
+
+/// Balancing, failover and migration against several real servers on loopback, each behind a
+/// proxy that gives it its own latency, each reporting a load the test sets.
+@Suite("Endpoints", .serialized)
+struct EndpointsTests {
+    private func server(of client: LongLinkClient) async throws -> String {
+        String(decoding: try await client.request("server"), as: UTF8.self)
+    }
+
+    /// s0 is near (10 ms round trip) but jammed (95%: cost 200 ms), s1 far (50 ms) and idle, s2
+    /// farther (120 ms) and idle: the formula picks s1, and the far idle server beats the near
+    /// jammed one.
+    @Test func theClientChoosesAsTheFormulaSays() async throws {
+        let fleet = try await Fleet.start(3, latencies: [.milliseconds(5), .milliseconds(25), .milliseconds(60)])
+        fleet.member("s0").setLoad(950)
+        let running = RunningClient(.forFleet(fleet.endpoints))
+        #expect(try await server(of: running.client) == "s1")
+        let status = await running.client.endpointStatus
+        let costs = status.map { $0.cost ?? .infinity }
+        // s0: 10 ms / 0.05 = 200 ms; s1: 50 ms; s2: 120 ms (plus loopback and scheduling).
+        #expect(costs[1] < costs[2] && costs[2] < costs[0])
+        #expect(costs[1] >= 0.050 && costs[0] >= 0.200)
+        #expect(status[0].loadPermille == 950)
+        #expect(await running.client.statistics.probes == 3)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// The chosen server crashes while a request loop runs: the client is on another server within
+    /// one probe timeout plus one connect, no request is lost, and only a request in flight at the
+    /// crash (these are idempotent) may have run twice.
+    @Test func killingTheChosenServerFailsOverWithinTheBound() async throws {
+        let fleet = try await Fleet.start(3, latencies: [.zero, .milliseconds(10), .milliseconds(20)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.balancing.probeTimeout = .seconds(1)
+        configuration.connectTimeout = .seconds(1)
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        let idempotent = RequestOptions(timeout: .seconds(10), idempotent: true)
+        var served: [String] = []
+        var crashedAt: ContinuousClock.Instant?
+        var failedOverAfter: Duration?
+        for index in 0..<200 {
+            let by = String(decoding: try await client.request("run", payload: bytes("r\(index)"), options: idempotent), as: UTF8.self)
+            served.append(by)
+            if index == 50 {
+                crashedAt = .now
+                await fleet.member("s0").server.crash()
+            }
+            if let crashedAt, failedOverAfter == nil, by != "s0" { failedOverAfter = .now - crashedAt }
+            if failedOverAfter != nil && index > 60 { break }
+        }
+        let bound = configuration.balancing.probeTimeout + configuration.connectTimeout
+        #expect(failedOverAfter != nil && failedOverAfter! < bound)
+        #expect(served.dropFirst(52).allSatisfy { $0 == "s1" })
+        let runs = fleet.runs
+        // Every request ran; at most the one in flight at the crash ran twice.
+        #expect(runs.count == served.count)
+        #expect(runs.values.filter { $0 > 1 }.count <= 1)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// The endpoints change at run time while requests (each taking 250 ms) start every 0.1 s: the
+    /// client moves to the new server make before break, the requests in flight on the old one
+    /// are answered there, and every request runs exactly once.
+    @Test func changingTheEndpointsAtRunTimeLosesNoRequest() async throws {
+        let fleet = try await Fleet.start(2)
+        let running = RunningClient(.forFleet([fleet.endpoints[0]]))
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        let results = Mailbox<Result<String, any Error>>()
+        let loop = Task {
+            for index in 0..<30 {
+                let payload = bytes("m\(index)")
+                let call = Task {
+                    do {
+                        results.put(.success(String(decoding: try await client.request("work", payload: payload), as: UTF8.self)))
+                    } catch {
+                        results.put(.failure(error))
+                    }
+                }
+                _ = call
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        var served: [String] = []
+        for _ in 0..<10 { served.append(try await results.next().get()) }
+        await client.setEndpoints([fleet.endpoints[1]])
+        for _ in 10..<30 { served.append(try await results.next().get()) }
+        await loop.value
+        #expect(served.count == 30)
+        #expect(served.last == "s1")
+        // Answered by the old server after the move began: it finished what it had.
+        #expect(served.filter { $0 == "s0" }.count > 10)
+        #expect(fleet.runs.count == 30 && fleet.runs.values.allSatisfy { $0 == 1 })
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+}
