@@ -27,7 +27,8 @@ struct ConnectRaceTests {
             guard case .tcp(let name, _) = endpoint, let outcome = outcomes[name] else { fatalError() }
             started.put(name)
             let result = await withTaskCancellationHandler {
-                (try? await outcome.next(within: .seconds(30))) ?? .failure(LongLinkError(code: .unknown, message: "test"))
+                (try? await outcome.next(within: .seconds(30)))
+                    ?? .failure(LongLinkError(code: .unknown, message: "test"))
             } onCancel: {
                 outcome.put(.failure(LongLinkError(code: .cancelled, message: "race decided")))
             }

@@ -46,7 +46,9 @@ struct EndpointsTests {
         var crashedAt: ContinuousClock.Instant?
         var failedOverAfter: Duration?
         for index in 0..<200 {
-            let by = String(decoding: try await client.request("run", payload: bytes("r\(index)"), options: idempotent), as: UTF8.self)
+            let by = String(
+                decoding: try await client.request("run", payload: bytes("r\(index)"), options: idempotent),
+                as: UTF8.self)
             served.append(by)
             if index == 50 {
                 crashedAt = .now
@@ -80,7 +82,9 @@ struct EndpointsTests {
                 let payload = bytes("m\(index)")
                 let call = Task {
                     do {
-                        results.put(.success(String(decoding: try await client.request("work", payload: payload), as: UTF8.self)))
+                        results.put(
+                            .success(
+                                String(decoding: try await client.request("work", payload: payload), as: UTF8.self)))
                     } catch {
                         results.put(.failure(error))
                     }
@@ -99,6 +103,54 @@ struct EndpointsTests {
         // Answered by the old server after the move began: it finished what it had.
         #expect(served.filter { $0 == "s0" }.count > 10)
         #expect(fleet.runs.count == 30 && fleet.runs.values.allSatisfy { $0 == 1 })
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+}
+
+/// Live migration on a manual clock (round trips are still real): one move to a server that became
+/// clearly better, and no flapping over a minute of noisy probes.
+@Suite("Migration", .serialized)
+struct MigrationTests {
+    @Test func aBetterServerTriggersOneMigrationAndNoFlapping() async throws {
+        // s0: about 10 ms round trip, s1: about 100 ms; both noisy.
+        let fleet = try await Fleet.start(
+            2, latencies: [.milliseconds(5), .milliseconds(50)], jitter: .milliseconds(2))
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.clock = clock
+        configuration.heartbeat = .seconds(120)
+        configuration.balancing.migration.reprobeInterval = .seconds(5)
+        configuration.balancing.migration.sustain = .seconds(20)
+        configuration.balancing.migration.minimumProbes = 3
+        configuration.balancing.migration.minimumInterval = .seconds(120)
+        // The estimate of s1 forgets its old 100 ms round trip within about three probes.
+        configuration.balancing.rttDecay = .seconds(5)
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(String(decoding: try await client.request("server"), as: UTF8.self) == "s0")
+        // s1 becomes much nearer: about 2 ms, with noise of its own.
+        await fleet.proxies[1].apply(.latency(.milliseconds(1), jitter: .microseconds(500)))
+        var movedAtStep: Int?
+        for step in 1...12 {
+            await clock.advance(by: .seconds(5))
+            let probes = 2 + 2 * step
+            try await eventually("re-probe \(step)") {
+                // Runs a re-probe timer armed after the advance, if the last probe finished late.
+                await clock.advance(by: .zero)
+                return await client.statistics.probes >= probes
+            }
+            let migrations = await client.statistics.migrations
+            if migrations == 1, movedAtStep == nil { movedAtStep = step }
+            #expect(migrations <= 1)
+        }
+        // Not before the better cost lasted 20 s over at least 3 probes (at least 4 steps after the
+        // estimate fell below 0.7x), and well within the minute.
+        #expect(movedAtStep != nil && (5...10).contains(movedAtStep!))
+        try await eventually("the move is done") {
+            await (try? client.request("server")).map { String(decoding: $0, as: UTF8.self) } == "s1"
+        }
         #expect(await client.statistics.migrations == 1)
         await running.stop()
         await fleet.stop()

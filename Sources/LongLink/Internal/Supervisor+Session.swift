@@ -34,8 +34,13 @@ extension Supervisor {
         var current = (generation: generation, endpoint: first)
         var decider = MigrationDecider(policy: balancing.migration)
         let connectedAt = configuration.clock.now
+        // Re-probes keep a fixed rhythm from the connect, whatever each one takes.
+        var reprobeAt = connectedAt
         while true {
-            let wakeAt = await nextReprobe()
+            if let interval = balancing.migration.reprobeInterval {
+                reprobeAt = max(reprobeAt, configuration.clock.now - interval).advanced(by: interval)
+            }
+            let wakeAt = await reprobes() ? reprobeAt : nil
             let target: Endpoint?
             switch await core.waitForEnd(current.generation, wakeAt: wakeAt) {
             case .ended(let end):
@@ -60,13 +65,11 @@ extension Supervisor {
         await core.setState(ConnectionState(phase: .connected, endpoint: endpoint, reason: "\(reason) \(serverID)"))
     }
 
-    /// When to probe the other endpoints next, if at all.
-    private func nextReprobe() async -> ContinuousClock.Instant? {
-        guard let interval = balancing.migration.reprobeInterval, await directory.endpoints.count > 1 else {
-            return nil
-        }
-        if balancing.migration.pausesOnExpensiveNetwork, await core.networkIsExpensive { return nil }
-        return configuration.clock.now.advanced(by: interval)
+    /// Whether the other endpoints are re-probed now.
+    private func reprobes() async -> Bool {
+        guard balancing.migration.reprobeInterval != nil, await directory.endpoints.count > 1 else { return false }
+        guard balancing.migration.pausesOnExpensiveNetwork else { return true }
+        return await !core.networkIsExpensive
     }
 
     /// Probes every endpoint (the current one too, so that costs compare like with like) and asks
