@@ -133,12 +133,13 @@ struct Supervisor {
         let maxFrameBytes = configuration.maxFrameBytes
         let clock = core.clock
         let loop = core.loop
+        let logger = configuration.logger
         let outcome = await ConnectRace.run(
             candidates, stagger: balancing.raceStagger, clock: clock, loop: loop,
             attempt: { endpoint throws(LongLinkError) in
                 try await PendingLink.open(
                     endpoint, hello: hello, options: options, timeout: timeout, maxFrameBytes: maxFrameBytes,
-                    clock: clock, on: loop)
+                    clock: clock, on: loop, logger: logger)
             },
             discard: { $0.close(error: nil) })
         for (endpoint, error) in outcome.failures {

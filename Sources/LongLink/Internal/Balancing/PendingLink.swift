@@ -14,6 +14,7 @@ actor PendingLink {
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     private let clock: LoopClock
+    private let logger: (@Sendable (LogRecord) -> Void)?
     private var handler: LinkHandler?
     private(set) var welcome: Frame.Welcome?
     private var welcomeWaiter: CheckedContinuation<Frame.Welcome, any Error>?
@@ -35,11 +36,14 @@ actor PendingLink {
     /// At most this many frames wait for the hand-over; a server sending more before login is broken.
     static let heldLimit = 1_024
 
-    private init(connection: Connection, endpoint: Endpoint, clock: LoopClock) {
+    private init(
+        connection: Connection, endpoint: Endpoint, clock: LoopClock, logger: (@Sendable (LogRecord) -> Void)?
+    ) {
         self.loop = connection.eventLoop
         self.connection = connection
         self.endpoint = endpoint
         self.clock = clock
+        self.logger = logger
     }
 
     /// Connects (within `timeout`), sends `hello` and waits for `Welcome` (within
@@ -47,13 +51,14 @@ actor PendingLink {
     /// connection and throws `cancelled`.
     static func open(
         _ endpoint: Endpoint, hello: Frame.Hello, options: ConnectionOptions, timeout: Duration,
-        handshakeTimeout: Duration? = nil, maxFrameBytes: Int, clock: LoopClock, on loop: EventLoop
+        handshakeTimeout: Duration? = nil, maxFrameBytes: Int, clock: LoopClock, on loop: EventLoop,
+        logger: (@Sendable (LogRecord) -> Void)? = nil
     ) async throws(LongLinkError) -> PendingLink {
         var options = options
         options.connectTimeout = timeout
         let connection = try await Connection.connect(to: endpoint, options: options, on: loop)
         let timeout = handshakeTimeout ?? timeout
-        let pending = PendingLink(connection: connection, endpoint: endpoint, clock: clock)
+        let pending = PendingLink(connection: connection, endpoint: endpoint, clock: clock, logger: logger)
         do {
             _ = try await withTaskCancellationHandler {
                 try await pending.handshake(hello, timeout: timeout, maxFrameBytes: maxFrameBytes)
@@ -166,7 +171,13 @@ actor PendingLink {
                 held.append(frame)
             }
         }
-        if let failure { violate("malformed frame: \(failure)") }
+        if let failure {
+            if case .frameTooLarge = failure.kind {
+                violate("frame too large: \(failure)", code: .frameTooLarge)
+            } else {
+                violate("malformed frame: \(failure)")
+            }
+        }
     }
 
     private func first(_ frame: Frame) {
@@ -193,8 +204,10 @@ actor PendingLink {
         fail(error ?? LongLinkError(code: .connectionClosed, message: "the server closed the connection"))
     }
 
-    private func violate(_ reason: String) {
-        fail(LongLinkError(code: .protocolViolation, message: reason))
+    private func violate(_ reason: String, code: LongLinkError.Code = .protocolViolation) {
+        // The same words as the core's, so that tools can tell bad input from a failed connect.
+        logger?(LogRecord(bounded: .warning, "protocol violation by the server: \(reason)"))
+        fail(LongLinkError(code: code, message: reason))
     }
 
     /// Ends the waits with `error` and closes the connection.
