@@ -67,6 +67,47 @@ struct EndpointsTests {
         await running.stop()
         await fleet.stop()
     }
+
+    /// The chosen server reports 96% load in a `Pong`: the client moves at once, make before break,
+    /// to the other server, which is not full.
+    @Test func aServerReportingFullLoadIsLeftAtOnce() async throws {
+        let fleet = try await Fleet.start(2, latencies: [.zero, .milliseconds(20)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.heartbeat = .milliseconds(100)
+        configuration.balancing.migration.reprobeInterval = nil
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        fleet.member("s0").setLoad(960)
+        try await eventually("the move") { await client.statistics.migrations == 1 }
+        #expect(try await server(of: client) == "s1")
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// A server that drains (`GoAway` with reconnect) is left at once for another endpoint while
+    /// requests keep flowing: none fails.
+    @Test func aDrainingServerIsLeftAtOnceWithoutAFailedRequest() async throws {
+        let fleet = try await Fleet.start(2, latencies: [.zero, .milliseconds(10)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.balancing.migration.reprobeInterval = nil
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        var served: [String] = []
+        for index in 0..<100 {
+            if index == 10 { fleet.member("s0").server.server?.shutdown() }
+            let by = try await client.request("run", payload: bytes("d\(index)"))
+            served.append(String(decoding: by, as: UTF8.self))
+            if served.last == "s1", served.count > 20 { break }
+        }
+        #expect(served.last == "s1")
+        #expect(fleet.runs.values.allSatisfy { $0 == 1 })
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
 }
 
 /// Live migration on a manual clock (round trips are still real): one move to a server that became

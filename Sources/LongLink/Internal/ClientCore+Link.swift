@@ -79,10 +79,6 @@ extension ClientCore {
                 continuation.resume(returning: .ended(end))
                 return
             }
-            if leavesAt(link.loadPermille) {
-                continuation.resume(returning: .overloaded(link.loadPermille))
-                return
-            }
             link.endWaiter = continuation
             if let wakeAt {
                 link.wakeTimer = clock.schedule(at: wakeAt, on: loop) { [self] in
@@ -102,7 +98,7 @@ extension ClientCore {
     }
 
     /// Whether the client leaves a server reporting this load (only with somewhere else to go).
-    private func leavesAt(_ permille: Int) -> Bool {
+    func leavesAt(_ permille: Int) -> Bool {
         hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
     }
 
@@ -221,6 +217,8 @@ extension ClientCore {
             // Requests written before stay: the server answers them before it closes.
             break
         }
+        // With somewhere else to go, the supervisor moves now, while this link drains.
+        if goAway.reconnect, hasAlternatives, link === self.link { link.resumeEndWaiter(.goingAway(goAway)) }
     }
 
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {

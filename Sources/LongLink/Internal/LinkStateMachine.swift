@@ -36,6 +36,8 @@ enum LinkWait: Sendable {
     case reprobe
     /// The server reported this load, at which the client leaves it.
     case overloaded(Int)
+    /// The server said `GoAway` with reconnect; the link drains what was written on it.
+    case goingAway(Frame.GoAway)
 }
 
 /// The lifecycle of the client's links: handshake, login gate, `GoAway`, closing, shutdown and

@@ -36,20 +36,36 @@ extension Supervisor {
         let connectedAt = configuration.clock.now
         // Re-probes keep a fixed rhythm from the connect, whatever each one takes.
         var reprobeAt = connectedAt
+        // A server full already in its Welcome is left at once, as after a Pong saying so.
+        var welcomeLoad = await core.serverInfo?.loadPermille ?? 0
         while true {
             if let interval = balancing.migration.reprobeInterval {
                 reprobeAt = max(reprobeAt, configuration.clock.now - interval).advanced(by: interval)
             }
             let wakeAt = await reprobes() ? reprobeAt : nil
             let target: Endpoint?
-            switch await core.waitForEnd(current.generation, wakeAt: wakeAt) {
+            let wait: LinkWait
+            if await core.leavesAt(welcomeLoad) {
+                wait = .overloaded(welcomeLoad)
+            } else {
+                wait = await core.waitForEnd(current.generation, wakeAt: wakeAt)
+            }
+            welcomeLoad = 0
+            switch wait {
             case .ended(let end):
                 return .ended(end, endpoint: current.endpoint, connectedFor: configuration.clock.now - connectedAt)
             case .overloaded(let load):
                 await directory.record(current.endpoint, roundTrip: nil, loadPermille: load)
-                target = await directory.bestAlternative(to: current.endpoint).map(\.endpoint)
+                // The server says it is full: leave it whatever the costs, but only for one that is
+                // not full itself, or two full servers would trade the client back and forth.
+                let leaveAt = balancing.migration.leaveAtLoadPermille
+                target = await directory.bestAlternative(to: current.endpoint, loadBelow: leaveAt)?.endpoint
                 configuration.logger?(
                     LogRecord(bounded: .info, "server \(current.endpoint) reports load \(load)‰: leaving it"))
+            case .goingAway(let goAway):
+                let aside = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
+                await directory.setAside(current.endpoint, for: max(aside, balancing.banInitial))
+                target = await directory.ranking().first { $0 != current.endpoint }
             case .reprobe:
                 target = await reprobe(current.endpoint, decider: &decider)
             }
@@ -57,6 +73,7 @@ extension Supervisor {
             decider.moved(at: configuration.clock.now, random: .random(in: 0...1))
             current = (moved, target)
             await announce(target, reason: "migrated to server")
+            welcomeLoad = await core.serverInfo?.loadPermille ?? 0
         }
     }
 

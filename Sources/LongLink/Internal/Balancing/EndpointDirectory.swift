@@ -88,11 +88,14 @@ actor EndpointDirectory {
         table.setAside(endpoint, until: clock.now.advanced(by: duration))
     }
 
-    /// The cheapest endpoint other than `current` that is not banned, with its cost.
-    func bestAlternative(to current: Endpoint) -> (endpoint: Endpoint, cost: Double)? {
+    /// The cheapest measured endpoint other than `current` that is not banned (and reports less
+    /// than `loadBelow`, when given), with its cost.
+    func bestAlternative(to current: Endpoint, loadBelow: Int? = nil) -> (endpoint: Endpoint, cost: Double)? {
         let now = clock.now
+        let limit = loadBelow.map { Double($0) / 1000 } ?? .infinity
         return table.endpoints
             .filter { $0 != current && !table.isBanned($0, at: now) && table[$0]?.roundTrip.estimate != nil }
+            .filter { table.load($0, at: now) < limit }
             .map { (endpoint: $0, cost: table.cost($0, at: now)) }
             .min { $0.cost < $1.cost }
     }
