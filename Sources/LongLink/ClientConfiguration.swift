@@ -3,11 +3,15 @@ internal import LongLinkWire
 
 /// Everything a ``LongLinkClient`` needs to know; every value but the endpoints has a default.
 public struct ClientConfiguration: Sendable {
-    /// The servers to connect to, tried in order; a failure moves on to the next one.
+    /// The servers to connect to. With more than one, the client probes them all and connects to
+    /// the best by round trip and reported load (see ``balancing``).
     public var endpoints: [Endpoint]
-    /// When set, asked for the server list before each connection attempt (for example from a
-    /// configuration service); ``endpoints`` is the fallback when it throws or returns nothing.
+    /// When set, asked for the server list at start, when every endpoint has failed, every
+    /// ``Balancing/refreshInterval`` and after ``LongLinkClient/networkDidChange()`` (for example
+    /// from a configuration service); ``endpoints`` is the fallback when it throws or returns nothing.
     public var endpointProvider: (@Sendable () async throws -> [Endpoint])?
+    /// How the client chooses among the endpoints, bans failing ones and migrates to better ones.
+    public var balancing: Balancing = .init()
     /// The client's identity. The server de-duplicates resent requests per (client id, request id),
     /// so an app that wants de-duplication across launches supplies a stable id.
     public var clientID: String = "client-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
@@ -106,6 +110,7 @@ public struct ClientConfiguration: Sendable {
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
+        try balancing.validate()
         if background.heartbeatMultiplier < 1 || background.heartbeatMultiplier > 2 {
             throw fail("background.heartbeatMultiplier must be 1 or 2 (the server closes links silent for 3 intervals)")
         }

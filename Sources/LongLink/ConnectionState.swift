@@ -84,6 +84,12 @@ public struct ClientStatistics: Sendable, Hashable {
     public var reconnects: Int = 0
     /// Links declared dead by the heartbeat or a liveness probe.
     public var deadLinks: Int = 0
+    /// Live migrations: the link moved to a better endpoint, make before break.
+    public var migrations: Int = 0
+    /// Endpoint probes made (one per endpoint probed), before connecting and while connected.
+    public var probes: Int = 0
+    /// Connections to endpoints that failed (refused, timed out, no `Welcome`, login failed).
+    public var failedConnects: Int = 0
     /// The last round trip measured by `Ping`/`Pong`.
     public var lastRoundTrip: Duration?
     /// Push frames received (redeliveries included).

@@ -24,6 +24,7 @@ public final class LongLinkClient: Sendable {
     /// The configuration the client runs with.
     public let configuration: ClientConfiguration
     let core: ClientCore
+    let directory: EndpointDirectory
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
 
@@ -32,6 +33,7 @@ public final class LongLinkClient: Sendable {
         self.configuration = configuration
         let loop = (configuration.eventLoopGroup ?? .shared).next()
         self.core = ClientCore(loop: loop, configuration: configuration)
+        self.directory = EndpointDirectory(configuration: configuration, loop: loop)
         // Request ids are unique per client_id for the life of the client: a random start makes a
         // restarted app with a stable client id unlikely to reuse an id the server remembers. Half
         // the range is left above it, so the counter never wraps.
@@ -169,7 +171,11 @@ public final class LongLinkClient: Sendable {
 
     /// The client's counters now.
     public var statistics: ClientStatistics {
-        get async { await core.statistics }
+        get async {
+            var statistics = await core.statistics
+            statistics.probes = await directory.probesMade
+            return statistics
+        }
     }
 
     // MARK: Network and app lifecycle
@@ -179,6 +185,55 @@ public final class LongLinkClient: Sendable {
     public func networkDidChange() {
         let core = self.core
         core.onLoop { $0.networkDidChange() }
+    }
+
+    /// Tells the client whether the network is metered (cellular): while it is, re-probing for a
+    /// better endpoint pauses when ``Balancing/Migration/pausesOnExpensiveNetwork`` says so.
+    public func setNetworkIsExpensive(_ expensive: Bool) {
+        let core = self.core
+        core.onLoop { $0.setNetworkIsExpensive(expensive) }
+    }
+
+    // MARK: Endpoints
+
+    /// Replaces the endpoints at run time (a service moved). When the current link's endpoint is
+    /// no longer listed, the client moves to the best new one, make before break: the new link logs
+    /// in, new and queued requests go to it, and requests in flight on the old link are answered
+    /// there before it closes. None is lost. An empty list is ignored.
+    public func setEndpoints(_ endpoints: [Endpoint]) async {
+        guard !endpoints.isEmpty else { return }
+        await directory.replace(endpoints)
+        let core = self.core
+        core.onLoop { $0.endpointsChanged() }
+    }
+
+    /// What the client knows of each endpoint now: the last probe's round trips are not kept, so
+    /// each result carries the current cost, load and state (banned or reachable).
+    public var endpointStatus: [EndpointProbe] {
+        get async { await directory.status() }
+    }
+
+    /// Probes `endpoints` once, at once, as the client does before connecting (connect,
+    /// `Hello`/`Welcome`, ``Balancing/probePings`` pings, within ``Balancing/probeTimeout``), and
+    /// says which one it would choose. `configuration` gives the probe settings, the client id,
+    /// metadata, socket options and TLS settings; its endpoints are not used. A TLS configuration
+    /// that cannot be loaded fails every probe with its error.
+    public static func probe(_ endpoints: [Endpoint], configuration: ClientConfiguration) async -> ProbeReport {
+        var configuration = configuration
+        configuration.endpoints = endpoints
+        configuration.endpointProvider = nil
+        let loop = (configuration.eventLoopGroup ?? .shared).next()
+        let directory = EndpointDirectory(configuration: configuration, loop: loop)
+        do throws(LongLinkError) {
+            try await directory.setTLS(
+                configuration.tls.map { configuration throws(LongLinkError) in
+                    try TLSContext(client: configuration)
+                })
+        } catch {
+            return ProbeReport(
+                probes: endpoints.map { EndpointProbe(endpoint: $0, state: .failed, error: error) }, chosen: nil)
+        }
+        return await directory.probe()
     }
 
     /// The app went to the background: heartbeats slow down and reconnection may pause (see
@@ -245,7 +300,9 @@ public final class LongLinkClient: Sendable {
         }
         let core = self.core
         try await withTaskCancellationHandler {
-            try await Supervisor(core: core, configuration: configuration, makeRequestID: makeRequestID, tls: tls).run()
+            try await Supervisor(
+                core: core, configuration: configuration, directory: directory, makeRequestID: makeRequestID, tls: tls
+            ).run()
         } onCancel: {
             core.onLoop { $0.beginShutdown(gracePeriod: .zero) }
         }

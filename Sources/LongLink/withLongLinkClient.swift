@@ -15,24 +15,33 @@ public func withLongLinkClient<Result: Sendable>(
     _ body: (LongLinkClient) async throws -> Result
 ) async throws -> Result {
     let client = LongLinkClient(configuration: configuration)
-    return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
-        group.addTask { try await client.run() }
+    return try await runScoped(run: { try await client.run() }, stop: { client.shutdown() }) { try await body(client) }
+}
+
+/// Runs `run` in a child task around `body`, then `stop`s and waits for it: the shape of the
+/// scoped `with…` functions. Throws what `body` throws, else what `run` threw.
+func runScoped<Result: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    run: @escaping @Sendable () async throws -> Void, stop: () -> Void, _ body: () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+        group.addTask { try await run() }
         let result: Swift.Result<Result, any Error>
         do {
-            result = .success(try await body(client))
+            result = .success(try await body())
         } catch {
             result = .failure(error)
         }
-        client.shutdown()
-        var supervisorError: (any Error)?
+        stop()
+        var runError: (any Error)?
         do {
             try await group.next()
         } catch {
-            supervisorError = error
+            runError = error
         }
         switch result {
         case .success(let value):
-            if let supervisorError { throw supervisorError }
+            if let runError { throw runError }
             return value
         case .failure(let error):
             throw error

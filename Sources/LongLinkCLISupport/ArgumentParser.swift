@@ -49,11 +49,14 @@ package struct PositionalSpec: Sendable, Hashable {
     package var help: String
     /// Optional positionals may be left out; they come after the required ones.
     package var isOptional: Bool
+    /// The last positional may take every argument left (`ENDPOINT...`).
+    package var isRepeated: Bool
 
-    package init(_ name: String, help: String, isOptional: Bool = false) {
+    package init(_ name: String, help: String, isOptional: Bool = false, isRepeated: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = isOptional
+        self.isRepeated = isRepeated
     }
 }
 
@@ -99,7 +102,8 @@ package struct CommandSpec: Sendable {
         var words = ["usage: \(invocation)"]
         if !options.isEmpty { words.append("[options]") }
         for positional in positionals {
-            words.append(positional.isOptional ? "[\(positional.name)]" : positional.name)
+            let name = positional.isRepeated ? positional.name + "..." : positional.name
+            words.append(positional.isOptional ? "[\(name)]" : name)
         }
         return words.joined(separator: " ")
     }
@@ -245,7 +249,7 @@ package enum ArgumentParser {
         if parsed.positionals.count < required {
             throw UsageError("missing \(spec.positionals[parsed.positionals.count].name)")
         }
-        if parsed.positionals.count > spec.positionals.count {
+        if parsed.positionals.count > spec.positionals.count, spec.positionals.last?.isRepeated != true {
             throw UsageError("unexpected argument '\(parsed.positionals[spec.positionals.count])'")
         }
         return parsed

@@ -98,9 +98,14 @@ public struct ServerConfiguration: Sendable {
     /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
     /// per core). Package API: the event loop is below what users see.
     package var eventLoopGroup: EventLoopGroup? = nil
-    /// Reports the load (0 to 1000) sent in `Welcome` and `Pong`; `nil` reports open connections
-    /// as a share of ``maxConnections``.
+    /// Reports the load (0 to 1000) sent in `Welcome` and every `Pong`, which clients use to
+    /// choose among servers; `nil` reports the largest of: open connections as a share of
+    /// ``maxConnections``, running handlers as a share of ``handlersAtFullLoad``, and the busiest
+    /// event loop's busy share over the last second.
     public var loadReporter: (@Sendable () -> UInt32)? = nil
+    /// How many handlers running at once count as full load in the reported load (not a limit:
+    /// ``maxInFlightPerConnection`` is).
+    public var handlersAtFullLoad: Int = 10_000
 
     /// The default configuration: loopback, a system-chosen port.
     public init() {}
@@ -124,6 +129,7 @@ public struct ServerConfiguration: Sendable {
         if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
+        if handlersAtFullLoad < 1 { throw fail("handlersAtFullLoad must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }
         if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }

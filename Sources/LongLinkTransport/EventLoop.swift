@@ -67,6 +67,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     private let inbox = Locked(Inbox())
     private let timerIDs = Atomic<UInt64>(1)
+    /// Nanoseconds spent outside the selector's wait since the loop started (a server's load).
+    private let busyNanoseconds = Atomic<UInt64>(0)
     private let waker: SelectorWaker
 
     // Everything below belongs to the loop thread.
@@ -192,6 +194,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         }
     }
 
+    /// The time the loop has spent working (outside its wait for events) since it started; the
+    /// share of wall time it grows by is how busy the loop is.
+    package var busyTime: Duration {
+        .nanoseconds(Int64(truncatingIfNeeded: busyNanoseconds.load(ordering: .relaxed)))
+    }
+
     /// This loop as the serial executor of an actor (`nonisolated var unownedExecutor`).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
@@ -286,6 +294,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     private func run() {
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        var busySince = Sys.now()
         while true {
             // Computed before taking the lock, which submitters contend for: the timeout if nothing
             // was submitted.
@@ -300,7 +309,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
             guard running else {
                 break
             }
+            let waitStart = Sys.now()
+            busyNanoseconds.add(waitStart &- busySince, ordering: .relaxed)
             let count = selector.wait(timeoutMilliseconds: timeout)
+            busySince = Sys.now()
             if timeout != 0 {
                 inbox.withLock { $0.loopMayBlock = false }
             }

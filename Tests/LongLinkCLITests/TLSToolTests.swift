@@ -56,6 +56,23 @@ struct TLSToolTests {
         #expect(try await server.waitForExit().status == 0)
     }
 
+    @Test("probe --tls probes through the TLS handshake, and fails an untrusted server")
+    func probe() async throws {
+        let certificates = try TestCertificates.make()
+        let (server, port) = try await Self.startTLSServer(certificates)
+        defer { server.terminate() }
+        let trusted = try await ToolProcess.run([
+            "probe", "localhost:\(port)", "--tls", "--tls-ca", certificates.caCertificate, "--json",
+        ])
+        #expect(trusted.status == 0, "\(trusted.standardError)")
+        #expect(trusted.standardOutput.contains(#""state":"reachable""#), "\(trusted.standardOutput)")
+        let untrusted = try await ToolProcess.run(["probe", "localhost:\(port)", "--tls", "--timeout", "1s"])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.standardOutput.contains("failed"), "\(untrusted.standardOutput)")
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
+    }
+
     @Test("subscribe --tls receives pushes")
     func subscribe() async throws {
         let certificates = try TestCertificates.make()

@@ -129,7 +129,7 @@ struct BenchServer: Sendable {
     let port: Int
     private let runTask: Task<Void, Never>
 
-    static func router() -> Router {
+    static func router(serverID: String = "bench") -> Router {
         var router = Router()
         // Echo answers inline on the loop (no task per request), as a cache read or lookup would.
         router.register("echo", synchronous: { payload, _ in payload })
@@ -141,6 +141,7 @@ struct BenchServer: Sendable {
             context.bind(principal: String(decoding: payload, as: UTF8.self))
             return []
         }
+        router.register("server", synchronous: { _, _ in Array(serverID.utf8) })
         return router
     }
 
@@ -154,7 +155,8 @@ struct BenchServer: Sendable {
         configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
         configuration.eventLoopGroup = group
         configure(&configuration)
-        let server = LongLinkServer(configuration: configuration, router: router(), pushStore: pushStore)
+        let server = LongLinkServer(
+            configuration: configuration, router: router(serverID: configuration.serverID), pushStore: pushStore)
         let runTask = Task {
             do {
                 try await server.run()

@@ -97,6 +97,45 @@ enum RecoveryBenchmark {
         }
     }
 
+    /// Milliseconds from aborting the server the client chose (of three on loopback) to the first
+    /// successful request on another.
+    private static func failoverOnce() async throws -> Double {
+        var servers: [BenchServer] = []
+        for index in 0..<3 { servers.append(try await BenchServer.start { $0.serverID = "\(index)" }) }
+        let ports = servers.map(\.port)
+        let bench = try await BenchClient.connect(port: ports[0]) { configuration in
+            configuration.endpoints = ports.map { .tcp(host: "127.0.0.1", port: $0) }
+        }
+        let clock = ContinuousClock()
+        func serverID() async throws -> Int {
+            Int(String(decoding: try await bench.client.request("server"), as: UTF8.self)) ?? -1
+        }
+        do {
+            let chosen = try await serverID()
+            let aborted = clock.now
+            await servers[chosen].abort()
+            let options = RequestOptions(timeout: .seconds(10), idempotent: true)
+            while true {
+                if let bytes = try? await bench.client.request("server", options: options),
+                    let id = Int(String(decoding: bytes, as: UTF8.self)), id != chosen
+                {
+                    break
+                }
+                guard clock.now - aborted < .seconds(30) else { throw BenchError("no failover within 30 s") }
+            }
+            let total = (clock.now - aborted).inMilliseconds
+            await bench.stop()
+            for (index, server) in servers.enumerated() {
+                if index == chosen { await server.releaseLoops() } else { await server.stop() }
+            }
+            return total
+        } catch {
+            await bench.stop()
+            for server in servers { await server.stop() }
+            throw error
+        }
+    }
+
     /// Milliseconds from the black hole to the client leaving `connected`.
     private static func blackHoleOnce() async throws -> Double {
         try await withBenchServer { server in
@@ -143,7 +182,10 @@ enum RecoveryBenchmark {
         let runs = settings.runs
         var restarts: [Restart] = []
         var detections: [Double] = []
+        var failovers: [Double] = []
         for run in 1...runs {
+            benchProgress("recovery: failover, run \(run)/\(runs)")
+            failovers.append(try await failoverOnce())
             benchProgress("recovery: server restart, run \(run)/\(runs)")
             restarts.append(try await restartOnce())
             benchProgress("recovery: black hole, run \(run)/\(runs)")
@@ -173,6 +215,16 @@ enum RecoveryBenchmark {
                 key: "recovery.restart.beyond_backoff",
                 label: "recovery: restart to first success, minus the drawn delays",
                 unit: "ms", samples: restarts.map { $0.total - $0.drawnDelays }))
+        let stagger = Balancing().raceStagger.inMilliseconds
+        report.add(
+            BenchFigure(
+                key: "recovery.failover.first_success",
+                label: "recovery: chosen server killed to first success on another", unit: "ms", samples: failovers,
+                target: .atMost(
+                    step + stagger,
+                    "<= 1 backoff step + the race's stagger (\(BenchReport.number(step)) + \(BenchReport.number(stagger)) ms)"
+                ),
+                note: "three servers on loopback; the chosen one aborted (connections reset, port closed)"))
         report.add(
             BenchFigure(
                 key: "recovery.black_hole.detection", label: "recovery: black-holed link detected after",

@@ -66,6 +66,7 @@ extension ClientCore {
     // MARK: App lifecycle and network
 
     func networkDidChange() {
+        networkChanges += 1
         pendingWakeOrResume(.networkChanged)
         probeLiveness()
     }
@@ -123,4 +124,19 @@ extension ClientCore {
         if pendingWake == .networkChanged { pendingWake = nil }
     }
 
+    func setHasAlternatives(_ value: Bool) { hasAlternatives = value }
+
+    func setNetworkIsExpensive(_ value: Bool) { networkIsExpensive = value }
+
+    func countFailedConnect() { stats.failedConnects += 1 }
+
+    /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
+    /// longer listed is left, make before break).
+    func endpointsChanged() {
+        if let link, link.end == nil {
+            link.resumeEndWaiter(.reprobe)
+        } else {
+            pendingWakeOrResume(.networkChanged)
+        }
+    }
 }

@@ -88,11 +88,9 @@ extension ClientCore {
         case .close:
             link?.connection.close(.graceful)
         case .none:
-            if let link, let waiter = link.endWaiter {
-                link.endWaiter = nil
-                waiter.resume(returning: .shutdown)
-            }
+            link?.resumeEndWaiter(.ended(.shutdown))
         }
+        closeSideLinks()
         wakeRetry(.shutdown)
         finishConsumers(stopReason)
     }
@@ -103,6 +101,7 @@ extension ClientCore {
         fail(book.removeAll(), with: error)
         deadlines.removeAll()
         if let link, link.end == nil { close(link, .graceful, error: error) }
+        closeSideLinks()
         finishConsumers(error)
     }
 

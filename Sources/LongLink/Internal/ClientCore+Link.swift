@@ -2,56 +2,49 @@ internal import LongLinkTransport
 internal import LongLinkWire
 
 extension ClientCore {
-    /// Takes a new connection, sends Hello and waits for Welcome (bounded by the connect timeout).
-    func attach(_ connection: Connection, endpoint: Endpoint) async throws -> UInt64 {
+    /// Takes a connection that got its `Welcome` (the connect race's winner) as the current link.
+    func attach(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
         nextGeneration += 1
         let generation = nextGeneration
         if case .refuse(let error) = machine.attach(generation) {
             // A shutdown (or terminal error) landed while the supervisor was connecting: this link
             // must not come up, or nothing would ever close it.
-            connection.close(.immediately, error: error)
+            pending.connection.close(.immediately, error: error)
             throw error
         }
-        let link = Link(generation: generation, connection: connection, endpoint: endpoint)
+        let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
         self.link = link
-        connection.start(
-            handler: LinkHandler(core: self, generation: generation, maxFrameBytes: configuration.maxFrameBytes))
-        let proposed = configuration.heartbeat
-        send(
-            .hello(
-                Frame.Hello(
-                    clientID: configuration.clientID, heartbeatMilliseconds: proposed.wireMilliseconds,
-                    metadata: configuration.metadata)),
-            on: link)
-        let welcome = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<Frame.Welcome, any Error>) in
-            if let end = link.end {
-                continuation.resume(throwing: end.error)
-                return
-            }
-            link.welcomeWaiter = continuation
-            link.handshakeTimer = clock.schedule(at: clock.now.advanced(by: configuration.connectTimeout), on: loop) {
-                [self] in
-                assumeIsolated { core in
-                    core.failHandshake(
-                        generation,
-                        LongLinkError(code: .connectTimeout, message: "no Welcome within the connect timeout"))
-                }
-            }
+        guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
+            let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
+            _ = machine.closed(generation, error: error)
+            self.link = nil
+            throw error
+        }
+        let welcome = handOver.welcome
+        link.loadPermille = Int(welcome.loadPermille)
+        guard handleFirstFrame(.welcome(welcome), on: link) else {
+            throw link.end?.error
+                ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
         stats.connects += 1
         if stats.connects > 1 { stats.reconnects += 1 }
+        let proposed = configuration.heartbeat
         link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
         link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
         link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
         scheduleTick(link)
+        // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
+        // waits on the link.
+        if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }
+        if let closed = handOver.closed { linkClosed(generation, closed) }
         return generation
     }
 
-    private func failHandshake(_ generation: UInt64, _ error: LongLinkError) {
-        guard let link = link(generation), link.welcomeWaiter != nil else { return }
-        close(link, .immediately, error: error)
-        link.resumeWelcomeWaiter(with: .failure(error))
+    /// The `Hello` every link starts with.
+    nonisolated var hello: Frame.Hello {
+        Frame.Hello(
+            clientID: configuration.clientID, heartbeatMilliseconds: configuration.heartbeat.wireMilliseconds,
+            metadata: configuration.metadata)
     }
 
     var welcome: Frame.Welcome? { link?.welcome }
@@ -74,24 +67,48 @@ extension ClientCore {
         if openQueue { drainQueue(on: link) }
     }
 
-    /// Suspends until the link ends.
-    func waitForEnd(_ generation: UInt64) async -> LinkEnd {
+    /// Suspends until the link ends, or until `wakeAt` (to re-probe), or until the server reports a
+    /// load at which the client leaves it.
+    func waitForEnd(_ generation: UInt64, wakeAt: ContinuousClock.Instant? = nil) async -> LinkWait {
         await withCheckedContinuation { continuation in
             guard let link, link.generation == generation else {
-                continuation.resume(returning: .closed(nil))
+                continuation.resume(returning: .ended(.closed(nil)))
                 return
             }
             if let end = link.end {
-                continuation.resume(returning: end)
-            } else {
-                link.endWaiter = continuation
+                continuation.resume(returning: .ended(end))
+                return
+            }
+            link.endWaiter = continuation
+            if let wakeAt {
+                link.wakeTimer = clock.schedule(at: wakeAt, on: loop) { [self] in
+                    assumeIsolated { core in
+                        guard let link = core.link, link.generation == generation else { return }
+                        link.resumeEndWaiter(.reprobe)
+                    }
+                }
             }
         }
+    }
+
+    /// A load report from the server of `link`; a current link at the leaving load wakes the supervisor.
+    func reportedLoad(_ permille: Int, on link: Link) {
+        link.loadPermille = permille
+        if link === self.link, leavesAt(permille) { link.resumeEndWaiter(.overloaded(permille)) }
+    }
+
+    /// Whether the client leaves a server reporting this load (only with somewhere else to go).
+    func leavesAt(_ permille: Int) -> Bool {
+        hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
     }
 
     /// Closes the current link (from the supervisor, after a failed login for example).
     func closeLink(_ generation: UInt64, error: LongLinkError) {
         guard let link = link(generation) else { return }
+        guard link === self.link else {
+            closeSideLink(generation, error: error)
+            return
+        }
         close(link, .immediately, error: error)
     }
 
@@ -112,6 +129,10 @@ extension ClientCore {
     /// Handles the frames of one read, in order.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
         guard let link = link(generation) else { return }
+        guard link === self.link else {
+            sideLinkReceived(link, frames)
+            return
+        }
         link.receivedSinceTick = true
         link.receivedSinceProbe = true
         for frame in frames {
@@ -129,6 +150,7 @@ extension ClientCore {
                     stats.lastRoundTrip = clock.now - ping.sentAt
                     link.ping = nil
                 }
+                reportedLoad(Int(pong.loadPermille), on: link)
             case .goAway(let goAway): handleGoAway(goAway, on: link)
             case .unrecognized: break
             case .hello, .welcome, .request, .cancel, .ack, .sync:
@@ -150,8 +172,6 @@ extension ClientCore {
                 return false
             case .completeHandshake:
                 link.welcome = welcome
-                link.handshakeTimer?.cancel()
-                link.resumeWelcomeWaiter(with: .success(welcome))
                 return true
             }
         case .goAway(let goAway):
@@ -167,6 +187,11 @@ extension ClientCore {
 
     func linkViolated(_ generation: UInt64, _ failure: WireFormatError) {
         guard let link = link(generation) else { return }
+        guard link === self.link else {
+            closeSideLink(
+                generation, error: LongLinkError(code: .protocolViolation, message: "malformed frame: \(failure)"))
+            return
+        }
         if case .frameTooLarge = failure.kind {
             violate(link, "frame too large: \(failure)", code: .frameTooLarge)
         } else {
@@ -186,24 +211,25 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         let hasWritten = book.hasWritten(on: link.generation)
         switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {
-        case .failHandshakeAndClose(let error):
-            link.resumeWelcomeWaiter(with: .failure(error))
-            link.connection.close(.graceful)
-        case .close:
+        case .failHandshakeAndClose, .close:
             link.connection.close(.graceful)
         case .waitForReplies, .none:
             // Requests written before stay: the server answers them before it closes.
             break
         }
+        // With somewhere else to go, the supervisor moves now, while this link drains.
+        if goAway.reconnect, hasAlternatives, link === self.link { link.resumeEndWaiter(.goingAway(goAway)) }
     }
 
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
+        if self.link?.generation != generation {
+            sideLinkClosed(generation, error)
+            return
+        }
         guard let link = link(generation), let closed = machine.closed(generation, error: error) else { return }
         link.tick?.cancel()
         link.probe?.cancel()
-        link.handshakeTimer?.cancel()
         link.end = closed.end
-        link.resumeWelcomeWaiter(with: .failure(closed.end.error))
         // Written requests go out again after reconnect when that is safe; the others are failed
         // with connectionLost: their outcome is unknown.
         let settlement = book.linkEnded(
@@ -215,10 +241,7 @@ extension ClientCore {
             with: LongLinkError(
                 code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"
             ))
-        if let waiter = link.endWaiter {
-            link.endWaiter = nil
-            waiter.resume(returning: closed.end)
-        }
+        link.resumeEndWaiter(.ended(closed.end))
         if machine.shuttingDown { finishShutdownIfIdle() }
     }
 }

@@ -119,6 +119,8 @@ extension ClientCore {
     /// Acks also wait, bounded, while the link's write buffer is full (a server flooding pushes
     /// without reading), and go out when the server reads again.
     func sendAck(_ keys: [PushKey]) {
+        var keys = keys
+        if !retiring.isEmpty { keys = sendAcksOnRetiringLinks(keys) }
         guard let link = syncedLink, let epoch = link.pushEpoch, link.connection.isWritable else {
             acksAwaitingEpoch.append(contentsOf: keys)
             let excess = acksAwaitingEpoch.count - Self.acksAwaitingEpochLimit
@@ -133,6 +135,31 @@ extension ClientCore {
             send(.ack(Frame.Ack(seqs: Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)]))), on: link)
         }
         stats.acksSent += seqs.count
+    }
+
+    /// Acknowledges on a retiring link (still open, answering) the pushes of its seq space when the
+    /// current link's is another; returns the rest.
+    private func sendAcksOnRetiringLinks(_ keys: [PushKey]) -> [PushKey] {
+        let currentEpoch = syncedLink?.pushEpoch
+        var rest: [PushKey] = []
+        var byLink: [UInt64: [UInt64]] = [:]
+        for key in keys {
+            if key.epoch != currentEpoch,
+                let old = retiring.values.first(where: { $0.end == nil && !$0.goingAway && $0.pushEpoch == key.epoch })
+            {
+                byLink[old.generation, default: []].append(key.seq)
+            } else {
+                rest.append(key)
+            }
+        }
+        for (generation, seqs) in byLink {
+            guard let old = retiring[generation] else { continue }
+            for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
+                send(.ack(Frame.Ack(seqs: Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)]))), on: old)
+            }
+            stats.acksSent += seqs.count
+        }
+        return rest
     }
 
     /// The most acks kept waiting (for a link to tell its epoch, or to become writable).

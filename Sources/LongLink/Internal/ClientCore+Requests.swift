@@ -72,6 +72,10 @@ extension ClientCore {
             return
         }
         var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
+        if request.bypassesGate, let successor, successor.generation == request.linkGeneration, successor.end == nil {
+            // The login of a migration's new link.
+            route = .write(generation: successor.generation)
+        }
         var target: Link?
         if case .write(let generation) = route { target = link(generation) }
         if let link = target, !request.bypassesGate,
@@ -115,6 +119,8 @@ extension ClientCore {
                 drainQueue(on: link)
             } else if case .draining = machine.phase {
                 closeIfDrained(generation)
+            } else if retiring[generation] != nil {
+                retireIfDrained(generation)
             }
         }
         return true

@@ -35,8 +35,6 @@ actor ClientCore {
         let connection: Connection
         let endpoint: Endpoint
         var welcome: Frame.Welcome?
-        var welcomeWaiter: CheckedContinuation<Frame.Welcome, any Error>?
-        var handshakeTimer: (any ScheduledWork)?
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
@@ -50,10 +48,15 @@ actor ClientCore {
         var probe: (any ScheduledWork)?
         var receivedSinceProbe = false
         var ping: (nonce: UInt64, sentAt: ContinuousClock.Instant)?
-        var endWaiter: CheckedContinuation<LinkEnd, Never>?
+        var endWaiter: CheckedContinuation<LinkWait, Never>?
+        var wakeTimer: (any ScheduledWork)?
+        /// The load the server reported last (in `Welcome` or a `Pong`).
+        var loadPermille = 0
         var end: LinkEnd?
         /// The epoch of the last reliable push received here: the seq space this link's acks are for.
         var pushEpoch: UInt64?
+        /// A retiring link said `GoAway` and closes.
+        var goingAway = false
 
         init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
             self.generation = generation
@@ -61,17 +64,23 @@ actor ClientCore {
             self.endpoint = endpoint
         }
 
-        /// Ends the handshake's wait, if a task waits: with the server's Welcome or an error.
-        func resumeWelcomeWaiter(with result: Result<Frame.Welcome, any Error>) {
-            guard let waiter = welcomeWaiter else { return }
-            welcomeWaiter = nil
-            waiter.resume(with: result)
+        /// Ends the supervisor's wait on this link, if it waits.
+        func resumeEndWaiter(_ wait: LinkWait) {
+            wakeTimer?.cancel()
+            wakeTimer = nil
+            guard let waiter = endWaiter else { return }
+            endWaiter = nil
+            waiter.resume(returning: wait)
         }
     }
 
     // MARK: Links
 
     var link: Link?
+    /// During a migration, the new link logging in beside ``link``.
+    var successor: Link?
+    /// Links replaced by a migration, answering what was written on them before they close.
+    var retiring: [UInt64: Link] = [:]
     var machine = LinkStateMachine()
     var nextGeneration: UInt64 = 0
     var nextPingNonce: UInt64 = 0
@@ -93,6 +102,12 @@ actor ClientCore {
     var retryTimer: (any ScheduledWork)?
     var pendingWake: RetryWake?
     var inBackground = false
+    /// The supervisor knows more than one endpoint: a full server is worth leaving.
+    var hasAlternatives = false
+    /// Counts ``networkDidChange()`` calls, for the supervisor's refresh of the endpoint list.
+    var networkChanges = 0
+    /// The app said the network is metered (cellular): re-probing may pause.
+    var networkIsExpensive = false
 
     // MARK: Pushes
 
@@ -141,10 +156,10 @@ actor ClientCore {
         link.sentSinceTick = true
     }
 
-    /// The current link, if it is the one of `generation` and has not ended.
+    /// The link of `generation` (the current one, or a side link of a migration) if it has not ended.
     func link(_ generation: UInt64) -> Link? {
-        guard let link, link.generation == generation, link.end == nil else { return nil }
-        return link
+        guard let link, link.generation == generation else { return sideLink(generation) }
+        return link.end == nil ? link : nil
     }
 
     /// The current link once `Sync` went out on it: acks and later `Sync`s may follow.

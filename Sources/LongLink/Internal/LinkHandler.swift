@@ -1,17 +1,25 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// The transport's view of one link: decodes what arrives and hands it to the core, on the event
-/// loop the core runs on, without a hop.
+/// The transport's view of one link: decodes what arrives and hands it, on the event loop the core
+/// runs on and without a hop, to the ``PendingLink`` that shakes hands and then to the core.
 final class LinkHandler: ConnectionHandler {
-    private let core: ClientCore
-    private let generation: UInt64
+    private enum Sink {
+        case pending(PendingLink)
+        case core(ClientCore, generation: UInt64)
+    }
+
+    private var sink: Sink
     private var decoder: FrameDecoder
 
-    init(core: ClientCore, generation: UInt64, maxFrameBytes: Int) {
-        self.core = core
-        self.generation = generation
+    init(pending: PendingLink, maxFrameBytes: Int) {
+        self.sink = .pending(pending)
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
+    }
+
+    /// The core took the link: what arrives from now on is its.
+    func attach(core: ClientCore, generation: UInt64) {
+        sink = .core(core, generation: generation)
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
@@ -22,21 +30,29 @@ final class LinkHandler: ConnectionHandler {
         } catch {
             failure = error
         }
-        let generation = self.generation
-        core.assumeIsolated { core in
-            // The frames decoded before a malformed one still count.
-            core.linkReceived(generation, frames)
-            if let failure { core.linkViolated(generation, failure) }
+        switch sink {
+        case .pending(let pending):
+            pending.assumeIsolated { $0.received(frames, failure: failure) }
+        case .core(let core, let generation):
+            core.assumeIsolated { core in
+                // The frames decoded before a malformed one still count.
+                core.linkReceived(generation, frames)
+                if let failure { core.linkViolated(generation, failure) }
+            }
         }
     }
 
     func connectionWritabilityChanged(_ connection: Connection) {
-        let generation = self.generation
+        guard case .core(let core, let generation) = sink else { return }
         core.assumeIsolated { $0.linkWritabilityChanged(generation) }
     }
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
-        let generation = self.generation
-        core.assumeIsolated { $0.linkClosed(generation, error) }
+        switch sink {
+        case .pending(let pending):
+            pending.assumeIsolated { $0.closed(error) }
+        case .core(let core, let generation):
+            core.assumeIsolated { $0.linkClosed(generation, error) }
+        }
     }
 }

@@ -8,6 +8,8 @@ enum LinkEnd: Sendable {
     case goAway(Frame.GoAway)
     /// The client is shutting down.
     case shutdown
+    /// A migration replaced the link (it retires, answering what was written on it).
+    case migrated
 
     /// The error a waiter on this link gets.
     var error: LongLinkError {
@@ -20,8 +22,22 @@ enum LinkEnd: Sendable {
                 message: "server sent GoAway (\(goAway.code)): \(goAway.reason)")
         case .shutdown:
             return LongLinkError(code: .shutdown, message: "the client is shutting down")
+        case .migrated:
+            return LongLinkError(code: .connectionLost, message: "the link was replaced by a migration")
         }
     }
+}
+
+/// Why the supervisor's wait on a link ended.
+enum LinkWait: Sendable {
+    /// The link ended.
+    case ended(LinkEnd)
+    /// Time to probe the other endpoints.
+    case reprobe
+    /// The server reported this load, at which the client leaves it.
+    case overloaded(Int)
+    /// The server said `GoAway` with reconnect; the link drains what was written on it.
+    case goingAway(Frame.GoAway)
 }
 
 /// The lifecycle of the client's links: handshake, login gate, `GoAway`, closing, shutdown and

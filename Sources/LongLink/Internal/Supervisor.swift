@@ -1,52 +1,60 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// The supervising loop behind ``LongLinkClient/run()``: connect, handshake, log in, replay
-/// subscriptions, `Sync`, open the queue, wait for the link to end, back off, repeat.
+/// The supervising loop behind ``LongLinkClient/run()``: choose endpoints, race a connection, log
+/// in, replay subscriptions, `Sync`, open the queue, watch the link (re-probing the others and
+/// migrating to a clearly better one), back off when it ends, repeat.
 struct Supervisor {
     let core: ClientCore
     let configuration: ClientConfiguration
+    let directory: EndpointDirectory
     let makeRequestID: @Sendable () -> UInt64
     /// The TLS context of every connection; nil for plain TCP.
     let tls: TLSContext?
 
-    private enum Cycle {
+    enum Cycle {
         /// A link was up (for `connectedFor`) and ended.
-        case ended(LinkEnd, connectedFor: Duration)
+        case ended(LinkEnd, endpoint: Endpoint, connectedFor: Duration)
         /// Connecting, the handshake or the login failed; worth another try.
         case failed(LongLinkError)
         /// Stop for good.
         case terminal(LongLinkError)
     }
 
+    var balancing: Balancing { configuration.balancing }
+
     func run() async throws {
         var failures = 0
-        var endpointIndex = 0
+        var networkChanges = await core.networkChanges
+        await directory.setTLS(tls)
+        await prepare()
         while await !core.isStopping {
             if await core.pausesReconnection {
                 await core.setState(ConnectionState(phase: .waitingToReconnect, reason: "paused in the background"))
                 if await core.waitToRetry(nil) == .shutdown { break }
                 continue
             }
-            let endpoints = await currentEndpoints()
-            let endpoint = endpoints[endpointIndex % endpoints.count]
+            let changes = await core.networkChanges
+            let refreshDue = await directory.refreshDue
+            if changes != networkChanges || refreshDue {
+                networkChanges = changes
+                await prepare()
+            }
+            let candidates = Array(await directory.ranking().prefix(balancing.raceWidth))
             var retryAfter: Duration?
-            switch await cycle(endpoint, attempt: failures) {
+            var shown = candidates.first
+            switch await connectAndServe(candidates, attempt: failures) {
             case .terminal(let error):
                 await core.terminate(error)
             case .failed(let error):
-                configuration.logger?(
-                    LogRecord(
-                        bounded: .warning, "connecting to \(endpoint) failed: \(error)",
-                        metadata: ["endpoint": "\(endpoint)", "code": "\(error.code)"]))
                 failures += 1
-                endpointIndex += 1
                 await core.setState(
-                    ConnectionState(phase: .connecting, endpoint: endpoint, reason: "attempt failed", error: error))
-            case .ended(let end, let connectedFor):
+                    ConnectionState(phase: .connecting, endpoint: shown, reason: "attempt failed", error: error))
+            case .ended(let end, let endpoint, let connectedFor):
+                shown = endpoint
                 if connectedFor >= configuration.backoff.resetAfter { failures = 0 }
                 switch end {
-                case .shutdown:
+                case .shutdown, .migrated:
                     break
                 case .goAway(let goAway) where !goAway.reconnect:
                     await core.terminate(
@@ -55,13 +63,12 @@ struct Supervisor {
                             message: "the server closed the session for good (\(goAway.code)): \(goAway.reason)"))
                 case .goAway(let goAway):
                     // Draining or restarting: come back after its retry-after, elsewhere if we can.
-                    endpointIndex += 1
+                    let aside = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
+                    await directory.setAside(endpoint, for: max(aside, balancing.banInitial))
                     // Plus jitter up to the first backoff step, so that a draining server's clients do not
                     // all come back in the same millisecond.
-                    if goAway.retryAfterMilliseconds > 0 {
-                        retryAfter =
-                            ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-                            + configuration.backoff.delay(forAttempt: 0, random: .random(in: 0...1))
+                    if goAway.retryAfterMilliseconds > 0, await directory.endpoints.count == 1 {
+                        retryAfter = aside + configuration.backoff.delay(forAttempt: 0, random: .random(in: 0...1))
                     }
                 case .closed(let error):
                     configuration.logger?(
@@ -75,7 +82,7 @@ struct Supervisor {
             let delay =
                 retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
             await core.setState(
-                ConnectionState(phase: .waitingToReconnect, endpoint: endpoint, reason: "link down", retryDelay: delay))
+                ConnectionState(phase: .waitingToReconnect, endpoint: shown, reason: "link down", retryDelay: delay))
             switch await core.waitToRetry(delay) {
             case .shutdown: break
             case .networkChanged: failures = 0
@@ -89,46 +96,69 @@ struct Supervisor {
         if let terminal { throw terminal }
     }
 
-    private func cycle(_ endpoint: Endpoint, attempt: Int) async -> Cycle {
-        await core.setState(
-            ConnectionState(
-                phase: .connecting, endpoint: endpoint, reason: attempt == 0 ? "connecting" : "reconnecting"))
-        var options = configuration.connectionOptions
-        options.connectTimeout = configuration.connectTimeout
-        let generation: UInt64
-        do {
-            let connection = try await Connection.connect(to: endpoint, options: options, tls: tls, on: core.loop)
-            generation = try await core.attach(connection, endpoint: endpoint)
-        } catch {
-            return .failed(Self.wrap(error))
+    /// Asks the provider for the list (when there is one) and probes the endpoints (when there is
+    /// more than one to choose from).
+    func prepare() async {
+        await directory.refresh()
+        let endpoints = await directory.endpoints
+        await core.setHasAlternatives(endpoints.count > 1)
+        guard endpoints.count > 1 else { return }
+        let report = await directory.probe()
+        for probe in report.probes {
+            configuration.logger?(
+                LogRecord(
+                    bounded: .debug,
+                    "probe \(probe.endpoint): \(probe.state)"
+                        + (probe.cost.map { ", cost \(Int(($0 * 1_000_000).rounded())) us" } ?? ""),
+                    metadata: ["endpoint": "\(probe.endpoint)"]))
         }
-        await core.clearPendingWake()
-        await core.setState(
-            ConnectionState(phase: .loggingIn, endpoint: endpoint, reason: "handshake done; logging in"))
-        do {
-            try await login(generation)
-        } catch {
-            let error = Self.wrap(error)
-            if error.code == .unauthenticated {
-                return .terminal(
-                    LongLinkError(
-                        code: .unauthenticated, message: "login rejected: \(error.message)", underlying: error))
-            }
-            await core.closeLink(generation, error: error)
-            _ = await core.waitForEnd(generation)
-            return .failed(error)
-        }
-        await core.openGate(generation)
-        let serverID = await core.welcome?.serverID ?? "?"
-        await core.setState(
-            ConnectionState(phase: .connected, endpoint: endpoint, reason: "logged in to server \(serverID)"))
-        let connectedAt = configuration.clock.now
-        let end = await core.waitForEnd(generation)
-        return .ended(end, connectedFor: configuration.clock.now - connectedAt)
     }
 
-    private func login(_ generation: UInt64) async throws {
-        guard let server = await core.serverInfo else {
+    /// Races the candidates, then serves on the winner until its link ends.
+    private func connectAndServe(_ candidates: [Endpoint], attempt: Int) async -> Cycle {
+        await core.setState(
+            ConnectionState(
+                phase: .connecting, endpoint: candidates.first, reason: attempt == 0 ? "connecting" : "reconnecting"))
+        let outcome = await race(candidates)
+        guard let (endpoint, pending) = outcome.winner else {
+            return .failed(
+                outcome.failures.last?.error
+                    ?? LongLinkError(code: .unavailable, message: "no endpoint to connect to"))
+        }
+        return await serve(pending, endpoint: endpoint)
+    }
+
+    /// The connect race over `candidates`; failures are recorded and logged.
+    func race(_ candidates: [Endpoint]) async -> ConnectRace.Outcome<PendingLink> {
+        let hello = core.hello
+        let options = configuration.connectionOptions
+        let timeout = configuration.connectTimeout
+        let maxFrameBytes = configuration.maxFrameBytes
+        let clock = core.clock
+        let loop = core.loop
+        let logger = configuration.logger
+        let tls = self.tls
+        let outcome = await ConnectRace.run(
+            candidates, stagger: balancing.raceStagger, clock: clock, loop: loop,
+            attempt: { endpoint throws(LongLinkError) in
+                try await PendingLink.open(
+                    endpoint, hello: hello, options: options, timeout: timeout, maxFrameBytes: maxFrameBytes,
+                    tls: tls, clock: clock, on: loop, logger: logger)
+            },
+            discard: { $0.close(error: nil) })
+        for (endpoint, error) in outcome.failures {
+            await directory.recordFailure(endpoint)
+            await core.countFailedConnect()
+            configuration.logger?(
+                LogRecord(
+                    bounded: .warning, "connecting to \(endpoint) failed: \(error)",
+                    metadata: ["endpoint": "\(endpoint)", "code": "\(error.code)"]))
+        }
+        return outcome
+    }
+
+    func login(_ generation: UInt64, server: ServerInfo?) async throws {
+        guard let server else {
             throw LongLinkError(code: .connectionLost, message: "the link dropped before login")
         }
         let session = LoginSession(
@@ -140,17 +170,6 @@ struct Supervisor {
         for subscription in configuration.subscriptions {
             _ = try await session.request(subscription.method, payload: subscription.payload)
         }
-    }
-
-    private func currentEndpoints() async -> [Endpoint] {
-        guard let provider = configuration.endpointProvider else { return configuration.endpoints }
-        do {
-            let provided = try await provider()
-            if !provided.isEmpty { return provided }
-        } catch {
-            configuration.logger?(LogRecord(bounded: .warning, "the endpoint provider failed: \(error)"))
-        }
-        return configuration.endpoints.isEmpty ? [.tcp(host: "127.0.0.1", port: 0)] : configuration.endpoints
     }
 
     static func wrap(_ error: any Error) -> LongLinkError {

@@ -36,6 +36,7 @@ final class ServerCore: Sendable {
 
     init(configuration: ServerConfiguration, router: Router, store: any PushStore) {
         self.configuration = configuration
+        self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
         self.store = store
         self.dedupe = Locked(
@@ -60,10 +61,27 @@ final class ServerCore: Sendable {
 
     var isShuttingDown: Bool { registry.withLock { $0.shuttingDown } }
 
+    /// The load sent in `Welcome` and every `Pong`, 0 to 1000: the application's own figure when
+    /// it supplies one, else the largest of three shares: open connections of
+    /// ``ServerConfiguration/maxConnections``, running handlers of
+    /// ``ServerConfiguration/handlersAtFullLoad``, and the busiest event loop's busy time over the
+    /// last second.
     var loadPermille: UInt32 {
         if let reporter = configuration.loadReporter { return min(1000, reporter()) }
-        let open = counters.openConnections.load(ordering: .relaxed)
-        return UInt32(min(1000, open * 1000 / max(1, configuration.maxConnections)))
+        let open = Double(counters.openConnections.load(ordering: .relaxed)) / Double(configuration.maxConnections)
+        let running =
+            Double(counters.handlersRunning.load(ordering: .relaxed)) / Double(configuration.handlersAtFullLoad)
+        let busy = loopBusyShare()
+        return UInt32((min(1, max(open, running, busy)) * 1000).rounded())
+    }
+
+    private let loops: [EventLoop]
+    private let gauge = Locked(LoadGauge())
+
+    private func loopBusyShare() -> Double {
+        let busy = loops.map(\.busyTime)
+        let now = ContinuousClock.now
+        return gauge.withLock { $0.sample(busy: busy, at: now) }
     }
 
     // MARK: Connections

@@ -5,12 +5,7 @@ enum LongLinkTool {
     /// The subcommands that exist.
     static let commands: [any Subcommand.Type] = [
         DemoCommand.self, ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self,
-        SoakCommand.self,
-    ]
-
-    /// Subcommands that are planned but not written yet: listed in `--help`, refused when invoked.
-    static let planned: [(name: String, summary: String)] = [
-        ("probe", "Measure servers' latency and load, as the client's balancer does.")
+        SoakCommand.self, ProbeCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -37,10 +32,6 @@ enum LongLinkTool {
         if let command = commands.first(where: { $0.spec.name == name }) {
             return await run(command, rest)
         }
-        if planned.contains(where: { $0.name == name }) {
-            err.line("longlink \(name): not yet available in this version of longlink")
-            return ExitStatus.usage
-        }
         err.write("longlink: unknown command '\(name)'\n\n" + helpText(terminal: err))
         return ExitStatus.usage
     }
@@ -51,8 +42,7 @@ enum LongLinkTool {
 
     /// `longlink --help`.
     static func helpText(terminal: Terminal) -> String {
-        var rows = commands.map { [$0.spec.name, $0.spec.summary] }
-        rows += planned.map { [$0.name, "(not yet available) \($0.summary)"] }
+        let rows = commands.map { [$0.spec.name, $0.spec.summary] }
         return """
             usage: longlink <command> [options]
 

@@ -44,6 +44,9 @@ enum ServeCommand: Subcommand {
                 "dedupe-window", "DURATION", help: "How long finished requests are remembered (default 120s; 0 = off)."),
             .value("max-connections", "N", help: "The most open connections (default 10000)."),
             .value("server-id", "ID", help: "The id sent in Welcome (default: random)."),
+            .value(
+                "report-load", "PERMILLE",
+                help: "Report this load (0-1000) in Welcome and Pong instead of the measured one, to test balancing."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
@@ -84,6 +87,10 @@ enum ServeCommand: Subcommand {
         }
         if let serverID = arguments.value("server-id") { configuration.serverID = serverID }
         configuration.tls = try tlsConfiguration(arguments)
+        if let load = try arguments.integer("report-load", in: 0...1000) {
+            let permille = UInt32(load)
+            configuration.loadReporter = { permille }
+        }
         if configuration.defaultHeartbeat > configuration.maximumHeartbeat {
             configuration.maximumHeartbeat = configuration.defaultHeartbeat
         }

@@ -7,7 +7,8 @@ import Synchronization
 /// and how errors, payloads and pushes are shown.
 enum ClientSupport {
     static let endpointOption = OptionSpec.value(
-        "endpoint", "HOST:PORT", help: "The server: 127.0.0.1:7000, [::1]:7000 or unix:/path (required).")
+        "endpoint", "HOST:PORT",
+        help: "A server: 127.0.0.1:7000, [::1]:7000 or unix:/path (required; repeat it to balance across several).")
     static let loginOption = OptionSpec.value(
         "login", "METHOD=TEXT",
         help: "Log in after every connect: call METHOD with payload TEXT (login=alice).")
@@ -53,13 +54,11 @@ enum ClientSupport {
 
     /// The client configuration for `--endpoint`, `--login`, `--client-id` and `--verbose`.
     static func configuration(_ arguments: ParsedArguments, command: String) throws(UsageError) -> ClientConfiguration {
-        guard let text = arguments.value("endpoint") else {
+        let texts = arguments.allValues("endpoint")
+        guard !texts.isEmpty else {
             throw UsageError("missing --endpoint (for example --endpoint 127.0.0.1:7000)")
         }
-        guard let endpoint = Endpoint(parsing: text) else {
-            throw UsageError("--endpoint needs HOST:PORT, [IPv6]:PORT or unix:/path, not '\(text)'")
-        }
-        var configuration = ClientConfiguration(endpoints: [endpoint])
+        var configuration = ClientConfiguration(endpoints: try endpoints(texts, option: "--endpoint"))
         if let clientID = arguments.value("client-id") {
             guard (1...128).contains(clientID.utf8.count) else {
                 throw UsageError("--client-id needs 1 to 128 bytes")
@@ -79,6 +78,18 @@ enum ClientSupport {
             }
         }
         return configuration
+    }
+
+    /// Parses endpoint texts: `HOST:PORT`, `[IPv6]:PORT` or `unix:/path`.
+    static func endpoints(_ texts: [String], option: String) throws(UsageError) -> [Endpoint] {
+        var endpoints: [Endpoint] = []
+        for text in texts {
+            guard let endpoint = Endpoint(parsing: text) else {
+                throw UsageError("\(option) needs HOST:PORT, [IPv6]:PORT or unix:/path, not '\(text)'")
+            }
+            endpoints.append(endpoint)
+        }
+        return endpoints
     }
 
     /// Splits `METHOD=TEXT` at the first `=`: the method and the payload (TEXT as UTF-8, may be empty).

@@ -1,0 +1,123 @@
+import LongLinkTestSupport
+import LongLinkTesting
+import LongLinkTransport
+import Testing
+
+@testable import LongLink
+
+/// The connect race on a manual clock, with attempts the test finishes by hand.
+@Suite("Connect race")
+struct ConnectRaceTests {
+    /// Attempts that wait until the test tells each how it ends; cancelling one ends it with
+    /// `cancelled`, as a real connect does.
+    final class Attempts: Sendable {
+        let started = Mailbox<String>()
+        let discarded = Mailbox<Int>()
+        private let outcomes: [String: Mailbox<Result<Int, LongLinkError>>]
+
+        init(_ names: [String]) {
+            outcomes = Dictionary(uniqueKeysWithValues: names.map { ($0, Mailbox()) })
+        }
+
+        func finish(_ name: String, _ result: Result<Int, LongLinkError>) {
+            outcomes[name]!.put(result)
+        }
+
+        func run(_ endpoint: Endpoint) async throws(LongLinkError) -> Int {
+            guard case .tcp(let name, _) = endpoint, let outcome = outcomes[name] else { fatalError() }
+            started.put(name)
+            let result = await withTaskCancellationHandler {
+                (try? await outcome.next(within: .seconds(30)))
+                    ?? .failure(LongLinkError(code: .unknown, message: "test"))
+            } onCancel: {
+                outcome.put(.failure(LongLinkError(code: .cancelled, message: "race decided")))
+            }
+            return try result.get()
+        }
+    }
+
+    let loop = EventLoopGroup.shared.next()
+
+    private func endpoints(_ names: String...) -> [Endpoint] { names.map { .tcp(host: $0, port: 1) } }
+
+    private func race(
+        _ candidates: [Endpoint], _ attempts: Attempts, clock: ManualClock
+    ) -> Task<ConnectRace.Outcome<Int>, Never> {
+        let loop = self.loop
+        return Task {
+            await ConnectRace.run(
+                candidates, stagger: .milliseconds(250), clock: LoopClock(clock), loop: loop,
+                attempt: { endpoint throws(LongLinkError) in try await attempts.run(endpoint) },
+                discard: { attempts.discarded.put($0) })
+        }
+    }
+
+    /// The second endpoint starts only when the stagger passes with the first still connecting;
+    /// the first Welcome wins and the slow one is cancelled.
+    @Test func theNextEndpointStartsAfterTheStaggerAndTheFirstSuccessWins() async throws {
+        let clock = ManualClock()
+        let attempts = Attempts(["a", "b", "c"])
+        let task = race(endpoints("a", "b", "c"), attempts, clock: clock)
+        #expect(try await attempts.started.next() == "a")
+        try await eventually("the stagger timer") { clock.scheduledCount == 1 }
+        await clock.advance(by: .milliseconds(249))
+        #expect(clock.scheduledCount == 1)
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await attempts.started.next() == "b")
+        attempts.finish("b", .success(2))
+        let outcome = await task.value
+        #expect(outcome.winner?.endpoint == .tcp(host: "b", port: 1))
+        #expect(outcome.winner?.value == 2)
+        // "a" was cancelled, which is not a failure; "c" never started.
+        #expect(outcome.failures.isEmpty)
+        #expect(clock.scheduledCount == 0)
+    }
+
+    /// A failure starts the next endpoint at once, without waiting for the stagger.
+    @Test func aFailureStartsTheNextAtOnce() async throws {
+        let clock = ManualClock()
+        let attempts = Attempts(["a", "b"])
+        let task = race(endpoints("a", "b"), attempts, clock: clock)
+        #expect(try await attempts.started.next() == "a")
+        attempts.finish("a", .failure(LongLinkError(code: .connectionRefused, message: "refused")))
+        #expect(try await attempts.started.next() == "b")
+        attempts.finish("b", .success(7))
+        let outcome = await task.value
+        #expect(outcome.winner?.value == 7)
+        #expect(outcome.failures.map(\.endpoint) == [.tcp(host: "a", port: 1)])
+        #expect(outcome.failures.first?.error.code == .connectionRefused)
+    }
+
+    /// Every attempt fails: no winner, every failure reported in the order they happened.
+    @Test func whenAllFailThereIsNoWinner() async throws {
+        let clock = ManualClock()
+        let attempts = Attempts(["a", "b"])
+        let task = race(endpoints("a", "b"), attempts, clock: clock)
+        #expect(try await attempts.started.next() == "a")
+        try await eventually("the stagger timer") { clock.scheduledCount == 1 }
+        await clock.advance(by: .milliseconds(250))
+        #expect(try await attempts.started.next() == "b")
+        attempts.finish("b", .failure(LongLinkError(code: .connectTimeout, message: "slow")))
+        attempts.finish("a", .failure(LongLinkError(code: .connectionRefused, message: "refused")))
+        let outcome = await task.value
+        #expect(outcome.winner == nil)
+        #expect(outcome.failures.map(\.error.code) == [.connectTimeout, .connectionRefused])
+    }
+
+    /// Two attempts succeed: the race keeps one, and hands the other to `discard` (which closes
+    /// its connection).
+    @Test func aSecondSuccessIsDiscarded() async throws {
+        let clock = ManualClock()
+        let attempts = Attempts(["a", "b"])
+        let task = race(endpoints("a", "b"), attempts, clock: clock)
+        #expect(try await attempts.started.next() == "a")
+        try await eventually("the stagger timer") { clock.scheduledCount == 1 }
+        await clock.advance(by: .milliseconds(250))
+        #expect(try await attempts.started.next() == "b")
+        attempts.finish("a", .success(1))
+        attempts.finish("b", .success(2))
+        let outcome = await task.value
+        let discarded = try await attempts.discarded.next()
+        #expect(Set([outcome.winner?.value, discarded]) == [1, 2])
+    }
+}

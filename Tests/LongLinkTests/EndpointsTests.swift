@@ -1,0 +1,159 @@
+import LongLink
+import LongLinkTestSupport
+import LongLinkTesting
+import Testing
+
+/// Balancing, failover and migration against several real servers on loopback, each behind a
+/// proxy that gives it its own latency, each reporting a load the test sets.
+@Suite("Endpoints", .serialized)
+struct EndpointsTests {
+    private func server(of client: LongLinkClient) async throws -> String {
+        String(decoding: try await client.request("server"), as: UTF8.self)
+    }
+
+    /// s0 is near (10 ms round trip) but jammed (95%: cost 200 ms), s1 far (50 ms) and idle, s2
+    /// farther (120 ms) and idle: the formula picks s1, and the far idle server beats the near
+    /// jammed one.
+    @Test func theClientChoosesAsTheFormulaSays() async throws {
+        let fleet = try await Fleet.start(3, latencies: [.milliseconds(5), .milliseconds(25), .milliseconds(60)])
+        fleet.member("s0").setLoad(950)
+        let running = RunningClient(.forFleet(fleet.endpoints))
+        #expect(try await server(of: running.client) == "s1")
+        let status = await running.client.endpointStatus
+        let costs = status.map { $0.cost ?? .infinity }
+        // s0: 10 ms / 0.05 = 200 ms; s1: 50 ms; s2: 120 ms (plus loopback and scheduling).
+        #expect(costs[1] < costs[2] && costs[2] < costs[0])
+        #expect(costs[1] >= 0.050 && costs[0] >= 0.200)
+        #expect(status[0].loadPermille == 950)
+        #expect(await running.client.statistics.probes == 3)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// The chosen server crashes while a request loop runs: the client is on another server within
+    /// one probe timeout plus one connect, no request is lost, and only a request in flight at the
+    /// crash (these are idempotent) may have run twice.
+    @Test func killingTheChosenServerFailsOverWithinTheBound() async throws {
+        let fleet = try await Fleet.start(3, latencies: [.zero, .milliseconds(10), .milliseconds(20)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.balancing.probeTimeout = .seconds(1)
+        configuration.connectTimeout = .seconds(1)
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        let idempotent = RequestOptions(timeout: .seconds(10), idempotent: true)
+        var served: [String] = []
+        var crashedAt: ContinuousClock.Instant?
+        var failedOverAfter: Duration?
+        for index in 0..<200 {
+            let by = String(
+                decoding: try await client.request("run", payload: bytes("r\(index)"), options: idempotent),
+                as: UTF8.self)
+            served.append(by)
+            if index == 50 {
+                crashedAt = .now
+                await fleet.member("s0").server.crash()
+            }
+            if let crashedAt, failedOverAfter == nil, by != "s0" { failedOverAfter = .now - crashedAt }
+            if failedOverAfter != nil && index > 60 { break }
+        }
+        let bound = configuration.balancing.probeTimeout + configuration.connectTimeout
+        #expect(failedOverAfter != nil && failedOverAfter! < bound)
+        #expect(served.dropFirst(52).allSatisfy { $0 == "s1" })
+        let runs = fleet.runs
+        // Every request ran; at most the one in flight at the crash ran twice.
+        #expect(runs.count == served.count)
+        #expect(runs.values.filter { $0 > 1 }.count <= 1)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// The chosen server reports 96% load in a `Pong`: the client moves at once, make before break,
+    /// to the other server, which is not full.
+    @Test func aServerReportingFullLoadIsLeftAtOnce() async throws {
+        let fleet = try await Fleet.start(2, latencies: [.zero, .milliseconds(20)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.heartbeat = .milliseconds(100)
+        configuration.balancing.migration.reprobeInterval = nil
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        fleet.member("s0").setLoad(960)
+        try await eventually("the move") { await client.statistics.migrations == 1 }
+        #expect(try await server(of: client) == "s1")
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+
+    /// A server that drains (`GoAway` with reconnect) is left at once for another endpoint while
+    /// requests keep flowing: none fails.
+    @Test func aDrainingServerIsLeftAtOnceWithoutAFailedRequest() async throws {
+        let fleet = try await Fleet.start(2, latencies: [.zero, .milliseconds(10)])
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.balancing.migration.reprobeInterval = nil
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(try await server(of: client) == "s0")
+        var served: [String] = []
+        for index in 0..<100 {
+            if index == 10 { fleet.member("s0").server.server?.shutdown() }
+            let by = try await client.request("run", payload: bytes("d\(index)"))
+            served.append(String(decoding: by, as: UTF8.self))
+            if served.last == "s1", served.count > 20 { break }
+        }
+        #expect(served.last == "s1")
+        #expect(fleet.runs.values.allSatisfy { $0 == 1 })
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+}
+
+/// Live migration on a manual clock (round trips are still real): one move to a server that became
+/// clearly better, and no flapping over a minute of noisy probes.
+@Suite("Migration", .serialized)
+struct MigrationTests {
+    @Test func aBetterServerTriggersOneMigrationAndNoFlapping() async throws {
+        // s0: about 10 ms round trip, s1: about 100 ms; both noisy.
+        let fleet = try await Fleet.start(
+            2, latencies: [.milliseconds(5), .milliseconds(50)], jitter: .milliseconds(2))
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        configuration.clock = clock
+        configuration.heartbeat = .seconds(120)
+        configuration.balancing.migration.reprobeInterval = .seconds(5)
+        configuration.balancing.migration.sustain = .seconds(20)
+        configuration.balancing.migration.minimumProbes = 3
+        configuration.balancing.migration.minimumInterval = .seconds(120)
+        // The estimate of s1 forgets its old 100 ms round trip within about three probes.
+        configuration.balancing.rttDecay = .seconds(5)
+        let running = RunningClient(configuration)
+        let client = running.client
+        #expect(String(decoding: try await client.request("server"), as: UTF8.self) == "s0")
+        // s1 becomes much nearer: about 2 ms, with noise of its own.
+        await fleet.proxies[1].apply(.latency(.milliseconds(1), jitter: .microseconds(500)))
+        var movedAtStep: Int?
+        for step in 1...12 {
+            await clock.advance(by: .seconds(5))
+            let probes = 2 + 2 * step
+            try await eventually("re-probe \(step)") {
+                // Runs a re-probe timer armed after the advance, if the last probe finished late.
+                await clock.advance(by: .zero)
+                return await client.statistics.probes >= probes
+            }
+            let migrations = await client.statistics.migrations
+            if migrations == 1, movedAtStep == nil { movedAtStep = step }
+            #expect(migrations <= 1)
+        }
+        // Not before the better cost lasted 20 s over at least 3 probes (at least 4 steps after the
+        // estimate fell below 0.7x), and well within the minute.
+        #expect(movedAtStep != nil && (5...10).contains(movedAtStep!))
+        try await eventually("the move is done") {
+            await (try? client.request("server")).map { String(decoding: $0, as: UTF8.self) } == "s1"
+        }
+        #expect(await client.statistics.migrations == 1)
+        await running.stop()
+        await fleet.stop()
+    }
+}
