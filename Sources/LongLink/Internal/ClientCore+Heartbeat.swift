@@ -68,6 +68,8 @@ extension ClientCore {
     func networkDidChange() {
         networkChanges += 1
         pendingWakeOrResume(.networkChanged)
+        // Connected: the supervisor asks the provider again and re-probes.
+        link?.resumeEndWaiter(.reprobe)
         probeLiveness()
     }
 

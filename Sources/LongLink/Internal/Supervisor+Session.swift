@@ -35,18 +35,22 @@ extension Supervisor {
         var decider = MigrationDecider(policy: balancing.migration)
         let connectedAt = configuration.clock.now
         // Re-probes keep a fixed rhythm from the connect, whatever each one takes.
-        var reprobeAt = connectedAt
+        let interval = balancing.migration.reprobeInterval
+        var reprobeAt = interval.map { connectedAt.advanced(by: $0) }
         // A server full already in its Welcome is left at once, as after a Pong saying so.
         var welcomeLoad = await core.serverInfo?.loadPermille ?? 0
+        var networkChanges = await core.networkChanges
+        var listVersion = await directory.listVersion
         while true {
-            if let interval = balancing.migration.reprobeInterval {
-                reprobeAt = max(reprobeAt, configuration.clock.now - interval).advanced(by: interval)
-            }
-            let wakeAt = await reprobes() ? reprobeAt : nil
+            let probing = await reprobes()
+            let wakeAt = [probing ? reprobeAt : nil, await directory.nextRefresh].compactMap { $0 }.min()
             let target: Endpoint?
             let wait: LinkWait
             if await core.leavesAt(welcomeLoad) {
                 wait = .overloaded(welcomeLoad)
+            } else if await missedChange(networkChanges: networkChanges, listVersion: listVersion) {
+                // Changed while the supervisor was busy (connecting, migrating): the wake-up was missed.
+                wait = .reprobe
             } else {
                 wait = await core.waitForEnd(current.generation, wakeAt: wakeAt)
             }
@@ -67,7 +71,17 @@ extension Supervisor {
                 await directory.setAside(current.endpoint, for: max(aside, balancing.banInitial))
                 target = await directory.ranking().first { $0 != current.endpoint }
             case .reprobe:
-                target = await reprobe(current.endpoint, decider: &decider)
+                // The rhythm's turn, the refresh interval, a network change or a new list.
+                let now = configuration.clock.now
+                let changes = await core.networkChanges
+                var probeNow = changes != networkChanges
+                networkChanges = changes
+                listVersion = await directory.listVersion
+                if let due = reprobeAt, let interval, probing, now >= due {
+                    probeNow = true
+                    reprobeAt = max(due, now - interval).advanced(by: interval)
+                }
+                target = await reprobe(current.endpoint, probing: probeNow, decider: &decider)
             }
             guard let target, let moved = await migrate(to: target) else { continue }
             decider.moved(at: configuration.clock.now, random: .random(in: 0...1))
@@ -82,6 +96,13 @@ extension Supervisor {
         await core.setState(ConnectionState(phase: .connected, endpoint: endpoint, reason: "\(reason) \(serverID)"))
     }
 
+    /// Whether the network or the list changed since the supervisor last looked.
+    private func missedChange(networkChanges: Int, listVersion: Int) async -> Bool {
+        let changes = await core.networkChanges
+        let version = await directory.listVersion
+        return changes != networkChanges || version != listVersion
+    }
+
     /// Whether the other endpoints are re-probed now.
     private func reprobes() async -> Bool {
         guard balancing.migration.reprobeInterval != nil, await directory.endpoints.count > 1 else { return false }
@@ -89,18 +110,20 @@ extension Supervisor {
         return await !core.networkIsExpensive
     }
 
-    /// Probes every endpoint (the current one too, so that costs compare like with like) and asks
-    /// the decider; a current endpoint that left the list is left at once.
-    private func reprobe(_ current: Endpoint, decider: inout MigrationDecider) async -> Endpoint? {
-        if await directory.refreshDue { await directory.refresh() }
+    /// Refreshes the list when due; when `probing`, probes every endpoint (the current one too, so
+    /// that costs compare like with like) and asks the decider. A current endpoint that left the
+    /// list is left at once.
+    private func reprobe(_ current: Endpoint, probing: Bool, decider: inout MigrationDecider) async -> Endpoint? {
+        _ = await directory.refreshIfDue(networkChanges: core.networkChanges)
         let endpoints = await directory.endpoints
         await core.setHasAlternatives(endpoints.count > 1)
-        guard endpoints.count > 1 || !endpoints.contains(current) else { return nil }
-        _ = await directory.probe()
         guard endpoints.contains(current) else {
+            if endpoints.count > 1 { _ = await directory.probe() }
             decider.reset()
             return await directory.ranking().first
         }
+        guard probing, endpoints.count > 1 else { return nil }
+        _ = await directory.probe()
         let best = await directory.bestAlternative(to: current)
         return decider.observe(
             currentCost: await directory.cost(current), best: best, at: configuration.clock.now)

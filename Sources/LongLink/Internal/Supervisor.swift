@@ -25,21 +25,15 @@ struct Supervisor {
 
     func run() async throws {
         var failures = 0
-        var networkChanges = await core.networkChanges
         await directory.setTLS(tls)
-        await prepare()
+        await prepare(refreshing: true)
         while await !core.isStopping {
             if await core.pausesReconnection {
                 await core.setState(ConnectionState(phase: .waitingToReconnect, reason: "paused in the background"))
                 if await core.waitToRetry(nil) == .shutdown { break }
                 continue
             }
-            let changes = await core.networkChanges
-            let refreshDue = await directory.refreshDue
-            if changes != networkChanges || refreshDue {
-                networkChanges = changes
-                await prepare()
-            }
+            if await directory.refreshIfDue(networkChanges: core.networkChanges) { await prepare(refreshing: false) }
             let candidates = Array(await directory.ranking().prefix(balancing.raceWidth))
             var retryAfter: Duration?
             var shown = candidates.first
@@ -96,10 +90,10 @@ struct Supervisor {
         if let terminal { throw terminal }
     }
 
-    /// Asks the provider for the list (when there is one) and probes the endpoints (when there is
-    /// more than one to choose from).
-    func prepare() async {
-        await directory.refresh()
+    /// Asks the provider for the list (when there is one and `refreshing`) and probes the endpoints
+    /// (when there is more than one to choose from).
+    func prepare(refreshing: Bool) async {
+        if refreshing { await directory.refresh() }
         let endpoints = await directory.endpoints
         await core.setHasAlternatives(endpoints.count > 1)
         guard endpoints.count > 1 else { return }

@@ -39,6 +39,28 @@ actor EndpointDirectory {
         return false
     }
 
+    /// When the refresh interval next asks the provider, if it will.
+    var nextRefresh: ContinuousClock.Instant? {
+        guard configuration.endpointProvider != nil, let interval = configuration.balancing.refreshInterval,
+            let refreshedAt
+        else { return nil }
+        return refreshedAt.advanced(by: interval)
+    }
+
+    /// The network changes the list was last refreshed for.
+    private var networkChangesSeen = 0
+
+    /// Asks the provider when ``refreshDue`` or the network changed since the last refresh (the
+    /// count of ``LongLinkClient/networkDidChange()`` calls is `networkChanges`). Returns whether
+    /// it asked.
+    func refreshIfDue(networkChanges: Int) async -> Bool {
+        let networkChanged = networkChanges != networkChangesSeen
+        networkChangesSeen = networkChanges
+        guard networkChanged || refreshDue else { return false }
+        await refresh()
+        return true
+    }
+
     /// Asks the provider for the list; keeps the current list when it throws or returns nothing.
     /// Returns true when the list changed.
     @discardableResult
@@ -63,7 +85,12 @@ actor EndpointDirectory {
     /// Replaces the list (``LongLinkClient/setEndpoints(_:)``).
     func replace(_ endpoints: [Endpoint]) {
         table.replace(endpoints)
+        listVersion += 1
     }
+
+    /// Counts the app's replacements of the list, so that the supervisor notices one it was too
+    /// busy to be woken for.
+    private(set) var listVersion = 0
 
     // MARK: Outcomes and choices
 
