@@ -114,7 +114,8 @@ struct EndpointsTests {
     /// network change; its new list is used at once.
     @Test func theProviderIsAskedAtStartWhenAllFailedAndAfterANetworkChange() async throws {
         let fleet = try await Fleet.start(2)
-        let dead = Endpoint.tcp(host: "127.0.0.1", port: try await freePort())
+        // A socket file that does not exist: refused at once, and no other test can be listening there.
+        let dead = Endpoint.unix(path: "/tmp/longlink-no-such-server-\(UInt64.random(in: 0...UInt64.max))")
         let calls = Mailbox<Int>()
         let count = Locked(0)
         let live = fleet.endpoints

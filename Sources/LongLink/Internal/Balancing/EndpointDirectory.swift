@@ -28,11 +28,11 @@ actor EndpointDirectory {
 
     // MARK: The list
 
-    /// Whether the provider should be asked again now: never asked, every endpoint failed, or the
-    /// refresh interval passed.
+    /// Whether the provider should be asked again now: never asked, no endpoint known, every
+    /// endpoint failed, or the refresh interval passed.
     var refreshDue: Bool {
         guard configuration.endpointProvider != nil else { return false }
-        guard let refreshedAt else { return true }
+        guard let refreshedAt, !table.endpoints.isEmpty else { return true }
         let now = clock.now
         if table.allFailed(at: now) { return true }
         if let interval = configuration.balancing.refreshInterval, now - refreshedAt >= interval { return true }
