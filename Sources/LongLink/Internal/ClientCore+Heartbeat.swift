@@ -66,7 +66,7 @@ extension ClientCore {
     // MARK: App lifecycle and network
 
     func networkDidChange() {
-        networkChanges += 1
+        changes.network += 1
         pendingWakeOrResume(.networkChanged)
         // Connected: the supervisor asks the provider again and re-probes.
         link?.resumeEndWaiter(.reprobe)
@@ -135,6 +135,7 @@ extension ClientCore {
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
+        changes.list += 1
         if let link, link.end == nil {
             link.resumeEndWaiter(.reprobe)
         } else {

@@ -68,8 +68,11 @@ extension ClientCore {
     }
 
     /// Suspends until the link ends, or until `wakeAt` (to re-probe), or until the server reports a
-    /// load at which the client leaves it.
-    func waitForEnd(_ generation: UInt64, wakeAt: ContinuousClock.Instant? = nil) async -> LinkWait {
+    /// load at which the client leaves it, or the network or the endpoint list changes. Returns at
+    /// once with `reprobe` when they changed already since `seen`, what the supervisor last looked at.
+    func waitForEnd(
+        _ generation: UInt64, wakeAt: ContinuousClock.Instant? = nil, seen: ChangeCounters? = nil
+    ) async -> LinkWait {
         await withCheckedContinuation { continuation in
             guard let link, link.generation == generation else {
                 continuation.resume(returning: .ended(.closed(nil)))
@@ -77,6 +80,10 @@ extension ClientCore {
             }
             if let end = link.end {
                 continuation.resume(returning: .ended(end))
+                return
+            }
+            if let seen, seen != changes {
+                continuation.resume(returning: .reprobe)
                 return
             }
             link.endWaiter = continuation
@@ -209,6 +216,11 @@ extension ClientCore {
 
     private func handleGoAway(_ goAway: Frame.GoAway, on link: Link) {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
+        // With somewhere else to go, the supervisor moves now (told before any close below, so that
+        // it moves rather than reconnects), while this link drains.
+        if goAway.reconnect, hasAlternatives, link === self.link, link.welcome != nil {
+            link.resumeEndWaiter(.goingAway(goAway))
+        }
         let hasWritten = book.hasWritten(on: link.generation)
         switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {
         case .failHandshakeAndClose, .close:
@@ -217,8 +229,7 @@ extension ClientCore {
             // Requests written before stay: the server answers them before it closes.
             break
         }
-        // With somewhere else to go, the supervisor moves now, while this link drains.
-        if goAway.reconnect, hasAlternatives, link === self.link { link.resumeEndWaiter(.goingAway(goAway)) }
+
     }
 
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {

@@ -104,8 +104,11 @@ actor ClientCore {
     var inBackground = false
     /// The supervisor knows more than one endpoint: a full server is worth leaving.
     var hasAlternatives = false
-    /// Counts ``networkDidChange()`` calls, for the supervisor's refresh of the endpoint list.
-    var networkChanges = 0
+    /// What the supervisor must look at while connected: network changes
+    /// (``LongLinkClient/networkDidChange()``) and the app's new endpoint lists
+    /// (``LongLinkClient/setEndpoints(_:)``), counted so that a change it was too busy to be woken
+    /// for is still seen.
+    var changes = ChangeCounters()
     /// The app said the network is metered (cellular): re-probing may pause.
     var networkIsExpensive = false
 

@@ -28,6 +28,12 @@ enum LinkEnd: Sendable {
     }
 }
 
+/// Counts of the changes the supervisor looks at while connected (see ``ClientCore/changes``).
+struct ChangeCounters: Sendable, Equatable {
+    var network = 0
+    var list = 0
+}
+
 /// Why the supervisor's wait on a link ended.
 enum LinkWait: Sendable {
     /// The link ended.

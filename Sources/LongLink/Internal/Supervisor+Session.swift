@@ -39,8 +39,6 @@ extension Supervisor {
         var reprobeAt = interval.map { connectedAt.advanced(by: $0) }
         // A server full already in its Welcome is left at once, as after a Pong saying so.
         var welcomeLoad = await core.serverInfo?.loadPermille ?? 0
-        var networkChanges = await core.networkChanges
-        var listVersion = await directory.listVersion
         while true {
             let probing = await reprobes()
             let wakeAt = [probing ? reprobeAt : nil, await directory.nextRefresh].compactMap { $0 }.min()
@@ -48,11 +46,9 @@ extension Supervisor {
             let wait: LinkWait
             if await core.leavesAt(welcomeLoad) {
                 wait = .overloaded(welcomeLoad)
-            } else if await missedChange(networkChanges: networkChanges, listVersion: listVersion) {
-                // Changed while the supervisor was busy (connecting, migrating): the wake-up was missed.
-                wait = .reprobe
             } else {
-                wait = await core.waitForEnd(current.generation, wakeAt: wakeAt)
+                // A change the supervisor missed while busy (connecting, migrating) ends the wait at once.
+                wait = await core.waitForEnd(current.generation, wakeAt: wakeAt, seen: directory.seen)
             }
             welcomeLoad = 0
             switch wait {
@@ -73,15 +69,14 @@ extension Supervisor {
             case .reprobe:
                 // The rhythm's turn, the refresh interval, a network change or a new list.
                 let now = configuration.clock.now
-                let changes = await core.networkChanges
-                var probeNow = changes != networkChanges
-                networkChanges = changes
-                listVersion = await directory.listVersion
+                let changes = await directory.noteChanges(core.changes)
+                var probeNow = changes.network
                 if let due = reprobeAt, let interval, probing, now >= due {
                     probeNow = true
                     reprobeAt = max(due, now - interval).advanced(by: interval)
                 }
-                target = await reprobe(current.endpoint, probing: probeNow, decider: &decider)
+                target = await reprobe(
+                    current.endpoint, probing: probeNow, networkChanged: changes.network, decider: &decider)
             }
             guard let target, let moved = await migrate(to: target) else { continue }
             decider.moved(at: configuration.clock.now, random: .random(in: 0...1))
@@ -96,13 +91,6 @@ extension Supervisor {
         await core.setState(ConnectionState(phase: .connected, endpoint: endpoint, reason: "\(reason) \(serverID)"))
     }
 
-    /// Whether the network or the list changed since the supervisor last looked.
-    private func missedChange(networkChanges: Int, listVersion: Int) async -> Bool {
-        let changes = await core.networkChanges
-        let version = await directory.listVersion
-        return changes != networkChanges || version != listVersion
-    }
-
     /// Whether the other endpoints are re-probed now.
     private func reprobes() async -> Bool {
         guard balancing.migration.reprobeInterval != nil, await directory.endpoints.count > 1 else { return false }
@@ -113,8 +101,10 @@ extension Supervisor {
     /// Refreshes the list when due; when `probing`, probes every endpoint (the current one too, so
     /// that costs compare like with like) and asks the decider. A current endpoint that left the
     /// list is left at once.
-    private func reprobe(_ current: Endpoint, probing: Bool, decider: inout MigrationDecider) async -> Endpoint? {
-        _ = await directory.refreshIfDue(networkChanges: core.networkChanges)
+    private func reprobe(
+        _ current: Endpoint, probing: Bool, networkChanged: Bool, decider: inout MigrationDecider
+    ) async -> Endpoint? {
+        _ = await directory.refreshIfDue(networkChanged: networkChanged)
         let endpoints = await directory.endpoints
         await core.setHasAlternatives(endpoints.count > 1)
         guard endpoints.contains(current) else {

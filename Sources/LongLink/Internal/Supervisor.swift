@@ -33,7 +33,8 @@ struct Supervisor {
                 if await core.waitToRetry(nil) == .shutdown { break }
                 continue
             }
-            if await directory.refreshIfDue(networkChanges: core.networkChanges) { await prepare(refreshing: false) }
+            let changes = await directory.noteChanges(core.changes)
+            if await directory.refreshIfDue(networkChanged: changes.network) { await prepare(refreshing: false) }
             let candidates = Array(await directory.ranking().prefix(balancing.raceWidth))
             var retryAfter: Duration?
             var shown = candidates.first

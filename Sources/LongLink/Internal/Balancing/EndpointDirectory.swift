@@ -47,15 +47,18 @@ actor EndpointDirectory {
         return refreshedAt.advanced(by: interval)
     }
 
-    /// The network changes the list was last refreshed for.
-    private var networkChangesSeen = 0
+    /// The changes the supervisor has looked at (``noteChanges(_:)``).
+    private(set) var seen = ChangeCounters()
 
-    /// Asks the provider when ``refreshDue`` or the network changed since the last refresh (the
-    /// count of ``LongLinkClient/networkDidChange()`` calls is `networkChanges`). Returns whether
-    /// it asked.
-    func refreshIfDue(networkChanges: Int) async -> Bool {
-        let networkChanged = networkChanges != networkChangesSeen
-        networkChangesSeen = networkChanges
+    /// What changed since the supervisor last looked, whether or not it was woken for it: the
+    /// network or the app's list. Both count as seen from now on.
+    func noteChanges(_ now: ChangeCounters) -> (network: Bool, list: Bool) {
+        defer { seen = now }
+        return (now.network != seen.network, now.list != seen.list)
+    }
+
+    /// Asks the provider when ``refreshDue`` or the network changed. Returns whether it asked.
+    func refreshIfDue(networkChanged: Bool) async -> Bool {
         guard networkChanged || refreshDue else { return false }
         await refresh()
         return true
@@ -85,12 +88,7 @@ actor EndpointDirectory {
     /// Replaces the list (``LongLinkClient/setEndpoints(_:)``).
     func replace(_ endpoints: [Endpoint]) {
         table.replace(endpoints)
-        listVersion += 1
     }
-
-    /// Counts the app's replacements of the list, so that the supervisor notices one it was too
-    /// busy to be woken for.
-    private(set) var listVersion = 0
 
     // MARK: Outcomes and choices
 
