@@ -28,7 +28,8 @@ public struct LoginSession: Sendable {
         -> Request.Reply
     {
         let codec = configuration.codec
-        let reply = try await self.request(Request.method, payload: try codec.encode(request), timeout: timeout)
-        return try codec.decode(Request.Reply.self, from: reply)
+        let reply = try await self.request(
+            Request.method, payload: try request.encodePayload(with: codec), timeout: timeout)
+        return try Request.decodedReply(reply, codec: codec)
     }
 }

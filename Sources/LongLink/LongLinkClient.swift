@@ -67,7 +67,10 @@ public final class LongLinkClient: Sendable {
         return try await core.perform(request)
     }
 
-    /// Sends a typed request and decodes its reply with the configured codec.
+    /// Sends a typed request and decodes its reply (see ``LongLinkRequest`` for the encodings).
+    ///
+    /// A reply that does not decode throws ``LongLinkError/Code-swift.struct/decodingFailed``, naming
+    /// the method; the link is not affected.
     ///
     /// Unlike ``request(_:payload:options:)`` this runs on the global executor, so that encoding
     /// and decoding never run on the caller's actor (the main actor, say).
@@ -75,8 +78,9 @@ public final class LongLinkClient: Sendable {
         async throws -> Request.Reply
     {
         let codec = configuration.codec
-        let reply = try await self.request(Request.method, payload: try codec.encode(request), options: options)
-        return try codec.decode(Request.Reply.self, from: reply)
+        let reply = try await self.request(
+            Request.method, payload: try request.encodePayload(with: codec), options: options)
+        return try Request.decodedReply(reply, codec: codec)
     }
 
     // MARK: Pushes
@@ -102,57 +106,13 @@ public final class LongLinkClient: Sendable {
         return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 
-    /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that
-    /// does not decode is skipped, logged as an error, counted, and handed to
-    /// ``ClientConfiguration/undecodablePushHandler``.
-    public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
-        let decode = decoder(for: T.self)
-        let subscription = PushSubscription(core: core, topic: topic)
-        return AsyncStream(
-            unfolding: {
-                while let push = await subscription.next() {
-                    if let value = decode(push) { return value }
-                }
-                return nil
-            }, onCancel: { subscription.cancel() })
-    }
-
     /// The pushes of ``pushes(topic:)``, as a sequence that throws why it ended when the client
     /// ends it: shut down, login rejected, kicked (see ``PushSequence``).
     ///
     /// `pushes(topic:)` ends the same way but silently; use this variant where the app must tell a
     /// kicked or rejected user from a normal end (the error is also what ``run()`` throws).
     public func throwingPushes(topic: String? = nil) -> PushSequence<Push> {
-        PushSequence(subscription: PushSubscription(core: core, topic: topic)) { $0 }
-    }
-
-    /// The pushes of ``pushes(topic:as:)``, as a sequence that throws why it ended when the client
-    /// ends it (see ``PushSequence``); a push that does not decode is skipped as in
-    /// ``pushes(topic:as:)``.
-    public func throwingPushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> PushSequence<T> {
-        PushSequence(subscription: PushSubscription(core: core, topic: topic), transform: decoder(for: T.self))
-    }
-
-    /// Decodes a push as `T` with the configured codec; nil when it does not decode, after the
-    /// push went to the handler, the log and the count, so that it is never lost without a word.
-    private func decoder<T: Decodable & Sendable>(for type: T.Type) -> @Sendable (Push) -> T? {
-        let codec = configuration.codec
-        let logger = configuration.logger
-        let handler = configuration.undecodablePushHandler
-        let core = self.core
-        return { push in
-            do {
-                return try codec.decode(T.self, from: push.payload)
-            } catch {
-                logger?(
-                    LogRecord(
-                        bounded: .error, "a push did not decode; it goes to undecodablePushHandler",
-                        metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
-                core.onLoop { $0.stats.undecodablePushes += 1 }
-                handler?(push, error)
-                return nil
-            }
-        }
+        PushSequence(subscription: PushSubscription(core: core, topic: topic)) { .deliver($0) }
     }
 
     // MARK: Observation

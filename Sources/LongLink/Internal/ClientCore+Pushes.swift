@@ -39,6 +39,11 @@ extension ClientCore {
         if removed.sync { requestSync() }
     }
 
+    /// A typed stream let a push go without handing it over (see ``PushDelivery/released(_:)``).
+    func releasePush(_ push: Push) {
+        if let key = pushes.released(push) { addAck(key) }
+    }
+
     func handlePush(_ frame: Frame.Push, on link: Link) {
         stats.pushesReceived += 1
         let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)

@@ -12,13 +12,19 @@ final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
         var head = 0
-        var waiters: [CheckedContinuation<Push?, Never>] = []
+        var waiters: [Waiter] = []
         var finished = false
         /// Why the stream ended, when the client ended it (shut down, login rejected, kicked); nil
         /// while it runs and when its own consumer went away.
         var endReason: LongLinkError?
         var taken: [PushKey] = []
         var takenReported = false
+    }
+
+    /// A task waiting in ``next(recording:)``; `records` when the push counts as taken on hand-over.
+    private struct Waiter {
+        let continuation: CheckedContinuation<Push?, Never>
+        let records: Bool
     }
 
     let id: UInt64
@@ -58,7 +64,8 @@ final class PushSubscriber: Sendable {
             guard !state.finished else { return .refused }
             if !state.waiters.isEmpty {
                 let waiter = state.waiters.removeFirst()
-                return .handed(waiter, notify: Self.recordTaken(push, in: &state))
+                let notify = waiter.records && Self.recordTaken(push, in: &state)
+                return .handed(waiter.continuation, notify: notify)
             }
             guard state.buffer.count - state.head < limit else { return .refused }
             state.buffer.append(push)
@@ -76,22 +83,23 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    /// The next push, or nil once the subscriber is finished.
+    /// The next push, or nil once the subscriber is finished. With `recording` false the push does
+    /// not count as taken until ``recordTaken(_:)`` says so (a typed stream decodes it first).
     ///
     /// Cancellation is the stream's: `AsyncStream(unfolding:onCancel:)` calls ``cancelWaiters()``
     /// through its `onCancel`, which resumes every waiter with nil.
-    func next() async -> Push? {
-        if let ready = takeBuffered() { return ready }
+    func next(recording: Bool = true) async -> Push? {
+        if let ready = takeBuffered(recording: recording) { return ready }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
             var notify = false
             let ready = state.withLock { state -> Push?? in
                 if state.finished { return .some(nil) }
                 if state.head < state.buffer.count {
                     let push = Self.pop(&state)
-                    notify = Self.recordTaken(push, in: &state)
+                    notify = recording && Self.recordTaken(push, in: &state)
                     return .some(push)
                 }
-                state.waiters.append(continuation)
+                state.waiters.append(Waiter(continuation: continuation, records: recording))
                 return .none
             }
             if let ready {
@@ -101,16 +109,23 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    private func takeBuffered() -> Push? {
+    private func takeBuffered(recording: Bool) -> Push? {
         var notify = false
         let push = state.withLock { state -> Push? in
             guard !state.finished, state.head < state.buffer.count else { return nil }
             let push = Self.pop(&state)
-            notify = Self.recordTaken(push, in: &state)
+            notify = recording && Self.recordTaken(push, in: &state)
             return push
         }
         if notify { onTaken(self) }
         return push
+    }
+
+    /// A push ``next(recording:)`` returned unrecorded was handed to the app: it counts as taken
+    /// now. Also after the subscriber finished: the core still acknowledges it.
+    func recordTaken(_ push: Push) {
+        let notify = state.withLock { Self.recordTaken(push, in: &$0) }
+        if notify { onTaken(self) }
     }
 
     private static func pop(_ state: inout State) -> Push {
@@ -147,19 +162,19 @@ final class PushSubscriber: Sendable {
     /// The consuming task was cancelled: every waiting task gets nil now, and the buffer stays
     /// for the core, which takes what was never taken back with ``finish()``.
     func cancelWaiters() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Push?, Never>] in
+        let waiters = state.withLock { state -> [Waiter] in
             state.finished = true
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
     }
 
     /// Ends the stream: every waiting task gets nil, and `reason` (when the client ends it for one)
     /// is kept unless the stream had already ended. Returns the reliable pushes never taken (once).
     @discardableResult
     func finish(reason: LongLinkError? = nil) -> [Push] {
-        let (waiters, untaken) = state.withLock { state -> ([CheckedContinuation<Push?, Never>], [Push]) in
+        let (waiters, untaken) = state.withLock { state -> ([Waiter], [Push]) in
             let untaken = state.buffer[state.head...].filter(\.isReliable)
             if !state.finished { state.endReason = reason }
             state.finished = true
@@ -168,7 +183,7 @@ final class PushSubscriber: Sendable {
             defer { state.waiters.removeAll() }
             return (state.waiters, untaken)
         }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
         return untaken
     }
 }

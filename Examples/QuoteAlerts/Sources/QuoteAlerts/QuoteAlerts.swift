@@ -35,7 +35,7 @@ struct Alert: Decodable, Sendable {
 
 /// `quotes.subscribe`: sets this user's watch list. A typed request names its method and reply
 /// type, so a call reads like an HTTP call: `let list = try await client.send(WatchSymbols(...))`.
-struct WatchSymbols: LongLinkRequest {
+struct WatchSymbols: LongLinkRequest, Encodable {
     typealias Reply = WatchList
     static let method = "quotes.subscribe"
 
