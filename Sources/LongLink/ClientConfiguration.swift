@@ -44,6 +44,12 @@ public struct ClientConfiguration: Sendable {
     /// The most pushes held for one consumer (or, before any consumer exists, for all) before the
     /// client stops accepting reliable pushes until the consumer catches up (see the pushes guide).
     public var pushBufferLimit: Int = 10_000
+    /// How a consumer that is behind conflates best-effort pushes: a best-effort push takes the place
+    /// of the untaken one with the same key in the consumer's buffer, so the app reads the latest
+    /// of each key (the latest price of each symbol) instead of a backlog. By topic by default;
+    /// ``PushConflation/disabled`` keeps every best-effort push while there is room. Reliable pushes
+    /// are never conflated. ``LongLinkClient/pushes(topic:conflation:)`` sets it per stream.
+    public var pushConflation: PushConflation = .byTopic
     /// The longest an acknowledgement waits to be batched with others.
     public var ackDelay: Duration = .milliseconds(5)
     /// The most seqs in one `Ack`.

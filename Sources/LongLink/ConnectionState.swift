@@ -94,6 +94,9 @@ public struct ClientStatistics: Sendable, Hashable {
     public var duplicatePushesDropped: Int = 0
     /// Best-effort pushes dropped because the consumer was behind or absent.
     public var bestEffortPushesDropped: Int = 0
+    /// Best-effort pushes that took the place of an older one of the same conflation key in a
+    /// consumer's buffer (the older one is gone; see ``ClientConfiguration/pushConflation``).
+    public var bestEffortPushesConflated: Int = 0
     /// Reliable pushes refused because a consumer's buffer was full (redelivered after `Sync`).
     public var reliablePushesDeferred: Int = 0
     /// Seqs acknowledged to the server.

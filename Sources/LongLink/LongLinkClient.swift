@@ -96,13 +96,22 @@ public final class LongLinkClient: Sendable {
     ///
     /// When a consumer falls ``ClientConfiguration/pushBufferLimit`` behind, reliable pushes are left
     /// unacknowledged with the server and fetched again with `Sync` once it catches up, so none is
-    /// lost and memory stays bounded; best-effort pushes are dropped instead. The stream ends when
+    /// lost and memory stays bounded. A best-effort push takes the place of the untaken one of the same
+    /// conflation key (``ClientConfiguration/pushConflation``, the topic by default), and is dropped
+    /// when the buffer is full. The stream ends when
     /// the client stops, when a task waiting in it is cancelled, or when it is released; pushes it
     /// never handed over go back to the server's care. It does not say why it ended: to learn that
     /// (shut down, login rejected, kicked), iterate ``throwingPushes(topic:)`` instead, which
     /// throws the reason as a ``LongLinkError``.
     public func pushes(topic: String? = nil) -> AsyncStream<Push> {
         let subscription = PushSubscription(core: core, topic: topic)
+        return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
+    }
+
+    /// The pushes of ``pushes(topic:)``, with best-effort pushes conflated by `conflation` instead of
+    /// ``ClientConfiguration/pushConflation`` (see ``PushConflation``).
+    public func pushes(topic: String?, conflation: PushConflation) -> AsyncStream<Push> {
+        let subscription = PushSubscription(core: core, topic: topic, conflation: conflation)
         return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 

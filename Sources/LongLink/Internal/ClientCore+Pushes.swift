@@ -4,9 +4,12 @@ internal import LongLinkWire
 extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
     /// arrive after this returns reach it).
-    nonisolated func makeSubscriber(topic: String?) -> PushSubscriber {
+    nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
         let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
-        let subscriber = PushSubscriber(id: id, topic: topic, limit: configuration.pushBufferLimit) {
+        let subscriber = PushSubscriber(
+            id: id, topic: topic, limit: configuration.pushBufferLimit,
+            conflationKey: (conflation ?? configuration.pushConflation).key
+        ) {
             [weak self] subscriber in
             self?.onLoop { $0.collectTaken(from: subscriber) }
         }
@@ -23,7 +26,7 @@ extension ClientCore {
         subscribers[subscriber.id] = subscriber
         let added = pushes.consumerAdded(subscriber.id, topic: subscriber.topic)
         for push in added.pushes {
-            let accepted = subscriber.offer(push)
+            let accepted = subscriber.offer(push) != .refused
             _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
         }
         if added.sync { requestSync() }
@@ -56,7 +59,13 @@ extension ClientCore {
             var accepted = 0
             var refused = false
             for subscriber in subscribers.values where PushDelivery.consumer(wanting: subscriber.topic, takes: push) {
-                if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
+                switch subscriber.offer(push) {
+                case .accepted: accepted += 1
+                case .conflated:
+                    accepted += 1
+                    stats.bestEffortPushesConflated += 1
+                case .refused: if !subscriber.isFinished { refused = true }
+                }
             }
             if !push.isReliable {
                 if accepted == 0 { stats.bestEffortPushesDropped += 1 }

@@ -12,6 +12,11 @@ final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
         var head = 0
+        /// The absolute position of `buffer[0]` (positions count every push ever buffered).
+        var base = 0
+        /// Conflation: the position of the one untaken best-effort push of each key, and back.
+        var latest: [String: Int] = [:]
+        var keyAt: [Int: String] = [:]
         var waiters: [Waiter] = []
         var finished = false
         /// Why the stream ended, when the client ended it (shut down, login rejected, kicked); nil
@@ -30,16 +35,22 @@ final class PushSubscriber: Sendable {
     let id: UInt64
     let topic: String?
     let limit: Int
+    /// The conflation key of a best-effort push (nil: not conflated), or nil for no conflation.
+    private let conflationKey: (@Sendable (Push) -> String?)?
     // A pthread mutex (`Locked`), not `Synchronization.Mutex`: ThreadSanitizer does not see the
     // latter's futex on Linux and reports every access it guards.
     private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
 
-    init(id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void) {
+    init(
+        id: UInt64, topic: String?, limit: Int, conflationKey: (@Sendable (Push) -> String?)? = nil,
+        onTaken: @escaping @Sendable (PushSubscriber) -> Void
+    ) {
         self.id = id
         self.topic = topic
         self.limit = limit
+        self.conflationKey = conflationKey
         self.onTaken = onTaken
     }
 
@@ -52,34 +63,53 @@ final class PushSubscriber: Sendable {
     /// was cancelled or released.
     var endReason: LongLinkError? { state.withLock { $0.endReason } }
 
-    private enum Offer {
+    private enum Handover {
         case handed(CheckedContinuation<Push?, Never>, notify: Bool)
-        case buffered
+        case offered(Offered)
+    }
+
+    /// How an offer went.
+    enum Offered: Equatable {
+        /// Handed to a waiting task or buffered.
+        case accepted
+        /// Put in the place of an older best-effort push of the same conflation key, which is gone.
+        case conflated
+        /// The buffer is full, or the consumer is gone.
         case refused
     }
 
-    /// Offers a push; false when the buffer is full or the consumer is gone.
-    func offer(_ push: Push) -> Bool {
-        let outcome = state.withLock { state -> Offer in
-            guard !state.finished else { return .refused }
+    /// Offers a push. A best-effort push with a conflation key takes the place of the untaken one
+    /// of the same key, so the consumer reads the latest of each key, in the order the keys first
+    /// arrived; reliable pushes are never conflated.
+    func offer(_ push: Push) -> Offered {
+        let key = push.isReliable ? nil : conflationKey?(push)
+        let outcome = state.withLock { state -> Handover in
+            guard !state.finished else { return .offered(.refused) }
             if !state.waiters.isEmpty {
                 let waiter = state.waiters.removeFirst()
                 let notify = waiter.records && Self.recordTaken(push, in: &state)
                 return .handed(waiter.continuation, notify: notify)
             }
-            guard state.buffer.count - state.head < limit else { return .refused }
+            if let key, let position = state.latest[key] {
+                state.buffer[position - state.base] = push
+                return .offered(.conflated)
+            }
+            guard state.buffer.count - state.head < limit else { return .offered(.refused) }
             state.buffer.append(push)
-            return .buffered
+            if let key {
+                let position = state.base + state.buffer.count - 1
+                state.latest[key] = position
+                state.keyAt[position] = key
+            }
+            return .offered(.accepted)
         }
         switch outcome {
         case .handed(let waiter, let notify):
             waiter.resume(returning: push)
             if notify { onTaken(self) }
-            return true
-        case .buffered:
-            return true
-        case .refused:
-            return false
+            return .accepted
+        case .offered(let offered):
+            return offered
         }
     }
 
@@ -130,11 +160,16 @@ final class PushSubscriber: Sendable {
 
     private static func pop(_ state: inout State) -> Push {
         let push = state.buffer[state.head]
+        if !state.keyAt.isEmpty, let key = state.keyAt.removeValue(forKey: state.base + state.head) {
+            state.latest[key] = nil
+        }
         state.head += 1
         if state.head == state.buffer.count {
+            state.base += state.buffer.count
             state.buffer.removeAll(keepingCapacity: true)
             state.head = 0
         } else if state.head >= 1024, state.head * 2 >= state.buffer.count {
+            state.base += state.head
             state.buffer.removeFirst(state.head)
             state.head = 0
         }
@@ -180,6 +215,8 @@ final class PushSubscriber: Sendable {
             state.finished = true
             state.buffer.removeAll()
             state.head = 0
+            state.latest.removeAll()
+            state.keyAt.removeAll()
             defer { state.waiters.removeAll() }
             return (state.waiters, untaken)
         }

@@ -10,9 +10,9 @@ final class PushSubscription: Sendable {
     private let core: ClientCore
     private let subscriber: PushSubscriber
 
-    init(core: ClientCore, topic: String?) {
+    init(core: ClientCore, topic: String?, conflation: PushConflation? = nil) {
         self.core = core
-        self.subscriber = core.makeSubscriber(topic: topic)
+        self.subscriber = core.makeSubscriber(topic: topic, conflation: conflation)
     }
 
     /// The next push; nil once the stream has ended.
