@@ -68,6 +68,11 @@ public struct ClientConfiguration: Sendable {
     package var eventLoopGroup: EventLoopGroup? = nil
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
+    /// zlib compression of payloads, offered to the server in `Hello` and used once its `Welcome`
+    /// agrees (see ``PayloadCompression``). Off by default. Compressed replies and pushes inflate to
+    /// at most ``maxFrameBytes``; past that they fail with
+    /// ``LongLinkError/Code-swift.struct/compressionFailed``.
+    public var compression: PayloadCompression = .disabled
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
     /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,

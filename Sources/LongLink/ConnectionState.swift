@@ -101,6 +101,10 @@ public struct ClientStatistics: Sendable, Hashable {
     public var reliablePushesDeferred: Int = 0
     /// Seqs acknowledged to the server.
     public var acksSent: Int = 0
+    /// Compressed replies and pushes that did not inflate (corrupt, or past
+    /// ``ClientConfiguration/maxFrameBytes``): the reply fails, the push reaches typed streams as
+    /// undecodable.
+    public var compressionFailures: Int = 0
     /// Pushes a typed stream took but could not decode (see ``ClientConfiguration/undecodablePushHandler``).
     public var undecodablePushes: Int = 0
     /// Acknowledgements never sent because the next link's server numbers pushes in another seq

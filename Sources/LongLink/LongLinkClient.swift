@@ -61,10 +61,21 @@ public final class LongLinkClient: Sendable {
     ) async throws -> [UInt8] {
         let request = PendingRequest(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
-            metadata: options.metadata,
+            compressedPayload: compressedAhead(payload), metadata: options.metadata,
             deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
             idempotent: options.idempotent)
         return try await core.perform(request)
+    }
+
+    /// `payload` compressed, when compression is on, the payload long enough and the current link
+    /// agreed to it; nil otherwise (the payload goes as it is).
+    private func compressedAhead(_ payload: [UInt8]) -> [UInt8]? {
+        let compression = configuration.compression
+        guard compression.isEnabled, payload.count >= compression.minimumBytes,
+            core.linkCompresses.load(ordering: .relaxed)
+        else { return nil }
+        let outgoing = compression.outgoing(payload)
+        return outgoing.compression == PayloadCompressor.none ? nil : outgoing.payload
     }
 
     /// Sends a typed request and decodes its reply (see ``LongLinkRequest`` for the encodings).

@@ -21,7 +21,7 @@ extension ClientCore {
             .hello(
                 Frame.Hello(
                     clientID: configuration.clientID, heartbeatMilliseconds: proposed.wireMilliseconds,
-                    metadata: configuration.metadata)),
+                    metadata: helloMetadata)),
             on: link)
         let welcome = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<Frame.Welcome, any Error>) in
@@ -44,6 +44,7 @@ extension ClientCore {
         link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
         link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
         link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
+        adoptCompression(welcome, on: link)
         scheduleTick(link)
         return generation
     }
@@ -121,7 +122,7 @@ extension ClientCore {
                 continue
             }
             switch frame {
-            case .response(let response): handleResponse(response)
+            case .response(let response): handleResponse(response, on: link)
             case .push(let push): handlePush(push, on: link)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
             case .pong(let pong):

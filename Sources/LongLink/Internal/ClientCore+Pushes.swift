@@ -49,7 +49,15 @@ extension ClientCore {
 
     func handlePush(_ frame: Frame.Push, on link: Link) {
         stats.pushesReceived += 1
-        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        if frame.compression != 0 {
+            switch inflated(frame.payload, compression: frame.compression, on: link) {
+            case .success(let payload): push.payload = payload
+            case .failure(let error):
+                push.payload = []
+                push.payloadError = error as? LongLinkError
+            }
+        }
         if push.isReliable, link.pushEpoch != push.epoch {
             link.pushEpoch = push.epoch
             releaseAcksAwaitingEpoch(push.epoch)

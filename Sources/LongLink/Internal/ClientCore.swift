@@ -54,6 +54,8 @@ actor ClientCore {
         var end: LinkEnd?
         /// The epoch of the last reliable push received here: the seq space this link's acks are for.
         var pushEpoch: UInt64?
+        /// Both sides agreed to compress payloads on this link.
+        var compresses = false
 
         init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
             self.generation = generation
@@ -104,6 +106,9 @@ actor ClientCore {
     /// space; or for a link whose write buffer is full, until the server reads.
     var acksAwaitingEpoch: [PushKey] = []
     nonisolated let nextSubscriberID = Atomic<UInt64>(0)
+    /// Whether the latest link agreed to compression: callers compress a request's payload ahead
+    /// only then (the link that writes it decides which form goes out).
+    nonisolated let linkCompresses = Atomic<Bool>(false)
 
     // MARK: Observation
 
