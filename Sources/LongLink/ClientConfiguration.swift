@@ -73,6 +73,8 @@ public struct ClientConfiguration: Sendable {
     /// at most ``maxFrameBytes``; past that they fail with
     /// ``LongLinkError/Code-swift.struct/compressionFailed``.
     public var compression: PayloadCompression = .disabled
+    /// The response cache's size, persistence, and invalidation by pushes.
+    public var responseCache: ResponseCacheConfiguration = .init()
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
     /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,
@@ -155,6 +157,17 @@ public struct RequestOptions: Sendable {
     public var idempotent: Bool
     /// Metadata sent with the request.
     public var metadata: [String: String]
+    /// Whether the call reads and fills the client's ``ResponseCache`` (``CachePolicy/networkOnly``,
+    /// the default, does neither).
+    public var cache: CachePolicy = .networkOnly
+    /// The call's key in the cache and for coalescing, in place of the method and payload: the
+    /// live-room app's "fixed request ids". The `request_id` on the wire stays unique.
+    public var cacheKey: String?
+    /// Whether the call shares one request on the wire with identical calls (same key, same
+    /// principal) in flight at the same time. Off by default: only for calls that are safe to
+    /// answer once for several callers (reads). Each caller keeps its own deadline; the shared
+    /// request is cancelled only when its last caller gave up.
+    public var coalesces: Bool = false
 
     /// Creates options.
     public init(timeout: Duration? = nil, idempotent: Bool = false, metadata: [String: String] = [:]) {

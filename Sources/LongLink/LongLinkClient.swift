@@ -26,6 +26,7 @@ public final class LongLinkClient: Sendable {
     let core: ClientCore
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
+    let coalescer = Coalescer()
 
     /// Creates a client. Nothing connects until ``run()``.
     public init(configuration: ClientConfiguration) {
@@ -59,10 +60,24 @@ public final class LongLinkClient: Sendable {
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) async throws -> [UInt8] {
+        guard options.cache == .networkOnly, !options.coalesces else {
+            return try await cachedRequest(method, payload: payload, options: options)
+        }
         let request = PendingRequest(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
             compressedPayload: compressedAhead(payload), metadata: options.metadata,
             deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
+            idempotent: options.idempotent)
+        return try await core.perform(request)
+    }
+
+    /// One request on the wire with a deadline the caller computed (the cache and coalescing layer).
+    func sendRequest(_ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant)
+        async throws -> [UInt8]
+    {
+        let request = PendingRequest(
+            id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
+            compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
             idempotent: options.idempotent)
         return try await core.perform(request)
     }

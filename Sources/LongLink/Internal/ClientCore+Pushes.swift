@@ -62,6 +62,7 @@ extension ClientCore {
             link.pushEpoch = push.epoch
             releaseAcksAwaitingEpoch(push.epoch)
         }
+        if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
         switch pushes.received(push) {
         case .offer:
             var accepted = 0

@@ -109,6 +109,8 @@ actor ClientCore {
     /// Whether the latest link agreed to compression: callers compress a request's payload ahead
     /// only then (the link that writes it decides which form goes out).
     nonisolated let linkCompresses = Atomic<Bool>(false)
+    /// The response cache (in the request layer; the core only invalidates it on pushes).
+    nonisolated let responseCache: ResponseCache
 
     // MARK: Observation
 
@@ -126,6 +128,7 @@ actor ClientCore {
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
         self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
+        self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
     }
 
     func log(
