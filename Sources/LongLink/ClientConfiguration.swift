@@ -69,7 +69,7 @@ public struct ClientConfiguration: Sendable {
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
     /// zlib compression of payloads, offered to the server in `Hello` and used once its `Welcome`
-    /// agrees (see ``PayloadCompression``). Off by default. Compressed replies and pushes inflate to
+    /// agrees (see `PayloadCompression`). Off by default. Compressed replies and pushes inflate to
     /// at most ``maxFrameBytes``; past that they fail with
     /// ``LongLinkError/Code-swift.struct/compressionFailed``.
     public var compression: PayloadCompression = .disabled
@@ -77,8 +77,8 @@ public struct ClientConfiguration: Sendable {
     public var responseCache: ResponseCacheConfiguration = .init()
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
-    /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,
-    /// ``LongLinkClient/throwingPushes(topic:as:)``) took but could not decode, with the codec's
+    /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)-4gdwt``,
+    /// ``LongLinkClient/throwingPushes(topic:as:)-1cjs0``) took but could not decode, with the codec's
     /// error: the app's last chance to keep it (a reliable one is acknowledged, since redelivering
     /// it would not make it decode). Called on the consuming task; such pushes are also logged and
     /// counted in ``ClientStatistics/undecodablePushes``.

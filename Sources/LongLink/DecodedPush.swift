@@ -1,4 +1,4 @@
-/// One push of ``LongLinkClient/decodedPushes(topic:as:)-(_,T.Type)``: its message, or why its
+/// One push of `decodedPushes(topic:as:)`: its message, or why its
 /// payload did not decode, with the push itself either way.
 ///
 /// A push that does not decode is an element like any other: the app sees it (to report it, to keep

@@ -8,25 +8,25 @@ extension LongLinkClient {
     /// and a reliable one is acknowledged once that handler returned. Without a handler a reliable
     /// one is not acknowledged at all: it stays with the server, which sends it again after the next
     /// `Sync`. To see such pushes in the stream itself, iterate
-    /// ``decodedPushes(topic:as:)-(_,T.Type)`` instead.
+    /// `decodedPushes(topic:as:)` instead.
     public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
         typedStream(topic: topic, step: skipping(topic: topic, codecDecoder(T.self)))
     }
 
     /// Pushes on `topic` decoded as the binary message `T` (a protobuf message, say), as an
     /// `AsyncStream`; a push that does not decode is handled as in
-    /// ``pushes(topic:as:)-(_,T.Type)``.
+    /// ``pushes(topic:as:)-4gdwt``.
     public func pushes<T: LongLinkBinaryMessage>(topic: String, as type: T.Type) -> AsyncStream<T> {
         typedStream(topic: topic, step: skipping(topic: topic, { try T(serializedPayload: $0.payload) }))
     }
 
-    /// The pushes of ``pushes(topic:as:)-(_,T.Type)``, as a sequence that throws why it ended when
+    /// The pushes of ``pushes(topic:as:)-4gdwt``, as a sequence that throws why it ended when
     /// the client ends it (see ``PushSequence``).
     public func throwingPushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> PushSequence<T> {
         PushSequence(subscription: subscription(topic), step: skipping(topic: topic, codecDecoder(T.self)))
     }
 
-    /// The pushes of ``pushes(topic:as:)-(_,T.Type)`` for a binary message type, as a sequence that
+    /// The pushes of ``pushes(topic:as:)-4gdwt`` for a binary message type, as a sequence that
     /// throws why it ended when the client ends it (see ``PushSequence``).
     public func throwingPushes<T: LongLinkBinaryMessage>(topic: String, as type: T.Type) -> PushSequence<T> {
         PushSequence(
@@ -45,7 +45,7 @@ extension LongLinkClient {
     }
 
     /// Every push on `topic`, decoded as the binary message `T` or handed over as undecodable (see
-    /// ``decodedPushes(topic:as:)-(_,T.Type)``).
+    /// `decodedPushes(topic:as:)`).
     public func decodedPushes<T: LongLinkBinaryMessage>(topic: String, as type: T.Type)
         -> PushSequence<DecodedPush<T>>
     {
@@ -115,7 +115,7 @@ extension LongLinkClient {
         }
     }
 
-    /// The step of ``decodedPushes(topic:as:)-(_,T.Type)``: every push becomes an element.
+    /// The step of `decodedPushes(topic:as:)`: every push becomes an element.
     private func surfacing<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
         -> @Sendable (Push) -> PushStep<DecodedPush<T>>
     {

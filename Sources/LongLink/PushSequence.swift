@@ -1,5 +1,5 @@
 /// Pushes as an `AsyncSequence` that throws why it ended: what
-/// ``LongLinkClient/throwingPushes(topic:)`` and ``LongLinkClient/throwingPushes(topic:as:)``
+/// ``LongLinkClient/throwingPushes(topic:)`` and ``LongLinkClient/throwingPushes(topic:as:)-1cjs0``
 /// return, beside the `AsyncStream` of ``LongLinkClient/pushes(topic:)``.
 ///
 /// It delivers exactly what the `AsyncStream` would (same buffer, same acknowledgements, same

@@ -40,7 +40,7 @@ public struct ServerConfiguration: Sendable {
     /// zlib compression of payloads: with it on (the default), a client that offers compression in
     /// its `Hello` is told yes in `Welcome`; the server then inflates the compressed requests it
     /// receives (to at most ``maxFrameBytes``, or the request is answered `INVALID_ARGUMENT`) and
-    /// compresses replies and pushes of at least ``PayloadCompression/minimumBytes`` for that
+    /// compresses replies and pushes of at least `PayloadCompression/minimumBytes` for that
     /// client. A client that does not offer it gets nothing compressed.
     public var compression: PayloadCompression = .zlib()
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
