@@ -49,7 +49,7 @@ let package = Package(
             name: "longlink-bench",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "CMallocStatistics",
+                "CMallocStatistics", "LongLinkTestSupport",
             ],
             path: "Benchmarks/Sources/longlink-bench"
         ),
