@@ -217,6 +217,18 @@ enum PayloadBenchmark {
                 try await wireBytes(port: server.port, method: recordsMethod, zlib: false, expected: records))
             samples["records.zlib.bytes", default: []].append(
                 try await wireBytes(port: server.port, method: recordsMethod, zlib: true, expected: records))
+            benchProgress("\(progress): zlib alone")
+            var codec = settings
+            codec.duration = settings.duration / 5
+            for (name, payload) in [("candles", chartBytes), ("records_64k", records)] {
+                guard let deflated = PayloadCompressor.deflate(payload) else {
+                    throw BenchError("\(name) did not deflate")
+                }
+                samples["zlib.deflate.\(name)", default: []].append(
+                    try await perCall(codec) { _ = PayloadCompressor.deflate(payload) })
+                samples["zlib.inflate.\(name)", default: []].append(
+                    try await perCall(codec) { _ = try PayloadCompressor.inflate(deflated, limit: 1 << 20) })
+            }
             // Without and with compression, the first of the two alternating from run to run.
             for compressed in run % 2 == 1 ? [false, true] : [true, false] {
                 let client = compressed ? zlib : plain
@@ -292,6 +304,18 @@ enum PayloadBenchmark {
             "echo_64k", "throughput", "64 KiB echoed, \(inFlight) in flight", unit: "MB/s",
             note: "payload bytes (10^6 B) a second one way; the same 64 KiB goes back, compressed both ways with zlib")
         figures += pair("echo_64k", "cpu_per_call", "64 KiB echo CPU per call", unit: "µs")
+        for (name, label) in [("candles", "candles reply"), ("records_64k", "64 KiB records")] {
+            for step in ["deflate", "inflate"] {
+                figures.append(
+                    BenchFigure(
+                        key: "payloads.zlib.\(step).\(name)", label: "zlib \(step) alone, \(label)", unit: "µs",
+                        samples: samples["zlib.\(step).\(name)"] ?? [],
+                        note: name == "candles" && step == "deflate"
+                            ? "PayloadCompressor on one thread, no link (each --duration / 5): what a compressed "
+                                + "reply costs in zlib alone, deflated once by the sender and inflated once by the receiver"
+                            : nil))
+            }
+        }
         return figures
     }
 }

@@ -149,6 +149,8 @@ struct BenchCommandTests {
         "payloads.receive_64k.cpu_per_call", "payloads.receive_64k_zlib.cpu_per_call",
         "payloads.echo_64k.throughput", "payloads.echo_64k_zlib.throughput",
         "payloads.echo_64k.cpu_per_call", "payloads.echo_64k_zlib.cpu_per_call",
+        "payloads.zlib.deflate.candles", "payloads.zlib.inflate.candles",
+        "payloads.zlib.deflate.records_64k", "payloads.zlib.inflate.records_64k",
     ]
 
     /// Every payloads row has a positive value; the zlib rows and the cache rows carry the row they
