@@ -15,8 +15,12 @@ let package = Package(
         .executable(name: "longlink", targets: ["longlink"]),
     ],
     targets: [
-        // Frames, the protobuf codec, the incremental frame decoder, the shared error type. No I/O.
-        .target(name: "LongLinkWire"),
+        // Frames, the protobuf codec, the incremental frame decoder, the shared error type, payload
+        // compression. No I/O.
+        .target(name: "LongLinkWire", dependencies: ["CZlib"]),
+        // The system's zlib (libz on Darwin, zlib1g-dev on Debian and Ubuntu), for payload compression.
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Event loop (epoll; poll on Darwin), sockets, connections, listeners, TLS. TLS goes through
         // the system OpenSSL on Linux only: an Apple build needs no OpenSSL and reports TLS as
         // unavailable.
@@ -52,7 +56,7 @@ let package = Package(
             name: "longlink-bench",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "CMallocStatistics",
+                "CMallocStatistics", "LongLinkTestSupport",
             ],
             path: "Benchmarks/Sources/longlink-bench"
         ),

@@ -12,6 +12,7 @@ Usage: python3 Scripts/check-protocol-examples.py   (needs protobuf, grpcio-tool
 import os
 import re
 import sys
+import zlib
 
 from longlink_schema import ROOT, compiled_schema, report, varint
 ARTICLE = os.path.join(ROOT, "Docs.docc", "Protocol.md")
@@ -58,6 +59,10 @@ def main():
             pb.Frame(pong=pb.Pong(nonce=1, load_permille=250)),
             pb.Frame(go_away=pb.GoAway(code=14, reason="drain", reconnect=True, retry_after_ms=1000)),
             pb.Frame(),
+            # The compression extension.
+            pb.Frame(hello=pb.Hello(version=1, client_id="c1", metadata={"longlink-compression": "zlib"})),
+            pb.Frame(welcome=pb.Welcome(version=1, server_id="s1", metadata={"longlink-compression": "zlib"})),
+            pb.Frame(response=pb.Response(request_id="42", payload=zlib.compress(b'{"ok":true}'), compression=1)),
         ]
 
         with open(ARTICLE, encoding="utf-8") as f:

@@ -48,6 +48,12 @@ public struct ClientConfiguration: Sendable {
     /// The most pushes held for one consumer (or, before any consumer exists, for all) before the
     /// client stops accepting reliable pushes until the consumer catches up (see the pushes guide).
     public var pushBufferLimit: Int = 10_000
+    /// How a consumer that is behind conflates best-effort pushes: a best-effort push takes the place
+    /// of the untaken one with the same key in the consumer's buffer, so the app reads the latest
+    /// of each key (the latest price of each symbol) instead of a backlog. By topic by default;
+    /// ``PushConflation/disabled`` keeps every best-effort push while there is room. Reliable pushes
+    /// are never conflated. ``LongLinkClient/pushes(topic:conflation:)`` sets it per stream.
+    public var pushConflation: PushConflation = .byTopic
     /// The longest an acknowledgement waits to be batched with others.
     public var ackDelay: Duration = .milliseconds(5)
     /// The most seqs in one `Ack`.
@@ -73,10 +79,17 @@ public struct ClientConfiguration: Sendable {
     /// file, a key that is not the certificate's) stops ``LongLinkClient/run()`` with
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration``.
     public var tls: TLSConfiguration?
+    /// zlib compression of payloads, offered to the server in `Hello` and used once its `Welcome`
+    /// agrees (see `PayloadCompression`). Off by default. Compressed replies and pushes inflate to
+    /// at most ``maxFrameBytes``; past that they fail with
+    /// ``LongLinkError/Code-swift.struct/compressionFailed``.
+    public var compression: PayloadCompression = .disabled
+    /// The response cache's size, persistence, and invalidation by pushes.
+    public var responseCache: ResponseCacheConfiguration = .init()
     /// The codec of typed requests and pushes.
     public var codec: any PayloadCodec = JSONPayloadCodec()
-    /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)``,
-    /// ``LongLinkClient/throwingPushes(topic:as:)``) took but could not decode, with the codec's
+    /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)-4gdwt``,
+    /// ``LongLinkClient/throwingPushes(topic:as:)-1cjs0``) took but could not decode, with the codec's
     /// error: the app's last chance to keep it (a reliable one is acknowledged, since redelivering
     /// it would not make it decode). Called on the consuming task; such pushes are also logged and
     /// counted in ``ClientStatistics/undecodablePushes``.
@@ -156,6 +169,17 @@ public struct RequestOptions: Sendable {
     public var idempotent: Bool
     /// Metadata sent with the request.
     public var metadata: [String: String]
+    /// Whether the call reads and fills the client's ``ResponseCache`` (``CachePolicy/networkOnly``,
+    /// the default, does neither).
+    public var cache: CachePolicy = .networkOnly
+    /// The call's key in the cache and for coalescing, in place of the method and payload: the
+    /// live-room app's "fixed request ids". The `request_id` on the wire stays unique.
+    public var cacheKey: String?
+    /// Whether the call shares one request on the wire with identical calls (same key, same
+    /// principal) in flight at the same time. Off by default: only for calls that are safe to
+    /// answer once for several callers (reads). Each caller keeps its own deadline; the shared
+    /// request is cancelled only when its last caller gave up.
+    public var coalesces: Bool = false
 
     /// Creates options.
     public init(timeout: Duration? = nil, idempotent: Bool = false, metadata: [String: String] = [:]) {

@@ -100,10 +100,17 @@ public struct ClientStatistics: Sendable, Hashable {
     public var duplicatePushesDropped: Int = 0
     /// Best-effort pushes dropped because the consumer was behind or absent.
     public var bestEffortPushesDropped: Int = 0
+    /// Best-effort pushes that took the place of an older one of the same conflation key in a
+    /// consumer's buffer (the older one is gone; see ``ClientConfiguration/pushConflation``).
+    public var bestEffortPushesConflated: Int = 0
     /// Reliable pushes refused because a consumer's buffer was full (redelivered after `Sync`).
     public var reliablePushesDeferred: Int = 0
     /// Seqs acknowledged to the server.
     public var acksSent: Int = 0
+    /// Compressed replies and pushes that did not inflate (corrupt, or past
+    /// ``ClientConfiguration/maxFrameBytes``): the reply fails, the push reaches typed streams as
+    /// undecodable.
+    public var compressionFailures: Int = 0
     /// Pushes a typed stream took but could not decode (see ``ClientConfiguration/undecodablePushHandler``).
     public var undecodablePushes: Int = 0
     /// Acknowledgements never sent because the next link's server numbers pushes in another seq

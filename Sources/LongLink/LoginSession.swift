@@ -14,6 +14,12 @@ public struct LoginSession: Sendable {
     /// What the server said about itself when this link opened (its `Welcome`).
     public let server: ServerInfo
 
+    /// Tells the client who logged in: the ``ResponseCache`` belongs to that principal, and is
+    /// cleared when it differs from the previous one.
+    public func loggedIn(as principal: String) {
+        core.responseCache.principal = principal
+    }
+
     /// Sends `payload` to `method` on this link and returns the reply's payload.
     public func request(_ method: String, payload: [UInt8] = [], timeout: Duration? = nil) async throws -> [UInt8] {
         let request = PendingRequest(
@@ -28,7 +34,8 @@ public struct LoginSession: Sendable {
         -> Request.Reply
     {
         let codec = configuration.codec
-        let reply = try await self.request(Request.method, payload: try codec.encode(request), timeout: timeout)
-        return try codec.decode(Request.Reply.self, from: reply)
+        let reply = try await self.request(
+            Request.method, payload: try request.encodePayload(with: codec), timeout: timeout)
+        return try Request.decodedReply(reply, codec: codec)
     }
 }

@@ -27,6 +27,7 @@ public final class LongLinkClient: Sendable {
     let directory: EndpointDirectory
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
+    let coalescer = Coalescer()
 
     /// Creates a client. Nothing connects until ``run()``.
     public init(configuration: ClientConfiguration) {
@@ -61,15 +62,43 @@ public final class LongLinkClient: Sendable {
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) async throws -> [UInt8] {
+        guard options.cache == .networkOnly, !options.coalesces else {
+            return try await cachedRequest(method, payload: payload, options: options)
+        }
         let request = PendingRequest(
             id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
-            metadata: options.metadata,
+            compressedPayload: compressedAhead(payload), metadata: options.metadata,
             deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
             idempotent: options.idempotent)
         return try await core.perform(request)
     }
 
-    /// Sends a typed request and decodes its reply with the configured codec.
+    /// One request on the wire with a deadline the caller computed (the cache and coalescing layer).
+    func sendRequest(_ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant)
+        async throws -> [UInt8]
+    {
+        let request = PendingRequest(
+            id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
+            compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
+            idempotent: options.idempotent)
+        return try await core.perform(request)
+    }
+
+    /// `payload` compressed, when compression is on, the payload long enough and the current link
+    /// agreed to it; nil otherwise (the payload goes as it is).
+    private func compressedAhead(_ payload: [UInt8]) -> [UInt8]? {
+        let compression = configuration.compression
+        guard compression.isEnabled, payload.count >= compression.minimumBytes,
+            core.linkCompresses.load(ordering: .relaxed)
+        else { return nil }
+        let outgoing = compression.outgoing(payload)
+        return outgoing.compression == PayloadCompressor.none ? nil : outgoing.payload
+    }
+
+    /// Sends a typed request and decodes its reply (see ``LongLinkRequest`` for the encodings).
+    ///
+    /// A reply that does not decode throws ``LongLinkError/Code-swift.struct/decodingFailed``, naming
+    /// the method; the link is not affected.
     ///
     /// Unlike ``request(_:payload:options:)`` this runs on the global executor, so that encoding
     /// and decoding never run on the caller's actor (the main actor, say).
@@ -77,8 +106,9 @@ public final class LongLinkClient: Sendable {
         async throws -> Request.Reply
     {
         let codec = configuration.codec
-        let reply = try await self.request(Request.method, payload: try codec.encode(request), options: options)
-        return try codec.decode(Request.Reply.self, from: reply)
+        let reply = try await self.request(
+            Request.method, payload: try request.encodePayload(with: codec), options: options)
+        return try Request.decodedReply(reply, codec: codec)
     }
 
     // MARK: Pushes
@@ -94,7 +124,9 @@ public final class LongLinkClient: Sendable {
     ///
     /// When a consumer falls ``ClientConfiguration/pushBufferLimit`` behind, reliable pushes are left
     /// unacknowledged with the server and fetched again with `Sync` once it catches up, so none is
-    /// lost and memory stays bounded; best-effort pushes are dropped instead. The stream ends when
+    /// lost and memory stays bounded. A best-effort push takes the place of the untaken one of the same
+    /// conflation key (``ClientConfiguration/pushConflation``, the topic by default), and is dropped
+    /// when the buffer is full. The stream ends when
     /// the client stops, when a task waiting in it is cancelled, or when it is released; pushes it
     /// never handed over go back to the server's care. It does not say why it ended: to learn that
     /// (shut down, login rejected, kicked), iterate ``throwingPushes(topic:)`` instead, which
@@ -104,19 +136,11 @@ public final class LongLinkClient: Sendable {
         return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 
-    /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`; a push that
-    /// does not decode is skipped, logged as an error, counted, and handed to
-    /// ``ClientConfiguration/undecodablePushHandler``.
-    public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
-        let decode = decoder(for: T.self)
-        let subscription = PushSubscription(core: core, topic: topic)
-        return AsyncStream(
-            unfolding: {
-                while let push = await subscription.next() {
-                    if let value = decode(push) { return value }
-                }
-                return nil
-            }, onCancel: { subscription.cancel() })
+    /// The pushes of ``pushes(topic:)``, with best-effort pushes conflated by `conflation` instead of
+    /// ``ClientConfiguration/pushConflation`` (see ``PushConflation``).
+    public func pushes(topic: String?, conflation: PushConflation) -> AsyncStream<Push> {
+        let subscription = PushSubscription(core: core, topic: topic, conflation: conflation)
+        return AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.cancel() })
     }
 
     /// The pushes of ``pushes(topic:)``, as a sequence that throws why it ended when the client
@@ -125,36 +149,7 @@ public final class LongLinkClient: Sendable {
     /// `pushes(topic:)` ends the same way but silently; use this variant where the app must tell a
     /// kicked or rejected user from a normal end (the error is also what ``run()`` throws).
     public func throwingPushes(topic: String? = nil) -> PushSequence<Push> {
-        PushSequence(subscription: PushSubscription(core: core, topic: topic)) { $0 }
-    }
-
-    /// The pushes of ``pushes(topic:as:)``, as a sequence that throws why it ended when the client
-    /// ends it (see ``PushSequence``); a push that does not decode is skipped as in
-    /// ``pushes(topic:as:)``.
-    public func throwingPushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> PushSequence<T> {
-        PushSequence(subscription: PushSubscription(core: core, topic: topic), transform: decoder(for: T.self))
-    }
-
-    /// Decodes a push as `T` with the configured codec; nil when it does not decode, after the
-    /// push went to the handler, the log and the count, so that it is never lost without a word.
-    private func decoder<T: Decodable & Sendable>(for type: T.Type) -> @Sendable (Push) -> T? {
-        let codec = configuration.codec
-        let logger = configuration.logger
-        let handler = configuration.undecodablePushHandler
-        let core = self.core
-        return { push in
-            do {
-                return try codec.decode(T.self, from: push.payload)
-            } catch {
-                logger?(
-                    LogRecord(
-                        bounded: .error, "a push did not decode; it goes to undecodablePushHandler",
-                        metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
-                core.onLoop { $0.stats.undecodablePushes += 1 }
-                handler?(push, error)
-                return nil
-            }
-        }
+        PushSequence(subscription: PushSubscription(core: core, topic: topic)) { .deliver($0) }
     }
 
     // MARK: Observation

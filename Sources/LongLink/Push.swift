@@ -11,6 +11,10 @@ public struct Push: Sendable, Hashable {
     /// The seq space of a reliable push (see `Frame.Push.epoch`): the client de-duplicates and
     /// acknowledges by (epoch, seq).
     var epoch: UInt64 = 0
+    /// Set when the payload arrived compressed and could not be inflated (corrupt, or larger than
+    /// ``ClientConfiguration/maxFrameBytes`` once inflated); ``payload`` is then empty. Typed
+    /// streams report it as an undecodable push.
+    public internal(set) var payloadError: LongLinkError?
 
     /// Creates a push.
     public init(seq: UInt64, topic: String, payload: [UInt8]) {
@@ -45,23 +49,4 @@ public struct Push: Sendable, Hashable {
     public func decode<T: Decodable>(as type: T.Type, codec: some PayloadCodec = JSONPayloadCodec()) throws -> T {
         try codec.decode(type, from: payload)
     }
-}
-
-/// A typed request: the message, its method name and the type of its reply.
-///
-/// ```swift
-/// struct EnterRoom: LongLinkRequest {
-///     typealias Reply = Room
-///     static let method = "room.enter"
-///     var id: Int
-/// }
-/// extension LongLinkClient {
-///     func enterRoom(_ request: EnterRoom) async throws -> Room { try await send(request) }
-/// }
-/// ```
-public protocol LongLinkRequest: Encodable, Sendable {
-    /// The reply's type.
-    associatedtype Reply: Decodable & Sendable
-    /// The method name the server routes on.
-    static var method: String { get }
 }

@@ -1,5 +1,5 @@
 /// Pushes as an `AsyncSequence` that throws why it ended: what
-/// ``LongLinkClient/throwingPushes(topic:)`` and ``LongLinkClient/throwingPushes(topic:as:)``
+/// ``LongLinkClient/throwingPushes(topic:)`` and ``LongLinkClient/throwingPushes(topic:as:)-1cjs0``
 /// return, beside the `AsyncStream` of ``LongLinkClient/pushes(topic:)``.
 ///
 /// It delivers exactly what the `AsyncStream` would (same buffer, same acknowledgements, same
@@ -27,29 +27,29 @@ public struct PushSequence<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = LongLinkError
 
     private let subscription: PushSubscription
-    /// Turns a push into an element; nil skips the push.
-    private let transform: @Sendable (Push) -> Element?
+    /// Turns a push into an element, or skips it.
+    private let step: @Sendable (Push) -> PushStep<Element>
 
-    init(subscription: PushSubscription, transform: @escaping @Sendable (Push) -> Element?) {
+    init(subscription: PushSubscription, step: @escaping @Sendable (Push) -> PushStep<Element>) {
         self.subscription = subscription
-        self.transform = transform
+        self.step = step
     }
 
     /// Creates an iterator. Every iterator of one sequence takes from the same consumer: each push
     /// goes to one of them.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(subscription: subscription, transform: transform)
+        Iterator(subscription: subscription, step: step)
     }
 
     /// Hands over pushes one at a time.
     public struct Iterator: AsyncIteratorProtocol {
         private let subscription: PushSubscription
-        private let transform: @Sendable (Push) -> Element?
+        private let step: @Sendable (Push) -> PushStep<Element>
         private var ended = false
 
-        init(subscription: PushSubscription, transform: @escaping @Sendable (Push) -> Element?) {
+        init(subscription: PushSubscription, step: @escaping @Sendable (Push) -> PushStep<Element>) {
             self.subscription = subscription
-            self.transform = transform
+            self.step = step
         }
 
         /// The next push; `nil` when the sequence ended normally; throws why the client ended it.
@@ -62,19 +62,18 @@ public struct PushSequence<Element: Sendable>: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(LongLinkError) -> Element? {
             guard !ended else { return nil }
             let subscription = self.subscription
-            while true {
-                let push = await withTaskCancellationHandler {
-                    await subscription.next()
-                } onCancel: {
-                    subscription.cancel()
-                }
-                guard let push else {
-                    ended = true
-                    if let reason = subscription.endReason { throw reason }
-                    return nil
-                }
-                if let element = transform(push) { return element }
+            let step = self.step
+            let element = await withTaskCancellationHandler {
+                await subscription.next(step)
+            } onCancel: {
+                subscription.cancel()
             }
+            guard let element else {
+                ended = true
+                if let reason = subscription.endReason { throw reason }
+                return nil
+            }
+            return element
         }
     }
 }

@@ -15,4 +15,5 @@
 @_exported public import struct LongLinkWire.JSONPayloadCodec
 @_exported public import struct LongLinkWire.LongLinkError
 @_exported public import protocol LongLinkWire.PayloadCodec
+@_exported public import struct LongLinkWire.PayloadCompression
 @_exported public import struct LongLinkWire.StatusCode

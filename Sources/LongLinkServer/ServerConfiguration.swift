@@ -37,6 +37,12 @@ public struct ServerConfiguration: Sendable {
     /// refuses one with ``LongLinkError/Code-swift.struct/invalidArgument`` instead, and a
     /// best-effort push that large is dropped (counted in ``ServerStatistics/bestEffortPushesDropped``).
     public var maxPushFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// zlib compression of payloads: with it on (the default), a client that offers compression in
+    /// its `Hello` is told yes in `Welcome`; the server then inflates the compressed requests it
+    /// receives (to at most ``maxFrameBytes``, or the request is answered `INVALID_ARGUMENT`) and
+    /// compresses replies and pushes of at least `PayloadCompression/minimumBytes` for that
+    /// client. A client that does not offer it gets nothing compressed.
+    public var compression: PayloadCompression = .zlib()
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
     public var maxConnections: Int = 10_000
     /// The most requests running or waiting per connection; one more is answered `RESOURCE_EXHAUSTED`.

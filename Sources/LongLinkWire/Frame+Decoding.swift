@@ -128,6 +128,7 @@ extension Frame.Welcome {
             case 6:
                 dedupeWindowMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.dedupe_window_ms")
             case 7: maxInFlight = try reader.readUInt32Field(tag, field: "Frame.welcome.max_in_flight")
+            case 8: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.welcome.metadata")
             default: try reader.skipField(tag, in: "Frame.welcome")
             }
         }
@@ -143,6 +144,7 @@ extension Frame.Request {
             case 3: payload = try reader.readBytesField(tag, field: "Frame.request.payload")
             case 4: timeoutMilliseconds = try reader.readUInt32Field(tag, field: "Frame.request.timeout_ms")
             case 5: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.request.metadata")
+            case 6: compression = try reader.readUInt32Field(tag, field: "Frame.request.compression")
             default: try reader.skipField(tag, in: "Frame.request")
             }
         }
@@ -172,6 +174,7 @@ extension Frame.Response {
                 var merged = status ?? Frame.Status()
                 try merged.merge(from: &body)
                 status = merged
+            case 4: compression = try reader.readUInt32Field(tag, field: "Frame.response.compression")
             default: try reader.skipField(tag, in: "Frame.response")
             }
         }
@@ -197,6 +200,7 @@ extension Frame.Push {
             case 2: topic = try reader.readStringField(tag, field: "Frame.push.topic")
             case 3: payload = try reader.readBytesField(tag, field: "Frame.push.payload")
             case 4: epoch = try reader.readVarintField(tag, field: "Frame.push.epoch")
+            case 5: compression = try reader.readUInt32Field(tag, field: "Frame.push.compression")
             default: try reader.skipField(tag, in: "Frame.push")
             }
         }

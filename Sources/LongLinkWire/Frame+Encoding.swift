@@ -90,7 +90,7 @@ extension Frame.Welcome {
             + ProtobufWriter.varintFieldSize(4, UInt64(maxFrameBytes))
             + ProtobufWriter.varintFieldSize(5, UInt64(loadPermille))
             + ProtobufWriter.varintFieldSize(6, UInt64(dedupeWindowMilliseconds))
-            + ProtobufWriter.varintFieldSize(7, UInt64(maxInFlight))
+            + ProtobufWriter.varintFieldSize(7, UInt64(maxInFlight)) + ProtobufWriter.stringMapFieldSize(8, metadata)
     }
 
     func write(to writer: inout ProtobufWriter) {
@@ -101,6 +101,7 @@ extension Frame.Welcome {
         writer.writeUInt32Field(5, loadPermille)
         writer.writeUInt32Field(6, dedupeWindowMilliseconds)
         writer.writeUInt32Field(7, maxInFlight)
+        writer.writeStringMapField(8, metadata)
     }
 }
 
@@ -109,7 +110,7 @@ extension Frame.Request {
         ProtobufWriter.stringFieldSize(1, requestID) + ProtobufWriter.stringFieldSize(2, method)
             + ProtobufWriter.bytesFieldSize(3, payload)
             + ProtobufWriter.varintFieldSize(4, UInt64(timeoutMilliseconds))
-            + ProtobufWriter.stringMapFieldSize(5, metadata)
+            + ProtobufWriter.stringMapFieldSize(5, metadata) + ProtobufWriter.varintFieldSize(6, UInt64(compression))
     }
 
     func write(to writer: inout ProtobufWriter) {
@@ -118,6 +119,7 @@ extension Frame.Request {
         writer.writeBytesField(3, payload)
         writer.writeUInt32Field(4, timeoutMilliseconds)
         writer.writeStringMapField(5, metadata)
+        writer.writeUInt32Field(6, compression)
     }
 }
 
@@ -139,7 +141,7 @@ extension Frame.Response {
             // A present status is written even when it is OK with no message: presence is the signal.
             size += ProtobufWriter.delimitedFieldSize(3, length: status.wireSize)
         }
-        return size
+        return size + ProtobufWriter.varintFieldSize(4, UInt64(compression))
     }
 
     func write(to writer: inout ProtobufWriter) {
@@ -149,6 +151,7 @@ extension Frame.Response {
             writer.writeDelimitedHeader(3, length: status.wireSize)
             status.write(to: &writer)
         }
+        writer.writeUInt32Field(4, compression)
     }
 }
 
@@ -166,6 +169,7 @@ extension Frame.Push {
     var wireSize: Int {
         ProtobufWriter.varintFieldSize(1, seq) + ProtobufWriter.stringFieldSize(2, topic)
             + ProtobufWriter.bytesFieldSize(3, payload) + ProtobufWriter.varintFieldSize(4, epoch)
+            + ProtobufWriter.varintFieldSize(5, UInt64(compression))
     }
 
     func write(to writer: inout ProtobufWriter) {
@@ -173,6 +177,7 @@ extension Frame.Push {
         writer.writeStringField(2, topic)
         writer.writeBytesField(3, payload)
         writer.writeVarintField(4, epoch)
+        writer.writeUInt32Field(5, compression)
     }
 }
 

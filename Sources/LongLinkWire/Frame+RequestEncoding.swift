@@ -8,7 +8,7 @@ extension Frame {
     /// 1,024 requests in flight).
     package static func encodeDelimitedRequest(
         requestNumber: UInt64, method: String, payload: [UInt8], timeoutMilliseconds: UInt32,
-        metadata: [String: String], into buffer: inout [UInt8]
+        metadata: [String: String], compression: UInt32 = 0, into buffer: inout [UInt8]
     ) {
         let idLength = decimalDigitCount(requestNumber)
         let bodySize =
@@ -16,6 +16,7 @@ extension Frame {
             + ProtobufWriter.bytesFieldSize(3, payload)
             + ProtobufWriter.varintFieldSize(4, UInt64(timeoutMilliseconds))
             + ProtobufWriter.stringMapFieldSize(5, metadata)
+            + ProtobufWriter.varintFieldSize(6, UInt64(compression))
         let frameSize = ProtobufWriter.delimitedFieldSize(requestFieldNumber, length: bodySize)
         ProtobufWriter.append(to: &buffer, reserving: ProtobufWriter.varintSize(UInt64(frameSize)) + frameSize) {
             writer in
@@ -27,10 +28,11 @@ extension Frame {
             writer.writeBytesField(3, payload)
             writer.writeUInt32Field(4, timeoutMilliseconds)
             writer.writeStringMapField(5, metadata)
+            writer.writeUInt32Field(6, compression)
         }
     }
 
-    /// The number a request id written by ``encodeDelimitedRequest(requestNumber:method:payload:timeoutMilliseconds:metadata:into:)``
+    /// The number a request id written by ``encodeDelimitedRequest(requestNumber:method:payload:timeoutMilliseconds:metadata:compression:into:)``
     /// stands for: nil unless `requestID` is exactly such an id (decimal digits, no sign, no
     /// leading zero, at most `UInt64.max`), because ids match as strings and "07" is not "7".
     ///

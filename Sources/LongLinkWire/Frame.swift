@@ -65,7 +65,7 @@ extension Frame {
         }
     }
 
-    /// `Welcome { uint32 version = 1; string server_id = 2; uint32 heartbeat_ms = 3; uint32 max_frame_bytes = 4; uint32 load_permille = 5; uint32 dedupe_window_ms = 6; uint32 max_in_flight = 7; }`
+    /// `Welcome { uint32 version = 1; string server_id = 2; uint32 heartbeat_ms = 3; uint32 max_frame_bytes = 4; uint32 load_permille = 5; uint32 dedupe_window_ms = 6; uint32 max_in_flight = 7; map<string,string> metadata = 8; }`
     public struct Welcome: Sendable, Hashable {
         /// The protocol version the server speaks for this connection.
         public var version: UInt32
@@ -81,6 +81,9 @@ extension Frame {
         public var dedupeWindowMilliseconds: UInt32
         /// The most requests the server runs at once for this connection; 0 = not said.
         public var maxInFlight: UInt32
+        /// Free-form metadata (field 8): the extensions the server accepts, such as
+        /// `longlink-compression: zlib`.
+        public var metadata: [String: String] = [:]
 
         /// Creates a `Welcome`.
         public init(
@@ -98,7 +101,7 @@ extension Frame {
         }
     }
 
-    /// `Request { string request_id = 1; string method = 2; bytes payload = 3; uint32 timeout_ms = 4; map<string,string> metadata = 5; }`
+    /// `Request { string request_id = 1; string method = 2; bytes payload = 3; uint32 timeout_ms = 4; map<string,string> metadata = 5; uint32 compression = 6; }`
     public struct Request: Sendable, Hashable {
         /// Unique per client_id for the life of the client; the reply carries the same id.
         public var requestID: String
@@ -110,6 +113,9 @@ extension Frame {
         public var timeoutMilliseconds: UInt32
         /// Per-request metadata.
         public var metadata: [String: String]
+        /// How `payload` is compressed (field 6): 0 not at all, 1 zlib. Only after both sides
+        /// advertised it (see the protocol's compression extension).
+        public var compression: UInt32 = 0
 
         /// Creates a `Request`.
         public init(
@@ -138,7 +144,7 @@ extension Frame {
         }
     }
 
-    /// `Response { string request_id = 1; bytes payload = 2; Status status = 3; }`
+    /// `Response { string request_id = 1; bytes payload = 2; Status status = 3; uint32 compression = 4; }`
     public struct Response: Sendable, Hashable {
         /// The id of the request this answers.
         public var requestID: String
@@ -146,6 +152,8 @@ extension Frame {
         public var payload: [UInt8]
         /// The outcome; `nil` (absent on the wire) means OK.
         public var status: Status?
+        /// How `payload` is compressed (field 4): 0 not at all, 1 zlib.
+        public var compression: UInt32 = 0
 
         /// Creates a `Response`.
         public init(requestID: String = "", payload: [UInt8] = [], status: Status? = nil) {
@@ -166,7 +174,7 @@ extension Frame {
         }
     }
 
-    /// `Push { uint64 seq = 1; string topic = 2; bytes payload = 3; uint64 epoch = 4; }`
+    /// `Push { uint64 seq = 1; string topic = 2; bytes payload = 3; uint64 epoch = 4; uint32 compression = 5; }`
     public struct Push: Sendable, Hashable {
         /// The per-principal sequence number of a reliable push; 0 for a best-effort push (never acked).
         public var seq: UInt64
@@ -177,6 +185,8 @@ extension Frame {
         /// Which seq space `seq` belongs to: the server changes it whenever a principal's numbering
         /// starts again (a store that restarted, another store, another principal). 0 = not said.
         public var epoch: UInt64
+        /// How `payload` is compressed (field 5): 0 not at all, 1 zlib.
+        public var compression: UInt32 = 0
 
         /// Creates a `Push`.
         public init(seq: UInt64 = 0, topic: String = "", payload: [UInt8] = [], epoch: UInt64 = 0) {

@@ -23,6 +23,8 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
             case invalidConfiguration
             case tlsFailure
             case ioFailure
+            case decodingFailed
+            case compressionFailed
         }
 
         private let wrapped: Wrapped
@@ -90,6 +92,12 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
         public static let tlsFailure = Code(.tlsFailure)
         /// Another operating-system I/O error.
         public static let ioFailure = Code(.ioFailure)
+        /// A payload did not decode as the type asked for (a reply, or a push); the message names
+        /// the method or the topic. The link is not affected.
+        public static let decodingFailed = Code(.decodingFailed)
+        /// A compressed payload could not be inflated: corrupt, or larger than the receiver's bound
+        /// once inflated (a compression bomb). The link is not affected.
+        public static let compressionFailed = Code(.compressionFailed)
 
         /// The status code to put on the wire for this error (codes that are not statuses map to
         /// the closest status: `UNAVAILABLE` for connection trouble, `INTERNAL` otherwise).
@@ -100,7 +108,8 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
                 .connectionClosed, .connectionLost, .goAway, .shutdown, .tlsFailure, .ioFailure:
                 .unavailable
             case .frameTooLarge: .resourceExhausted
-            case .invalidConfiguration: .invalidArgument
+            case .invalidConfiguration, .decodingFailed: .invalidArgument
+            case .compressionFailed: .dataLoss
             case .protocolViolation: .internalError
             }
         }
@@ -142,6 +151,8 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
             case .invalidConfiguration: "invalidConfiguration"
             case .tlsFailure: "tlsFailure"
             case .ioFailure: "ioFailure"
+            case .decodingFailed: "decodingFailed"
+            case .compressionFailed: "compressionFailed"
             }
         }
     }

@@ -29,6 +29,24 @@ struct PushDeliveryTests {
         #expect(machine.received(push(1)) == .ackAgain)
     }
 
+    /// A push a typed consumer let go (it did not decode, nobody saw it) is the server's again: not
+    /// acknowledged, no longer a duplicate, and no `Sync` asked for at once.
+    @Test func aReleasedPushIsNotAckedAndComesBackAsNew() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        #expect(deliver(push(1), to: &machine) == 1)
+        #expect(machine.released(push(1)) == nil)
+        #expect(machine.seqs.isEmpty)
+        #expect(!machine.wasDelivered(1))
+        #expect(!machine.syncWanted)
+        #expect(machine.received(push(1)) == .offer)
+        // With a second consumer that took it, the release completes the take: acknowledge.
+        _ = machine.consumerAdded(2, topic: nil)
+        #expect(deliver(push(2), to: &machine) == 2)
+        #expect(machine.taken([2], caughtUp: false).ack == [])
+        #expect(machine.released(push(2)) == 2)
+    }
+
     @Test func severalConsumersEachGetEveryPushAndTheAckWaitsForTheLastTake() {
         var machine = PushDelivery(holdLimit: 10)
         _ = machine.consumerAdded(1, topic: "alerts")

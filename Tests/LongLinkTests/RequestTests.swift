@@ -18,7 +18,7 @@ struct ClientRequestTests {
     }
 
     @Test func typedRequestsAndErrorStatuses() async throws {
-        struct EnterRoom: LongLinkRequest {
+        struct EnterRoom: LongLinkRequest, Encodable {
             typealias Reply = Room
             static let method = "room.enter"
             var id: Int

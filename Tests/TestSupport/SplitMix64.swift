@@ -1,5 +1,5 @@
 /// A small deterministic random number generator (SplitMix64), so that every generated test input
-/// can be reproduced from its seed. Shared by every test target.
+/// can be reproduced from its seed. Shared by every test target and the benchmarks' generated payloads.
 package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 

@@ -17,8 +17,12 @@ final class BaselineClient {
     private var output: [UInt8] = []
     private var nextID: UInt64 = 1
 
-    /// Connects (blocking) to 127.0.0.1:`port` and exchanges Hello/Welcome.
-    init(port: Int, clientID: String = "baseline-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)) throws {
+    /// Connects (blocking) to 127.0.0.1:`port` and exchanges Hello/Welcome, with `metadata` in the
+    /// `Hello`.
+    init(
+        port: Int, clientID: String = "baseline-" + String(UInt64.random(in: 0...UInt64.max), radix: 36),
+        metadata: [String: String] = [:]
+    ) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
         self.fd = fd
@@ -38,7 +42,7 @@ final class BaselineClient {
         // A stuck server must not hang the benchmark forever.
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        Frame.hello(Frame.Hello(clientID: clientID)).encodeDelimited(into: &output)
+        Frame.hello(Frame.Hello(clientID: clientID, metadata: metadata)).encodeDelimited(into: &output)
         try flushOutput()
         let first = try nextFrame()
         guard case .welcome = first else { throw BenchError("expected Welcome, got \(first)") }

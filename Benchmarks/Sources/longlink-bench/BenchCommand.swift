@@ -9,12 +9,15 @@ import LongLinkCLISupport
 enum BenchCommand {
     /// The scenarios, in the order `all` runs them: the child-process ones first, while this
     /// process is still small.
-    static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "wire"]
-    static let names = ["wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "all"]
+    static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
+    static let names = [
+        "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "all",
+    ]
 
     static let spec = CommandSpec(
         program: "longlink-bench", name: "",
-        summary: "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server.",
+        summary:
+            "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server, payloads.",
         discussion: """
             all        Every scenario below (the default).
             baseline   The bare client alone: blocking socket on a plain thread, same frames, same server.
@@ -28,6 +31,8 @@ enum BenchCommand {
             server     Connections held and requests/s across 2,000 clients.
             tls        rpc at 64 in flight and reliable pushes over TLS against plain TCP, as ratios;
                        TLS handshakes per second against plain connects per second.
+            payloads   A cacheFirst hit against a round trip; a 500-candle protobuf reply and 64 KiB payloads
+                       (received and echoed) with and without zlib: payload bytes, time per call, rate, MB/s.
             wire       Encode and decode throughput of the frame codec (each measurement: --duration / 5).
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
@@ -103,6 +108,7 @@ enum BenchCommand {
         case "recovery": try await RecoveryBenchmark.run(settings, into: &report)
         case "server": try await ServerBenchmark.run(settings, into: &report)
         case "tls": try await TLSBenchmark.run(settings, into: &report)
+        case "payloads": try await PayloadBenchmark.run(settings, into: &report)
         case "wire": WireBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")
         }

@@ -122,7 +122,8 @@ let benchPayload: [UInt8] = Array(0..<16)
 /// The server side of a scenario: a ``LongLinkServer`` on 127.0.0.1 with its own event loops.
 ///
 /// Methods: `echo` (returns the payload), `never` (never answers: waits until cancelled) and
-/// `login` (binds the connection to the principal named by the payload).
+/// `login` (binds the connection to the principal named by the payload), and whatever a scenario
+/// adds with `routes`.
 struct BenchServer: Sendable {
     let server: LongLinkServer
     let group: EventLoopGroup
@@ -145,18 +146,20 @@ struct BenchServer: Sendable {
         return router
     }
 
-    /// Starts a server with `loops` event loops; `configure` adjusts its configuration.
+    /// Starts a server with `loops` event loops; `configure` adjusts its configuration and `routes`
+    /// adds methods to ``router()``'s.
     static func start(
         port: Int = 0, loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in }
     ) async throws -> BenchServer {
         let group = EventLoopGroup(loopCount: loops, name: "bench-server")
         var configuration = ServerConfiguration()
         configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
         configuration.eventLoopGroup = group
         configure(&configuration)
-        let server = LongLinkServer(
-            configuration: configuration, router: router(serverID: configuration.serverID), pushStore: pushStore)
+        var router = router(serverID: configuration.serverID)
+        routes(&router)
+        let server = LongLinkServer(configuration: configuration, router: router, pushStore: pushStore)
         let runTask = Task {
             do {
                 try await server.run()
@@ -257,10 +260,10 @@ struct BenchClient: Sendable {
 /// Runs `body` with a fresh server and stops the server afterwards, also when `body` throws.
 func withBenchServer<Value>(
     loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
-    configure: (inout ServerConfiguration) -> Void = { _ in },
+    configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in },
     _ body: (BenchServer) async throws -> Value
 ) async throws -> Value {
-    let server = try await BenchServer.start(loops: loops, pushStore: pushStore, configure: configure)
+    let server = try await BenchServer.start(loops: loops, pushStore: pushStore, configure: configure, routes: routes)
     do {
         let value = try await body(server)
         await server.stop()

@@ -138,6 +138,66 @@ struct BenchCommandTests {
         #expect(sum > total * 0.5 && sum < total * 1.2 + 0.5, "roles: \(sum) of \(total) µs")
     }
 
+    /// Every figure `bench payloads` reports, each without and (but for the cache rows) with zlib.
+    static let payloadKeys = [
+        "payloads.cache_hit.echo.per_call", "payloads.cache_hit.candles.per_call", "payloads.candles.reply_bytes",
+        "payloads.candles_zlib.reply_bytes", "payloads.records_64k_zlib.reply_bytes",
+        "payloads.candles.per_call", "payloads.candles_zlib.per_call",
+        "payloads.candles.throughput", "payloads.candles_zlib.throughput",
+        "payloads.candles.cpu_per_call", "payloads.candles_zlib.cpu_per_call",
+        "payloads.receive_64k.throughput", "payloads.receive_64k_zlib.throughput",
+        "payloads.receive_64k.cpu_per_call", "payloads.receive_64k_zlib.cpu_per_call",
+        "payloads.echo_64k.throughput", "payloads.echo_64k_zlib.throughput",
+        "payloads.echo_64k.cpu_per_call", "payloads.echo_64k_zlib.cpu_per_call",
+        "payloads.zlib.deflate.candles", "payloads.zlib.inflate.candles",
+        "payloads.zlib.deflate.records_64k", "payloads.zlib.inflate.records_64k",
+    ]
+
+    /// Every payloads row has a positive value; the zlib rows and the cache rows carry the row they
+    /// compare with; compressed replies are smaller than uncompressed ones, bytes read off the wire.
+    @Test func payloadsJSONHasEveryFigure() async throws {
+        let outcome = try await Self.bench(
+            ["payloads", "--duration", "0.1", "--runs", "1", "--json"], within: .seconds(120))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+        let results = try #require(object["results"] as? [String: Any])
+        #expect(Set(results.keys) == Set(Self.payloadKeys))
+        func row(_ key: String) throws -> [String: Any] { try #require(results[key] as? [String: Any], "\(key)") }
+        for key in Self.payloadKeys {
+            let row = try row(key)
+            #expect((row["value"] as? Double ?? 0) > 0, "\(key) value")
+            if key.contains("_zlib.") || key.contains("cache_hit") {
+                #expect((row["baseline"] as? Double ?? 0) > 0, "\(key) baseline")
+            }
+        }
+        #expect(
+            try row("payloads.candles.reply_bytes")["value"] as? Double == Double(PayloadBenchmark.chartBytes.count))
+        #expect(try row("payloads.records_64k_zlib.reply_bytes")["baseline"] as? Double == 65_536)
+        for key in ["payloads.candles_zlib.reply_bytes", "payloads.records_64k_zlib.reply_bytes"] {
+            #expect((try row(key)["ratio"] as? Double ?? 1) < 0.9, "\(key) compressed")
+        }
+    }
+
+    /// The chart is 500 one-minute candles whose protobuf bytes decode back to it, the request is
+    /// protobuf, and the 64 KiB payload is exactly 64 KiB of JSON.
+    @Test func payloadsMeasureWhatTheySay() throws {
+        let chart = PayloadBenchmark.chart
+        #expect(chart.candles.count == 500)
+        #expect(zip(chart.candles, chart.candles.dropFirst()).allSatisfy { $1.time - $0.time == 60 })
+        #expect(chart.candles.allSatisfy { $0.low <= min($0.open, $0.close) && $0.high >= max($0.open, $0.close) })
+        #expect(try CandleChart(serializedPayload: PayloadBenchmark.chartBytes) == chart)
+        #expect(throws: BenchError.self) {
+            try CandleChart(serializedPayload: Array(PayloadBenchmark.chartBytes.dropLast()))
+        }
+        // symbol = 1: "AAPL"; count = 2: 500 as a varint.
+        #expect(PayloadBenchmark.chartRequestBytes == [0x0A, 4, 0x41, 0x41, 0x50, 0x4C, 0x10, 0xF4, 0x03])
+        let records = PayloadBenchmark.records
+        #expect(records.count == 65_536)
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(records)) as? [[String: Any]])
+        #expect(array.count > 300 && Set(array.compactMap { $0["id"] as? Int }).count == array.count)
+    }
+
     @Test func wireTableShowsUnitsAndRows() async throws {
         let outcome = try await Self.bench(["wire", "--duration", "50ms", "--runs", "1"])
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")

@@ -32,6 +32,7 @@ extension ClientCore {
         link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
         link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
         link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
+        adoptCompression(welcome, on: link)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
         // waits on the link.
@@ -40,11 +41,11 @@ extension ClientCore {
         return generation
     }
 
-    /// The `Hello` every link starts with.
+    /// The `Hello` every link starts with (with the compression offer, when configured).
     nonisolated var hello: Frame.Hello {
         Frame.Hello(
             clientID: configuration.clientID, heartbeatMilliseconds: configuration.heartbeat.wireMilliseconds,
-            metadata: configuration.metadata)
+            metadata: helloMetadata)
     }
 
     var welcome: Frame.Welcome? { link?.welcome }
@@ -149,7 +150,7 @@ extension ClientCore {
                 continue
             }
             switch frame {
-            case .response(let response): handleResponse(response)
+            case .response(let response): handleResponse(response, on: link)
             case .push(let push): handlePush(push, on: link)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
             case .pong(let pong):

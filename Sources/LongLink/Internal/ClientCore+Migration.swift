@@ -34,6 +34,8 @@ extension ClientCore {
             offered: welcome.heartbeatMilliseconds, proposed: configuration.heartbeat)
         link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
         link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
+        // For its login requests; the client-wide flag follows when it takes over.
+        link.compresses = configuration.compression.isEnabled && PayloadCompressor.advertisesZlib(welcome.metadata)
         successor?.connection.close(.immediately)
         successor = link
         if !handOver.held.isEmpty { sideLinkReceived(link, handOver.held) }
@@ -67,6 +69,7 @@ extension ClientCore {
             old.resumeEndWaiter(.ended(.migrated))
         }
         link = new
+        adoptCompression(welcome, on: new)
         stats.migrations += 1
         scheduleTick(new)
         openGate(generation)
@@ -95,7 +98,7 @@ extension ClientCore {
         for frame in frames {
             guard link.end == nil else { return }
             switch frame {
-            case .response(let response): handleResponse(response)
+            case .response(let response): handleResponse(response, on: link)
             case .push(let push): handlePush(push, on: link)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
             case .pong, .unrecognized: break

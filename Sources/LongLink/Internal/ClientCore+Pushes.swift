@@ -4,9 +4,12 @@ internal import LongLinkWire
 extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
     /// arrive after this returns reach it).
-    nonisolated func makeSubscriber(topic: String?) -> PushSubscriber {
+    nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
         let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
-        let subscriber = PushSubscriber(id: id, topic: topic, limit: configuration.pushBufferLimit) {
+        let subscriber = PushSubscriber(
+            id: id, topic: topic, limit: configuration.pushBufferLimit,
+            conflationKey: (conflation ?? configuration.pushConflation).key
+        ) {
             [weak self] subscriber in
             self?.onLoop { $0.collectTaken(from: subscriber) }
         }
@@ -23,7 +26,7 @@ extension ClientCore {
         subscribers[subscriber.id] = subscriber
         let added = pushes.consumerAdded(subscriber.id, topic: subscriber.topic)
         for push in added.pushes {
-            let accepted = subscriber.offer(push)
+            let accepted = subscriber.offer(push) != .refused
             _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
         }
         if added.sync { requestSync() }
@@ -39,19 +42,39 @@ extension ClientCore {
         if removed.sync { requestSync() }
     }
 
+    /// A typed stream let a push go without handing it over (see ``PushDelivery/released(_:)``).
+    func releasePush(_ push: Push) {
+        if let key = pushes.released(push) { addAck(key) }
+    }
+
     func handlePush(_ frame: Frame.Push, on link: Link) {
         stats.pushesReceived += 1
-        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        if frame.compression != 0 {
+            switch inflated(frame.payload, compression: frame.compression, on: link) {
+            case .success(let payload): push.payload = payload
+            case .failure(let error):
+                push.payload = []
+                push.payloadError = error as? LongLinkError
+            }
+        }
         if push.isReliable, link.pushEpoch != push.epoch {
             link.pushEpoch = push.epoch
             releaseAcksAwaitingEpoch(push.epoch)
         }
+        if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
         switch pushes.received(push) {
         case .offer:
             var accepted = 0
             var refused = false
             for subscriber in subscribers.values where PushDelivery.consumer(wanting: subscriber.topic, takes: push) {
-                if subscriber.offer(push) { accepted += 1 } else if !subscriber.isFinished { refused = true }
+                switch subscriber.offer(push) {
+                case .accepted: accepted += 1
+                case .conflated:
+                    accepted += 1
+                    stats.bestEffortPushesConflated += 1
+                case .refused: if !subscriber.isFinished { refused = true }
+                }
             }
             if !push.isReliable {
                 if accepted == 0 { stats.bestEffortPushesDropped += 1 }

@@ -158,7 +158,7 @@ extension ClientCore {
     /// Writes the request, or fails it at once when its frame is larger than the server accepts
     /// (sent anyway, it would make the server close the link, and the resend would do it again).
     func write(_ request: PendingRequest, on link: Link, at now: ContinuousClock.Instant) {
-        let frame = request.frame(at: now)
+        let frame = request.frame(at: now, compressed: link.compresses)
         let size = frame.encodedSize
         guard size <= link.maxFrameBytes else {
             let error = LongLinkError(
@@ -171,7 +171,7 @@ extension ClientCore {
         stats.requestsSent += 1
     }
 
-    func handleResponse(_ response: Frame.Response) {
+    func handleResponse(_ response: Frame.Response, on link: Link) {
         guard let id = Frame.requestNumber(fromID: response.requestID), let entry = book[id],
             case .written = entry.stage
         else {
@@ -184,7 +184,7 @@ extension ClientCore {
             if status.code == .deadlineExceeded { stats.timeouts += 1 }
             finish(id, .failure(LongLinkError(status: status)))
         } else {
-            finish(id, .success(response.payload))
+            finish(id, inflated(response.payload, compression: response.compression, on: link))
         }
     }
 

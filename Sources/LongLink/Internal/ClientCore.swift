@@ -57,6 +57,8 @@ actor ClientCore {
         var pushEpoch: UInt64?
         /// A retiring link said `GoAway` and closes.
         var goingAway = false
+        /// Both sides agreed to compress payloads on this link.
+        var compresses = false
 
         init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
             self.generation = generation
@@ -122,6 +124,11 @@ actor ClientCore {
     /// space; or for a link whose write buffer is full, until the server reads.
     var acksAwaitingEpoch: [PushKey] = []
     nonisolated let nextSubscriberID = Atomic<UInt64>(0)
+    /// Whether the latest link agreed to compression: callers compress a request's payload ahead
+    /// only then (the link that writes it decides which form goes out).
+    nonisolated let linkCompresses = Atomic<Bool>(false)
+    /// The response cache (in the request layer; the core only invalidates it on pushes).
+    nonisolated let responseCache: ResponseCache
 
     // MARK: Observation
 
@@ -139,6 +146,7 @@ actor ClientCore {
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
         self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
+        self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
     }
 
     func log(

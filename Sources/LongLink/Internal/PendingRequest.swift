@@ -16,6 +16,9 @@ final class PendingRequest: Sendable {
     let id: UInt64
     let method: String
     let payload: [UInt8]
+    /// `payload` compressed, made by the caller when compression is on, the payload long enough and
+    /// the link agreed; written instead of `payload` on a link that agreed to compression.
+    let compressedPayload: [UInt8]?
     let metadata: [String: String]
     let deadline: ContinuousClock.Instant
     let idempotent: Bool
@@ -27,12 +30,14 @@ final class PendingRequest: Sendable {
     private let abandoned = Atomic<Bool>(false)
 
     init(
-        id: UInt64, method: String, payload: [UInt8], metadata: [String: String] = [:],
+        id: UInt64, method: String, payload: [UInt8], compressedPayload: [UInt8]? = nil,
+        metadata: [String: String] = [:],
         deadline: ContinuousClock.Instant, idempotent: Bool, bypassesGate: Bool = false, linkGeneration: UInt64 = 0
     ) {
         self.id = id
         self.method = method
         self.payload = payload
+        self.compressedPayload = compressedPayload
         self.metadata = metadata
         self.deadline = deadline
         self.idempotent = idempotent
@@ -59,13 +64,18 @@ final class PendingRequest: Sendable {
 
     /// The request as it goes on the wire at `now`: its budget is what is left before the
     /// deadline, in whole milliseconds rounded up and at least 1 (0 would mean "no timeout").
-    func frame(at now: ContinuousClock.Instant) -> Frame {
+    /// With `compressed`, the compressed payload goes out when there is one.
+    func frame(at now: ContinuousClock.Instant, compressed: Bool = false) -> Frame {
         let remaining = (deadline - now).nanoseconds(clampedTo: .max)
         let milliseconds = max(1, remaining / 1_000_000 + (remaining % 1_000_000 > 0 ? 1 : 0))
-        return .request(
-            Frame.Request(
-                requestID: String(id), method: method, payload: payload,
-                timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: metadata))
+        var request = Frame.Request(
+            requestID: String(id), method: method, payload: payload,
+            timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: metadata)
+        if compressed, let compressedPayload {
+            request.payload = compressedPayload
+            request.compression = PayloadCompressor.zlib
+        }
+        return .request(request)
     }
 
     static func timeoutError() -> LongLinkError {

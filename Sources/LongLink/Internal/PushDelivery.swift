@@ -168,19 +168,10 @@ struct PushDelivery {
         var removed = ConsumerRemoved()
         var lost: [Push] = []
         for push in untaken {
-            let key = push.key
-            guard case .buffered(let holders, let taken) = seqs[key] else { continue }
-            if holders > 1 {
-                seqs[key] = .buffered(holders: holders - 1, taken: taken)
-            } else if taken {
-                // Everyone else who got it took it: the app has it.
-                seqs[key] = nil
-                markDelivered(key)
-                removed.ack.append(key)
-            } else {
-                // Nobody took it: it is the server's again.
-                seqs[key] = nil
-                lost.append(push)
+            switch dropHolder(of: push.key) {
+            case .stillHeld: break
+            case .delivered: removed.ack.append(push.key)
+            case .lost: lost.append(push)
             }
         }
         guard !lost.isEmpty else { return removed }
@@ -190,6 +181,37 @@ struct PushDelivery {
             syncWanted = true
         }
         return removed
+    }
+
+    private enum HolderDropped {
+        /// Other consumers still hold it.
+        case stillHeld
+        /// Everyone else who got it took it: the app has it, acknowledge it.
+        case delivered
+        /// Nobody took it: it is the server's again.
+        case lost
+    }
+
+    /// One consumer that held `key` no longer does.
+    private mutating func dropHolder(of key: PushKey) -> HolderDropped {
+        guard case .buffered(let holders, let taken) = seqs[key] else { return .stillHeld }
+        if holders > 1 {
+            seqs[key] = .buffered(holders: holders - 1, taken: taken)
+            return .stillHeld
+        }
+        seqs[key] = nil
+        guard taken else { return .lost }
+        markDelivered(key)
+        return .delivered
+    }
+
+    /// A consumer took `push` out of its buffer but let it go without handing it to the app (it did
+    /// not decode and nobody was there to see it): returns the key to acknowledge when the other
+    /// consumers that got it took it. Otherwise it is the server's again, and comes back with a
+    /// later `Sync`; none is asked for now, since the same consumer would let it go again.
+    mutating func released(_ push: Push) -> PushKey? {
+        guard push.isReliable else { return nil }
+        return dropHolder(of: push.key) == .delivered ? push.key : nil
     }
 
     /// A `Sync` is owed; the core sends one when the link is logged in.

@@ -12,7 +12,12 @@ final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
         var head = 0
-        var waiters: [CheckedContinuation<Push?, Never>] = []
+        /// The absolute position of `buffer[0]` (positions count every push ever buffered).
+        var base = 0
+        /// Conflation: the position of the one untaken best-effort push of each key, and back.
+        var latest: [String: Int] = [:]
+        var keyAt: [Int: String] = [:]
+        var waiters: [Waiter] = []
         var finished = false
         /// Why the stream ended, when the client ended it (shut down, login rejected, kicked); nil
         /// while it runs and when its own consumer went away.
@@ -21,19 +26,31 @@ final class PushSubscriber: Sendable {
         var takenReported = false
     }
 
+    /// A task waiting in ``next(recording:)``; `records` when the push counts as taken on hand-over.
+    private struct Waiter {
+        let continuation: CheckedContinuation<Push?, Never>
+        let records: Bool
+    }
+
     let id: UInt64
     let topic: String?
     let limit: Int
+    /// The conflation key of a best-effort push (nil: not conflated), or nil for no conflation.
+    private let conflationKey: (@Sendable (Push) -> String?)?
     // A pthread mutex (`Locked`), not `Synchronization.Mutex`: ThreadSanitizer does not see the
     // latter's futex on Linux and reports every access it guards.
     private let state = Locked(State())
     /// Called (outside the lock) when the first seq of a batch was taken.
     private let onTaken: @Sendable (PushSubscriber) -> Void
 
-    init(id: UInt64, topic: String?, limit: Int, onTaken: @escaping @Sendable (PushSubscriber) -> Void) {
+    init(
+        id: UInt64, topic: String?, limit: Int, conflationKey: (@Sendable (Push) -> String?)? = nil,
+        onTaken: @escaping @Sendable (PushSubscriber) -> Void
+    ) {
         self.id = id
         self.topic = topic
         self.limit = limit
+        self.conflationKey = conflationKey
         self.onTaken = onTaken
     }
 
@@ -46,52 +63,73 @@ final class PushSubscriber: Sendable {
     /// was cancelled or released.
     var endReason: LongLinkError? { state.withLock { $0.endReason } }
 
-    private enum Offer {
+    private enum Handover {
         case handed(CheckedContinuation<Push?, Never>, notify: Bool)
-        case buffered
+        case offered(Offered)
+    }
+
+    /// How an offer went.
+    enum Offered: Equatable {
+        /// Handed to a waiting task or buffered.
+        case accepted
+        /// Put in the place of an older best-effort push of the same conflation key, which is gone.
+        case conflated
+        /// The buffer is full, or the consumer is gone.
         case refused
     }
 
-    /// Offers a push; false when the buffer is full or the consumer is gone.
-    func offer(_ push: Push) -> Bool {
-        let outcome = state.withLock { state -> Offer in
-            guard !state.finished else { return .refused }
+    /// Offers a push. A best-effort push with a conflation key takes the place of the untaken one
+    /// of the same key, so the consumer reads the latest of each key, in the order the keys first
+    /// arrived; reliable pushes are never conflated.
+    func offer(_ push: Push) -> Offered {
+        let key = push.isReliable ? nil : conflationKey?(push)
+        let outcome = state.withLock { state -> Handover in
+            guard !state.finished else { return .offered(.refused) }
             if !state.waiters.isEmpty {
                 let waiter = state.waiters.removeFirst()
-                return .handed(waiter, notify: Self.recordTaken(push, in: &state))
+                let notify = waiter.records && Self.recordTaken(push, in: &state)
+                return .handed(waiter.continuation, notify: notify)
             }
-            guard state.buffer.count - state.head < limit else { return .refused }
+            if let key, let position = state.latest[key] {
+                state.buffer[position - state.base] = push
+                return .offered(.conflated)
+            }
+            guard state.buffer.count - state.head < limit else { return .offered(.refused) }
             state.buffer.append(push)
-            return .buffered
+            if let key {
+                let position = state.base + state.buffer.count - 1
+                state.latest[key] = position
+                state.keyAt[position] = key
+            }
+            return .offered(.accepted)
         }
         switch outcome {
         case .handed(let waiter, let notify):
             waiter.resume(returning: push)
             if notify { onTaken(self) }
-            return true
-        case .buffered:
-            return true
-        case .refused:
-            return false
+            return .accepted
+        case .offered(let offered):
+            return offered
         }
     }
 
-    /// The next push, or nil once the subscriber is finished.
+    /// The next push, or nil once the subscriber is finished. With `recording` false the push does
+    /// not count as taken until ``recordTaken(_:)`` says so (a typed stream decodes it first).
     ///
     /// Cancellation is the stream's: `AsyncStream(unfolding:onCancel:)` calls ``cancelWaiters()``
     /// through its `onCancel`, which resumes every waiter with nil.
-    func next() async -> Push? {
-        if let ready = takeBuffered() { return ready }
+    func next(recording: Bool = true) async -> Push? {
+        if let ready = takeBuffered(recording: recording) { return ready }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Push?, Never>) in
             var notify = false
             let ready = state.withLock { state -> Push?? in
                 if state.finished { return .some(nil) }
                 if state.head < state.buffer.count {
                     let push = Self.pop(&state)
-                    notify = Self.recordTaken(push, in: &state)
+                    notify = recording && Self.recordTaken(push, in: &state)
                     return .some(push)
                 }
-                state.waiters.append(continuation)
+                state.waiters.append(Waiter(continuation: continuation, records: recording))
                 return .none
             }
             if let ready {
@@ -101,25 +139,37 @@ final class PushSubscriber: Sendable {
         }
     }
 
-    private func takeBuffered() -> Push? {
+    private func takeBuffered(recording: Bool) -> Push? {
         var notify = false
         let push = state.withLock { state -> Push? in
             guard !state.finished, state.head < state.buffer.count else { return nil }
             let push = Self.pop(&state)
-            notify = Self.recordTaken(push, in: &state)
+            notify = recording && Self.recordTaken(push, in: &state)
             return push
         }
         if notify { onTaken(self) }
         return push
     }
 
+    /// A push ``next(recording:)`` returned unrecorded was handed to the app: it counts as taken
+    /// now. Also after the subscriber finished: the core still acknowledges it.
+    func recordTaken(_ push: Push) {
+        let notify = state.withLock { Self.recordTaken(push, in: &$0) }
+        if notify { onTaken(self) }
+    }
+
     private static func pop(_ state: inout State) -> Push {
         let push = state.buffer[state.head]
+        if !state.keyAt.isEmpty, let key = state.keyAt.removeValue(forKey: state.base + state.head) {
+            state.latest[key] = nil
+        }
         state.head += 1
         if state.head == state.buffer.count {
+            state.base += state.buffer.count
             state.buffer.removeAll(keepingCapacity: true)
             state.head = 0
         } else if state.head >= 1024, state.head * 2 >= state.buffer.count {
+            state.base += state.head
             state.buffer.removeFirst(state.head)
             state.head = 0
         }
@@ -147,28 +197,30 @@ final class PushSubscriber: Sendable {
     /// The consuming task was cancelled: every waiting task gets nil now, and the buffer stays
     /// for the core, which takes what was never taken back with ``finish()``.
     func cancelWaiters() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Push?, Never>] in
+        let waiters = state.withLock { state -> [Waiter] in
             state.finished = true
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
     }
 
     /// Ends the stream: every waiting task gets nil, and `reason` (when the client ends it for one)
     /// is kept unless the stream had already ended. Returns the reliable pushes never taken (once).
     @discardableResult
     func finish(reason: LongLinkError? = nil) -> [Push] {
-        let (waiters, untaken) = state.withLock { state -> ([CheckedContinuation<Push?, Never>], [Push]) in
+        let (waiters, untaken) = state.withLock { state -> ([Waiter], [Push]) in
             let untaken = state.buffer[state.head...].filter(\.isReliable)
             if !state.finished { state.endReason = reason }
             state.finished = true
             state.buffer.removeAll()
             state.head = 0
+            state.latest.removeAll()
+            state.keyAt.removeAll()
             defer { state.waiters.removeAll() }
             return (state.waiters, untaken)
         }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
         return untaken
     }
 }

@@ -10,14 +10,33 @@ final class PushSubscription: Sendable {
     private let core: ClientCore
     private let subscriber: PushSubscriber
 
-    init(core: ClientCore, topic: String?) {
+    init(core: ClientCore, topic: String?, conflation: PushConflation? = nil) {
         self.core = core
-        self.subscriber = core.makeSubscriber(topic: topic)
+        self.subscriber = core.makeSubscriber(topic: topic, conflation: conflation)
     }
 
     /// The next push; nil once the stream has ended.
     func next() async -> Push? {
         await subscriber.next()
+    }
+
+    /// The next element `step` makes of a push; nil once the stream has ended.
+    ///
+    /// The push counts as taken (and a reliable one is acknowledged) only after `step` decided:
+    /// when it is handed over, or skipped after the app saw it; a released one was never taken.
+    func next<Element>(_ step: (Push) -> PushStep<Element>) async -> Element? {
+        while let push = await subscriber.next(recording: false) {
+            switch step(push) {
+            case .deliver(let element):
+                subscriber.recordTaken(push)
+                return element
+            case .skip:
+                subscriber.recordTaken(push)
+            case .release:
+                core.onLoop { $0.releasePush(push) }
+            }
+        }
+        return nil
     }
 
     /// Why the client ended the stream (see ``PushSubscriber/endReason``).
@@ -36,4 +55,14 @@ final class PushSubscription: Sendable {
         let id = subscriber.id
         core.onLoop { $0.removeSubscriber(id) }
     }
+}
+
+/// What a typed stream does with a push it took from its consumer's buffer.
+enum PushStep<Element> {
+    /// Hand this element to the app; the push is taken.
+    case deliver(Element)
+    /// Hand nothing over, but the app saw the push (through a handler): it is taken.
+    case skip
+    /// Hand nothing over and leave the push with the server: it was never taken.
+    case release
 }

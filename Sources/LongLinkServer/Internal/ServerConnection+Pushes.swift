@@ -65,7 +65,10 @@ extension ServerConnection {
                 principal: principal, after: pushWindow.lastSentSeq, limit: min(256, room))
             guard let last = batch.last else { break }
             for push in batch {
-                send(.push(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch)))
+                send(
+                    .push(
+                        outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))
+                    ))
             }
             core.counters.reliablePushesSent.increment(by: batch.count)
             pushWindow.sent(count: batch.count, lastSeq: last.seq)
@@ -100,7 +103,7 @@ extension ServerConnection {
         onLoop { [self] in
             guard session.phase == .active else { return }
             if connection.isWritable {
-                send(.push(Frame.Push(seq: 0, topic: topic, payload: payload)))
+                send(.push(outgoing(Frame.Push(seq: 0, topic: topic, payload: payload))))
                 core.counters.bestEffortPushesSent.increment()
             } else {
                 core.counters.bestEffortPushesDropped.increment()

@@ -10,6 +10,12 @@ extension ServerConnection {
 
     func handleRequest(_ request: Frame.Request) {
         core.counters.requestsReceived.increment()
+        var request = request
+        if request.compression != 0, session.phase == .active {
+            guard let payload = inflatedRequestPayload(request) else { return }
+            request.payload = payload
+            request.compression = 0
+        }
         let route = core.router.route(for: request.method)
         switch session.receivedRequest(request, hasHandler: route != nil) {
         case .dispatch(let token):
@@ -255,6 +261,9 @@ extension ServerConnection {
     func sendResponse(_ response: Frame.Response, to requestID: String) {
         var response = response
         response.requestID = requestID
+        if compresses, response.status == nil || response.status?.code == .ok {
+            (response.payload, response.compression) = configuration.compression.outgoing(response.payload)
+        }
         send(.response(response))
         core.counters.responsesSent.increment()
     }

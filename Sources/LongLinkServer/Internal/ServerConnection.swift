@@ -38,6 +38,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var session: Session
     /// The client's part of every de-duplication key, made at `Hello`.
     var dedupeClient = DedupeKey.Client("")
+    /// Both sides agreed to compress payloads (at `Hello`).
+    var compresses = false
     var pushWindow: ReliablePushWindow
     /// Armed while the push window is full (see ``armWindowTimer()``).
     var windowTimer: EventLoopTimer?
@@ -216,13 +218,13 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         switch session.receivedHello(hello) {
         case .sendWelcome(let heartbeat):
             dedupeClient = DedupeKey.Client(session.clientID)
-            send(
-                .welcome(
-                    Frame.Welcome(
-                        serverID: configuration.serverID, heartbeatMilliseconds: heartbeat.wireMilliseconds,
-                        maxFrameBytes: UInt32(configuration.maxFrameBytes), loadPermille: core.loadPermille,
-                        dedupeWindowMilliseconds: configuration.dedupeWindow.wireMilliseconds,
-                        maxInFlight: UInt32(clamping: configuration.maxInFlightPerConnection))))
+            var welcome = Frame.Welcome(
+                serverID: configuration.serverID, heartbeatMilliseconds: heartbeat.wireMilliseconds,
+                maxFrameBytes: UInt32(configuration.maxFrameBytes), loadPermille: core.loadPermille,
+                dedupeWindowMilliseconds: configuration.dedupeWindow.wireMilliseconds,
+                maxInFlight: UInt32(clamping: configuration.maxInFlightPerConnection))
+            negotiateCompression(hello, welcome: &welcome)
+            send(.welcome(welcome))
             if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
             handshakeTimer = nil
             scheduleHeartbeatTick()

@@ -12,7 +12,7 @@ import LongLink
 // MARK: - Messages (the demo server's JSON)
 
 /// `room.enter`: join a room. Its reply is the room with its members.
-struct EnterRoom: LongLinkRequest {
+struct EnterRoom: LongLinkRequest, Encodable {
     typealias Reply = Room
     static let method = "room.enter"
 
@@ -27,7 +27,7 @@ struct Room: Decodable, Sendable {
 }
 
 /// `room.say`: send a message to everyone in the room (the sender included).
-struct Say: LongLinkRequest {
+struct Say: LongLinkRequest, Encodable {
     typealias Reply = SayReceipt
     static let method = "room.say"
 

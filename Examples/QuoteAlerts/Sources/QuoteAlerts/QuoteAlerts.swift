@@ -11,10 +11,18 @@ import LongLink
 
 // MARK: - Messages
 //
-// The demo server speaks JSON, the client's default codec. `PayloadCodec` works with `Codable`
-// types only today, so a SwiftProtobuf message cannot be used here as it is: send its bytes with
-// `client.request(_:payload:)` and decode the reply yourself (a protocol for binary messages is
-// planned).
+// The demo server speaks JSON, the client's default codec. With SwiftProtobuf-generated types,
+// write this bridge once in a file that imports both modules, then one line per message type, and
+// use them in `LongLinkRequest`, as replies, and in `client.pushes(topic:as:)`:
+//
+//     import SwiftProtobuf
+//
+//     extension LongLinkBinaryMessage where Self: SwiftProtobuf.Message {
+//         init(serializedPayload bytes: [UInt8]) throws { try self.init(serializedBytes: bytes) }
+//         func serializedPayload() throws -> [UInt8] { try serializedBytes() }
+//     }
+//
+//     extension Quotes_Candles: LongLinkBinaryMessage {}
 
 /// A price tick: a best-effort push (seq 0). Under load the server may skip some; the next one
 /// replaces it anyway.
@@ -35,7 +43,7 @@ struct Alert: Decodable, Sendable {
 
 /// `quotes.subscribe`: sets this user's watch list. A typed request names its method and reply
 /// type, so a call reads like an HTTP call: `let list = try await client.send(WatchSymbols(...))`.
-struct WatchSymbols: LongLinkRequest {
+struct WatchSymbols: LongLinkRequest, Encodable {
     typealias Reply = WatchList
     static let method = "quotes.subscribe"
 

@@ -8,17 +8,17 @@ import Foundation
 
 /// Runs a command with a bounded wait, capturing its output in files (a pipe could fill up and
 /// block the child while we wait for it).
-enum Subprocess {
-    struct Result {
-        var status: Int32
-        var output: String
-        var errorOutput: String
-        var timedOut: Bool
+package enum Subprocess {
+    package struct Result {
+        package var status: Int32
+        package var output: String
+        package var errorOutput: String
+        package var timedOut: Bool
     }
 
     /// Runs `arguments` through `/usr/bin/env` (so `python3` is found on the PATH), killing the
     /// process if it runs longer than `timeout`.
-    static func run(_ arguments: [String], timeout: Duration) async throws -> Result {
+    package static func run(_ arguments: [String], timeout: Duration) async throws -> Result {
         let running = try start(arguments)
         let deadline = ContinuousClock.now + timeout
         while running.process.isRunning, ContinuousClock.now < deadline {
@@ -28,7 +28,7 @@ enum Subprocess {
     }
 
     /// The same, for synchronous callers (test traits).
-    static func runBlocking(_ arguments: [String], timeout: Duration) throws -> Result {
+    package static func runBlocking(_ arguments: [String], timeout: Duration) throws -> Result {
         let running = try start(arguments)
         let deadline = ContinuousClock.now + timeout
         while running.process.isRunning, ContinuousClock.now < deadline {

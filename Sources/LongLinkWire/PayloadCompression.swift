@@ -1,0 +1,58 @@
+/// Whether a side offers zlib compression of payloads, and from what size it compresses what it
+/// sends.
+///
+/// Compression is negotiated per connection: the client lists it in `Hello`'s metadata, the server
+/// answers with it in `Welcome`'s, and only then does either side compress. Each side compresses a
+/// payload it sends when it is at least ``minimumBytes`` long and compressing makes it smaller,
+/// and flags it in the frame; every flagged payload is inflated on arrival, bounded by the
+/// receiver's maximum frame size (a compression bomb is an error, not an allocation). A peer that
+/// does not know the extension never advertises it, so it never receives a compressed payload.
+public struct PayloadCompression: Sendable, Hashable {
+    /// Whether zlib is offered.
+    public var isEnabled: Bool
+    /// Payloads shorter than this are sent as they are (compressing small ones costs more time than
+    /// it saves bytes).
+    public var minimumBytes: Int
+
+    /// Creates a setting.
+    public init(isEnabled: Bool, minimumBytes: Int = 1_024) {
+        self.isEnabled = isEnabled
+        self.minimumBytes = minimumBytes
+    }
+
+    /// No compression offered.
+    public static let disabled = PayloadCompression(isEnabled: false)
+
+    /// zlib offered, for payloads of at least `minimumBytes`.
+    public static func zlib(minimumBytes: Int = 1_024) -> PayloadCompression {
+        PayloadCompression(isEnabled: true, minimumBytes: minimumBytes)
+    }
+
+    /// `payload` as it is sent on a link where compression was negotiated: compressed when it is
+    /// long enough and compressing makes it smaller (then with compression 1), else as it is (0).
+    package func outgoing(_ payload: [UInt8]) -> (payload: [UInt8], compression: UInt32) {
+        guard isEnabled, payload.count >= minimumBytes, let deflated = PayloadCompressor.deflate(payload) else {
+            return (payload, PayloadCompressor.none)
+        }
+        return (deflated, PayloadCompressor.zlib)
+    }
+
+    /// A payload as it arrived, inflated when its frame says it is compressed. `negotiated` is
+    /// whether this link agreed to compression; a compressed payload on a link that did not is an
+    /// error, as is a compression this version does not know.
+    package static func incoming(_ payload: [UInt8], compression: UInt32, negotiated: Bool, limit: Int)
+        throws(LongLinkError) -> [UInt8]
+    {
+        switch compression {
+        case PayloadCompressor.none:
+            return payload
+        case PayloadCompressor.zlib where negotiated:
+            return try PayloadCompressor.inflate(payload, limit: limit)
+        case PayloadCompressor.zlib:
+            throw LongLinkError(
+                code: .compressionFailed, message: "compressed payload on a link that did not agree to it")
+        default:
+            throw LongLinkError(code: .compressionFailed, message: "unknown payload compression \(compression)")
+        }
+    }
+}
