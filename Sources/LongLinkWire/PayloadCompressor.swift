@@ -21,14 +21,14 @@ package enum PayloadCompressor {
         return value.split(separator: ",").contains { $0.filter { $0 != " " } == zlibName }
     }
 
-    /// `payload` compressed with zlib at the default level, or nil when compressing does not make
-    /// it smaller (or zlib fails, which it does only without memory).
-    package static func deflate(_ payload: [UInt8]) -> [UInt8]? {
+    /// `payload` compressed with zlib at `level` (1 to 9), or nil when compressing does not make it
+    /// smaller (or zlib fails, which it does only without memory).
+    package static func deflate(_ payload: [UInt8], level: Int = 1) -> [UInt8]? {
         var bound = compressBound(uLong(payload.count))
         var output = [UInt8](repeating: 0, count: Int(bound))
         let status = output.withUnsafeMutableBufferPointer { out in
             payload.withUnsafeBufferPointer { input in
-                compress2(out.baseAddress, &bound, input.baseAddress, uLong(input.count), Z_DEFAULT_COMPRESSION)
+                compress2(out.baseAddress, &bound, input.baseAddress, uLong(input.count), Int32(min(9, max(1, level))))
             }
         }
         guard status == Z_OK, Int(bound) < payload.count else { return nil }

@@ -17,6 +17,17 @@ struct CompressionTests {
             try PayloadCompression.incoming(outgoing.payload, compression: 1, negotiated: true, limit: 1 << 20) == text)
     }
 
+    /// The level reaches zlib (which records it in the header's second byte: 0x01 for the fastest,
+    /// 0xDA for the smallest), both round-trip, and levels out of range are clamped.
+    @Test func theLevelReachesZlibAndIsClamped() throws {
+        let fast = PayloadCompression.zlib(minimumBytes: 1).outgoing(text).payload
+        let small = PayloadCompression.zlib(minimumBytes: 1, level: 9).outgoing(text).payload
+        #expect(fast[1] == 0x01 && small[1] == 0xDA)
+        #expect(try PayloadCompressor.inflate(fast, limit: text.count) == text)
+        #expect(try PayloadCompressor.inflate(small, limit: text.count) == text)
+        #expect(PayloadCompression.zlib(level: 0).level == 1 && PayloadCompression.zlib(level: 42).level == 9)
+    }
+
     @Test func smallOrIncompressiblePayloadsGoAsTheyAre() {
         let compression = PayloadCompression.zlib(minimumBytes: 1_024)
         #expect(compression.outgoing(Array(text.prefix(1_000))).compression == 0)
@@ -28,7 +39,7 @@ struct CompressionTests {
 
     /// 64 MiB of zeros compress to about 64 KiB; inflating stops at the limit instead of allocating.
     @Test func aCompressionBombIsAnErrorAtTheLimit() throws {
-        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 64 << 20)))
+        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 64 << 20), level: 9))
         #expect(bomb.count < 128 << 10)
         let error = #expect(throws: LongLinkError.self) { try PayloadCompressor.inflate(bomb, limit: 4 << 20) }
         #expect(error?.code == .compressionFailed)

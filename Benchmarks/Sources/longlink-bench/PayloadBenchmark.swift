@@ -226,6 +226,11 @@ enum PayloadBenchmark {
                 }
                 samples["zlib.deflate.\(name)", default: []].append(
                     try await perCall(codec) { _ = PayloadCompressor.deflate(payload) })
+                // zlib's own default level, beside the library's (1), for the choice of default.
+                samples["zlib.deflate6.\(name)", default: []].append(
+                    try await perCall(codec) { _ = PayloadCompressor.deflate(payload, level: 6) })
+                samples["zlib.deflate6_bytes.\(name)", default: []].append(
+                    Double(PayloadCompressor.deflate(payload, level: 6)?.count ?? payload.count))
                 samples["zlib.inflate.\(name)", default: []].append(
                     try await perCall(codec) { _ = try PayloadCompressor.inflate(deflated, limit: 1 << 20) })
             }
@@ -305,10 +310,15 @@ enum PayloadBenchmark {
             note: "payload bytes (10^6 B) a second one way; the same 64 KiB goes back, compressed both ways with zlib")
         figures += pair("echo_64k", "cpu_per_call", "64 KiB echo CPU per call", unit: "µs")
         for (name, label) in [("candles", "candles reply"), ("records_64k", "64 KiB records")] {
-            for step in ["deflate", "inflate"] {
+            figures.append(
+                BenchFigure(
+                    key: "payloads.zlib.deflate6_bytes.\(name)", label: "zlib level 6 size, \(label)", unit: "B",
+                    samples: samples["zlib.deflate6_bytes.\(name)"] ?? []))
+            for step in ["deflate", "deflate6", "inflate"] {
+                let title = step == "deflate6" ? "deflate at level 6" : step == "deflate" ? "deflate (level 1)" : step
                 figures.append(
                     BenchFigure(
-                        key: "payloads.zlib.\(step).\(name)", label: "zlib \(step) alone, \(label)", unit: "µs",
+                        key: "payloads.zlib.\(step).\(name)", label: "zlib \(title) alone, \(label)", unit: "µs",
                         samples: samples["zlib.\(step).\(name)"] ?? [],
                         note: name == "candles" && step == "deflate"
                             ? "PayloadCompressor on one thread, no link (each --duration / 5): what a compressed "
