@@ -92,7 +92,8 @@ actor RedisClient {
         case .failure(let error):
             backoff.failed(at: .now, jitter: Double.random(in: 0.5...1))
             lastFailure = error
-            throw error.code == .unavailable ? error : .redisUnavailable("Redis: \(error.message)", cause: error)
+            // Connection trouble is already `unavailable`; a refused login keeps its own code.
+            throw error
         }
     }
 }
