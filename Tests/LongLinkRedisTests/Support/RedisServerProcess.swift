@@ -9,10 +9,13 @@ import Testing
 /// process id: started with AOF on and RDB snapshots off, restarted with no persistence at all
 /// (all data gone, as after losing a node), paused and resumed with SIGSTOP and SIGCONT.
 final class RedisServerProcess: @unchecked Sendable {
-    /// The binary: `LONGLINK_REDIS_SERVER`, else `redis-server` on the PATH or in /usr/bin.
+    /// The binary: `LONGLINK_REDIS_SERVER` (when set, nothing else), else `redis-server` on the
+    /// PATH or in /usr/bin.
     static let binary: String? = {
         let environment = ProcessInfo.processInfo.environment
-        if let path = environment["LONGLINK_REDIS_SERVER"] { return path }
+        if let path = environment["LONGLINK_REDIS_SERVER"] {
+            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        }
         let directories =
             (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"]
         return directories.map { "\($0)/redis-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -34,7 +37,7 @@ final class RedisServerProcess: @unchecked Sendable {
 
     let port: Int
     let directory: URL
-    private(set) var process: ToolProcess
+    private(set) var process: Process
 
     var configuration: RedisConfiguration {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
@@ -45,7 +48,7 @@ final class RedisServerProcess: @unchecked Sendable {
         return configuration
     }
 
-    private init(port: Int, directory: URL, process: ToolProcess) {
+    private init(port: Int, directory: URL, process: Process) {
         self.port = port
         self.directory = directory
         self.process = process
@@ -67,19 +70,36 @@ final class RedisServerProcess: @unchecked Sendable {
                 try await server.waitUntilReady()
                 return server
             } catch {
-                process.terminate()
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
                 lastError = error
             }
         }
         throw lastError!
     }
 
-    private static func launch(_ binary: String, port: Int, directory: URL, persistent: Bool) throws -> ToolProcess {
-        try ToolProcess(
-            [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
-                "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-            ], tool: binary)
+    /// Output goes to the null device: nothing reads it, so no reader threads outlive the test.
+    private static func launch(_ binary: String, port: Int, directory: URL, persistent: Bool) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
+            "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Kills the process (SIGKILL: a child of the test runner may inherit a signal mask that
+    /// blocks SIGTERM, and nothing of its data is needed afterwards) and waits, bounded, for it to end.
+    private func kill9() async throws {
+        kill(process.processIdentifier, SIGKILL)
+        try await eventually("redis-server (pid \(process.processIdentifier)) exits", within: .seconds(10)) {
+            !process.isRunning
+        }
     }
 
     /// Polls PING, bounded: the server is another process, with nothing to await on.
@@ -93,27 +113,24 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Pauses the process (SIGSTOP): connections stay open, nothing answers.
-    func pause() { process.send(SIGSTOP) }
+    func pause() { kill(process.processIdentifier, SIGSTOP) }
 
     /// Resumes a paused process (SIGCONT).
-    func resume() { process.send(SIGCONT) }
+    func resume() { kill(process.processIdentifier, SIGCONT) }
 
     /// Kills the server and starts a fresh one on the same port with no persistence and an empty
     /// directory: every key is gone.
     func restartWithoutPersistence() async throws {
-        process.send(SIGKILL)
-        _ = try await process.waitForExit(within: .seconds(10))
+        try await kill9()
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false)
         try await waitUntilReady()
     }
 
-    /// Stops the server (SIGKILL: a child of the test runner may inherit a mask that blocks
-    /// SIGTERM, and nothing of its data is needed afterwards) and removes its directory.
+    /// Stops the server and removes its directory.
     func stop() async {
-        process.send(SIGKILL)
-        _ = try? await process.waitForExit(within: .seconds(10))
+        try? await kill9()
         try? FileManager.default.removeItem(at: directory)
     }
 }
