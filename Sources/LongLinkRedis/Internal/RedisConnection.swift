@@ -12,7 +12,7 @@ import Synchronization
 /// RESP3 pushes (`>`) go to ``onPush`` and never consume a reply.
 final class RedisConnection: ConnectionHandler, @unchecked Sendable {
     private struct Pending {
-        let promise: ReplyPromise<[RESPValue]>
+        let promise: OneShot<Result<[RESPValue], LongLinkError>>
         let name: String
         var remaining: Int
         var replies: [RESPValue] = []
@@ -93,7 +93,7 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
     func send(
         _ commands: [RedisCommand], timeout: Duration, expectReplies: Bool = true
     ) async throws(LongLinkError) -> [RESPValue] {
-        let promise = ReplyPromise<[RESPValue]>()
+        let promise = OneShot<Result<[RESPValue], LongLinkError>>()
         let name = commands.first?.name ?? ""
         let result = await withTaskCancellationHandler {
             loop.execute { [self] in
@@ -109,7 +109,8 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func enqueue(
-        _ commands: [RedisCommand], promise: ReplyPromise<[RESPValue]>, name: String, timeout: Duration,
+        _ commands: [RedisCommand], promise: OneShot<Result<[RESPValue], LongLinkError>>, name: String,
+        timeout: Duration,
         expectReplies: Bool
     ) {
         guard !connection.isClosed else {

@@ -61,12 +61,12 @@ actor RedisSubscriber {
         var backoff = ReconnectBackoff(
             initial: configuration.initialReconnectDelay, maximum: configuration.maximumReconnectDelay)
         while !Task.isCancelled {
-            let closed = ReplyPromise<Void>()
+            let closed = OneShot<Void>()
             let continuation = continuation
             do throws(LongLinkError) {
                 let opened = try await RedisConnection.open(configuration, on: loop) { connection in
                     connection.onPush = { push in Self.deliver(push, to: continuation) }
-                    connection.onClose = { _ in closed.resume(.success(())) }
+                    connection.onClose = { _ in closed.resume(()) }
                 }
                 connection = opened
                 if !channels.isEmpty {
