@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "LongLinkServer", targets: ["LongLinkServer"]),
         .library(name: "LongLinkTesting", targets: ["LongLinkTesting"]),
         .library(name: "LongLinkWire", targets: ["LongLinkWire"]),
+        .library(name: "LongLinkRedis", targets: ["LongLinkRedis"]),
         .executable(name: "longlink", targets: ["longlink"]),
     ],
     targets: [
@@ -34,6 +35,9 @@ let package = Package(
         .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport"]),
         // The server.
         .target(name: "LongLinkServer", dependencies: ["LongLinkWire", "LongLinkTransport"]),
+        // The server's stores on Redis (a RESP3 client of its own on the transport's loop), for a
+        // fleet of servers that share reliable pushes and the de-dup window.
+        .target(name: "LongLinkRedis", dependencies: ["LongLinkWire", "LongLinkTransport", "LongLinkServer"]),
         // Fault-injecting proxy and test-server helpers, shipped for users' own tests.
         .target(
             name: "LongLinkTesting",
@@ -72,6 +76,11 @@ let package = Package(
         .testTarget(
             name: "LongLinkServerTests",
             dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
+        ),
+        // Starts its own redis-server (skipped where none is installed, failed so under CI).
+        .testTarget(
+            name: "LongLinkRedisTests",
+            dependencies: ["LongLinkRedis", "LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
         ),
         .testTarget(
             name: "LongLinkTestingTests",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks what `import LongLink` and `import LongLinkServer` put in a user's scope, against the
+# Checks what `import LongLink`, `import LongLinkServer` and `import LongLinkRedis` put in a user's scope, against the
 # modules of the last debug build (`swift build` first):
 #   - a snippet using the types a user needs type-checks with the module alone, also under the
 #     MemberImportVisibility upcoming feature (members of re-exported types stay visible);
@@ -71,7 +71,27 @@ func address() async throws -> SocketAddress { try await server.localAddress }
 print(LongLinkError(code: .unavailable, message: "x").description, StatusCode.ok)
 SWIFT
 
-for snippet in client server; do
+cat >"$work/redis.swift" <<'SWIFT'
+import LongLinkRedis
+import LongLinkServer
+func fleet() async throws {
+    var redis = try RedisConfiguration(url: "redis://app:secret@127.0.0.1:6379/1")
+    redis.keyPrefix = "fleet:"
+    redis.commandTimeout = .seconds(1)
+    let pushes = try RedisPushStore(configuration: redis, capacityPerPrincipal: 100)
+    let stored: StoredPush = try await pushes.append(principal: "alice", topic: "t", payload: [1])
+    try await pushes.acknowledge(principal: "alice", seqs: [stored.seq])
+    let window = try RedisDedupeStore(configuration: redis)
+    if case .finished(let reply) = try await window.begin(principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5)) {
+        print(reply.count)
+    }
+    do { _ = try await pushes.unacknowledgedCount(principal: "alice") } catch let error as LongLinkError {
+        print(error.code == .unavailable, (error.underlying as? RedisServerError)?.prefix ?? "")
+    }
+}
+SWIFT
+
+for snippet in client server redis; do
     for feature in "" "MemberImportVisibility"; do
         flags=()
         [[ -n "$feature" ]] && flags=(-enable-upcoming-feature "$feature")
@@ -85,9 +105,9 @@ for snippet in client server; do
     done
 done
 
-# Names of the wire and the transport that must not be visible through either module.
+# Names of the wire and the transport that must not be visible through any of the modules.
 hidden=(EventLoop EventLoopGroup Connection ConnectionHandler Listener Frame FrameDecoder CloseMode Resolver)
-for module in LongLink LongLinkServer; do
+for module in LongLink LongLinkServer LongLinkRedis; do
     for name in "${hidden[@]}"; do
         printf 'import %s\nlet hidden: Any.Type = %s.self\n' "$module" "$name" >"$work/hidden.swift"
         if typecheck "$work/hidden.swift" >"$work/out" 2>&1; then

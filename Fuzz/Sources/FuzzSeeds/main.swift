@@ -145,6 +145,24 @@ do {
     seeds["ServerInboundFuzz/session"] = script.bytes
 }
 
+// The RESP3 parser: replies of every type as Redis sends them (HELLO's map, an XRANGE page, a
+// pub/sub push, errors), under the default and the tiny limits, whole and split.
+do {
+    let replies = Array(
+        ("%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$5\r\nproto\r\n:3\r\n+OK\r\n-NOSCRIPT No matching script\r\n"
+            + ":42\r\n$-1\r\n_\r\n,3.5\r\n,-inf\r\n#t\r\n!9\r\nERR bad x\r\n=8\r\ntxt:text\r\n(12345678901234567890\r\n"
+            + "*2\r\n*2\r\n$3\r\n1-0\r\n*4\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nd\r\n$2\r\nhi\r\n*-1\r\n"
+            + "~2\r\n:1\r\n:2\r\n|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n>3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$5\r\n7:123\r\n").utf8)
+    for (suffix, tiny, splits) in [("whole", false, [UInt64]()), ("split", false, [1, 2, 3, 5, 8, 13, 21]), ("tiny", true, [4, 4])] {
+        var script = FuzzScript()
+        script.bool(tiny)
+        script.byte(UInt8(splits.count))
+        for split in splits { script.varint(split) }
+        script.chunk(replies)
+        seeds["RESPParserFuzz/replies-\(suffix)"] = script.bytes
+    }
+}
+
 let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Corpus"
 for (name, bytes) in seeds.sorted(by: { $0.key < $1.key }) {
     let path = "\(directory)/\(name)"

@@ -3,7 +3,7 @@
 /// `resume` may come before or after `value()` starts waiting; only the first `resume` counts (it returns
 /// true), later ones are ignored. This is what lets a cancellation handler, a timer and the event loop race to
 /// finish one operation without ever resuming a continuation twice.
-final class OneShot<Value: Sendable>: Sendable {
+package final class OneShot<Value: Sendable>: Sendable {
     private enum State {
         case empty
         case waiting(CheckedContinuation<Value, Never>)
@@ -13,8 +13,10 @@ final class OneShot<Value: Sendable>: Sendable {
 
     private let state = Locked<State>(.empty)
 
+    package init() {}
+
     /// True once a value was delivered (whether or not it was consumed yet).
-    var isResolved: Bool {
+    package var isResolved: Bool {
         state.withLock { state in
             switch state {
             case .empty, .waiting: false
@@ -25,7 +27,7 @@ final class OneShot<Value: Sendable>: Sendable {
 
     /// Delivers `value`; returns false (and drops it) when a value was already delivered.
     @discardableResult
-    func resume(_ value: Value) -> Bool {
+    package func resume(_ value: Value) -> Bool {
         let (accepted, continuation) = state.withLock { state -> (Bool, CheckedContinuation<Value, Never>?) in
             switch state {
             case .empty:
@@ -43,7 +45,7 @@ final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// Waits for the value. Call at most once.
-    func value() async -> Value {
+    package func value() async -> Value {
         await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
             let ready = state.withLock { state -> Value? in
                 switch state {

@@ -1,0 +1,40 @@
+internal import LongLinkWire
+
+/// The errors of the Redis client, all ``LongLinkError``s.
+extension LongLinkError {
+    /// Redis could not be reached or did not answer: the operation failed closed, retrying later may work.
+    static func redisUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> LongLinkError {
+        LongLinkError(code: .unavailable, message: message, underlying: cause)
+    }
+
+    /// Redis answered `command` with an error. Kinds that pass (loading, busy, a replica, a
+    /// failover, memory) are `unavailable`; a refused login is `unauthenticated`; the rest `internalError`.
+    static func redisReply(_ text: [UInt8], command: String) -> LongLinkError {
+        let error = RedisServerError(reply: String(decoding: text, as: UTF8.self))
+        let code: LongLinkError.Code =
+            switch error.prefix {
+            case "LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "OOM": .unavailable
+            case "NOAUTH", "WRONGPASS", "NOPERM": .unauthenticated
+            default: .internalError
+            }
+        return LongLinkError(code: code, message: "Redis refused \(command): \(error)", underlying: error)
+    }
+
+    /// The bytes from Redis are not RESP3 or exceed the parser's bounds.
+    static func redisProtocol(_ error: RESPParseError) -> LongLinkError {
+        LongLinkError(code: .protocolViolation, message: "bad reply from Redis: \(error)", underlying: error)
+    }
+
+    /// Redis answered with a reply of a shape the caller does not expect.
+    static func redisUnexpected(_ command: String, _ reply: RESPValue) -> LongLinkError {
+        LongLinkError(code: .internalError, message: "unexpected reply to \(command) from Redis: \(reply)")
+    }
+}
+
+extension RESPValue {
+    /// The value, or the typed error when it is an error reply to `command`.
+    func checked(_ command: String) throws(LongLinkError) -> RESPValue {
+        if let text = errorText { throw LongLinkError.redisReply(text, command: command) }
+        return self
+    }
+}

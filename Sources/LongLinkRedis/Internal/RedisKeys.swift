@@ -1,0 +1,41 @@
+/// The names of the keys and channels LongLink keeps in Redis.
+///
+/// Every key of one principal carries the hash tag `{p:<principal>}`, so that a move to Redis
+/// Cluster keeps them in one slot (a Lua script may only touch keys of one slot there). Names put
+/// inside a tag are escaped (`%`, `{`, `}` and `:` as `%XX`), so that no principal or client id
+/// ends the tag early or reads as another principal's key.
+struct RedisKeys: Sendable {
+    let prefix: String
+
+    /// `<prefix>{p:<principal>}`, or `<prefix>{c:<client>}` for a connection no login bound.
+    func tag(principal: String) -> String { "\(prefix){p:\(Self.escaped(principal))}" }
+
+    /// The meta hash: `seq` (the last seq given), `epoch`, `bytes` (topics and payloads stored).
+    func meta(principal: String) -> String { tag(principal: principal) + ":m" }
+
+    /// The stream of unacknowledged pushes, entry id `<seq>-0`.
+    func stream(principal: String) -> String { tag(principal: principal) + ":s" }
+
+    /// The channel told `<epoch>:<seq>` of every push produced.
+    func channel(principal: String) -> String { tag(principal: principal) + ":c" }
+
+    /// The de-dup entry of one request.
+    func dedupe(principal: String?, clientID: String, requestID: String) -> String {
+        let tag = principal.map { self.tag(principal: $0) } ?? "\(prefix){c:\(Self.escaped(clientID))}"
+        return tag + ":d:\(Self.escaped(clientID)):\(requestID)"
+    }
+
+    static func escaped(_ name: String) -> String {
+        guard name.utf8.contains(where: { $0 == 0x25 || $0 == 0x7B || $0 == 0x7D || $0 == 0x3A }) else { return name }
+        var bytes: [UInt8] = []
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in name.utf8 {
+            if byte == 0x25 || byte == 0x7B || byte == 0x7D || byte == 0x3A {
+                bytes += [0x25, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import LongLinkTestSupport
+import LongLinkTransport
+import Testing
+
+@testable import LongLinkRedis
+
+/// A `redis-server` of the test's own, on a free port in a temporary directory, stopped by its
+/// process id: started with AOF on and RDB snapshots off, restarted with no persistence at all
+/// (all data gone, as after losing a node), paused and resumed with SIGSTOP and SIGCONT.
+final class RedisServerProcess: @unchecked Sendable {
+    /// The binary: `LONGLINK_REDIS_SERVER` (when set, nothing else), else `redis-server` on the
+    /// PATH or in /usr/bin.
+    static let binary: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["LONGLINK_REDIS_SERVER"] {
+            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        }
+        let directories =
+            (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"]
+        return directories.map { "\($0)/redis-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    /// Whether the Redis tests run: always under CI (where a missing binary must fail them, not
+    /// skip them), elsewhere when the binary is there; otherwise one line says why they are skipped.
+    static let testsEnabled: Bool = {
+        if binary != nil || ProcessInfo.processInfo.environment["CI"] != nil { return true }
+        print("LongLinkRedisTests: redis-server not found (Debian package redis-server); the Redis tests are skipped")
+        return false
+    }()
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "redis-server not found and CI is set: install the Debian package redis-server (CI must not skip these tests)"
+        }
+    }
+
+    let port: Int
+    let directory: URL
+    private(set) var process: Process
+
+    var configuration: RedisConfiguration {
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+        configuration.commandTimeout = .milliseconds(500)
+        configuration.connectTimeout = .milliseconds(500)
+        configuration.initialReconnectDelay = .milliseconds(10)
+        configuration.maximumReconnectDelay = .milliseconds(100)
+        return configuration
+    }
+
+    private init(port: Int, directory: URL, process: Process) {
+        self.port = port
+        self.directory = directory
+        self.process = process
+    }
+
+    /// Starts a server and waits (bounded) until it answers PING.
+    static func start() async throws -> RedisServerProcess {
+        guard let binary else { throw Missing() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "longlink-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var lastError: (any Error)?
+        // A free port can be taken between the probe and redis-server's bind: try a few.
+        for _ in 0..<5 {
+            let port = try await freePort()
+            let process = try launch(binary, port: port, directory: directory, persistent: true)
+            let server = RedisServerProcess(port: port, directory: directory, process: process)
+            do {
+                try await server.waitUntilReady()
+                return server
+            } catch {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                lastError = error
+            }
+        }
+        throw lastError!
+    }
+
+    /// Output goes to the null device: nothing reads it, so no reader threads outlive the test.
+    private static func launch(_ binary: String, port: Int, directory: URL, persistent: Bool) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
+            "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Kills the process (SIGKILL: a child of the test runner may inherit a signal mask that
+    /// blocks SIGTERM, and nothing of its data is needed afterwards) and waits, bounded, for it to end.
+    private func kill9() async throws {
+        kill(process.processIdentifier, SIGKILL)
+        try await eventually("redis-server (pid \(process.processIdentifier)) exits", within: .seconds(10)) {
+            !process.isRunning
+        }
+    }
+
+    /// Polls PING, bounded: the server is another process, with nothing to await on.
+    func waitUntilReady(within timeout: Duration = .seconds(10)) async throws {
+        try await eventually("redis-server on port \(port) answers PING", within: timeout) {
+            let client = RedisClient(configuration: configuration)
+            let answered = (try? await client.run(RedisCommand("PING")))?.string == "PONG"
+            await client.shutdown()
+            return answered
+        }
+    }
+
+    /// Pauses the process (SIGSTOP): connections stay open, nothing answers.
+    func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Resumes a paused process (SIGCONT).
+    func resume() { kill(process.processIdentifier, SIGCONT) }
+
+    /// Kills the server and starts a fresh one on the same port with no persistence and an empty
+    /// directory: every key is gone.
+    func restartWithoutPersistence() async throws {
+        try await kill9()
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false)
+        try await waitUntilReady()
+    }
+
+    /// Stops the server and removes its directory.
+    func stop() async {
+        try? await kill9()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Runs `body` with a fresh redis-server, stopped afterwards whatever happens.
+func withRedisServer(_ body: (RedisServerProcess) async throws -> Void) async throws {
+    let server = try await RedisServerProcess.start()
+    do {
+        try await body(server)
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+}
