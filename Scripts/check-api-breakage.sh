@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-products=(LongLink LongLinkServer LongLinkTesting LongLinkWire)
+products=(LongLink LongLinkServer LongLinkTesting LongLinkWire LongLinkRedis)
 baseline="$(grep -v '^[[:space:]]*#' .ci/api-baseline | tr -d '[:space:]')"
 [[ "$baseline" =~ ^[0-9a-f]{7,40}$ ]] || {
     echo "check-api-breakage: .ci/api-baseline holds no commit hash" >&2
