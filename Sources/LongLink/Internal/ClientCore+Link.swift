@@ -242,10 +242,17 @@ extension ClientCore {
         link.tick?.cancel()
         link.probe?.cancel()
         link.end = closed.end
-        // Written requests go out again after reconnect when that is safe; the others are failed
-        // with connectionLost: their outcome is unknown.
+        settleWrittenRequests(of: link, resendAllowed: closed.resendAllowed)
+        link.resumeEndWaiter(.ended(closed.end))
+        if machine.shuttingDown { finishShutdownIfIdle() }
+    }
+
+    /// The requests written on a link that ended go out again on the next link when that is safe;
+    /// the others fail with connectionLost, their outcome unknown. Returns how many will go again.
+    @discardableResult
+    func settleWrittenRequests(of link: Link, resendAllowed: Bool) -> Int {
         let settlement = book.linkEnded(
-            generation, resendAllowed: closed.resendAllowed,
+            link.generation, resendAllowed: resendAllowed,
             serverDeduplicates: (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
         stats.resends += settlement.resent
         fail(
@@ -253,7 +260,6 @@ extension ClientCore {
             with: LongLinkError(
                 code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"
             ))
-        link.resumeEndWaiter(.ended(closed.end))
-        if machine.shuttingDown { finishShutdownIfIdle() }
+        return settlement.resent
     }
 }

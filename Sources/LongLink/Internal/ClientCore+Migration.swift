@@ -129,16 +129,8 @@ extension ClientCore {
         }
         link.tick?.cancel()
         if link.end == nil { link.end = .closed(error) }
-        let settlement = book.linkEnded(
-            generation, resendAllowed: !machine.isStopping,
-            serverDeduplicates: (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
-        stats.resends += settlement.resent
-        fail(
-            settlement.failed,
-            with: LongLinkError(
-                code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"
-            ))
-        if settlement.resent > 0, let current = self.link, machine.phase == .open(current.generation) {
+        let resent = settleWrittenRequests(of: link, resendAllowed: !machine.isStopping)
+        if resent > 0, let current = self.link, machine.phase == .open(current.generation) {
             drainQueue(on: current)
         }
         if machine.shuttingDown { finishShutdownIfIdle() }
