@@ -78,10 +78,13 @@ struct ConflationTests {
             }
             return taken
         }
+        // The newest tick of each symbol, in the order the symbols first arrived, and every alert in
+        // order. (How the two interleave depends on the server: best-effort and reliable pushes
+        // leave it by different paths.)
+        #expect(taken.filter { !$0.contains("alert") } == ["quotes.AAPL 200", "quotes.MSFT 200", "quotes.TSLA 200"])
         #expect(
-            taken == [
-                "quotes.AAPL 200", "quotes.MSFT 200", "quotes.TSLA 200", "quotes.AAPL alert 50",
-                "quotes.AAPL alert 100", "quotes.AAPL alert 150", "quotes.AAPL alert 200",
+            taken.filter { $0.contains("alert") } == [
+                "quotes.AAPL alert 50", "quotes.AAPL alert 100", "quotes.AAPL alert 150", "quotes.AAPL alert 200",
             ])
         await running.stop()
         try await server.stop()

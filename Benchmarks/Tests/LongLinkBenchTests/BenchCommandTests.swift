@@ -151,6 +151,8 @@ struct BenchCommandTests {
         "payloads.echo_64k.cpu_per_call", "payloads.echo_64k_zlib.cpu_per_call",
         "payloads.zlib.deflate.candles", "payloads.zlib.inflate.candles",
         "payloads.zlib.deflate.records_64k", "payloads.zlib.inflate.records_64k",
+        "payloads.zlib.deflate6.candles", "payloads.zlib.deflate6.records_64k",
+        "payloads.zlib.deflate6_bytes.candles", "payloads.zlib.deflate6_bytes.records_64k",
     ]
 
     /// Every payloads row has a positive value; the zlib rows and the cache rows carry the row they
