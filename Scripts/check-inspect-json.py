@@ -55,6 +55,7 @@ def frames(pb):
         ),
         pb.Frame(welcome=pb.Welcome(version=1)),
         pb.Frame(welcome=pb.Welcome(version=1, dedupe_window_ms=60000, max_in_flight=1024)),
+        pb.Frame(welcome=pb.Welcome(version=1, metadata={"longlink-compression": "zlib", "k": AWKWARD})),
         pb.Frame(
             request=pb.Request(
                 request_id="42", method="room.enter", payload=b'{"id":7}', timeout_ms=5000,
@@ -62,7 +63,9 @@ def frames(pb):
             )
         ),
         pb.Frame(request=pb.Request(request_id="43", method="bin", payload=bytes(range(256)))),
+        pb.Frame(request=pb.Request(request_id="45", method="zipped", payload=b"\x78\x01", compression=1)),
         pb.Frame(response=pb.Response(request_id="42", payload=b'{"ok":true}')),
+        pb.Frame(response=pb.Response(request_id="45", payload=b"\x78\x01", compression=1)),
         pb.Frame(response=pb.Response(request_id="43", status=pb.Status(code=5, message="not found: " + AWKWARD))),
         # A present but empty status (OK) is part of the message.
         pb.Frame(response=pb.Response(request_id="44", status=pb.Status())),
@@ -71,6 +74,7 @@ def frames(pb):
         pb.Frame(push=pb.Push(seq=U64_MAX, topic="alerts", payload=b"\x00\xff\xfe")),
         pb.Frame(push=pb.Push(seq=0, topic="quotes", payload=b'{"p":1}')),
         pb.Frame(push=pb.Push(seq=7, topic="alerts", payload=b"hi", epoch=U64_MAX)),
+        pb.Frame(push=pb.Push(seq=8, topic="charts", payload=b"\x78\x01", compression=U32_MAX)),
         pb.Frame(ack=pb.Ack(seqs=[1, 2**53 + 1, 2**63, U64_MAX])),
         pb.Frame(ack=pb.Ack()),
         pb.Frame(sync=pb.Sync()),

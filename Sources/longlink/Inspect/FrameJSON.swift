@@ -50,6 +50,7 @@ enum FrameJSON {
             body.addNumber("loadPermille", welcome.loadPermille)
             body.addNumber("dedupeWindowMs", welcome.dedupeWindowMilliseconds)
             body.addNumber("maxInFlight", welcome.maxInFlight)
+            body.addMap("metadata", welcome.metadata)
         case .request(let request):
             name = "request"
             body.addString("requestId", request.requestID)
@@ -57,6 +58,7 @@ enum FrameJSON {
             body.addBytes("payload", request.payload)
             body.addNumber("timeoutMs", request.timeoutMilliseconds)
             body.addMap("metadata", request.metadata)
+            body.addNumber("compression", request.compression)
         case .response(let response):
             name = "response"
             body.addString("requestId", response.requestID)
@@ -68,6 +70,7 @@ enum FrameJSON {
                 statusObject.addString("message", status.message)
                 body.addRaw("status", statusObject.text())
             }
+            body.addNumber("compression", response.compression)
         case .cancel(let cancel):
             name = "cancel"
             body.addString("requestId", cancel.requestID)
@@ -77,6 +80,7 @@ enum FrameJSON {
             body.addString("topic", push.topic)
             body.addBytes("payload", push.payload)
             body.addUInt64("epoch", push.epoch)
+            body.addNumber("compression", push.compression)
         case .ack(let ack):
             name = "ack"
             if !ack.seqs.isEmpty {
