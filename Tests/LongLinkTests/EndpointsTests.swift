@@ -13,15 +13,19 @@ struct EndpointsTests {
     }
 
     /// s0 is near (20 ms round trip) but jammed (95%: cost 400 ms), s1 far (50 ms) and idle, s2
-    /// farther (300 ms) and idle. The costs are the measured round trips inflated by the reported
+    /// farther (120 ms) and idle. The costs are the measured round trips inflated by the reported
     /// loads exactly as documented, and the client connects to the cheapest: on a quiet machine the
     /// far idle s1 beats the near jammed s0. (The round trips are real and measured beside the rest
     /// of the suite, so the choice is checked against this run's own measurements.)
     @Test func theClientChoosesAsTheFormulaSays() async throws {
         let fleet = try await Fleet.start(
-            3, latencies: [.milliseconds(10), .milliseconds(25), .milliseconds(150)])
+            3, latencies: [.milliseconds(10), .milliseconds(25), .milliseconds(60)])
         fleet.member("s0").setLoad(950)
-        let running = RunningClient(.forFleet(fleet.endpoints))
+        var configuration = ClientConfiguration.forFleet(fleet.endpoints)
+        // Every probe must finish, however loaded the machine: this test compares all three.
+        configuration.balancing.probeTimeout = .seconds(20)
+        configuration.connectTimeout = .seconds(20)
+        let running = RunningClient(configuration)
         let chosen = try await server(of: running.client)
         let status = await running.client.endpointStatus
         let costs = status.map { $0.cost ?? .infinity }
@@ -195,9 +199,9 @@ struct MigrationTests {
             #expect(migrations <= 1)
         }
         // Not before the better cost lasted 20 s over at least 3 probes (steps 1 to 5), and within
-        // the minute.
+        // the minute (a probe spiking on a loaded machine restarts the count, so not always at 5).
         #expect(
-            movedAtStep != nil && (5...7).contains(movedAtStep!), "moved at step \(String(describing: movedAtStep))")
+            movedAtStep != nil && (5...12).contains(movedAtStep!), "moved at step \(String(describing: movedAtStep))")
         try await eventually("the move is done") {
             await (try? client.request("server")).map { String(decoding: $0, as: UTF8.self) } == "s1"
         }
