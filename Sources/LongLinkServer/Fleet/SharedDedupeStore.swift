@@ -1,0 +1,54 @@
+/// Where a fleet of servers keeps its de-duplication window: a request identified by (principal,
+/// client_id, request_id) runs once, on whichever server it reaches first, while the window
+/// lasts, and a copy resent to another server gets the stored reply.
+///
+/// The server's own in-memory window still joins copies that reach the same server; this store
+/// settles which server runs. The reply is opaque bytes to the store (the server encodes status
+/// and payload). An operation that cannot reach the store throws
+/// ``LongLinkError/Code-swift.struct/unavailable``, and the server then answers the request
+/// `UNAVAILABLE` without running it: it fails closed rather than risk a second execution.
+///
+/// `LongLinkRedis` provides one on Redis (`RedisDedupeStore`).
+public protocol SharedDedupeStore: Sendable {
+    /// Claims the request, or reports who has it. `runningFor` bounds the claim: a server that
+    /// dies while running leaves it until then, after which a copy may run the request again.
+    func begin(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration
+    ) async throws(LongLinkError) -> SharedDedupeClaim
+
+    /// Stores the reply of a request this store's instance claimed, kept for `window`. Returns
+    /// false when the claim is no longer this instance's (it expired).
+    @discardableResult
+    func finish(
+        principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
+    ) async throws(LongLinkError) -> Bool
+
+    /// Forgets a request this instance claimed and did not finish (cancelled, timed out), so that
+    /// a copy may run it. Returns false when the claim was not this instance's.
+    @discardableResult
+    func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool
+
+    /// Waits while the request runs elsewhere: returns ``SharedDedupeClaim/finished(_:)`` once its
+    /// reply is stored, ``SharedDedupeClaim/run`` when it was given up and this caller claimed it
+    /// (for `runningFor`), or ``SharedDedupeClaim/running`` when `deadline` came first. Returns
+    /// early when the calling task is cancelled.
+    func awaitOutcome(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration,
+        until deadline: ContinuousClock.Instant
+    ) async throws(LongLinkError) -> SharedDedupeClaim
+
+    /// Closes the store's connections; later operations throw
+    /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
+    /// ends.
+    func shutdown() async
+}
+
+/// What a ``SharedDedupeStore`` found for a request.
+public enum SharedDedupeClaim: Sendable, Equatable {
+    /// Nobody had the request: this caller runs it.
+    case run
+    /// It runs on some server (this one or another) and has no reply yet.
+    case running
+    /// It finished; the reply stored for it.
+    case finished([UInt8])
+}

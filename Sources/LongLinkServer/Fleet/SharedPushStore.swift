@@ -1,0 +1,67 @@
+/// Where a fleet of servers keeps reliable pushes: one store every server reads and writes, so
+/// that a push produced on any server reaches its principal on whichever server holds it, and a
+/// client that moves to another server finds its unacknowledged pushes there.
+///
+/// The same contract as ``PushStore`` (seqs per principal from 1 upward within an epoch, bounds per
+/// principal, `RESOURCE_EXHAUSTED` when full, nothing dropped silently), asynchronous because each
+/// operation is a round trip. An operation that cannot reach the store throws
+/// ``LongLinkError/Code-swift.struct/unavailable``: a push is either stored or refused, never
+/// reported stored when it was not.
+///
+/// Cross-server delivery: the server calls ``startObserving(_:)`` once when it starts serving and
+/// ``refreshObservation(of:)`` whenever the set of principals it holds connections of changes;
+/// the store then tells the observer of every push stored for those principals, by any server.
+/// Notices may be lost (a store on Redis pub/sub is at most once): the store calls
+/// ``SharedPushObserver/noticesLost`` when it may have missed some (after its notice channel
+/// reconnected), and the server reads every principal again. A connection's `Sync` waits for the
+/// principal's observation to be in place before it reads, so that a push stored between the read
+/// and the subscription cannot be missed.
+///
+/// `LongLinkRedis` provides one on Redis Streams (`RedisPushStore`).
+public protocol SharedPushStore: Sendable {
+    /// Stores a push for `principal` under the next sequence number and returns it; tells the
+    /// observers of every server that holds the principal.
+    func append(principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> StoredPush
+
+    /// The unacknowledged pushes of `principal` with `seq > after`, in seq order, at most `limit`.
+    func unacknowledged(principal: String, after seq: UInt64, limit: Int) async throws(LongLinkError) -> [StoredPush]
+
+    /// Forgets the given pushes of `principal`; unknown seqs are ignored.
+    func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError)
+
+    /// Starts reporting stored pushes to `observer` (called once, before the server serves).
+    func startObserving(_ observer: SharedPushObserver) async
+
+    /// Brings the observation of `principal` in line with ``SharedPushObserver/isWatching``: once
+    /// this returns, a push stored for a watched principal is reported (or its loss is), and an
+    /// unwatched one costs nothing more. Called after every change, in any order: the store reads
+    /// `isWatching` when it acts, so the last call leaves the truth in place.
+    func refreshObservation(of principal: String) async
+
+    /// Stops reporting and closes the store's connections; later operations throw
+    /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
+    /// ends: a server owns the stores it is given.
+    func shutdown() async
+}
+
+/// What a ``SharedPushStore`` reports to the server that observes it. Each closure is called on a
+/// thread of the store's and must return quickly.
+public struct SharedPushObserver: Sendable {
+    /// Whether the server holds a connection of this principal now.
+    public var isWatching: @Sendable (_ principal: String) -> Bool
+    /// A push was stored for this principal (by any server).
+    public var pushStored: @Sendable (_ principal: String) -> Void
+    /// Notices may have been missed: read every watched principal again.
+    public var noticesLost: @Sendable () -> Void
+
+    /// An observer of the three closures.
+    public init(
+        isWatching: @escaping @Sendable (_ principal: String) -> Bool,
+        pushStored: @escaping @Sendable (_ principal: String) -> Void,
+        noticesLost: @escaping @Sendable () -> Void
+    ) {
+        self.isWatching = isWatching
+        self.pushStored = pushStored
+        self.noticesLost = noticesLost
+    }
+}
