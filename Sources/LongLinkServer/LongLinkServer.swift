@@ -53,6 +53,19 @@ public final class LongLinkServer: Sendable {
         self.core = ServerCore(configuration: configuration, router: router, store: store)
     }
 
+    /// Creates a server of a fleet: reliable pushes and the de-duplication window live in the
+    /// shared stores of `fleet` (see `LongLinkRedis` for stores on Redis), so that a push produced
+    /// on any server reaches its principal on whichever server holds it, and a request resent to
+    /// another server after a failover runs once. Produce reliable pushes with
+    /// ``publish(to:topic:payload:)``. The server owns the stores: ``run()`` starts their notices
+    /// and shuts them down when it returns.
+    public init(configuration: ServerConfiguration = .init(), router: Router, fleet: FleetStores) {
+        self.configuration = configuration
+        self.core = ServerCore(
+            configuration: configuration, router: router, store: InMemoryPushStore(capacityPerPrincipal: 1),
+            fleet: fleet)
+    }
+
     private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }
 
     /// Listens and serves until ``shutdown()`` or cancellation, then shuts down gracefully.
@@ -78,6 +91,7 @@ public final class LongLinkServer: Sendable {
         guard fresh else {
             throw LongLinkError(code: .failedPrecondition, message: "run() was already called on this server")
         }
+        await core.startObserving()
         let listener: Listener
         do {
             let core = self.core
@@ -92,6 +106,7 @@ public final class LongLinkServer: Sendable {
                 onHandshakeFailure: { _ in core.counters.tlsHandshakeFailures.increment() },
                 onAccept: { connection in core.accept(connection) })
         } catch {
+            await core.shutdownFleet()
             failStart(error)
             throw error
         }
@@ -113,6 +128,7 @@ public final class LongLinkServer: Sendable {
         } else {
             await drain()
         }
+        await core.shutdownFleet()
     }
 
     /// Begins a graceful shutdown; ``run()`` returns when it is complete. Safe to call more than once,
@@ -178,12 +194,49 @@ public final class LongLinkServer: Sendable {
     /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
     /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
     /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
-    /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it).
+    /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it). A
+    /// server of a fleet keeps pushes in a shared store, a round trip away: this throws
+    /// ``LongLinkError/Code-swift.struct/failedPrecondition`` there; use
+    /// ``publish(to:topic:payload:)``.
     @discardableResult
     public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
+        guard core.fleet == nil else {
+            throw LongLinkError(
+                code: .failedPrecondition,
+                message: "this server keeps reliable pushes in a fleet's shared store: use publish(to:topic:payload:)")
+        }
         try core.checkPushSize(topic: topic, payload: payload)
         let stored = try core.store.append(principal: principal, topic: topic, payload: payload)
         core.counters.reliablePushesStored.increment()
+        for connection in core.connections(of: principal) {
+            connection.requestPush()
+        }
+        return stored.seq
+    }
+
+    /// Stores a reliable push for `principal`, in the fleet's shared store or in this server's
+    /// own, and sends it on the principal's synced connections, on whichever server of the fleet
+    /// they are.
+    ///
+    /// Returns the push's seq. Throws as ``push(to:topic:payload:)`` does, and
+    /// ``LongLinkError/Code-swift.struct/unavailable`` when the shared store cannot be reached:
+    /// the push was then not stored (or, if the store's reply was lost, may have been; a client
+    /// never receives a seq twice).
+    @discardableResult
+    public func publish(to principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> UInt64 {
+        guard let shared = core.fleet?.pushes else {
+            return try push(to: principal, topic: topic, payload: payload)
+        }
+        try core.checkPushSize(topic: topic, payload: payload)
+        let stored: StoredPush
+        do {
+            stored = try await shared.append(principal: principal, topic: topic, payload: payload)
+        } catch {
+            if error.code == .unavailable { core.counters.sharedStoreFailures.increment() }
+            throw error
+        }
+        core.counters.reliablePushesStored.increment()
+        // Here at once; other servers when the store's notice reaches them.
         for connection in core.connections(of: principal) {
             connection.requestPush()
         }

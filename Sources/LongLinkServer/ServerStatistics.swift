@@ -51,6 +51,10 @@ public struct ServerStatistics: Sendable, Hashable {
     /// TLS handshakes that failed or timed out (the connection never reached the server, and is
     /// not counted in ``acceptedConnections``).
     public var tlsHandshakeFailures: Int = 0
+    /// Operations on a fleet's shared stores (``FleetStores``) that failed: the store could not be
+    /// reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
+    /// it could not read are read again later.
+    public var sharedStoreFailures: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

@@ -73,6 +73,7 @@ public final class LongLinkTestServer: Sendable {
 
     private let makeRouter: @Sendable () -> Router
     private let makePushStore: @Sendable () -> any PushStore
+    private let makeFleetStores: (@Sendable () throws -> FleetStores)?
     private let state = Locked(State())
 
     /// Creates the harness; nothing listens until ``start()``.
@@ -93,6 +94,28 @@ public final class LongLinkTestServer: Sendable {
         self.bindRetryTimeout = bindRetryTimeout
         self.makeRouter = router
         self.makePushStore = pushStore
+        self.makeFleetStores = nil
+    }
+
+    /// Creates the harness of a fleet's server; nothing listens until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: the servers' configuration; by default a free loopback port.
+    ///   - loopCount: event loops per server instance (at least 1).
+    ///   - bindRetryTimeout: how long a start retries binding a port that is still in use.
+    ///   - fleet: makes the shared stores of each instance (each instance owns and closes its own:
+    ///     see ``LongLinkServer/LongLinkServer/init(configuration:router:fleet:)``).
+    ///   - router: makes the router of each instance.
+    public init(
+        configuration: ServerConfiguration = .init(), loopCount: Int = 1, bindRetryTimeout: Duration = .seconds(5),
+        fleet: @escaping @Sendable () throws -> FleetStores, router: @escaping @Sendable () -> Router
+    ) {
+        self.configuration = configuration
+        self.loopCount = max(1, loopCount)
+        self.bindRetryTimeout = bindRetryTimeout
+        self.makeRouter = router
+        self.makePushStore = { InMemoryPushStore() }
+        self.makeFleetStores = fleet
     }
 
     deinit {
@@ -251,9 +274,15 @@ public final class LongLinkTestServer: Sendable {
 
     private func startInstance(_ base: ServerConfiguration) async throws -> (Instance, SocketAddress) {
         var configuration = base
+        let fleet = try makeFleetStores?()
         let group = EventLoopGroup(loopCount: loopCount, name: "test-server")
         configuration.eventLoopGroup = group
-        let server = LongLinkServer(configuration: configuration, router: makeRouter(), pushStore: makePushStore())
+        let server =
+            if let fleet {
+                LongLinkServer(configuration: configuration, router: makeRouter(), fleet: fleet)
+            } else {
+                LongLinkServer(configuration: configuration, router: makeRouter(), pushStore: makePushStore())
+            }
         let task = Task {
             try await server.run()
         }

@@ -18,6 +18,8 @@ struct ReliablePushWindow {
     private(set) var isFull = false
     /// An `Ack` freed room since the window timer was armed.
     private(set) var ackedSinceTimerArmed = false
+    /// Counts restarts: a read of a shared store begun before one is stale when it returns.
+    private(set) var generation: UInt64 = 0
 
     init(size: Int) {
         self.size = size
@@ -29,6 +31,7 @@ struct ReliablePushWindow {
     /// Pushes go out again from the first unacknowledged one (after `Sync`, or for a new
     /// principal), so what was outstanding no longer counts.
     mutating func restart() {
+        generation &+= 1
         lastSentSeq = 0
         outstanding = 0
         isFull = false

@@ -32,7 +32,13 @@ extension ServerConnection {
         switch session.receivedAck(seqs: seqs) {
         case .acknowledge(let principal, let seqs):
             let sent = pushWindow.acknowledgeable(seqs)
-            if !sent.isEmpty { core.store.acknowledge(principal: principal, seqs: sent) }
+            if !sent.isEmpty {
+                if let shared = core.fleet?.pushes {
+                    acknowledgeShared(shared, principal: principal, seqs: sent)
+                } else {
+                    core.store.acknowledge(principal: principal, seqs: sent)
+                }
+            }
             core.counters.acksReceived.increment(by: seqs.count)
             if pushWindow.acknowledged(seqs) { pumpReliablePushes() }
         case .closeConnection(let close):
@@ -52,6 +58,10 @@ extension ServerConnection {
     /// and the send window has room.
     func pumpReliablePushes() {
         pushRequested.store(false, ordering: .releasing)
+        if let shared = core.fleet?.pushes {
+            pumpShared(shared)
+            return
+        }
         guard let principal = session.reliablePushPrincipal else { return }
         pushWindow.pumpStarted()
         while connection.isWritable {
@@ -79,7 +89,7 @@ extension ServerConnection {
     /// hold pushes unacknowledged for as long as it likes (LongLink's client holds those of a
     /// topic nobody reads yet), and were they to fill the window, pushes of every other topic
     /// would wait behind them forever.
-    private func armWindowTimer() {
+    func armWindowTimer() {
         guard windowTimer == nil else { return }
         pushWindow.timerArmed()
         windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in

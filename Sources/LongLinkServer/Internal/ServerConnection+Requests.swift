@@ -85,6 +85,12 @@ extension ServerConnection {
             deadline: timeout.map { now.advanced(by: $0) }, connectionID: connection.id, session: self)
         let requestID = request.requestID
         let payload = request.payload
+        if let shared = core.fleet?.dedupe, let run, let key {
+            executeShared(
+                shared, route: route, payload: payload, context: context, token: token, run: run, key: key,
+                timeout: timeout, at: now)
+            return
+        }
         let core = self.core
         core.counters.handlersStarted.increment()
         switch route {
@@ -175,7 +181,7 @@ extension ServerConnection {
 
     /// The deadline of a request passed: `run` is its execution when this connection ran it, nil
     /// for a copy that joined an execution elsewhere.
-    private func handlerTimedOut(requestID: String, token: UInt64, run: DedupeRun?) {
+    func handlerTimedOut(requestID: String, token: UInt64, run: DedupeRun?) {
         let request: Session.InFlightRequest
         let close: Session.Close?
         switch session.handlerTimedOut(requestID: requestID, token: token) {

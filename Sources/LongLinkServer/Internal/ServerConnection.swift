@@ -45,6 +45,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var windowTimer: EventLoopTimer?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
+    /// Reads of a fleet's shared push store (see `ServerConnection+Fleet.swift`).
+    var sharedReads = SharedReads()
 
     private var decoder: FrameDecoder
     /// Frames decoded and not yet handled (they wait while the socket is not writable).
@@ -175,7 +177,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        let timers = [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer]
+        let timers = [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, sharedReads.retryTimer]
         for timer in timers.compactMap({ $0 }) {
             loop.cancelTimer(timer)
         }
@@ -184,6 +186,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         heartbeatTimer = nil
         drainTimer = nil
         windowTimer = nil
+        sharedReads.retryTimer = nil
     }
 
     // MARK: Frames

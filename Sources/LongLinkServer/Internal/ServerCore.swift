@@ -21,6 +21,8 @@ final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let store: any PushStore
+    /// The shared stores of a fleet; nil for a server on its own (``store`` and the in-memory window).
+    let fleet: FleetStores?
     let counters = ServerCounters()
     let dedupe: Locked<DedupeTable>
 
@@ -34,8 +36,9 @@ final class ServerCore: Sendable {
 
     private let registry = Locked(Registry())
 
-    init(configuration: ServerConfiguration, router: Router, store: any PushStore) {
+    init(configuration: ServerConfiguration, router: Router, store: any PushStore, fleet: FleetStores? = nil) {
         self.configuration = configuration
+        self.fleet = fleet
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
         self.store = store
@@ -105,28 +108,41 @@ final class ServerCore: Sendable {
     }
 
     func unregister(_ session: ServerConnection, principal: String?) {
-        let waiters = registry.withLock { registry -> [CheckedContinuation<Bool, Never>] in
-            guard registry.all.removeValue(forKey: session.connection.id) != nil else { return [] }
-            if let principal { Self.remove(session, principal: principal, from: &registry) }
-            guard registry.all.isEmpty else { return [] }
+        let (waiters, left) = registry.withLock { registry -> ([CheckedContinuation<Bool, Never>], String?) in
+            guard registry.all.removeValue(forKey: session.connection.id) != nil else { return ([], nil) }
+            let left = principal.flatMap { Self.remove(session, principal: $0, from: &registry) ? $0 : nil }
+            guard registry.all.isEmpty else { return ([], left) }
             defer { registry.emptyWaiters.removeAll() }
-            return Array(registry.emptyWaiters.values)
+            return (Array(registry.emptyWaiters.values), left)
         }
         counters.openConnections.increment(by: -1)
+        if let left { refreshObservation(of: left) }
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
     func rebind(_ session: ServerConnection, from old: String?, to new: String) {
-        registry.withLock { registry in
-            guard registry.all[session.connection.id] != nil else { return }
-            if let old { Self.remove(session, principal: old, from: &registry) }
+        let (left, arrived) = registry.withLock { registry -> (String?, Bool) in
+            guard registry.all[session.connection.id] != nil else { return (nil, false) }
+            let left = old.flatMap { Self.remove(session, principal: $0, from: &registry) ? $0 : nil }
+            let arrived = registry.byPrincipal[new] == nil
             registry.byPrincipal[new, default: [:]][session.connection.id] = session
+            return (left, arrived)
         }
+        if let left { refreshObservation(of: left) }
+        if arrived { refreshObservation(of: new) }
     }
 
-    private static func remove(_ session: ServerConnection, principal: String, from registry: inout Registry) {
+    /// Removes `session` from `principal`'s connections; returns true when it was the last.
+    private static func remove(_ session: ServerConnection, principal: String, from registry: inout Registry) -> Bool {
         registry.byPrincipal[principal]?[session.connection.id] = nil
-        if registry.byPrincipal[principal]?.isEmpty == true { registry.byPrincipal[principal] = nil }
+        guard registry.byPrincipal[principal]?.isEmpty == true else { return false }
+        registry.byPrincipal[principal] = nil
+        return true
+    }
+
+    /// Whether a connection of `principal` is open here.
+    func holds(_ principal: String) -> Bool {
+        registry.withLock { $0.byPrincipal[principal] != nil }
     }
 
     func connections(of principal: String) -> [ServerConnection] {
@@ -202,12 +218,21 @@ final class ServerCore: Sendable {
     /// A handler returned (`response` nil: it was cancelled). Answers every copy waiting for its
     /// execution: with de-duplication (`run`), every copy the window holds, on any connection;
     /// without, the one request on `origin`.
+    ///
+    /// `kept: false` answers the copies without storing the reply, so that a later copy runs the
+    /// request (a fleet's shared window could not be reached: the request did not run).
     func executionFinished(
         origin: ServerConnection, requestID: String, token: UInt64, run: DedupeRun?,
-        response: Frame.Response?
+        response: Frame.Response?, kept: Bool = true
     ) {
         guard let run else {
             origin.deliver(requestID: requestID, token: token, response: response)
+            return
+        }
+        if !kept, let response {
+            let (waiters, orphan) = dedupe.withLock { $0.abandon(run) }
+            orphan?.cancelTimer()
+            deliver(response, to: waiters)
             return
         }
         let (waiters, reply) = settle(run, response: response, at: dedupeTime(.now))

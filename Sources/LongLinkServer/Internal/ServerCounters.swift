@@ -26,6 +26,7 @@ final class ServerCounters: Sendable {
     let orphanedExecutions = Atomic<Int>(0)
     let orphansRefused = Atomic<Int>(0)
     let tlsHandshakeFailures = Atomic<Int>(0)
+    let sharedStoreFailures = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -53,6 +54,7 @@ final class ServerCounters: Sendable {
         s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
         s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)
+        s.sharedStoreFailures = sharedStoreFailures.load(ordering: .relaxed)
         return s
     }
 }

@@ -1,0 +1,98 @@
+internal import LongLinkWire
+
+/// A fleet's shared stores: observing the principals this server holds, and settling with the
+/// shared de-duplication window which server runs a request.
+extension ServerCore {
+    /// How much longer than its deadline a request's claim in the shared window lasts: the
+    /// running server answers within the deadline, and the claim must not expire before that.
+    static let sharedClaimMargin = Duration.seconds(5)
+
+    /// Starts the shared push store's notices: a push stored anywhere for a principal held here
+    /// wakes that principal's connections; lost notices wake every connection.
+    func startObserving() async {
+        guard let pushes = fleet?.pushes else { return }
+        await pushes.startObserving(
+            SharedPushObserver(
+                isWatching: { [weak self] principal in self?.holds(principal) ?? false },
+                pushStored: { [weak self] principal in
+                    for connection in self?.connections(of: principal) ?? [] { connection.requestPush() }
+                },
+                noticesLost: { [weak self] in
+                    for connection in self?.allConnections() ?? [] { connection.requestPush() }
+                }))
+    }
+
+    /// The principals held here changed for `principal` (its first connection came, or its last
+    /// went): the shared push store follows, in the background.
+    func refreshObservation(of principal: String) {
+        guard let pushes = fleet?.pushes else { return }
+        Task { await pushes.refreshObservation(of: principal) }
+    }
+
+    /// Closes the shared stores' connections (the server owns them).
+    func shutdownFleet() async {
+        await fleet?.pushes.shutdown()
+        await fleet?.dedupe?.shutdown()
+    }
+
+    /// What a request admitted under `key` comes to in a fleet: the shared window is asked first;
+    /// `handler` runs only when this server claims the request. Returns the response and whether
+    /// the local window may keep it (a reply that says the shared window was unreachable is not
+    /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
+    func sharedOutcome(
+        _ store: any SharedDedupeStore, key: DedupeKey, runningFor: Duration, deadline: ContinuousClock.Instant,
+        handler: () async -> Frame.Response?
+    ) async -> (response: Frame.Response?, kept: Bool) {
+        let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
+        var claim: SharedDedupeClaim
+        do throws(LongLinkError) {
+            claim = try await store.begin(
+                principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor)
+            if claim == .running {
+                counters.requestsJoined.increment()
+                claim = try await store.awaitOutcome(
+                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                    until: deadline)
+            }
+        } catch {
+            counters.sharedStoreFailures.increment()
+            let status = Frame.Status(
+                code: error.code == .shutdown ? .unavailable : error.code.status,
+                message: "the fleet's de-duplication window could not be reached; the request did not run")
+            return (Frame.Response(status: status), false)
+        }
+        switch claim {
+        case .running:
+            return (nil, true)
+        case .finished(let bytes):
+            counters.requestsReplayed.increment()
+            guard case .response(let response)? = try? Frame(decoding: bytes) else {
+                let status = Frame.Status(code: .internalError, message: "the stored reply could not be read")
+                return (Frame.Response(status: status), false)
+            }
+            return (response, true)
+        case .run:
+            counters.handlersStarted.increment()
+            let response = await handler()
+            do throws(LongLinkError) {
+                if let response {
+                    var stored: [UInt8] = []
+                    var bare = response
+                    bare.requestID = ""
+                    Frame.response(bare).encode(into: &stored)
+                    try await store.finish(
+                        principal: principal, clientID: clientID, requestID: requestID, reply: stored,
+                        window: configuration.dedupeWindow)
+                } else if !isShuttingDown {
+                    // Cancelled or timed out: a copy may run it again, as in one server's window. A
+                    // server going down leaves its claims to expire instead: it may have done part
+                    // of the work.
+                    try await store.abandon(principal: principal, clientID: clientID, requestID: requestID)
+                }
+            } catch {
+                counters.sharedStoreFailures.increment()
+            }
+            return (response, true)
+        }
+    }
+}
