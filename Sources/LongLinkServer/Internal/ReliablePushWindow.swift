@@ -20,6 +20,8 @@ struct ReliablePushWindow {
     private(set) var ackedSinceTimerArmed = false
     /// Counts restarts: a read of a shared store begun before one is stale when it returns.
     private(set) var generation: UInt64 = 0
+    /// The epoch of the last push sent since the window started afresh (nil: none, or not said).
+    private(set) var lastSentEpoch: UInt64?
 
     init(size: Int) {
         self.size = size
@@ -33,6 +35,7 @@ struct ReliablePushWindow {
     mutating func restart() {
         generation &+= 1
         lastSentSeq = 0
+        lastSentEpoch = nil
         outstanding = 0
         isFull = false
     }
@@ -64,10 +67,11 @@ struct ReliablePushWindow {
         isFull = true
     }
 
-    /// `count` pushes went out, the last with seq `lastSeq`.
-    mutating func sent(count: Int, lastSeq: UInt64) {
+    /// `count` pushes went out, the last with seq `lastSeq` (of `epoch`, when the store says).
+    mutating func sent(count: Int, lastSeq: UInt64, epoch: UInt64? = nil) {
         outstanding += count
         lastSentSeq = lastSeq
+        if let epoch { lastSentEpoch = epoch }
         highestSentSeq = max(highestSentSeq, lastSeq)
     }
 

@@ -57,6 +57,16 @@ extension ServerConnection {
         }
     }
 
+    /// Reads the principal's pushes again from the first unacknowledged one, as after a `Sync`
+    /// (any thread): the client drops what it has seen, by epoch and seq.
+    func rereadShared() {
+        onLoop { [self] in
+            guard session.reliablePushPrincipal != nil else { return }
+            pushWindow.restart()
+            pumpReliablePushes()
+        }
+    }
+
     private func sharedReadReturned(
         _ result: Result<[StoredPush], LongLinkError>, principal: String, generation: UInt64, limit: Int,
         observed: Bool
@@ -78,6 +88,13 @@ extension ServerConnection {
                 pumpReliablePushes()
             }
         case .success(let batch):
+            // The store numbers anew in a new epoch after it lost the principal (Redis restarted
+            // empty): seqs may start below the last one sent, so read from the start again.
+            if let epoch = pushWindow.lastSentEpoch, let first = batch.first, first.epoch != epoch {
+                pushWindow.restart()
+                pumpShared(store)
+                return
+            }
             var count = 0
             for push in batch where push.seq > pushWindow.lastSentSeq {
                 send(
@@ -85,7 +102,7 @@ extension ServerConnection {
                         outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))
                     ))
                 count += 1
-                pushWindow.sent(count: 1, lastSeq: push.seq)
+                pushWindow.sent(count: 1, lastSeq: push.seq, epoch: push.epoch)
             }
             core.counters.reliablePushesSent.increment(by: count)
             if batch.count == limit || sharedReads.again { pumpShared(store) }

@@ -8,7 +8,9 @@ extension ServerCore {
     static let sharedClaimMargin = Duration.seconds(5)
 
     /// Starts the shared push store's notices: a push stored anywhere for a principal held here
-    /// wakes that principal's connections; lost notices wake every connection.
+    /// wakes that principal's connections; lost notices make every connection read its principal's
+    /// pushes again from the first unacknowledged one (the store may also have lost its contents
+    /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
         guard let pushes = fleet?.pushes else { return }
         await pushes.startObserving(
@@ -18,7 +20,7 @@ extension ServerCore {
                     for connection in self?.connections(of: principal) ?? [] { connection.requestPush() }
                 },
                 noticesLost: { [weak self] in
-                    for connection in self?.allConnections() ?? [] { connection.requestPush() }
+                    for connection in self?.allConnections() ?? [] { connection.rereadShared() }
                 }))
     }
 
