@@ -17,9 +17,12 @@ internal import LongLinkTransport
 /// refused, never acknowledged to the producer unstored. A push whose reply was lost to a timeout
 /// may still have been stored. The store reconnects by itself.
 ///
-/// Not yet a ``LongLinkServer/PushStore``: the server calls its store synchronously on its event
-/// loops, which a store behind a network round trip must not block.
-public final class RedisPushStore: Sendable {
+/// Cross-server delivery (``startObserving(_:)``): the store keeps a second connection for pub/sub,
+/// subscribed to the channel of every principal the observer watches, and reports each message as
+/// ``LongLinkServer/SharedPushObserver/pushStored``. After every (re)connection of that channel,
+/// once every subscription is confirmed, it reports
+/// ``LongLinkServer/SharedPushObserver/noticesLost``: pub/sub is at most once.
+public final class RedisPushStore: SharedPushStore {
     /// The most unacknowledged pushes kept per principal.
     public let capacityPerPrincipal: Int
     /// The most bytes (topics and payloads) of unacknowledged pushes kept per principal.
@@ -29,6 +32,17 @@ public final class RedisPushStore: Sendable {
 
     let client: RedisClient
     let keys: RedisKeys
+    let configuration: RedisConfiguration
+    private let observation = Locked(Observation())
+
+    /// Who observes, and which channel is which principal's: names are escaped, so the map is
+    /// kept rather than the names parsed back.
+    private struct Observation {
+        var observer: SharedPushObserver?
+        var subscriber: RedisSubscriber?
+        var principals: [String: String] = [:]
+        var isShutDown = false
+    }
 
     /// A store on the Redis of `configuration`, bounded per principal as ``InMemoryPushStore`` is.
     /// Connects on first use. Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for
@@ -41,6 +55,7 @@ public final class RedisPushStore: Sendable {
         self.bytesPerPrincipal = max(1, bytesPerPrincipal)
         self.client = RedisClient(configuration: configuration)
         self.keys = RedisKeys(prefix: configuration.keyPrefix)
+        self.configuration = configuration
     }
 
     /// The channel that hears `<epoch>:<seq>` of each push stored for `principal`.
@@ -114,8 +129,66 @@ public final class RedisPushStore: Sendable {
         return Int(count)
     }
 
-    /// Closes the connection to Redis; later calls throw ``LongLinkError/Code-swift.struct/shutdown``.
+    /// Starts reporting pushes stored for the principals `observer` watches, on a pub/sub
+    /// connection of the store's own that reconnects with backoff. Only the first call counts.
+    public func startObserving(_ observer: SharedPushObserver) async {
+        let subscriber = observation.withLock { state -> RedisSubscriber? in
+            guard !state.isShutDown, state.subscriber == nil else { return nil }
+            state.observer = observer
+            let subscriber = RedisSubscriber(configuration: configuration, loop: client.loop) { [weak self] event in
+                self?.observed(event)
+            }
+            state.subscriber = subscriber
+            return subscriber
+        }
+        await subscriber?.start()
+    }
+
+    /// Subscribes to the channel of `principal` when the observer watches it and unsubscribes
+    /// otherwise, reading ``LongLinkServer/SharedPushObserver/isWatching`` when the subscriber acts
+    /// (calls are serialized there). Returns once Redis has confirmed the change, or at once while
+    /// the pub/sub connection is down (its reconnection subscribes and reports lost notices).
+    /// Does nothing before ``startObserving(_:)``.
+    public func refreshObservation(of principal: String) async {
+        let current = observation.withLock { state -> (RedisSubscriber, SharedPushObserver)? in
+            guard !state.isShutDown, let subscriber = state.subscriber, let observer = state.observer else {
+                return nil
+            }
+            return (subscriber, observer)
+        }
+        guard let current else { return }
+        let (subscriber, observer) = current
+        let channel = keys.channel(principal: principal)
+        await subscriber.update(channel) {
+            let watching = observer.isWatching(principal)
+            observation.withLock { $0.principals[channel] = watching ? principal : nil }
+            return watching
+        }
+    }
+
+    /// On the subscriber's loop: a notice for a watched principal, or the (re)connection.
+    private func observed(_ event: RedisSubscriber.Event) {
+        let (observer, principal) = observation.withLock { state -> (SharedPushObserver?, String?) in
+            guard !state.isShutDown else { return (nil, nil) }
+            if case .message(let channel, _) = event { return (state.observer, state.principals[channel]) }
+            return (state.observer, nil)
+        }
+        guard let observer else { return }
+        switch event {
+        case .subscribed: observer.noticesLost()
+        case .message: if let principal { observer.pushStored(principal) }
+        }
+    }
+
+    /// Stops reporting and closes both connections to Redis; later calls throw
+    /// ``LongLinkError/Code-swift.struct/shutdown``.
     public func shutdown() async {
+        let subscriber = observation.withLock { state in
+            state.isShutDown = true
+            state.principals = [:]
+            return state.subscriber
+        }
+        await subscriber?.shutdown()
         await client.shutdown()
     }
 

@@ -1,6 +1,6 @@
 internal import LongLinkTransport
 internal import LongLinkWire
-import Synchronization
+internal import Synchronization
 
 /// One connection to Redis: writes pipelined commands and matches replies to them in order.
 ///
@@ -33,9 +33,11 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
     /// Called on the loop once the connection has closed.
     var onClose: ((LongLinkError?) -> Void)?
 
-    private init(connection: Connection, limits: RESPParser.Limits) {
+    /// `loop` is the one `connection` runs on, passed in rather than read from
+    /// `connection.eventLoop`: this runs off the loop, and that property was written on it.
+    private init(connection: Connection, loop: EventLoop, limits: RESPParser.Limits) {
         self.connection = connection
-        self.loop = connection.eventLoop
+        self.loop = loop
         self.parser = RESPParser(limits: limits)
     }
 
@@ -56,7 +58,7 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
         } catch {
             throw .redisUnavailable("cannot connect to Redis at \(where_): \(error.message)", cause: error)
         }
-        let redis = RedisConnection(connection: connection, limits: limits)
+        let redis = RedisConnection(connection: connection, loop: loop, limits: limits)
         loop.execute {
             configure(redis)
             connection.start(handler: redis)
@@ -85,7 +87,22 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
     /// Closes the connection; waiting batches fail with `unavailable` (any thread).
     func close() {
         closed.store(true, ordering: .releasing)
-        connection.close(.immediately, error: .redisUnavailable("the Redis connection was closed"))
+        // Hop to the loop here: `Connection.close` off the loop would read its `eventLoop` there.
+        loop.execute { [connection] in
+            connection.close(.immediately, error: .redisUnavailable("the Redis connection was closed"))
+        }
+    }
+
+    /// Writes `commands` whose answers come as pushes (`SUBSCRIBE`, `UNSUBSCRIBE`), without
+    /// waiting: queued on the loop before this returns, so that commands posted one after another
+    /// (by an actor) leave in that order. Dropped when the connection is closed.
+    func post(_ commands: [RedisCommand]) {
+        loop.execute { [self] in
+            guard !connection.isClosed else { return }
+            connection.write { bytes in
+                for command in commands { command.encode(into: &bytes) }
+            }
+        }
     }
 
     /// Writes `commands` in one go and returns their replies in order, error replies included.

@@ -25,6 +25,10 @@ struct RedisKeys: Sendable {
         return tag + ":d:\(Self.escaped(clientID)):\(requestID)"
     }
 
+    /// The channel told when the de-dup entry `key` finished or was abandoned: the entry's name
+    /// and a suffix, so that it keeps the entry's hash tag.
+    func dedupeNotice(entry key: String) -> String { key + ":n" }
+
     static func escaped(_ name: String) -> String {
         guard name.utf8.contains(where: { $0 == 0x25 || $0 == 0x7B || $0 == 0x7D || $0 == 0x3A }) else { return name }
         var bytes: [UInt8] = []

@@ -4,11 +4,16 @@ internal import LongLinkWire
 /// Pub/sub on a connection of its own, kept open by a supervising task that reconnects with
 /// backoff and subscribes again to every channel.
 ///
-/// Pub/sub is at most once: messages published while the connection was down are lost. So after
-/// every (re)connection, once Redis has confirmed every subscription, ``events`` yields
-/// ``Event/subscribed``: a consumer then re-reads what it may have missed (the streams), knowing
-/// that anything published from then on reaches it. Messages beyond the buffer are dropped as
-/// well; consumers notice by a gap in the seqs.
+/// Events go to a callback rather than a buffered stream, so that none is dropped: messages are
+/// delivered on the connection's loop (the callback must be cheap and must not block), in the order
+/// Redis sent them. Pub/sub is at most once: messages published while the connection was down are
+/// lost. So after every (re)connection, once Redis has confirmed every subscription, the callback
+/// gets ``Event/subscribed``: the owner then re-reads what it may have missed, knowing that
+/// anything published from then on reaches it.
+///
+/// Subscriptions change through ``update(_:wanted:)``, which asks the owner whether it wants the
+/// channel at the moment the actor acts: calls are serialized here and their commands leave in that
+/// order, so that the last call leaves the truth in place whatever order callers raced in.
 actor RedisSubscriber {
     enum Event: Sendable, Equatable {
         /// Every channel is subscribed (again): what was published before may have been missed.
@@ -17,44 +22,92 @@ actor RedisSubscriber {
         case message(channel: String, payload: [UInt8])
     }
 
-    nonisolated let events: AsyncStream<Event>
-    private let continuation: AsyncStream<Event>.Continuation
     private let configuration: RedisConfiguration
     private let loop: EventLoop
+    private let onEvent: @Sendable (Event) -> Void
     private var channels: Set<String>
     private var connection: RedisConnection?
     private var supervisor: Task<Void, Never>?
+    private var isShutDown = false
+    /// Whether the first connection attempt has ended, either way, and who waits for it.
+    private var firstAttemptEnded = false
+    private var startWaiters: [CheckedContinuation<Void, Never>] = []
 
+    /// `onEvent` is called on the connection's loop for messages and from the actor for
+    /// ``Event/subscribed``; never concurrently with itself for messages.
     init(
         configuration: RedisConfiguration, channels: Set<String> = [], loop: EventLoop = EventLoopGroup.shared.next(),
-        buffer: Int = 4096
+        onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.configuration = configuration
         self.channels = channels
         self.loop = loop
-        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(buffer))
+        self.onEvent = onEvent
     }
 
-    /// Starts the supervising task (once).
-    func start() {
-        guard supervisor == nil else { return }
-        supervisor = Task { await supervise() }
+    /// Starts the supervising task (once) and returns when its first connection attempt has
+    /// ended: connected with every channel confirmed, or failed (bounded by the connect and command
+    /// timeouts). So an ``update(_:wanted:)`` right after start is confirmed when Redis is up.
+    func start() async {
+        if supervisor == nil, !isShutDown {
+            supervisor = Task { await supervise() }
+        }
+        guard !firstAttemptEnded else { return }
+        await withCheckedContinuation { startWaiters.append($0) }
     }
 
-    /// Subscribes to `channel` now (when connected) and after every reconnection.
+    private func endFirstAttempt() {
+        guard !firstAttemptEnded else { return }
+        firstAttemptEnded = true
+        let waiters = startWaiters
+        startWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The channels subscribed now or after the next reconnection.
+    var subscribedChannels: Set<String> { channels }
+
+    /// Subscribes to `channel` (now when connected, and after every reconnection).
     func subscribe(_ channel: String) async {
-        guard channels.insert(channel).inserted, let connection else { return }
-        _ = try? await connection.send(
-            [RedisCommand("SUBSCRIBE", channel)], timeout: configuration.commandTimeout, expectReplies: false)
+        await update(channel) { true }
     }
 
-    /// Stops the task, closes the connection and finishes ``events``.
+    /// Unsubscribes from `channel`.
+    func unsubscribe(_ channel: String) async {
+        await update(channel) { false }
+    }
+
+    /// Subscribes to `channel` or unsubscribes from it as `wanted` says, read when the actor acts.
+    ///
+    /// Returns once Redis has confirmed every command sent so far on the connection (a `PING`
+    /// answered after them), this one included, or at once when disconnected: then the next
+    /// connection subscribes to every wanted channel and reports ``Event/subscribed``. A `PING`
+    /// that goes unanswered closes the connection (after ``RedisConfiguration/commandTimeout``),
+    /// which leads to the same.
+    func update(_ channel: String, wanted: @Sendable () -> Bool) async {
+        guard !isShutDown else { return }
+        // No suspension between reading `wanted` and posting the command: the wire order is the
+        // order of the reads.
+        let command: String
+        if wanted() {
+            command = channels.insert(channel).inserted ? "SUBSCRIBE" : ""
+        } else {
+            command = channels.remove(channel) != nil ? "UNSUBSCRIBE" : ""
+        }
+        guard let connection, !connection.isClosed else { return }
+        if !command.isEmpty { connection.post([RedisCommand(command, channel)]) }
+        // Even with nothing sent: an earlier caller's SUBSCRIBE of this channel may be unconfirmed.
+        _ = try? await connection.send([RedisCommand("PING")], timeout: configuration.commandTimeout)
+    }
+
+    /// Stops the task and closes the connection; no event follows the ones under way.
     func shutdown() {
+        isShutDown = true
         supervisor?.cancel()
         supervisor = nil
+        endFirstAttempt()
         connection?.close()
         connection = nil
-        continuation.finish()
     }
 
     private func supervise() async {
@@ -62,28 +115,34 @@ actor RedisSubscriber {
             initial: configuration.initialReconnectDelay, maximum: configuration.maximumReconnectDelay)
         while !Task.isCancelled {
             let closed = OneShot<Void>()
-            let continuation = continuation
+            let onEvent = onEvent
             do throws(LongLinkError) {
                 let opened = try await RedisConnection.open(configuration, on: loop) { connection in
-                    connection.onPush = { push in Self.deliver(push, to: continuation) }
+                    connection.onPush = { push in Self.deliver(push, to: onEvent) }
                     connection.onClose = { _ in closed.resume(()) }
                 }
+                guard !isShutDown else {
+                    opened.close()
+                    endFirstAttempt()
+                    return
+                }
                 connection = opened
-                if !channels.isEmpty {
-                    _ = try await opened.send(
-                        [RedisCommand([Array("SUBSCRIBE".utf8)] + channels.sorted().map { Array($0.utf8) })],
-                        timeout: configuration.commandTimeout, expectReplies: false)
+                // Posted before any suspension, so that an `update` after this one goes after it.
+                for batch in Array(channels).sorted().chunked(into: 1024) {
+                    opened.post([RedisCommand([Array("SUBSCRIBE".utf8)] + batch.map { Array($0.utf8) })])
                 }
                 // Replies keep their order with the pushes before them: once PING is answered,
                 // every subscription has been confirmed.
                 _ = try await opened.send([RedisCommand("PING")], timeout: configuration.commandTimeout)
                 backoff.succeeded()
-                continuation.yield(.subscribed)
+                if !isShutDown { onEvent(.subscribed) }
+                endFirstAttempt()
                 if Task.isCancelled { opened.close() }
                 _ = await closed.value()
             } catch {
                 connection?.close()
                 backoff.failed(at: .now, jitter: Double.random(in: 0.5...1))
+                endFirstAttempt()
             }
             connection = nil
             guard let notBefore = backoff.notBefore else { continue }
@@ -91,11 +150,18 @@ actor RedisSubscriber {
         }
     }
 
-    /// Yields `["message", channel, payload]` pushes; confirmations and others are not events.
-    private static func deliver(_ push: RESPValue, to continuation: AsyncStream<Event>.Continuation) {
+    /// Delivers `["message", channel, payload]` pushes; confirmations and others are not events.
+    private static func deliver(_ push: RESPValue, to onEvent: @Sendable (Event) -> Void) {
         guard let parts = push.elements, parts.count == 3, parts[0].string == "message",
             let channel = parts[1].string, let payload = parts[2].bytes
         else { return }
-        continuation.yield(.message(channel: channel, payload: payload))
+        onEvent(.message(channel: channel, payload: payload))
+    }
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements: one command per slice keeps each bounded.
+    fileprivate func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }
