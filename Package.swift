@@ -77,10 +77,14 @@ let package = Package(
             name: "LongLinkServerTests",
             dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
         ),
-        // Starts its own redis-server (skipped where none is installed, failed so under CI).
+        // Starts its own redis-server (skipped where none is installed, failed so under CI); the
+        // fleet's tests run three servers on it and a real client through fault proxies.
         .testTarget(
             name: "LongLinkRedisTests",
-            dependencies: ["LongLinkRedis", "LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
+            dependencies: [
+                "LongLinkRedis", "LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport", "LongLink",
+                "LongLinkTesting",
+            ]
         ),
         .testTarget(
             name: "LongLinkTestingTests",

@@ -122,6 +122,16 @@ final class RedisServerProcess: @unchecked Sendable {
     /// directory: every key is gone.
     func restartWithoutPersistence() async throws {
         try await kill9()
+        try await relaunchWithoutPersistence()
+    }
+
+    /// Kills the server (SIGKILL), as a crashed node; ``relaunchWithoutPersistence()`` brings it back.
+    func crash() async {
+        try? await kill9()
+    }
+
+    /// Starts a fresh server on the same port with no persistence and an empty directory.
+    func relaunchWithoutPersistence() async throws {
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false)

@@ -1,0 +1,209 @@
+import LongLink
+import LongLinkServer
+import LongLinkTestSupport
+import LongLinkTesting
+import Testing
+
+@testable import LongLinkRedis
+
+/// One real Redis, three real servers sharing it, a real client: the fleet's promises.
+@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+struct FleetTests {
+    /// The next `count` pushes of `stream`, within 20 s.
+    private func take(_ count: Int, from stream: AsyncStream<Push>) async throws -> [Push] {
+        try await within(.seconds(20), "\(count) pushes") {
+            var iterator = stream.makeAsyncIterator()
+            var pushes: [Push] = []
+            while pushes.count < count, let push = await iterator.next() { pushes.append(push) }
+            return pushes
+        }
+    }
+
+    /// A client logged in on s0, with s1 as the next endpoint once it is connected (so that it
+    /// starts on s0 whatever a probe would measure, and fails over to s1).
+    private func onFirstServer(
+        _ fleet: RedisFleet, as user: String, _ body: @escaping @Sendable (LongLinkClient) async throws -> Void
+    ) async throws {
+        try await withLongLinkClient(configuration: .forRedisFleet([fleet.endpoints[0]], user: user)) { client in
+            #expect(try await client.request("server") == bytes("s0"))
+            await client.setEndpoints([fleet.endpoints[0], fleet.endpoints[1]])
+            try await body(client)
+        }
+    }
+
+    @Test func pushesProducedOnOtherServersArriveOnceAndInOrder() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "ann") { (client: LongLinkClient) async throws in
+                let alerts = client.pushes(topic: "alerts")
+                for n in 1...30 {
+                    try await fleet.server(1 + n % 2).publish(to: "ann", topic: "alerts", payload: bytes("alert \(n)"))
+                }
+                let pushes = try await take(30, from: alerts)
+                #expect(pushes.map(\.seq) == Array(1...30))
+                #expect(pushes.map { String(decoding: $0.payload, as: UTF8.self) } == (1...30).map { "alert \($0)" })
+                try await eventually("the acks reach Redis") { (try? await fleet.unacknowledged("ann")) == 0 }
+                // s0 sent each once; the others hold no connection of ann and sent nothing.
+                #expect(try fleet.server(0).statistics.reliablePushesSent == 30)
+                #expect(try fleet.server(1).statistics.reliablePushesSent == 0)
+                #expect(await client.statistics.pushesDelivered == 30)
+            }
+            await fleet.stop()
+        }
+    }
+
+    /// s0 becomes unreachable while it runs a non-idempotent request: the client fails over to s1
+    /// and resends; s1 finds the request claimed, waits for s0's execution (which runs on as an
+    /// orphan) and replays its reply. The request ran once, counted in Redis.
+    @Test func aServerCutOffMidRequestIsLeftAndTheRequestRunsOnce() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "bo") { (client: LongLinkClient) async throws in
+                // Bounded inside: `within` ends the call after 20 s.
+                let reply = Task {
+                    try await within(.seconds(20), "the reply") {
+                        try await client.request(
+                            "slow", payload: bytes("once"), options: RequestOptions(timeout: .seconds(10)))
+                    }
+                }
+                #expect(try await fleet.events.next(within: .seconds(10)) == "started once on s0")
+                await fleet.cutOff(0)
+                #expect(try await reply.value == bytes("s0"))
+                #expect(try await client.request("server") == bytes("s1"))
+                #expect(try await fleet.runs("once") == 1)
+                #expect(try fleet.server(1).statistics.requestsReplayed == 1)
+                #expect(fleet.events.count == 0)
+            }
+            await fleet.stop()
+        }
+    }
+
+    /// s0 crashes while it runs a non-idempotent request: its handler dies with it, and its claim
+    /// in Redis outlives the call. The resend on s1 waits for it and the call ends at its deadline:
+    /// the request never runs a second time.
+    @Test func aServerCrashedMidRequestNeverRunsItTwice() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "cy") { (client: LongLinkClient) async throws in
+                let start = ContinuousClock.now
+                let reply = Task {
+                    try await within(.seconds(20), "the call to end") { () async -> LongLinkError.Code? in
+                        do {
+                            _ = try await client.request(
+                                "slow", payload: bytes("crash"), options: RequestOptions(timeout: .seconds(3)))
+                            return nil
+                        } catch {
+                            return (error as? LongLinkError)?.code
+                        }
+                    }
+                }
+                #expect(try await fleet.events.next(within: .seconds(10)) == "started crash on s0")
+                await fleet.members[0].crash()
+                #expect(try await reply.value == .deadlineExceeded)
+                #expect(ContinuousClock.now - start < .seconds(5))
+                #expect(try await client.request("server") == bytes("s1"))
+                #expect(try await fleet.runs("crash") == 1)
+                #expect(try fleet.server(1).statistics.requestsJoined == 1)
+            }
+            await fleet.stop()
+        }
+    }
+
+    @Test func pushesProducedWhileTheClientIsBetweenServersArriveAfterSync() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "di") { (client: LongLinkClient) async throws in
+                let alerts = client.pushes(topic: "alerts")
+                for n in 1...10 { try await fleet.server(2).publish(to: "di", topic: "alerts", payload: bytes("\(n)")) }
+                #expect(try await take(10, from: alerts).map(\.seq) == Array(1...10))
+                // Between servers: s0 unreachable, s1 refusing, pushes produced on s2 meanwhile.
+                await fleet.proxies[1].refuseConnections()
+                await fleet.cutOff(0)
+                for n in 11...30 {
+                    try await fleet.server(2).publish(to: "di", topic: "alerts", payload: bytes("\(n)"))
+                }
+                await fleet.proxies[1].acceptConnections()
+                let later = try await take(20, from: alerts)
+                #expect(later.map(\.seq) == Array(11...30))
+                #expect(later.map { String(decoding: $0.payload, as: UTF8.self) } == (11...30).map(String.init))
+                #expect(try await client.request("server") == bytes("s1"))
+                try await eventually("the acks reach Redis") { (try? await fleet.unacknowledged("di")) == 0 }
+                #expect(await client.statistics.pushesDelivered == 30)
+            }
+            await fleet.stop()
+        }
+    }
+
+    /// Redis restarts empty: while it is down, producing and requests fail `UNAVAILABLE`; once it
+    /// is back the principal's pushes start a new epoch at seq 1, and the client delivers them
+    /// although it took seqs 1 to 5 of the old one.
+    @Test func aRedisRestartWithoutPersistenceStartsANewEpochAndNothingIsSwallowed() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "ed") { (client: LongLinkClient) async throws in
+                let alerts = client.pushes(topic: "alerts")
+                for n in 1...5 { try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("old \(n)")) }
+                #expect(try await take(5, from: alerts).map(\.seq) == Array(1...5))
+                try await eventually("the acks reach Redis") { (try? await fleet.unacknowledged("ed")) == 0 }
+
+                await redis.crash()
+                await #expect {
+                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("lost"))
+                } throws: { error in
+                    (error as? LongLinkError)?.code == .unavailable
+                }
+                // `server` touches no Redis itself: only the shared window can refuse it.
+                let started = try fleet.server(0).statistics.handlersStarted
+                await #expect {
+                    _ = try await client.request("server", options: RequestOptions(timeout: .seconds(5)))
+                } throws: { error in
+                    (error as? LongLinkError)?.code == .unavailable
+                }
+                #expect(try fleet.server(0).statistics.handlersStarted == started)
+
+                try await redis.relaunchWithoutPersistence()
+                try await eventually("s1 stores pushes again") {
+                    (try? await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new 1"))) != nil
+                }
+                for n in 2...5 { try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new \(n)")) }
+                let fresh = try await take(5, from: alerts)
+                #expect(fresh.map { String(decoding: $0.payload, as: UTF8.self) } == (1...5).map { "new \($0)" })
+                #expect(fresh.map(\.seq) == Array(1...5))
+            }
+            await fleet.stop()
+        }
+    }
+
+    /// Redis stops answering (SIGSTOP): a request and a publish fail `UNAVAILABLE` well within the
+    /// call's deadline, nothing hangs, and once Redis answers again so does the fleet.
+    @Test func aPausedRedisFailsCallersWithinTheirDeadlines() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            try await onFirstServer(fleet, as: "flo") { (client: LongLinkClient) async throws in
+                let started = try fleet.server(0).statistics.handlersStarted
+                redis.pause()
+                let start = ContinuousClock.now
+                // `server` touches no Redis itself: only the shared window can refuse it.
+                await #expect {
+                    _ = try await client.request("server", options: RequestOptions(timeout: .seconds(5)))
+                } throws: { error in
+                    (error as? LongLinkError)?.code == .unavailable
+                }
+                #expect(ContinuousClock.now - start < .seconds(4))
+                #expect(try fleet.server(0).statistics.handlersStarted == started)
+                let publishStart = ContinuousClock.now
+                await #expect {
+                    try await fleet.server(0).publish(to: "flo", topic: "alerts", payload: bytes("x"))
+                } throws: { error in
+                    (error as? LongLinkError)?.code == .unavailable
+                }
+                #expect(ContinuousClock.now - publishStart < .seconds(4))
+                redis.resume()
+                try await eventually("requests run again") {
+                    (try? await client.request("slow", payload: bytes("resumed"))) == bytes("s0")
+                }
+            }
+            await fleet.stop()
+        }
+    }
+}

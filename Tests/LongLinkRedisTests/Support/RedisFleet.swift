@@ -1,0 +1,125 @@
+import LongLink
+import LongLinkServer
+import LongLinkTestSupport
+import LongLinkTesting
+import Synchronization
+
+@testable import LongLinkRedis
+
+/// Three (or more) real `LongLinkServer`s sharing one real Redis through ``FleetStores/redis(_:)``,
+/// each behind its own fault proxy. Their `slow` method counts its executions in Redis (so the
+/// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal.
+final class RedisFleet: Sendable {
+    let redis: RedisServerProcess
+    let members: [LongLinkTestServer]
+    let proxies: [FaultProxy]
+    /// Where clients connect: each member's proxy.
+    let endpoints: [Endpoint]
+    /// Lines the handlers report: `started <payload> on <server>`.
+    let events: Mailbox<String>
+    /// The tests' own connection to Redis, for the execution counts.
+    let counter: RedisClient
+    let prefix: String
+
+    private init(
+        redis: RedisServerProcess, members: [LongLinkTestServer], proxies: [FaultProxy], events: Mailbox<String>,
+        counter: RedisClient, prefix: String
+    ) throws {
+        self.redis = redis
+        self.members = members
+        self.proxies = proxies
+        self.endpoints = try proxies.map { try $0.endpoint }
+        self.events = events
+        self.counter = counter
+        self.prefix = prefix
+    }
+
+    /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`.
+    static func start(
+        on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600)
+    ) async throws -> RedisFleet {
+        let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
+        var shared = redis.configuration
+        shared.keyPrefix = prefix
+        let redisConfiguration = shared
+        let events = Mailbox<String>()
+        let counter = RedisClient(configuration: redisConfiguration)
+        var members: [LongLinkTestServer] = []
+        var proxies: [FaultProxy] = []
+        for index in 0..<count {
+            let id = "s\(index)"
+            var configuration = ServerConfiguration()
+            configuration.serverID = id
+            configuration.drainTimeout = .seconds(2)
+            let member = LongLinkTestServer(
+                configuration: configuration, fleet: { try .redis(redisConfiguration) }
+            ) {
+                var router = Router()
+                router.register("server") { _, _ in Array(id.utf8) }
+                router.register("login") { payload, context in
+                    context.bind(principal: String(decoding: payload, as: UTF8.self))
+                    return Array(id.utf8)
+                }
+                // Not idempotent: counted in Redis first, then 600 ms of work.
+                router.register("slow") { payload, _ in
+                    let name = String(decoding: payload, as: UTF8.self)
+                    _ = try await counter.run(RedisCommand("INCR", prefix + "runs:" + name))
+                    events.put("started \(name) on \(id)")
+                    try await Task.sleep(for: slowFor)
+                    return Array(id.utf8)
+                }
+                return router
+            }
+            try await member.start()
+            let proxy = FaultProxy(upstream: try member.endpoint)
+            try await proxy.start()
+            members.append(member)
+            proxies.append(proxy)
+        }
+        return try RedisFleet(
+            redis: redis, members: members, proxies: proxies, events: events, counter: counter, prefix: prefix)
+    }
+
+    func server(_ index: Int) throws -> LongLinkServer {
+        guard let server = members[index].server else { throw ConditionTimedOut(what: "server s\(index) running") }
+        return server
+    }
+
+    /// How many times `slow` ran with this payload, across the fleet.
+    func runs(_ name: String) async throws -> Int {
+        let reply = try await counter.run(RedisCommand("GET", prefix + "runs:" + name))
+        return Int(reply.string ?? "0") ?? 0
+    }
+
+    /// How many pushes of `principal` wait in Redis for an acknowledgement.
+    func unacknowledged(_ principal: String) async throws -> Int {
+        let reply = try await counter.run(RedisCommand("XLEN", RedisKeys(prefix: prefix).stream(principal: principal)))
+        return Int(reply.int64 ?? -1)
+    }
+
+    /// Member `index` becomes unreachable, as a server whose network died: its connections are
+    /// reset and new ones refused; the server process itself runs on.
+    func cutOff(_ index: Int) async {
+        await proxies[index].refuseConnections(reset: true)
+        await proxies[index].apply(.reset)
+    }
+
+    func stop() async {
+        for proxy in proxies { await proxy.stop() }
+        for member in members { await member.stop() }
+        await counter.shutdown()
+    }
+}
+
+extension ClientConfiguration {
+    /// A client of the Redis fleet, logged in as `user`: fast backoff, short probes.
+    static func forRedisFleet(_ endpoints: [Endpoint], user: String) -> ClientConfiguration {
+        var configuration = ClientConfiguration(endpoints: endpoints)
+        configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+        configuration.connectTimeout = .seconds(2)
+        configuration.defaultTimeout = .seconds(10)
+        configuration.balancing.probeTimeout = .seconds(1)
+        configuration.login = { session in _ = try await session.request("login", payload: Array(user.utf8)) }
+        return configuration
+    }
+}
