@@ -142,7 +142,9 @@ struct FleetTests {
             let fleet = try await RedisFleet.start(on: redis)
             try await onFirstServer(fleet, as: "ed") { (client: LongLinkClient) async throws in
                 let alerts = client.pushes(topic: "alerts")
-                for n in 1...5 { try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("old \(n)")) }
+                for n in 1...5 {
+                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("old \(n)"))
+                }
                 #expect(try await take(5, from: alerts).map(\.seq) == Array(1...5))
                 try await eventually("the acks reach Redis") { (try? await fleet.unacknowledged("ed")) == 0 }
 
@@ -165,7 +167,9 @@ struct FleetTests {
                 try await eventually("s1 stores pushes again") {
                     (try? await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new 1"))) != nil
                 }
-                for n in 2...5 { try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new \(n)")) }
+                for n in 2...5 {
+                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new \(n)"))
+                }
                 let fresh = try await take(5, from: alerts)
                 #expect(fresh.map { String(decoding: $0.payload, as: UTF8.self) } == (1...5).map { "new \($0)" })
                 #expect(fresh.map(\.seq) == Array(1...5))

@@ -52,7 +52,8 @@ extension ServerConnection {
                 result = .failure(error)
             }
             onLoop { [self] in
-                sharedReadReturned(result, principal: principal, generation: generation, limit: limit, observed: observe)
+                sharedReadReturned(
+                    result, principal: principal, generation: generation, limit: limit, observed: observe)
             }
         }
     }

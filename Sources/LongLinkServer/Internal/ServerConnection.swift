@@ -177,7 +177,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        let timers = [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, sharedReads.retryTimer]
+        let timers = [
+            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, sharedReads.retryTimer,
+        ]
         for timer in timers.compactMap({ $0 }) {
             loop.cancelTimer(timer)
         }
