@@ -103,7 +103,9 @@ public struct ClientStatistics: Sendable, Hashable {
     /// Best-effort pushes that took the place of an older one of the same conflation key in a
     /// consumer's buffer (the older one is gone; see ``ClientConfiguration/pushConflation``).
     public var bestEffortPushesConflated: Int = 0
-    /// Reliable pushes refused because a consumer's buffer was full (redelivered after `Sync`).
+    /// Reliable pushes left unacknowledged with the server, to come again after `Sync`: refused
+    /// because a consumer's buffer was full, not held for want of a consumer, or sent before the
+    /// server read a `Sync` the client sent on a link already receiving them.
     public var reliablePushesDeferred: Int = 0
     /// Seqs acknowledged to the server.
     public var acksSent: Int = 0

@@ -141,6 +141,71 @@ struct PushDeliveryTests {
         #expect(machine.delivered.count == PushDelivery.epochLimit)
     }
 
+    /// The interleaving CI once saw, without a socket: 1–8 buffered, 9–31 deferred; the consumer
+    /// catches up and `Sync` goes out; 32–40, written by the server before it read the `Sync`,
+    /// arrive before its redelivery and must not overtake 9–31.
+    @Test func pushesSentBeforeTheServerReadTheSyncWaitForItsRedelivery() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        for seq: UInt64 in 1...8 { #expect(deliver(push(seq), to: &machine) == 1) }
+        #expect(machine.received(push(9)) == .offer)
+        let startsDeferring = machine.offered(push(9), accepted: 0, refused: true)
+        #expect(startsDeferring)
+        for seq: UInt64 in 10...31 { #expect(machine.received(push(seq), on: 1) == .dropDeferred) }
+        let caughtUp = machine.taken([1, 2, 3, 4, 5], caughtUp: true)
+        #expect(caughtUp.sync)
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 31, barrier: 100)
+        for seq: UInt64 in 32...40 { #expect(machine.received(push(seq), on: 1) == .dropDeferred) }
+        // Another link's pushes are another stream: the wait does not apply to them.
+        #expect(machine.received(push(50), on: 2) == .offer)
+        // The redelivery begins (a seq not above the last one): the wait ends, all flows in order.
+        #expect(machine.received(push(1), on: 1) == .ackAgain)
+        #expect(machine.redeliveryWait == nil)
+        #expect(machine.received(push(6), on: 1) == .dropDuplicate)
+        for seq: UInt64 in 9...40 { #expect(machine.received(push(seq), on: 1) == .offer) }
+        // Its Pong, late, asks for nothing more.
+        let late = machine.pongReceived(100)
+        #expect(!late)
+    }
+
+    /// Another device acknowledged everything the client saw, so the redelivery begins above the
+    /// last seq and looks like the older stream: the `Pong` after the `Sync` ends the wait, and a
+    /// `Sync` more brings what was dropped, its redelivery now starting below the last seq.
+    @Test func aRedeliveryAboveTheLastSeqEndsTheWaitAtThePongWithOneMoreSync() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 31, barrier: 100)
+        for seq: UInt64 in 32...45 { #expect(machine.received(push(seq), on: 1) == .dropDeferred) }
+        let heartbeat = machine.pongReceived(99)
+        #expect(!heartbeat)
+        let barrier = machine.pongReceived(100)
+        #expect(barrier)
+        #expect(machine.redeliveryWait == nil)
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 45, barrier: 101)
+        for seq: UInt64 in 41...45 { #expect(machine.received(push(seq), on: 1) == .offer) }
+        // Nothing dropped before the Pong: nothing more to ask for.
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 45, barrier: 102)
+        let quiet = machine.pongReceived(102)
+        #expect(!quiet)
+    }
+
+    /// A push of another epoch (numbering that started again) ends the wait, as does a login's
+    /// `Sync` (a new link has no older stream); with no push seen yet, the first one is waited out.
+    @Test func anotherEpochOrANewLinkEndsTheWait() {
+        var machine = PushDelivery(holdLimit: 10)
+        _ = machine.consumerAdded(1, topic: "alerts")
+        machine.resyncSent(on: 1, epoch: 7, lastSeq: 31, barrier: 100)
+        #expect(machine.received(Push(seq: 32, topic: "alerts", payload: [], epoch: 7), on: 1) == .dropDeferred)
+        #expect(machine.received(Push(seq: 40, topic: "alerts", payload: [], epoch: 8), on: 1) == .offer)
+        #expect(machine.redeliveryWait == nil)
+        machine.resyncSent(on: 1, epoch: nil, lastSeq: nil, barrier: 101)
+        #expect(machine.received(push(3), on: 1) == .dropDeferred)
+        #expect(machine.received(push(2), on: 1) == .offer)
+        machine.resyncSent(on: 1, epoch: nil, lastSeq: nil, barrier: 102)
+        machine.syncSent()
+        #expect(machine.received(push(4), on: 2) == .offer)
+    }
+
     @Test func stoppingForgetsEveryConsumerAndEveryHeldPush() {
         var machine = PushDelivery(holdLimit: 10)
         _ = machine.consumerAdded(1, topic: "alerts")

@@ -159,6 +159,7 @@ extension ClientCore {
                     link.ping = nil
                 }
                 reportedLoad(Int(pong.loadPermille), on: link)
+                pushBarrierPassed(pong.nonce)
             case .goAway(let goAway): handleGoAway(goAway, on: link)
             case .unrecognized: break
             case .hello, .welcome, .request, .cancel, .ack, .sync:

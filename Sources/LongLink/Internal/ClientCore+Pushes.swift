@@ -62,8 +62,9 @@ extension ClientCore {
             link.pushEpoch = push.epoch
             releaseAcksAwaitingEpoch(push.epoch)
         }
+        if push.isReliable { link.lastPushSeq = push.seq }
         if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
-        switch pushes.received(push) {
+        switch pushes.received(push, on: link.generation) {
         case .offer:
             var accepted = 0
             var refused = false
@@ -109,13 +110,27 @@ extension ClientCore {
     }
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
+    ///
+    /// On a link already synced, pushes the server wrote before it reads this `Sync` still arrive
+    /// ahead of the redelivery: ``PushDelivery`` drops them until it begins (see
+    /// ``PushDelivery/RedeliveryWait``). The `Ping` after the `Sync` marks the end of those pushes:
+    /// the server answers it only after it read the `Sync`.
     func requestSync() {
         guard let link = syncedLink else {
             pushes.wantSync()
             return
         }
-        pushes.syncSent()
         send(.sync(Frame.Sync()), on: link)
+        // Not `sendPing`: the heartbeat's round-trip measurement keeps its own Ping.
+        nextPingNonce += 1
+        send(.ping(Frame.Ping(nonce: nextPingNonce)), on: link)
+        pushes.resyncSent(
+            on: link.generation, epoch: link.pushEpoch, lastSeq: link.lastPushSeq, barrier: nextPingNonce)
+    }
+
+    /// A `Pong` on the current link: it may end the wait for a redelivery.
+    func pushBarrierPassed(_ nonce: UInt64) {
+        if pushes.pongReceived(nonce) { requestSync() }
     }
 
     func addAck(_ key: PushKey) {

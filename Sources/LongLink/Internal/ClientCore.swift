@@ -55,6 +55,8 @@ actor ClientCore {
         var end: LinkEnd?
         /// The epoch of the last reliable push received here: the seq space this link's acks are for.
         var pushEpoch: UInt64?
+        /// The seq of the last reliable push received here (of `pushEpoch`).
+        var lastPushSeq: UInt64?
         /// A retiring link said `GoAway` and closes.
         var goingAway = false
         /// Both sides agreed to compress payloads on this link.

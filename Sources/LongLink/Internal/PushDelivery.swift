@@ -23,6 +23,9 @@ struct PushDelivery {
     private(set) var deferring = false
     /// A `Sync` is owed as soon as the link allows it.
     private(set) var syncWanted = false
+    /// A `Sync` went out on a link already receiving reliable pushes, and its redelivery has not
+    /// begun yet (see ``RedeliveryWait``).
+    private(set) var redeliveryWait: RedeliveryWait?
     let holdLimit: Int
 
     /// Epochs remembered: a client that moves between servers with different stores (and back)
@@ -77,11 +80,17 @@ struct PushDelivery {
         case dropUnwanted
     }
 
-    mutating func received(_ push: Push) -> ReceiveAction {
+    /// A push arrived on the link of generation `link`.
+    mutating func received(_ push: Push, on link: UInt64 = 0) -> ReceiveAction {
         let wanted = hasConsumer(for: push)
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
+        let stale = isStale(push, on: link)
         if wasDelivered(push.key) { return .ackAgain }
         if seqs[push.key] != nil { return .dropDuplicate }
+        if stale {
+            redeliveryWait?.dropped = true
+            return .dropDeferred
+        }
         if deferring { return .dropDeferred }
         guard wanted else {
             guard held.count < holdLimit else {
@@ -219,9 +228,31 @@ struct PushDelivery {
         syncWanted = true
     }
 
-    /// A `Sync` went out.
+    /// The `Sync` of a login went out: the link is new, no push was sent on it before.
     mutating func syncSent() {
         syncWanted = false
+        redeliveryWait = nil
+    }
+
+    /// A `Sync` went out on the logged-in link of generation `link`, followed by a `Ping` with
+    /// nonce `barrier`; `epoch` and `lastSeq` are those of the last reliable push received there
+    /// (nil: none yet). Reliable pushes on that link are dropped until the redelivery begins.
+    mutating func resyncSent(on link: UInt64, epoch: UInt64?, lastSeq: UInt64?, barrier: UInt64) {
+        syncWanted = false
+        // An earlier wait ends here: this Sync's redelivery brings what it dropped as well.
+        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq)
+    }
+
+    /// The `Pong` with `nonce` arrived. True when a `Sync` must go out again: it answered the
+    /// wait's `Ping`, so everything the server sent before it read the `Sync` has arrived, and
+    /// pushes were dropped with no sign of the redelivery. Those may have been its beginning (seqs
+    /// above all the client saw, after another device acknowledged the lower ones), which no later
+    /// push would bring again.
+    mutating func pongReceived(_ nonce: UInt64) -> Bool {
+        guard let wait = redeliveryWait, wait.barrier == nonce else { return false }
+        redeliveryWait = nil
+        // While deferring, the Sync that ends the deferral brings them.
+        return wait.dropped && !deferring
     }
 
     /// The client stopped: every consumer is gone and nothing is held.
@@ -229,5 +260,53 @@ struct PushDelivery {
         consumers.removeAll()
         seqs.removeAll()
         held.removeAll()
+        redeliveryWait = nil
+    }
+
+    // MARK: Redelivery after a Sync
+
+    /// A `Sync` sent on a link that is already receiving reliable pushes: the pushes the server
+    /// wrote before it read the `Sync` still arrive after it, ahead of its redelivery. Delivered,
+    /// they would overtake the pushes the client dropped (deferred, or not held) and wants back,
+    /// which come only with the redelivery. So they are dropped too, unacknowledged, until the
+    /// redelivery begins.
+    ///
+    /// The server sends one connection's reliable pushes in strictly increasing seq order, except
+    /// that each `Sync` starts them again from the lowest unacknowledged seq. So a push whose seq
+    /// is not above the one received before it on the link (or one of another epoch: numbering
+    /// that started again) begins a redelivery, which brings, in order, everything sent before it
+    /// that is still unacknowledged, so everything dropped. The redelivery may also begin above
+    /// the last seq, when another connection of the principal acknowledged all the lower ones:
+    /// then the `Pong` to the `Ping` sent right after the `Sync` (the server answers frames in
+    /// order) ends the wait, and what was dropped meanwhile is asked for with one more `Sync`.
+    struct RedeliveryWait: Equatable {
+        /// The generation of the link the `Sync` went out on; pushes on other links pass.
+        let link: UInt64
+        /// The nonce of the `Ping` sent right after the `Sync`.
+        let barrier: UInt64
+        /// The seq space of the link's pushes (nil: none seen yet).
+        var epoch: UInt64?
+        /// The seq of the last reliable push received on the link (nil: none yet).
+        var last: UInt64?
+        /// A push was dropped while waiting.
+        var dropped = false
+    }
+
+    /// True when `push` arrived on the waiting link from before the server read the `Sync`. A
+    /// push that begins the redelivery ends the wait.
+    private mutating func isStale(_ push: Push, on link: UInt64) -> Bool {
+        guard var wait = redeliveryWait, wait.link == link else { return false }
+        if let epoch = wait.epoch, epoch != push.epoch {
+            redeliveryWait = nil
+            return false
+        }
+        if let last = wait.last, push.seq <= last {
+            redeliveryWait = nil
+            return false
+        }
+        wait.epoch = push.epoch
+        wait.last = push.seq
+        redeliveryWait = wait
+        return true
     }
 }
