@@ -176,8 +176,24 @@ public final class RedisPushStore: SharedPushStore {
         guard let observer else { return }
         switch event {
         case .subscribed: observer.noticesLost()
-        case .message: if let principal { observer.pushStored(principal) }
+        case .message(_, let payload):
+            guard let principal else { return }
+            // Push notices are `<epoch>:<seq>`; an exclusive login is `s:<client_id>`.
+            if payload.starts(with: Self.sessionNotice) {
+                observer.sessionStarted(principal, String(decoding: payload.dropFirst(2), as: UTF8.self))
+            } else {
+                observer.pushStored(principal)
+            }
         }
+    }
+
+    /// The prefix of a session notice on a principal's channel.
+    static let sessionNotice = Array("s:".utf8)
+
+    /// Publishes `s:<clientID>` on the principal's channel: every server observing the principal
+    /// ends its sessions of other clients.
+    public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
+        _ = try await client.run(RedisCommand("PUBLISH", keys.channel(principal: principal), "s:" + clientID))
     }
 
     /// Stops reporting and closes both connections to Redis; later calls throw

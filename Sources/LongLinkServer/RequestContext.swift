@@ -26,4 +26,14 @@ public struct RequestContext: Sendable {
     public func bind(principal: String) {
         session.bind(principal: principal)
     }
+
+    /// Binds the connection to `principal`, as ``bind(principal:)`` does; with `exclusive: true`
+    /// the principal may be logged in from one client at a time: its sessions from other clients
+    /// (other `client_id`s) end with `GoAway(UNAUTHENTICATED, "logged in elsewhere", reconnect:
+    /// false)`, on this server and, in a fleet (``FleetStores``), on every other. A LongLink
+    /// client so kicked stops with a terminal error. The same client's other links (a
+    /// reconnection, a migration under way) are kept.
+    public func bind(principal: String, exclusive: Bool) {
+        session.bind(principal: principal, exclusive: exclusive)
+    }
 }

@@ -55,6 +55,9 @@ public struct ServerStatistics: Sendable, Hashable {
     /// reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
     /// it could not read are read again later.
     public var sharedStoreFailures: Int = 0
+    /// Sessions ended because their principal logged in elsewhere with an exclusive binding
+    /// (``RequestContext/bind(principal:exclusive:)``).
+    public var sessionsReplaced: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

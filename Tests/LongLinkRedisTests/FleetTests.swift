@@ -210,4 +210,45 @@ struct FleetTests {
             await fleet.stop()
         }
     }
+
+    /// A login with an exclusive binding on s1 ends the principal's session of another client on
+    /// s0 (`GoAway`, no reconnect: the kicked client stops with a terminal error); the same client
+    /// logging in again is not kicked.
+    @Test func anExclusiveLoginOnOneServerEndsTheOtherClientsSessionOnAnother() async throws {
+        try await withRedisServer { redis in
+            let fleet = try await RedisFleet.start(on: redis)
+            var firstConfiguration = ClientConfiguration.forRedisFleet(
+                [fleet.endpoints[0]], user: "gus", exclusive: true)
+            firstConfiguration.clientID = "phone"
+            let first = LongLinkClient(configuration: firstConfiguration)
+            // How the phone's run() ended (nil: without an error), waited for with a bound.
+            let ended = Mailbox<LongLinkError?>()
+            let firstRun = Task {
+                do {
+                    try await first.run()
+                    ended.put(nil)
+                } catch {
+                    ended.put(error as? LongLinkError ?? LongLinkError(code: .unknown, message: "\(error)"))
+                }
+            }
+            #expect(try await first.request("server") == bytes("s0"))
+
+            var secondConfiguration = ClientConfiguration.forRedisFleet(
+                [fleet.endpoints[1]], user: "gus", exclusive: true)
+            secondConfiguration.clientID = "tablet"
+            try await withLongLinkClient(configuration: secondConfiguration) { second in
+                #expect(try await second.request("server") == bytes("s1"))
+                let error = try await ended.next(within: .seconds(10), "the phone's run() to end")
+                #expect(error?.code == .goAway)
+                #expect(error?.message.contains("logged in elsewhere") == true)
+                #expect(try fleet.server(0).statistics.sessionsReplaced == 1)
+                // The tablet is untouched.
+                #expect(try await second.request("server") == bytes("s1"))
+                #expect(try fleet.server(1).statistics.sessionsReplaced == 0)
+            }
+            first.shutdown()
+            _ = await firstRun.result
+            await fleet.stop()
+        }
+    }
 }

@@ -38,6 +38,11 @@ public protocol SharedPushStore: Sendable {
     /// `isWatching` when it acts, so the last call leaves the truth in place.
     func refreshObservation(of principal: String) async
 
+    /// Tells every server of the fleet that holds `principal` that `clientID` logged in with an
+    /// exclusive binding: they end the principal's sessions of other clients (reported through
+    /// ``SharedPushObserver/sessionStarted``, to the announcing server too).
+    func announceSession(principal: String, clientID: String) async throws(LongLinkError)
+
     /// Stops reporting and closes the store's connections; later operations throw
     /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
     /// ends: a server owns the stores it is given.
@@ -53,15 +58,20 @@ public struct SharedPushObserver: Sendable {
     public var pushStored: @Sendable (_ principal: String) -> Void
     /// Notices may have been missed: read every watched principal again.
     public var noticesLost: @Sendable () -> Void
+    /// A client logged in as this principal with an exclusive binding (on any server): sessions of
+    /// the principal's other clients end.
+    public var sessionStarted: @Sendable (_ principal: String, _ clientID: String) -> Void
 
-    /// An observer of the three closures.
+    /// An observer of the four closures.
     public init(
         isWatching: @escaping @Sendable (_ principal: String) -> Bool,
         pushStored: @escaping @Sendable (_ principal: String) -> Void,
-        noticesLost: @escaping @Sendable () -> Void
+        noticesLost: @escaping @Sendable () -> Void,
+        sessionStarted: @escaping @Sendable (_ principal: String, _ clientID: String) -> Void = { _, _ in }
     ) {
         self.isWatching = isWatching
         self.pushStored = pushStored
         self.noticesLost = noticesLost
+        self.sessionStarted = sessionStarted
     }
 }

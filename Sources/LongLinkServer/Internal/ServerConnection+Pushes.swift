@@ -6,13 +6,30 @@ internal import LongLinkWire
 extension ServerConnection {
     /// Binds the connection to a principal (any thread; on the loop at once when called there, so
     /// that a login reply cannot overtake its binding).
-    func bind(principal: String) {
+    ///
+    /// `exclusive`: the principal's sessions of other clients end, here and on every server of a
+    /// fleet (see ``ServerCore/sessionStarted(principal:clientID:)``).
+    func bind(principal: String, exclusive: Bool = false) {
         onLoop { [self] in
-            guard case .rebind(let old) = session.bound(principal: principal) else { return }
-            // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
-            dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
-            core.rebind(self, from: old, to: principal)
-            pushWindow.principalChanged()
+            if case .rebind(let old) = session.bound(principal: principal) {
+                // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
+                dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
+                core.rebind(self, from: old, to: principal)
+                pushWindow.principalChanged()
+            }
+            if exclusive, session.principal == principal {
+                core.sessionStarted(principal: principal, clientID: session.clientID)
+            }
+        }
+    }
+
+    /// Ends this session with `GoAway(UNAUTHENTICATED, reconnect: false)` if it is bound to
+    /// `principal` for a client other than `clientID` (any thread).
+    func endSession(of principal: String, unlessClient clientID: String) {
+        onLoop { [self] in
+            guard session.principal == principal, session.clientID != clientID, session.phase == .active else { return }
+            core.counters.sessionsReplaced.increment()
+            goAway(code: .unauthenticated, reason: "logged in elsewhere", reconnect: false, retryAfter: .zero)
         }
     }
 

@@ -21,6 +21,9 @@ extension ServerCore {
                 },
                 noticesLost: { [weak self] in
                     for connection in self?.allConnections() ?? [] { connection.rereadShared() }
+                },
+                sessionStarted: { [weak self] principal, clientID in
+                    self?.endSessions(of: principal, exceptClient: clientID)
                 }))
     }
 
@@ -29,6 +32,30 @@ extension ServerCore {
     func refreshObservation(of principal: String) {
         guard let pushes = fleet?.pushes else { return }
         Task { await pushes.refreshObservation(of: principal) }
+    }
+
+    /// A client logged in as `principal` with an exclusive binding: every session of the principal
+    /// here from another client ends, and in a fleet every other server is told to do the same.
+    func sessionStarted(principal: String, clientID: String) {
+        endSessions(of: principal, exceptClient: clientID)
+        guard let pushes = fleet?.pushes else { return }
+        let counters = self.counters
+        Task {
+            do throws(LongLinkError) {
+                try await pushes.announceSession(principal: principal, clientID: clientID)
+            } catch {
+                counters.sharedStoreFailures.increment()
+            }
+        }
+    }
+
+    /// Ends, with `GoAway(UNAUTHENTICATED, reconnect: false)`, the sessions of `principal` held here
+    /// by clients other than `clientID` (that client's own other links, a reconnection or a
+    /// migration under way, are kept).
+    func endSessions(of principal: String, exceptClient clientID: String) {
+        for connection in connections(of: principal) {
+            connection.endSession(of: principal, unlessClient: clientID)
+        }
     }
 
     /// Closes the shared stores' connections (the server owns them).

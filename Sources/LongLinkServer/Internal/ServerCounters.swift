@@ -27,6 +27,7 @@ final class ServerCounters: Sendable {
     let orphansRefused = Atomic<Int>(0)
     let tlsHandshakeFailures = Atomic<Int>(0)
     let sharedStoreFailures = Atomic<Int>(0)
+    let sessionsReplaced = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -55,6 +56,7 @@ final class ServerCounters: Sendable {
         s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)
         s.sharedStoreFailures = sharedStoreFailures.load(ordering: .relaxed)
+        s.sessionsReplaced = sessionsReplaced.load(ordering: .relaxed)
         return s
     }
 }

@@ -60,6 +60,11 @@ final class RedisFleet: Sendable {
                     context.bind(principal: String(decoding: payload, as: UTF8.self))
                     return Array(id.utf8)
                 }
+                // One client at a time for the principal, across the fleet.
+                router.register("login.exclusive") { payload, context in
+                    context.bind(principal: String(decoding: payload, as: UTF8.self), exclusive: true)
+                    return Array(id.utf8)
+                }
                 // Not idempotent: counted in Redis first, then 600 ms of work.
                 router.register("slow") { payload, _ in
                     let name = String(decoding: payload, as: UTF8.self)
@@ -113,13 +118,14 @@ final class RedisFleet: Sendable {
 
 extension ClientConfiguration {
     /// A client of the Redis fleet, logged in as `user`: fast backoff, short probes.
-    static func forRedisFleet(_ endpoints: [Endpoint], user: String) -> ClientConfiguration {
+    static func forRedisFleet(_ endpoints: [Endpoint], user: String, exclusive: Bool = false) -> ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: endpoints)
         configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
         configuration.connectTimeout = .seconds(2)
         configuration.defaultTimeout = .seconds(10)
         configuration.balancing.probeTimeout = .seconds(1)
-        configuration.login = { session in _ = try await session.request("login", payload: Array(user.utf8)) }
+        let method = exclusive ? "login.exclusive" : "login"
+        configuration.login = { session in _ = try await session.request(method, payload: Array(user.utf8)) }
         return configuration
     }
 }
