@@ -51,7 +51,7 @@ let package = Package(
             name: "longlink",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkTesting",
-                "LongLinkCLISupport",
+                "LongLinkCLISupport", "LongLinkRedis",
             ]
         ),
         // The benchmarks: `swift build -c release --product longlink-bench`. Not a product on

@@ -3,6 +3,7 @@ import LongLink
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import Testing
 
 @Suite("Chaos soak")
@@ -46,6 +47,22 @@ struct SoakTests {
         expectNothingLost(report)
         #expect(report.reconnects >= 2)
         #expect(report.leftPending == 0)
+    }
+
+    /// A fleet of one is no fleet: refused before anything starts (the stores are never made).
+    @Test func aFleetNeedsTwoServers() async throws {
+        var configuration = SoakConfiguration(duration: .seconds(10))
+        let made = Locked(0)
+        configuration.fleet = SoakFleet(servers: 1) {
+            made.withLock { $0 += 1 }
+            throw LongLinkError(code: .unavailable, message: "no stores in this test")
+        }
+        await #expect {
+            _ = try await SoakRunner(configuration: configuration).run()
+        } throws: { error in
+            (error as? LongLinkError)?.code == .invalidConfiguration
+        }
+        #expect(made.withLock { $0 } == 0)
     }
 
     /// What every soak must show: requests answered, nothing hung, lost, duplicated or run twice.

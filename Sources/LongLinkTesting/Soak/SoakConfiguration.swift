@@ -30,11 +30,36 @@ public struct SoakConfiguration: Sendable {
     /// `localhost` or `127.0.0.1`).
     public var clientTLS: TLSConfiguration?
 
+    /// A fleet of servers sharing their stores instead of one server; nil: one in-process server
+    /// with an in-memory push store.
+    public var fleet: SoakFleet?
+
     /// The default: 60 seconds with faults.
     public init() {}
 
     /// A configuration lasting `duration`.
     public init(duration: Duration) {
         self.duration = duration
+    }
+}
+
+/// A soak against a fleet: ``servers`` servers sharing the stores ``stores`` makes (for example
+/// on Redis, with `LongLinkRedis`'s `FleetStores.redis`), each behind its own fault proxy, and a
+/// client that knows them all. The fault schedule then crashes the server the client is on and
+/// restarts it, and requests take ``workDuration`` on the server, so that crashes catch some
+/// mid-execution: those may end in `DEADLINE_EXCEEDED` (their claim in the shared de-dup window
+/// outlives the crash), and none may run twice.
+public struct SoakFleet: Sendable {
+    /// How many servers (at least 2).
+    public var servers: Int
+    /// Makes the shared stores of each server instance (each instance owns and closes its own).
+    public var stores: @Sendable () throws -> FleetStores
+    /// How long the `work` method takes on the server.
+    public var workDuration: Duration = .milliseconds(200)
+
+    /// A fleet of `servers` servers on the stores `stores` makes.
+    public init(servers: Int, stores: @escaping @Sendable () throws -> FleetStores) {
+        self.servers = servers
+        self.stores = stores
     }
 }

@@ -31,7 +31,8 @@ import Synchronization
 ///   `"first_seq"` and `"last_seq"` for reliable pushes. The pushes may reach the client before or
 ///   after the reply. The request's timeout must cover (n - 1) × interval_ms: when the request
 ///   is cancelled or times out, the pushes not yet sent are not sent. A full push store stops the
-///   emission with `RESOURCE_EXHAUSTED`.
+///   emission with `RESOURCE_EXHAUSTED`; a fleet's shared store out of reach (`serve --redis`)
+///   with `UNAVAILABLE`.
 final class ClientTestMethods: Sendable {
     /// How many (client id, request id) pairs `count` remembers.
     static let maxCountedRequests = 100_000
@@ -177,7 +178,12 @@ final class ClientTestMethods: Sendable {
             if request.reliable {
                 let seq: UInt64
                 do {
-                    seq = try server.push(to: principal, topic: request.topic, payload: payload)
+                    seq = try await server.publish(to: principal, topic: request.topic, payload: payload)
+                } catch  where error.code == .unavailable {
+                    // A fleet's store out of reach is not a full store: say so, with its code.
+                    throw LongLinkError(
+                        code: .unavailable,
+                        message: "emit stopped after \(index - 1) of \(request.n) pushes: \(error.message)")
                 } catch {
                     throw LongLinkError(
                         code: .resourceExhausted,

@@ -1,4 +1,5 @@
 import LongLinkCLISupport
+import LongLinkRedis
 import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
@@ -35,6 +36,13 @@ enum ServeCommand: Subcommand {
             every interval_ms; it replies when all are queued ({"topic":..,"emitted":n,"reliable":..}
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
             Cancelling the request stops the pushes not yet sent.
+
+            With --redis redis://[user:pass@]HOST[:PORT][/DB] the server joins a fleet: reliable
+            pushes and the de-duplication window live in that Redis (keys under --redis-prefix,
+            default 'longlink:'), so several 'serve --redis' processes on one Redis share them. A
+            client that moves to another of them finds its unacknowledged pushes there, and a
+            request resent to another runs once. While Redis is out of reach, reliable pushes and
+            requests fail UNAVAILABLE; the server reconnects by itself.
             """,
         options: [
             .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
@@ -47,6 +55,10 @@ enum ServeCommand: Subcommand {
             .value(
                 "report-load", "PERMILLE",
                 help: "Report this load (0-1000) in Welcome and Pong instead of the measured one, to test balancing."),
+            .value(
+                "redis", "URL",
+                help: "Keep reliable pushes and the de-dup window in Redis: redis://[user:pass@]HOST[:PORT][/DB]."),
+            .value("redis-prefix", "PREFIX", help: "Prefix of every Redis key and channel (default longlink:)."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
@@ -113,12 +125,32 @@ enum ServeCommand: Subcommand {
             feedConfiguration.alertStepCents = cents == 0 ? nil : cents
         }
         let log = EventLog(isEnabled: !arguments.flag("quiet"))
+        let redis = try redisConfiguration(arguments)
         return await serve(
-            configuration: configuration, feed: arguments.flag("no-feed") ? nil : feedConfiguration, log: log)
+            configuration: configuration, redis: redis, feed: arguments.flag("no-feed") ? nil : feedConfiguration,
+            log: log)
+    }
+
+    /// The Redis of `--redis` and `--redis-prefix`; nil without them.
+    static func redisConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> RedisConfiguration? {
+        guard let url = arguments.value("redis") else {
+            if arguments.value("redis-prefix") != nil { throw UsageError("--redis-prefix needs --redis") }
+            return nil
+        }
+        var configuration: RedisConfiguration
+        do {
+            configuration = try RedisConfiguration(url: url)
+            if let prefix = arguments.value("redis-prefix") { configuration.keyPrefix = prefix }
+            try configuration.validate()
+        } catch {
+            throw UsageError("--redis '\(url)': \(error.message)")
+        }
+        return configuration
     }
 
     private static func serve(
-        configuration: ServerConfiguration, feed feedConfiguration: DemoFeed.Configuration?, log: EventLog
+        configuration: ServerConfiguration, redis: RedisConfiguration?, feed feedConfiguration: DemoFeed.Configuration?,
+        log: EventLog
     ) async -> Int32 {
         // A reader of standard output that goes away must not kill the server.
         signal(SIGPIPE, SIG_IGN)
@@ -126,7 +158,17 @@ enum ServeCommand: Subcommand {
         let testMethods = ClientTestMethods()
         var router = service.router()
         testMethods.register(in: &router)
-        let server = LongLinkServer(configuration: configuration, router: router)
+        let server: LongLinkServer
+        if let redis {
+            do {
+                server = LongLinkServer(configuration: configuration, router: router, fleet: try .redis(redis))
+            } catch {
+                Terminal.standardError.line("longlink serve: \(error.message)")
+                return ExitStatus.failure
+            }
+        } else {
+            server = LongLinkServer(configuration: configuration, router: router)
+        }
         service.attach(to: server)
         testMethods.attach(to: server)
         let feed = feedConfiguration.map { DemoFeed(service: service, configuration: $0, log: { log($0) }) }
@@ -155,12 +197,20 @@ enum ServeCommand: Subcommand {
             }
         }
         defer { reloader.cancel() }
+        // Not in the task group below: its first task to end must be run().
+        let redisCheck = redis.map { redis in Task { await warnIfUnreachable(redis) } }
+        defer { redisCheck?.cancel() }
 
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.run() }
                 let address = try await server.localAddress
                 Terminal.standardOutput.line("listening on \(address)")
+                if let redis {
+                    log(
+                        "fleet: reliable pushes and the de-dup window in Redis at \(redis.host):\(redis.port)/"
+                            + "\(redis.database), keys under '\(redis.keyPrefix)'")
+                }
                 if let feed {
                     group.addTask { await feed.run(server: server) }
                 }
@@ -198,6 +248,20 @@ enum ServeCommand: Subcommand {
         default:
             throw UsageError("--tls-cert and --tls-key go together")
         }
+    }
+
+    /// Says on standard error when Redis does not answer at start (the server runs on, failing
+    /// reliable pushes and requests with UNAVAILABLE until it does), and when it answers again.
+    private static func warnIfUnreachable(_ redis: RedisConfiguration) async {
+        // Only an IPv4 address is checked; a host name is left to the server's Redis client.
+        guard RedisPing.answers(host: redis.host, port: redis.port) == false else { return }
+        Terminal.standardError.line(
+            "longlink serve: Redis at \(redis.host):\(redis.port) does not answer; reliable pushes and requests "
+                + "fail UNAVAILABLE until it does")
+        while RedisPing.answers(host: redis.host, port: redis.port) == false {
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+        }
+        Terminal.standardError.line("longlink serve: Redis at \(redis.host):\(redis.port) answers")
     }
 
     /// Logs the server's counters every few seconds when they changed.

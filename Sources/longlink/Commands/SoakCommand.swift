@@ -1,6 +1,8 @@
 import Foundation
 import LongLink
 import LongLinkCLISupport
+import LongLinkRedis
+import LongLinkServer
 import LongLinkTesting
 import LongLinkWire
 
@@ -15,10 +17,16 @@ enum SoakCommand: Subcommand {
             (cuts, resets, black holes, one-byte writes, latency, a server restart, GoAway, refused
             connections); the last seconds are quiet. Prints a summary and exits 1 when a request hung
             or ran twice, or a push was lost, duplicated or reordered.
+            With --fleet N, N servers share reliable pushes and the de-dup window in a redis-server
+            the soak starts on a free port (the redis-server package); each sits behind its own
+            fault proxy and the client knows them all. Requests take 200 ms on the server, and the
+            schedule also crashes the client's server and restarts it: a request caught by a crash
+            may time out, none may run twice.
             """,
         options: [
             .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
             .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
+            .value("fleet", "N", help: "N servers (2-16) sharing one local redis-server; crashes in the schedule."),
             .flag("no-faults", help: "Run without injecting faults."),
             .flag("quiet", help: "Print only the summary."),
         ]
@@ -31,9 +39,28 @@ enum SoakCommand: Subcommand {
         guard duration >= .seconds(10) else { throw UsageError("a soak needs at least 10 seconds") }
         var configuration = SoakConfiguration(duration: duration)
         configuration.injectsFaults = !arguments.flag("no-faults")
+        let fleetSize = try arguments.integer("fleet", in: 2...16)
         let out = Terminal.standardOutput
         let quiet = arguments.flag("quiet")
         let start = ContinuousClock.now
+        var redis: LocalRedisServer?
+        var signalWatcher: SignalWatcher?
+        defer { signalWatcher?.cancel() }
+        if let fleetSize {
+            do {
+                let local = try await LocalRedisServer.start()
+                redis = local
+                signalWatcher = local.stopOnSignals()
+                let redisConfiguration = local.configuration(keyPrefix: "soak:")
+                configuration.fleet = SoakFleet(servers: fleetSize) { try .redis(redisConfiguration) }
+                if !quiet {
+                    out.line("\(fleetSize) servers sharing redis-server \(local.url) (pid \(local.processIdentifier))")
+                }
+            } catch {
+                Terminal.standardError.line("longlink soak --fleet: \(error)")
+                return ExitStatus.failure
+            }
+        }
         let report: SoakReport
         do {
             report = try await SoakRunner(configuration: configuration).run { event in
@@ -48,9 +75,11 @@ enum SoakCommand: Subcommand {
                 }
             }
         } catch {
+            await redis?.stop()
             Terminal.standardError.line("longlink soak: \(error)")
             return ExitStatus.failure
         }
+        await redis?.stop()
         out.line("")
         out.line(report.description)
         return report.passed ? ExitStatus.success : ExitStatus.failure

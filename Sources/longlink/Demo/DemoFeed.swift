@@ -28,8 +28,10 @@ final class DemoFeed: Sendable {
     struct StepReport: Sendable, Hashable {
         var quotes = 0
         var alerts = 0
-        /// Alerts a principal's full push store refused.
+        /// Alerts a principal's full push store refused (or, in a fleet, an unreachable shared store).
         var alertsRefused = 0
+        /// The seqs of the alerts stored, in the order they were published.
+        var alertSeqs: [UInt64] = []
     }
 
     private struct State {
@@ -68,7 +70,7 @@ final class DemoFeed: Sendable {
             } catch {
                 return
             }
-            let report = step(server: server)
+            let report = await step(server: server)
             refusedSinceLastLog += report.alertsRefused
             if refusedSinceLastLog > 0, report.alertsRefused == 0 {
                 log("feed: \(refusedSinceLastLog) alerts refused by full push stores")
@@ -81,9 +83,14 @@ final class DemoFeed: Sendable {
         }
     }
 
-    /// One step: moves every watched symbol and sends quotes and alerts to the watchers.
+    /// One step: moves every watched symbol and sends quotes and alerts to the watchers. Alerts go
+    /// through ``LongLinkServer/publish(to:topic:payload:)``, so that a server of a fleet stores
+    /// them in the shared store (a round trip each; alerts are rare). Quotes are best effort and
+    /// reach only the connections of the server that sends them: in a fleet, pass every server
+    /// as `quoteServers`.
     @discardableResult
-    func step(server: LongLinkServer) -> StepReport {
+    func step(server: LongLinkServer, quoteServers: [LongLinkServer]? = nil) async -> StepReport {
+        let quoteServers = quoteServers ?? [server]
         let watchers = service.watchLists()
         let symbols = Set(watchers.flatMap(\.symbols))
         let time = Int64(Date().timeIntervalSince1970 * 1_000)
@@ -108,13 +115,16 @@ final class DemoFeed: Sendable {
         for (principal, watched) in watchers {
             for symbol in watched {
                 guard let payload = quotePayloads[symbol] else { continue }
-                server.pushBestEffort(to: principal, topic: "quotes", payload: payload)
+                for quoteServer in quoteServers {
+                    quoteServer.pushBestEffort(to: principal, topic: "quotes", payload: payload)
+                }
                 report.quotes += 1
                 if let id = alertIDs[symbol], let tick = ticks[symbol] {
                     let alert = Self.alertJSON(symbol: symbol, cents: tick.cents, id: id)
                     do {
-                        try server.push(to: principal, topic: "alerts", payload: alert)
+                        let seq = try await server.publish(to: principal, topic: "alerts", payload: alert)
                         report.alerts += 1
+                        report.alertSeqs.append(seq)
                     } catch {
                         report.alertsRefused += 1
                     }

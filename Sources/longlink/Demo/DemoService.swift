@@ -15,7 +15,8 @@ import Synchronization
 ///   to that principal; replies `{"user":"alice"}`.
 /// - `room.enter`: `{"room":42,"user":"alice"}`; replies `{"room":42,"members":[...]}`.
 /// - `room.say`: `{"room":42,"text":"hi"}`; sends `{"room":42,"user":"alice","text":"hi"}` as a
-///   reliable push on topic `room.42` to every member; replies `{"room":42,"delivered":N}`.
+///   reliable push on topic `room.42` to every member; replies `{"room":42,"delivered":N}`. On a
+///   server of a fleet the pushes go to the shared store (`UNAVAILABLE` when it is out of reach).
 /// - `quotes.subscribe`: a JSON list of symbols (logged-in connections only); replaces the
 ///   principal's watch list, which ``DemoFeed`` serves; replies `{"symbols":[...]}`.
 ///
@@ -118,10 +119,12 @@ final class DemoService: Sendable {
             var delivered = 0
             for member in members.sorted() {
                 do throws(LongLinkError) {
-                    try server.push(to: member, topic: "room.\(request.room)", payload: message)
+                    // publish, not push: on a server of a fleet the message goes to the shared store.
+                    try await server.publish(to: member, topic: "room.\(request.room)", payload: message)
                     delivered += 1
-                } catch  where error.code == .invalidArgument {
-                    // Too large for any member (JSON doubles every `/`): the speaker is told.
+                } catch  where error.code == .invalidArgument || error.code == .unavailable {
+                    // Too large for any member (JSON doubles every `/`), or the fleet's store is
+                    // unreachable (every member would miss it): the speaker is told.
                     throw error
                 } catch {
                     // A member whose store is full misses this message; the others still get it.

@@ -1,0 +1,97 @@
+import LongLinkServer
+import LongLinkTransport
+
+extension SoakRunner {
+    private enum Step {
+        case network(NetworkFault, hold: Duration?, String)
+        case restartServer
+        /// Crash the client's server, and start it again after the hold (fleets only).
+        case crashServer(hold: Duration)
+        case goAway
+        case refuseAndCut(Duration)
+    }
+
+    /// The faults, in a cycle of about 50 seconds (a fleet's: about 60) repeated until `end`.
+    /// Network faults and GoAways hit the path to the server the client is on.
+    static func injectFaults(
+        until end: Duration, start: ContinuousClock.Instant, servers: SoakServers, faultTimes: Locked<[Duration]>,
+        onEvent: @escaping @Sendable (SoakEvent) -> Void
+    ) async {
+        let clock = ContinuousClock()
+        var cycle: [(Duration, Step)] = [
+            (.seconds(3), .network(.cut, hold: nil, "cut both sides")),
+            (.seconds(4), .network(.reset, hold: nil, "reset both sides")),
+            (.seconds(4), .network(.blackHole(.both), hold: .milliseconds(1_500), "black hole for 1.5 s")),
+            (.seconds(3), .network(.splitWrites(into: 1), hold: .seconds(3), "one-byte writes for 3 s")),
+            (
+                .seconds(4),
+                .network(
+                    .latency(.milliseconds(250), jitter: .milliseconds(50)), hold: .seconds(3),
+                    "latency 250±50 ms for 3 s")
+            ),
+            (.seconds(4), .restartServer),
+            (.seconds(5), .goAway),
+            (.seconds(4), .refuseAndCut(.seconds(2))),
+            (.seconds(4), .network(.blackHole(.upstream), hold: .seconds(1), "upstream black hole for 1 s")),
+            (
+                .seconds(4),
+                .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")
+            ),
+        ]
+        if servers.isFleet {
+            // Early in the cycle, so that short runs see a crash too, and once more later.
+            cycle.insert((.seconds(3), .crashServer(hold: .seconds(3))), at: 1)
+            cycle.insert((.seconds(4), .crashServer(hold: .seconds(2))), at: 8)
+        }
+        func elapsed() -> Duration { clock.now - start }
+        func record(_ text: String) {
+            faultTimes.withLock { $0.append(elapsed()) }
+            onEvent(.fault(text))
+        }
+        var index = 0
+        while true {
+            let (gap, step) = cycle[index % cycle.count]
+            index += 1
+            guard elapsed() + gap < end else { return }
+            do { try await Task.sleep(for: gap) } catch { return }
+            let target = servers.clientServer
+            let proxy = servers.proxies[target]
+            let name = servers.isFleet ? " (server \(target))" : ""
+            switch step {
+            case .network(let fault, let hold, let text):
+                await proxy.apply(fault)
+                record(text + name)
+                if let hold, let reversal = fault.reversal {
+                    try? await Task.sleep(for: min(hold, max(.zero, end - elapsed())))
+                    await proxy.apply(reversal)
+                    onEvent(.fault("undo: \(text)\(name)"))
+                }
+            case .restartServer:
+                record("server restart" + name)
+                _ = try? await servers.members[target].restart(.graceful)
+            case .crashServer(let hold):
+                record("crash the client's server\(name), restart it in \(hold)")
+                let crashed = await servers.crashClientServer()
+                try? await Task.sleep(for: hold)
+                // A failed start (its port still held) leaves the fleet one server short; the run goes on.
+                do {
+                    try await servers.restart(crashed)
+                    onEvent(.fault("undo: server \(crashed) restarted"))
+                } catch {
+                    onEvent(.fault("server \(crashed) did not restart: \(error)"))
+                }
+            case .goAway:
+                record("GoAway(reconnect: true)" + name)
+                servers.members[target].server?.goAwayAll(
+                    reason: "soak: rolling restart", reconnect: true, retryAfter: .milliseconds(50))
+            case .refuseAndCut(let window):
+                await proxy.apply(.refuseConnections(for: nil))
+                await proxy.apply(.cut)
+                record("refuse connections for \(window), then cut" + name)
+                try? await Task.sleep(for: window)
+                await proxy.apply(.acceptConnections)
+                onEvent(.fault("undo: accept connections" + name))
+            }
+        }
+    }
+}

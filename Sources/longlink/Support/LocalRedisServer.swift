@@ -1,0 +1,192 @@
+import Foundation
+import LongLinkRedis
+import LongLinkTransport
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A `redis-server` of the tool's own, for `demo --fleet` and `soak --fleet`: started on a free
+/// loopback port in a temporary directory (AOF on, RDB snapshots off), stopped by its process id.
+final class LocalRedisServer: Sendable {
+    /// No `redis-server` binary was found.
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "needs redis-server, which is not on the PATH or in /usr/bin: install the Debian package redis-server"
+        }
+    }
+
+    /// redis-server did not start or never answered.
+    struct StartFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The TCP port it listens on (127.0.0.1).
+    let port: Int
+    /// Its working directory (the AOF and its log), removed by ``stop()``.
+    let directory: URL
+    /// Its process id.
+    let processIdentifier: Int32
+    // Process is not Sendable; only `isRunning` and the wait in stop() touch it.
+    private let process: Mutex<Process>
+
+    private init(port: Int, directory: URL, process: Process) {
+        self.port = port
+        self.directory = directory
+        self.processIdentifier = process.processIdentifier
+        self.process = Mutex(process)
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Where LongLink finds it, with `keyPrefix`.
+    func configuration(keyPrefix: String) -> RedisConfiguration {
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+        configuration.keyPrefix = keyPrefix
+        return configuration
+    }
+
+    /// The binary: `LONGLINK_REDIS_SERVER` when set (and nothing else), else `redis-server` on the
+    /// PATH, in /usr/bin or /usr/sbin.
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let fileManager = FileManager.default
+        if let path = environment["LONGLINK_REDIS_SERVER"] {
+            return fileManager.isExecutableFile(atPath: path) ? path : nil
+        }
+        let directories =
+            (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"]
+        return directories.map { "\($0)/redis-server" }.first { fileManager.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts `binary` and waits, at most `timeout` per attempt, until it answers `PING`. Throws
+    /// ``Missing`` without a binary, ``StartFailed`` when it does not come up.
+    static func start(binary: String? = locate(), within timeout: Duration = .seconds(10)) async throws
+        -> LocalRedisServer
+    {
+        guard let binary else { throw Missing() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "longlink-tool-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var problem = "no attempt"
+        // A free port can be taken between the probe and redis-server's bind: a few attempts.
+        for _ in 0..<5 {
+            let port = try await freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+                "--logfile", directory.appendingPathComponent("redis.log").path,
+            ]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let server = LocalRedisServer(port: port, directory: directory, process: process)
+            if await server.waitUntilAnswering(within: timeout) { return server }
+            problem = server.isRunning ? "no answer on port \(port) within \(timeout)" : "it exited at once"
+            server.killNow()
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw StartFailed(description: "redis-server (\(binary)) did not start: \(problem)")
+    }
+
+    var isRunning: Bool { process.withLock { $0.isRunning } }
+
+    /// Polls `PING` until it answers, the process exits, or `timeout` passes: redis-server is
+    /// another process, with nothing to await on.
+    private func waitUntilAnswering(within timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, isRunning {
+            if RedisPing.answers(host: "127.0.0.1", port: port) == true { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// SIGKILL, at once (also from a signal handler): nothing of its data is kept.
+    func killNow() {
+        kill(processIdentifier, SIGKILL)
+    }
+
+    /// Kills the process, waits (bounded) for it to end and removes its directory.
+    func stop() async {
+        killNow()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills redis-server and exits with 128 + the signal on SIGINT or SIGTERM, so that an
+    /// interrupted demo or soak leaves no redis-server behind. Cancel the watcher when done.
+    func stopOnSignals() -> SignalWatcher {
+        SignalWatcher([SIGINT, SIGTERM]) { [self] number in
+            killNow()
+            try? FileManager.default.removeItem(at: directory)
+            exit(128 + number)
+        }
+    }
+
+    /// A port nothing listens on right now, below Linux's ephemeral range (one the kernel hands out
+    /// as a source port could be taken meanwhile).
+    private static func freePort() async throws -> Int {
+        for _ in 0..<50 {
+            let port = Int.random(in: 20_000..<32_768)
+            guard
+                let listener = try? await Listener.bind(
+                    to: .tcp(host: "127.0.0.1", port: port), onAccept: { $0.close(.immediately) })
+            else { continue }
+            listener.close()
+            return port
+        }
+        throw StartFailed(description: "no free port for redis-server")
+    }
+}
+
+/// A one-shot RESP `PING` over a blocking socket with short timeouts: enough to tell whether a
+/// Redis answers, without the Redis client's reconnection machinery.
+enum RedisPing {
+    /// True when something on `host:port` replies to `PING` with a RESP reply: `+PONG`, or an error
+    /// such as `-NOAUTH` (a Redis that wants a password still answers). Nil when `host` is not an
+    /// IPv4 address (names are not resolved here).
+    static func answers(host: String, port: Int, timeout: Duration = .milliseconds(500)) -> Bool? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        #if os(Linux)
+            let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let socketFD = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard socketFD >= 0 else { return false }
+        defer { close(socketFD) }
+        let micros =
+            Int(timeout.components.seconds) * 1_000_000 + Int(timeout.components.attoseconds / 1_000_000_000_000)
+        var limit = timeval(tv_sec: micros / 1_000_000, tv_usec: micros % 1_000_000)
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketFD, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return false }
+        let ping = Array("*1\r\n$4\r\nPING\r\n".utf8)
+        #if os(Linux)
+            let flags = Int32(MSG_NOSIGNAL)  // a peer that closed must not kill the tool with SIGPIPE
+        #else
+            let flags: Int32 = 0
+        #endif
+        guard send(socketFD, ping, ping.count, flags) == ping.count else { return false }
+        var reply = [UInt8](repeating: 0, count: 64)
+        let count = recv(socketFD, &reply, reply.count, 0)
+        return count > 0 && (reply[0] == UInt8(ascii: "+") || reply[0] == UInt8(ascii: "-"))
+    }
+}
