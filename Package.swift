@@ -60,7 +60,7 @@ let package = Package(
             name: "longlink-bench",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "CMallocStatistics", "LongLinkTestSupport",
+                "CMallocStatistics", "LongLinkTestSupport", "LongLinkRedis",
             ],
             path: "Benchmarks/Sources/longlink-bench"
         ),

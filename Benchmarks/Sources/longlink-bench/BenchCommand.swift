@@ -11,13 +11,14 @@ enum BenchCommand {
     /// process is still small.
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
     static let names = [
-        "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "all",
+        "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "fleet",
+        "all",
     ]
 
     static let spec = CommandSpec(
         program: "longlink-bench", name: "",
         summary:
-            "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server, payloads.",
+            "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server, payloads, fleet.",
         discussion: """
             all        Every scenario below (the default).
             baseline   The bare client alone: blocking socket on a plain thread, same frames, same server.
@@ -34,6 +35,10 @@ enum BenchCommand {
             payloads   A cacheFirst hit against a round trip; a 500-candle protobuf reply and 64 KiB payloads
                        (received and echoed) with and without zlib: payload bytes, time per call, rate, MB/s.
             wire       Encode and decode throughput of the frame codec (each measurement: --duration / 5).
+            fleet      A fleet server on Redis: reliable pushes/s beside redis-benchmark's XADD (and the
+                       produce script) on the same Redis; requests/s with the Redis de-dup window beside
+                       the in-memory one; failover between two servers; Redis ops per push and per request;
+                       connections per server. Starts its own redis-server; not part of all.
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
         positionals: [
@@ -48,6 +53,9 @@ enum BenchCommand {
             .value(
                 "design", "DESIGN",
                 help: "rpc --in-flight only: measure one design alone (baseline, heap, group or loop), to profile it."),
+            .value(
+                "redis-bin", "DIR",
+                help: "fleet only: the directory holding redis-server and redis-benchmark (default: PATH, /usr/bin)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )
@@ -78,8 +86,15 @@ enum BenchCommand {
                 )
             }
         }
+        let redisDirectory = arguments.value("redis-bin")
+        if scenario == "fleet", case .failure(let missing) = RedisTools.find(in: redisDirectory) {
+            // One line and a failure status, before any table: nothing can be measured.
+            Terminal.standardError.line("longlink-bench fleet: \(missing)")
+            return ExitStatus.failure
+        }
         let settings = BenchSettings(
-            duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init))
+            duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init),
+            redisDirectory: redisDirectory)
         var report = BenchReport(
             command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
@@ -110,6 +125,7 @@ enum BenchCommand {
         case "tls": try await TLSBenchmark.run(settings, into: &report)
         case "payloads": try await PayloadBenchmark.run(settings, into: &report)
         case "wire": WireBenchmark.run(settings, into: &report)
+        case "fleet": try await FleetBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")
         }
     }

@@ -15,6 +15,8 @@ struct BenchSettings: Sendable {
     var onlyInFlight: Int? = nil
     /// `--design`: with `--in-flight`, only this design is measured.
     var onlyDesign: RPCDesign? = nil
+    /// `--redis-bin`: where `fleet` finds redis-server and redis-benchmark (nil: the PATH, /usr/bin).
+    var redisDirectory: String? = nil
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {
@@ -147,9 +149,10 @@ struct BenchServer: Sendable {
     }
 
     /// Starts a server with `loops` event loops; `configure` adjusts its configuration and `routes`
-    /// adds methods to ``router()``'s.
+    /// adds methods to ``router()``'s. With `fleet`, the server keeps pushes and the de-dup window
+    /// in the fleet's shared stores (and `pushStore` is not used).
     static func start(
-        port: Int = 0, loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
+        port: Int = 0, loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(), fleet: FleetStores? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in }
     ) async throws -> BenchServer {
         let group = EventLoopGroup(loopCount: loops, name: "bench-server")
@@ -159,7 +162,12 @@ struct BenchServer: Sendable {
         configure(&configuration)
         var router = router(serverID: configuration.serverID)
         routes(&router)
-        let server = LongLinkServer(configuration: configuration, router: router, pushStore: pushStore)
+        let server =
+            if let fleet {
+                LongLinkServer(configuration: configuration, router: router, fleet: fleet)
+            } else {
+                LongLinkServer(configuration: configuration, router: router, pushStore: pushStore)
+            }
         let runTask = Task {
             do {
                 try await server.run()
@@ -259,11 +267,12 @@ struct BenchClient: Sendable {
 
 /// Runs `body` with a fresh server and stops the server afterwards, also when `body` throws.
 func withBenchServer<Value>(
-    loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(),
+    loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(), fleet: FleetStores? = nil,
     configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in },
     _ body: (BenchServer) async throws -> Value
 ) async throws -> Value {
-    let server = try await BenchServer.start(loops: loops, pushStore: pushStore, configure: configure, routes: routes)
+    let server = try await BenchServer.start(
+        loops: loops, pushStore: pushStore, fleet: fleet, configure: configure, routes: routes)
     do {
         let value = try await body(server)
         await server.stop()
