@@ -247,31 +247,7 @@ extension FleetBenchmark {
             for server in servers { await server.stop() }
             throw error
         }
-        let clock = ContinuousClock()
-        do {
-            let chosen = Int(String(decoding: try await bench.client.request("server"), as: UTF8.self)) ?? 0
-            let aborted = clock.now
-            await servers[chosen].abort()
-            let options = RequestOptions(timeout: .seconds(10), idempotent: true)
-            while true {
-                if let bytes = try? await bench.client.request("server", options: options),
-                    let id = Int(String(decoding: bytes, as: UTF8.self)), id != chosen
-                {
-                    break
-                }
-                guard clock.now - aborted < .seconds(30) else { throw BenchError("no failover within 30 s") }
-            }
-            let total = (clock.now - aborted).inMilliseconds
-            await bench.stop()
-            for (index, server) in servers.enumerated() {
-                if index == chosen { await server.releaseLoops() } else { await server.stop() }
-            }
-            return total
-        } catch {
-            await bench.stop()
-            for server in servers { await server.stop() }
-            throw error
-        }
+        return try await RecoveryBenchmark.timeFailover(of: bench, among: servers)
     }
 
     /// Where the fleet's servers find the benchmark's Redis; `prefix` keeps each measurement's keys apart.

@@ -106,12 +106,17 @@ enum RecoveryBenchmark {
         let bench = try await BenchClient.connect(port: ports[0]) { configuration in
             configuration.endpoints = ports.map { .tcp(host: "127.0.0.1", port: $0) }
         }
+        return try await timeFailover(of: bench, among: servers)
+    }
+
+    /// Milliseconds from aborting the server `bench`'s client is on (its `server` method names it
+    /// by index in `servers`) to the first successful request on another; stops everything after.
+    static func timeFailover(of bench: BenchClient, among servers: [BenchServer]) async throws -> Double {
         let clock = ContinuousClock()
-        func serverID() async throws -> Int {
-            Int(String(decoding: try await bench.client.request("server"), as: UTF8.self)) ?? -1
-        }
         do {
-            let chosen = try await serverID()
+            guard let chosen = Int(String(decoding: try await bench.client.request("server"), as: UTF8.self)),
+                servers.indices.contains(chosen)
+            else { throw BenchError("the client's server did not name itself by index") }
             let aborted = clock.now
             await servers[chosen].abort()
             let options = RequestOptions(timeout: .seconds(10), idempotent: true)
