@@ -3,21 +3,6 @@ internal import LongLinkWire
 
 /// Payload compression: offered in `Hello`, adopted from `Welcome`, and inflation of what arrives.
 extension ClientCore {
-    /// The app's `Hello` metadata, with the compression offer when compression is on.
-    nonisolated var helloMetadata: [String: String] {
-        var metadata = configuration.metadata
-        if configuration.compression.isEnabled {
-            metadata[PayloadCompressor.metadataKey] = PayloadCompressor.zlibName
-        }
-        return metadata
-    }
-
-    /// The link compresses when the client offered it and the server's `Welcome` agreed.
-    func adoptCompression(_ welcome: Frame.Welcome, on link: Link) {
-        link.compresses = configuration.compression.isEnabled && PayloadCompressor.advertisesZlib(welcome.metadata)
-        linkCompresses.store(link.compresses, ordering: .relaxed)
-    }
-
     /// A reply's or a push's payload as the app reads it: inflated when the frame says it is
     /// compressed, bounded by ``ClientConfiguration/maxFrameBytes``. An error for a compressed
     /// payload that is corrupt, too large once inflated, or on a link that did not agree to it.

@@ -28,11 +28,9 @@ extension ClientCore {
         }
         stats.connects += 1
         if stats.connects > 1 { stats.reconnects += 1 }
-        let proposed = configuration.heartbeat
-        link.heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposed)
-        link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-        link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
-        adoptCompression(welcome, on: link)
+        link.adopt(
+            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
+        linkCompresses.store(link.compresses, ordering: .relaxed)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
         // waits on the link.
@@ -42,10 +40,18 @@ extension ClientCore {
     }
 
     /// The `Hello` every link starts with (with the compression offer, when configured).
-    nonisolated var hello: Frame.Hello {
-        Frame.Hello(
+    nonisolated var hello: Frame.Hello { Self.hello(for: configuration) }
+
+    /// The `Hello` of a client of `configuration`: its id, heartbeat and metadata, with the
+    /// compression offer when compression is on (probes send it too, marked as probes).
+    static func hello(for configuration: ClientConfiguration) -> Frame.Hello {
+        var metadata = configuration.metadata
+        if configuration.compression.isEnabled {
+            metadata[PayloadCompressor.metadataKey] = PayloadCompressor.zlibName
+        }
+        return Frame.Hello(
             clientID: configuration.clientID, heartbeatMilliseconds: configuration.heartbeat.wireMilliseconds,
-            metadata: helloMetadata)
+            metadata: metadata)
     }
 
     var welcome: Frame.Welcome? { link?.welcome }

@@ -30,12 +30,9 @@ extension ClientCore {
         }
         let welcome = handOver.welcome
         link.welcome = welcome
-        link.heartbeat = ServerBounds.heartbeat(
-            offered: welcome.heartbeatMilliseconds, proposed: configuration.heartbeat)
-        link.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-        link.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
-        // For its login requests; the client-wide flag follows when it takes over.
-        link.compresses = configuration.compression.isEnabled && PayloadCompressor.advertisesZlib(welcome.metadata)
+        // Compression is for its login requests; the client-wide flag follows when it takes over.
+        link.adopt(
+            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
         successor?.connection.close(.immediately)
         successor = link
         if !handOver.held.isEmpty { sideLinkReceived(link, handOver.held) }
@@ -69,7 +66,7 @@ extension ClientCore {
             old.resumeEndWaiter(.ended(.migrated))
         }
         link = new
-        adoptCompression(welcome, on: new)
+        linkCompresses.store(new.compresses, ordering: .relaxed)
         stats.migrations += 1
         scheduleTick(new)
         openGate(generation)

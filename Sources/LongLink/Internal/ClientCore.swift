@@ -68,6 +68,15 @@ actor ClientCore {
             self.endpoint = endpoint
         }
 
+        /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, in-flight
+        /// limit, and whether payloads are compressed (the client offered it, `offeredCompression`).
+        func adopt(_ welcome: Frame.Welcome, proposedHeartbeat: Duration, offeredCompression: Bool) {
+            heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposedHeartbeat)
+            maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
+            maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
+            compresses = offeredCompression && PayloadCompressor.advertisesZlib(welcome.metadata)
+        }
+
         /// Ends the supervisor's wait on this link, if it waits.
         func resumeEndWaiter(_ wait: LinkWait) {
             wakeTimer?.cancel()

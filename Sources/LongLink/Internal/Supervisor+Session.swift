@@ -63,8 +63,7 @@ extension Supervisor {
                 configuration.logger?(
                     LogRecord(bounded: .info, "server \(current.endpoint) reports load \(load)‰: leaving it"))
             case .goingAway(let goAway):
-                let aside = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-                await directory.setAside(current.endpoint, for: max(aside, balancing.banInitial))
+                await directory.setAside(current.endpoint, after: goAway)
                 target = await directory.ranking().first { $0 != current.endpoint }
             case .reprobe:
                 // The rhythm's turn, the refresh interval, a network change or a new list.

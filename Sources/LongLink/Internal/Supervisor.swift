@@ -58,8 +58,7 @@ struct Supervisor {
                             message: "the server closed the session for good (\(goAway.code)): \(goAway.reason)"))
                 case .goAway(let goAway):
                     // Draining or restarting: come back after its retry-after, elsewhere if we can.
-                    let aside = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-                    await directory.setAside(endpoint, for: max(aside, balancing.banInitial))
+                    let aside = await directory.setAside(endpoint, after: goAway)
                     // Plus jitter up to the first backoff step, so that a draining server's clients do not
                     // all come back in the same millisecond.
                     if goAway.retryAfterMilliseconds > 0, await directory.endpoints.count == 1 {

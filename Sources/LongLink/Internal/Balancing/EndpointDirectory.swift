@@ -113,8 +113,13 @@ actor EndpointDirectory {
 
     func cost(_ endpoint: Endpoint) -> Double { table.cost(endpoint, at: clock.now) }
 
-    func setAside(_ endpoint: Endpoint, for duration: Duration) {
-        table.setAside(endpoint, until: clock.now.advanced(by: duration))
+    /// A server said `GoAway` with reconnect: it is set aside for its retry-after, and at least
+    /// the first ban's length (not counted as a failure). Returns the retry-after, bounded.
+    @discardableResult
+    func setAside(_ endpoint: Endpoint, after goAway: Frame.GoAway) -> Duration {
+        let retryAfter = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
+        table.setAside(endpoint, until: clock.now.advanced(by: max(retryAfter, configuration.balancing.banInitial)))
+        return retryAfter
     }
 
     /// The cheapest measured endpoint other than `current` that is not banned (and reports less
@@ -209,9 +214,7 @@ actor EndpointDirectory {
         let started = clock.now
         let deadline = started.advanced(by: policy.probeTimeout)
         func remaining() -> Duration { max(.milliseconds(1), deadline - clock.now) }
-        var hello = Frame.Hello(
-            clientID: configuration.clientID, heartbeatMilliseconds: configuration.heartbeat.wireMilliseconds,
-            metadata: configuration.metadata)
+        var hello = ClientCore.hello(for: configuration)
         hello.metadata["longlink.probe"] = "1"
         let pending: PendingLink
         do {
