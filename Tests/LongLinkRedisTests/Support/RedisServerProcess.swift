@@ -41,8 +41,10 @@ final class RedisServerProcess: @unchecked Sendable {
 
     var configuration: RedisConfiguration {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
-        configuration.commandTimeout = .milliseconds(500)
-        configuration.connectTimeout = .milliseconds(500)
+        // Short enough that outage tests end quickly, long enough for a machine running the whole
+        // suite (a 500 ms bound was missed there by a healthy Redis).
+        configuration.commandTimeout = .milliseconds(1500)
+        configuration.connectTimeout = .seconds(1)
         configuration.initialReconnectDelay = .milliseconds(10)
         configuration.maximumReconnectDelay = .milliseconds(100)
         return configuration
