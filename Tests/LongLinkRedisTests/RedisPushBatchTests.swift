@@ -112,6 +112,29 @@ struct RedisPushBatchTests {
         }
     }
 
+    @Test func shutdownFailsTheQueuedAppendsAndLaterOnes() async throws {
+        try await withRedisServer { redis in
+            var configuration = redis.configuration
+            configuration.commandTimeout = .seconds(10)
+            let store = try RedisPushStore(configuration: configuration)
+            _ = try await store.append(principal: "p", topic: "t", payload: [1])
+            redis.pause()
+            defer { redis.resume() }
+            let appends = try await queue(store, "p", sizes: [1, 1, 1])
+            await store.shutdown()
+            let results = try await outcomes(appends)
+            // The call in flight ends with its closed connection; the queued ones never left.
+            #expect(results[0].code == .unavailable, "\(results)")
+            #expect(results.dropFirst().allSatisfy { $0.code == .shutdown }, "\(results)")
+            await #expect(throws: LongLinkError.self) {
+                try await store.append(principal: "p", topic: "t", payload: [2])
+            }
+            try await eventually("the sending task ends", within: .seconds(5)) {
+                store.produces.queuedCount("p") == nil
+            }
+        }
+    }
+
     @Test func aBatchAfterARestartWithoutPersistenceStartsANewEpoch() async throws {
         try await withRedisServer { redis in
             let store = try RedisPushStore(configuration: redis.configuration)
@@ -139,6 +162,29 @@ struct RedisPushBatchTests {
             await store.shutdown()
         }
     }
+
+    @Test func acksOfTheOldestPushesAndOfLaterOnesFreeTheirBytes() async throws {
+        try await withRedisServer { redis in
+            let store = try RedisPushStore(configuration: redis.configuration, bytesPerPrincipal: 60)
+            for _ in 1...6 {
+                _ = try await store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 9))
+            }
+            // Full by bytes (6 × 10).
+            await #expect(throws: LongLinkError.self) {
+                try await store.append(principal: "p", topic: "t", payload: [])
+            }
+            // 1 and 2 are the oldest (trimmed), 4 lies past unacknowledged 3, 9 was never stored.
+            try await store.acknowledge(principal: "p", seqs: [2, 4, 1, 9])
+            #expect(try await store.unacknowledged(principal: "p", after: 0, limit: 10).map(\.seq) == [3, 5, 6])
+            let meta = try await store.client.run(RedisCommand("HGET", store.keys.meta(principal: "p"), "bytes"))
+            #expect(meta.int64 == 30)
+            try await store.acknowledge(principal: "p", seqs: [6, 3, 5])
+            #expect(try await store.unacknowledgedCount(principal: "p") == 0)
+            #expect(
+                try await store.client.run(RedisCommand("HGET", store.keys.meta(principal: "p"), "bytes")).int64 == 0)
+            await store.shutdown()
+        }
+    }
 }
 
 /// A push's outcome: its seq, or the error code.
@@ -155,6 +201,11 @@ private typealias Appends = (count: Int, results: Mailbox<(Int, Outcome)>)
 /// queued: the first is the call in flight, the others the next batch, in this order.
 private func queue(_ store: RedisPushStore, _ principal: String, sizes: [Int]) async throws -> Appends {
     let results = Mailbox<(Int, Outcome)>()
+    // The task that sent an earlier append may still be ending its turn (an empty queue): then a
+    // count of 0 would not mean that the first of these is in flight.
+    try await eventually("\(principal) has nothing in flight", within: .seconds(5)) {
+        store.produces.queuedCount(principal) == nil
+    }
     for (index, size) in sizes.enumerated() {
         Task {
             do throws(LongLinkError) {

@@ -71,11 +71,9 @@ final class ProduceQueue: Sendable {
     func shutdown() {
         let dropped = state.withLock { state -> [Push] in
             state.isShutDown = true
-            var dropped: [Push] = []
-            for principal in state.queued.keys {
-                dropped += state.queued[principal]!
-                state.queued[principal] = []
-            }
+            let dropped = Array(state.queued.values.joined())
+            // Empty, not removed: each principal's task still ends its turn after its call.
+            state.queued = state.queued.mapValues { _ in [] }
             return dropped
         }
         for push in dropped { push.outcome.resume(.failure(Self.shutDownError)) }
