@@ -8,11 +8,10 @@ internal import LongLinkTransport
 /// a meta hash with the last seq given, the **epoch** and the bytes stored; and a channel that hears
 /// `<epoch>:<seq>` of the last push of every produce call. Producing is one Lua script per batch of
 /// concurrent appends for a principal (check the bounds, take the next seqs, an `XADD` each, one
-/// `PUBLISH`; see ``append(principal:topic:payload:)``); acknowledging is `XDEL`; reading is
-/// `XRANGE` in pages. When the meta
-/// hash is gone (Redis restarted without persistence, the keys were flushed or evicted) the next push
-/// starts a new epoch, so that clients take its seqs as a new sequence instead of as ones they have
-/// seen. Keys carry the hash tag `{p:<principal>}` after ``RedisConfiguration/keyPrefix``.
+/// `PUBLISH`; see ``append(principal:topic:payload:)``); acknowledging is one script (`XTRIM MINID`
+/// of the oldest, `XDEL` of others); reading is `XRANGE` in pages. When the meta hash is gone (Redis
+/// restarted without persistence, the keys were flushed or evicted) the next push starts a new
+/// epoch, so that clients take its seqs as a new sequence instead of as ones they have seen. Keys carry the hash tag `{p:<principal>}` after ``RedisConfiguration/keyPrefix``.
 ///
 /// When Redis is unreachable or does not answer within ``RedisConfiguration/commandTimeout``, every
 /// operation throws ``LongLinkError/Code-swift.struct/unavailable``: a push is either stored or
@@ -151,7 +150,9 @@ public final class RedisPushStore: SharedPushStore {
         return pushes
     }
 
-    /// Forgets the given pushes of `principal` (`XDEL`); unknown seqs are ignored.
+    /// Forgets the given pushes of `principal` and gives their bytes back to the bound; unknown
+    /// seqs are ignored. One script call: the acknowledged pushes that are the principal's oldest
+    /// go with one `XTRIM MINID`, any others one `XDEL` each.
     public func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
         guard !seqs.isEmpty else { return }
         _ = try await client.run(
