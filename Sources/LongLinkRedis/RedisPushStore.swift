@@ -6,11 +6,12 @@ internal import LongLinkTransport
 ///
 /// Per principal: a Redis Stream of the unacknowledged pushes, the seq as entry id (`<seq>-0`);
 /// a meta hash with the last seq given, the **epoch** and the bytes stored; and a channel that hears
-/// `<epoch>:<seq>` of every push produced. Producing is one Lua script (check the bound, take the
-/// next seq, `XADD`, `PUBLISH`); acknowledging is `XDEL`; reading is `XRANGE` in pages. When the meta
-/// hash is gone (Redis restarted without persistence, the keys were flushed or evicted) the next push
-/// starts a new epoch, so that clients take its seqs as a new sequence instead of as ones they have
-/// seen. Keys carry the hash tag `{p:<principal>}` after ``RedisConfiguration/keyPrefix``.
+/// `<epoch>:<seq>` of the last push of every produce call. Producing is one Lua script per batch of
+/// concurrent appends for a principal (check the bounds, take the next seqs, an `XADD` each, one
+/// `PUBLISH`; see ``append(principal:topic:payload:)``); acknowledging is one script (`XTRIM MINID`
+/// of the oldest, `XDEL` of others); reading is `XRANGE` in pages. When the meta hash is gone (Redis
+/// restarted without persistence, the keys were flushed or evicted) the next push starts a new
+/// epoch, so that clients take its seqs as a new sequence instead of as ones they have seen. Keys carry the hash tag `{p:<principal>}` after ``RedisConfiguration/keyPrefix``.
 ///
 /// When Redis is unreachable or does not answer within ``RedisConfiguration/commandTimeout``, every
 /// operation throws ``LongLinkError/Code-swift.struct/unavailable``: a push is either stored or
@@ -33,6 +34,7 @@ public final class RedisPushStore: SharedPushStore {
     let client: RedisClient
     let keys: RedisKeys
     let configuration: RedisConfiguration
+    let produces: ProduceQueue
     private let observation = Locked(Observation())
 
     /// Who observes, and which channel is which principal's: names are escaped, so the map is
@@ -56,6 +58,11 @@ public final class RedisPushStore: SharedPushStore {
         self.client = RedisClient(configuration: configuration)
         self.keys = RedisKeys(prefix: configuration.keyPrefix)
         self.configuration = configuration
+        let (client, keys, capacity, bytes) = (client, keys, self.capacityPerPrincipal, self.bytesPerPrincipal)
+        self.produces = ProduceQueue { principal, batch in
+            await Self.produce(
+                batch, principal: principal, client: client, keys: keys, capacity: capacity, bytes: bytes)
+        }
     }
 
     /// The channel that hears `<epoch>:<seq>` of each push stored for `principal`.
@@ -63,31 +70,61 @@ public final class RedisPushStore: SharedPushStore {
 
     /// Stores a push under the principal's next seq and publishes its seq.
     ///
+    /// Group commit: appends for one principal that arrive while its previous produce call is in
+    /// flight leave together in the next call (one script run, one notice), in call order; the
+    /// first leaves at once. Each caller gets its own seq or error.
+    ///
     /// Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the principal holds
-    /// ``capacityPerPrincipal`` pushes or this one would take it past ``bytesPerPrincipal``, and
-    /// ``LongLinkError/Code-swift.struct/unavailable`` when Redis does not answer.
+    /// ``capacityPerPrincipal`` pushes or this one would take it past ``bytesPerPrincipal``,
+    /// ``LongLinkError/Code-swift.struct/unavailable`` when Redis does not answer (every push of
+    /// that call fails alike), and ``LongLinkError/Code-swift.struct/cancelled`` when the caller is
+    /// cancelled (its push, once queued, is still sent and may be stored).
     public func append(principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> StoredPush {
-        let size = topic.utf8.count + payload.count
-        let epoch = UInt64.random(in: 1...UInt64(UInt32.max))
-        let reply = try await client.run(
-            PushScripts.produce,
-            keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
-            arguments: [
-                Array(topic.utf8), payload, Array(String(size).utf8), Array(String(capacityPerPrincipal).utf8),
-                Array(String(bytesPerPrincipal).utf8), Array(String(epoch).utf8),
-                Array(keys.channel(principal: principal).utf8),
-            ])
-        guard let fields = reply.elements, fields.count == 3, let status = fields[0].int64, let first = fields[1].int64,
-            let second = fields[2].int64
-        else { throw .redisUnexpected("the produce script", reply) }
-        guard status == 1, first > 0, second > 0 else {
-            throw LongLinkError(
-                code: .resourceExhausted,
-                message:
-                    "push store full for this principal (at most \(capacityPerPrincipal) unacknowledged pushes and \(bytesPerPrincipal) bytes)"
-            )
+        try await produces.append(principal: principal, topic: topic, payload: payload)
+    }
+
+    /// Runs the produce script for `batch` and resumes each push with its seq or error.
+    static func produce(
+        _ batch: [ProduceQueue.Push], principal: String, client: RedisClient, keys: RedisKeys, capacity: Int,
+        bytes: Int
+    ) async {
+        var arguments: [[UInt8]] = []
+        arguments.reserveCapacity(batch.count * 3 + 4)
+        for push in batch {
+            arguments += [Array(push.topic.utf8), push.payload, Array(String(push.size).utf8)]
         }
-        return StoredPush(seq: UInt64(first), topic: topic, payload: payload, epoch: UInt64(second))
+        let epoch = UInt64.random(in: 1...UInt64(UInt32.max))
+        arguments += [
+            Array(String(capacity).utf8), Array(String(bytes).utf8), Array(String(epoch).utf8),
+            Array(keys.channel(principal: principal).utf8),
+        ]
+        let seqs: [Int64]
+        do throws(LongLinkError) {
+            let reply = try await client.run(
+                PushScripts.produce,
+                keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
+                arguments: arguments)
+            guard let fields = reply.elements?.compactMap(\.int64), fields.count == batch.count + 1, fields[0] > 0
+            else {
+                throw .redisUnexpected("the produce script", reply)
+            }
+            seqs = fields
+        } catch {
+            for push in batch { push.outcome.resume(.failure(error)) }
+            return
+        }
+        let full = LongLinkError(
+            code: .resourceExhausted,
+            message: "push store full for this principal (at most \(capacity) unacknowledged pushes and \(bytes) bytes)"
+        )
+        for (index, push) in batch.enumerated() {
+            let seq = seqs[index + 1]
+            push.outcome.resume(
+                seq > 0
+                    ? .success(
+                        StoredPush(seq: UInt64(seq), topic: push.topic, payload: push.payload, epoch: UInt64(seqs[0])))
+                    : .failure(full))
+        }
     }
 
     /// The unacknowledged pushes of `principal` with `seq > after`, in seq order, at most `limit`,
@@ -113,7 +150,9 @@ public final class RedisPushStore: SharedPushStore {
         return pushes
     }
 
-    /// Forgets the given pushes of `principal` (`XDEL`); unknown seqs are ignored.
+    /// Forgets the given pushes of `principal` and gives their bytes back to the bound; unknown
+    /// seqs are ignored. One script call: the acknowledged pushes that are the principal's oldest
+    /// go with one `XTRIM MINID`, any others one `XDEL` each.
     public func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
         guard !seqs.isEmpty else { return }
         _ = try await client.run(
@@ -204,6 +243,7 @@ public final class RedisPushStore: SharedPushStore {
             state.principals = [:]
             return state.subscriber
         }
+        produces.shutdown()
         await subscriber?.shutdown()
         await client.shutdown()
     }

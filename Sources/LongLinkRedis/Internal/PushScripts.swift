@@ -1,17 +1,32 @@
 /// The Lua scripts of ``RedisPushStore``: each runs atomically in Redis, so that two servers
 /// producing for one principal at once cannot both pass the bound or take one seq.
 enum PushScripts {
-    /// KEYS: meta, stream. ARGV: topic, payload, size, capacity, byte capacity, a fresh epoch, channel.
+    /// KEYS: meta, stream. ARGV: each push's topic, payload and size (a triple per push), then the
+    /// capacity, the byte capacity, a fresh epoch and the channel. The parameters come last so that
+    /// a batch of one reads as the single-push call did.
+    ///
+    /// Group commit: Redis pays mostly for calling a script, not for the commands in it, so one call
+    /// stores a batch. Each push is checked against the bounds in order, exactly as if each were
+    /// produced alone: one that does not fit is refused (seq 0), the ones before it stay stored,
+    /// a later smaller one may still fit. The accepted ones take consecutive seqs; one `HSET` then
+    /// records the last seq and the bytes, and one `PUBLISH` tells the last `<epoch>:<seq>` (a server
+    /// reads everything after the seq it last sent on any notice, so one per batch suffices).
     ///
     /// A missing meta hash means the store lost the principal (a restart without persistence, a
     /// flush): it starts anew with the fresh epoch, and its seqs go on after any left in the stream
-    /// (XADD accepts only ids above the stream's last). Returns `{1, seq, epoch}`, or `{0, held,
-    /// bytes}` when the principal's bound is reached.
+    /// (XADD accepts only ids above the stream's last). Returns `{epoch, seq₁, …, seqₙ}`, seq 0 for a
+    /// push refused by the principal's bound.
     static let produce = RedisScript(
         """
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        local n = (#ARGV - 4) / 3
+        local capacity = tonumber(ARGV[#ARGV - 3])
+        local byteCapacity = tonumber(ARGV[#ARGV - 2])
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'bytes')
+        local epoch = meta[1]
+        local seq = tonumber(meta[2] or '0')
+        local bytes = tonumber(meta[3] or '0')
         if not epoch then
-          epoch = ARGV[6]
+          epoch = ARGV[#ARGV - 1]
           local base = 0
           if redis.call('EXISTS', KEYS[2]) == 1 then
             local info = redis.call('XINFO', 'STREAM', KEYS[2])
@@ -20,34 +35,71 @@ enum PushScripts {
             end
           end
           redis.call('HSET', KEYS[1], 'epoch', epoch, 'seq', base, 'bytes', 0)
+          seq = base
+          bytes = 0
         end
         local held = redis.call('XLEN', KEYS[2])
-        local bytes = tonumber(redis.call('HGET', KEYS[1], 'bytes') or '0')
-        local size = tonumber(ARGV[3])
-        if held >= tonumber(ARGV[4]) or size > tonumber(ARGV[5]) - bytes then
-          return {0, held, bytes}
+        local result = {tonumber(epoch)}
+        local accepted = 0
+        for i = 0, n - 1 do
+          local size = tonumber(ARGV[3 * i + 3])
+          if held >= capacity or size > byteCapacity - bytes then
+            result[i + 2] = 0
+          else
+            seq = seq + 1
+            held = held + 1
+            bytes = bytes + size
+            accepted = accepted + 1
+            redis.call('XADD', KEYS[2], seq .. '-0', 't', ARGV[3 * i + 1], 'd', ARGV[3 * i + 2], 'e', epoch)
+            result[i + 2] = seq
+          end
         end
-        local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-        redis.call('XADD', KEYS[2], seq .. '-0', 't', ARGV[1], 'd', ARGV[2], 'e', epoch)
-        redis.call('HINCRBY', KEYS[1], 'bytes', size)
-        redis.call('PUBLISH', ARGV[7], epoch .. ':' .. seq)
-        return {1, seq, tonumber(epoch)}
+        if accepted > 0 then
+          redis.call('HSET', KEYS[1], 'seq', seq, 'bytes', bytes)
+          redis.call('PUBLISH', ARGV[#ARGV], epoch .. ':' .. seq)
+        end
+        return result
         """)
 
-    /// KEYS: meta, stream. ARGV: the seqs acknowledged. XDELs those stored and gives their bytes
-    /// back to the bound; returns how many it deleted.
+    /// KEYS: meta, stream. ARGV: the seqs acknowledged, any order. Deletes those stored and gives
+    /// their bytes back to the bound; returns how many it deleted.
+    ///
+    /// Acks usually cover the oldest entries: one `XRANGE` from the stream's start reads them (and
+    /// their sizes) and one `XTRIM MINID` drops them by whole stream nodes. Deleting an entry by id
+    /// (`XRANGE id id`, `XDEL`) scans its node from the start, about 5 µs each here, so only seqs
+    /// past an unacknowledged one take that path.
     static let acknowledge = RedisScript(
         """
+        local acked = {}
+        local high = 0
+        for i = 1, #ARGV do
+          local seq = tonumber(ARGV[i])
+          acked[seq] = true
+          if seq > high then high = seq end
+        end
+        local function size(fields)
+          local total = 0
+          for j = 1, #fields, 2 do
+            if fields[j] == 't' or fields[j] == 'd' then total = total + string.len(fields[j + 1]) end
+          end
+          return total
+        end
         local freed = 0
         local removed = 0
-        for i = 1, #ARGV do
-          local id = ARGV[i] .. '-0'
+        local trimmed = 0
+        for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', high .. '-0', 'COUNT', #ARGV)) do
+          local seq = tonumber(string.match(entry[1], '^(%d+)'))
+          if not acked[seq] then break end
+          acked[seq] = nil
+          freed = freed + size(entry[2])
+          trimmed = seq
+        end
+        if trimmed > 0 then removed = redis.call('XTRIM', KEYS[2], 'MINID', (trimmed + 1) .. '-0') end
+        for seq in pairs(acked) do
+          local id = seq .. '-0'
           local entry = redis.call('XRANGE', KEYS[2], id, id)
           if #entry == 1 then
-            local fields = entry[1][2]
-            for j = 1, #fields, 2 do
-              if fields[j] == 't' or fields[j] == 'd' then freed = freed + string.len(fields[j + 1]) end
-            end
+            freed = freed + size(entry[1][2])
             removed = removed + redis.call('XDEL', KEYS[2], id)
           end
         end
