@@ -77,7 +77,8 @@ struct FleetBenchTests {
     }
 
     /// A short run on a real Redis: every row, and Redis's work counted where it is fixed by design
-    /// (one produce script and one XDEL per push; one claim and one finish per request).
+    /// (one claim and one finish per request; at most one produce script per push, fewer when
+    /// concurrent produces commit together; at least the XADD of each push executed in Redis).
     @Test(.enabled(if: redisPresent)) func fleetJSONHasEveryFigure() async throws {
         let outcome = try await BenchCommandTests.bench(
             ["fleet", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(180))
@@ -89,18 +90,19 @@ struct FleetBenchTests {
         func value(_ key: String) throws -> Double {
             try #require((results[key] as? [String: Any])?["value"] as? Double, "\(key)")
         }
-        for key in Self.fleetKeys where !key.hasPrefix("fleet.ops_per_push.read") && !key.hasSuffix(".ack") {
+        // Reads, acks and XDEL may round to nothing: reads come in pages, acks in batches, and the
+        // oldest pushes are acknowledged with one XTRIM.
+        for key in Self.fleetKeys
+        where !key.hasPrefix("fleet.ops_per_push.read") && !key.hasSuffix(".ack") && !key.hasSuffix(".xdel") {
             #expect(try value(key) > 0, "\(key)")
         }
-        for key in [
-            "fleet.ops_per_push.produce", "fleet.ops_per_push.xdel", "fleet.ops_per_request.claim",
-            "fleet.ops_per_request.finish",
-        ] {
+        for key in ["fleet.ops_per_request.claim", "fleet.ops_per_request.finish"] {
             let measured = try value(key)
-            // Acks in flight at the window's edges move the ratios a little in a short window.
             #expect(abs(measured - 1) < 0.2, "\(key): \(measured)")
         }
-        #expect(try value("fleet.ops_per_push.commands") >= 3)
+        let produce = try value("fleet.ops_per_push.produce")
+        #expect(produce > 0 && produce <= 1.05, "produce per push: \(produce)")
+        #expect(try value("fleet.ops_per_push.commands") >= 1)
         #expect(try value("fleet.connections_per_server") >= 2)
         let pushes = try #require(results["fleet.pushes.throughput.vs_pipelined"] as? [String: Any])
         #expect((pushes["ratio"] as? Double ?? 0) > 0)
