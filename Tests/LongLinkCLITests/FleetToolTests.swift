@@ -24,7 +24,9 @@ func summaryValue(_ label: String, in output: String) -> String? {
     return nil
 }
 
-@Suite("longlink serve --redis, demo --fleet, soak --fleet", .enabled(if: fleetToolTestsEnabled))
+// Serialized: each test runs several servers, a Redis and a client in processes of their own;
+// together on two cores beside the rest of the suite they starved other tests' bounded waits.
+@Suite("longlink serve --redis, demo --fleet, soak --fleet", .enabled(if: fleetToolTestsEnabled), .serialized)
 struct FleetToolTests {
     /// Two `serve --redis` processes on one Redis: pushes produced on one reach a connection of
     /// the same user on the other, and a request resent to the other is answered from the shared
@@ -88,7 +90,7 @@ struct FleetToolTests {
     @Test(.timeLimit(.minutes(2)))
     func theFleetDemoCrashesTheClientsServerAndLosesNothing() async throws {
         let outcome = try await ToolProcess.run(
-            ["demo", "--fleet", "3", "--duration", "15s", "--quiet"], within: .seconds(90))
+            ["demo", "--fleet", "3", "--duration", "10s", "--quiet"], within: .seconds(90))
         let output = outcome.standardOutput
         #expect(outcome.status == 0, "\(output) \(outcome.standardError)")
         #expect(summaryValue("lost", in: output) == "0", "\(output)")
@@ -103,7 +105,7 @@ struct FleetToolTests {
     @Test(.timeLimit(.minutes(3)))
     func theFleetSoakReportsNothingLostDuplicatedRunTwiceOrHung() async throws {
         let outcome = try await ToolProcess.run(
-            ["soak", "--fleet", "3", "--duration", "25s", "--quiet"], within: .seconds(120))
+            ["soak", "--fleet", "3", "--duration", "20s", "--quiet"], within: .seconds(120))
         let output = outcome.standardOutput
         #expect(outcome.status == 0, "\(output) \(outcome.standardError)")
         for label in ["lost", "duplicated", "executed twice", "hung", "out of order", "left pending"] {

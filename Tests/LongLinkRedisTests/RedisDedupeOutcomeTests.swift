@@ -109,7 +109,9 @@ struct RedisDedupeOutcomeTests {
                 until: started + .milliseconds(300))
             let waited = ContinuousClock.now - started
             #expect(outcome == .running)
-            #expect(waited >= .milliseconds(300) && waited < .seconds(3), "\(waited)")
+            // Ended by the deadline, not the 30 s claim: the bound leaves room for the subscription
+            // and a check that each may take a command timeout (1.5 s) on a loaded machine.
+            #expect(waited >= .milliseconds(300) && waited < .seconds(6), "\(waited)")
             await serverA.shutdown()
             await serverB.shutdown()
         }
