@@ -23,25 +23,11 @@ final class BaselineClient {
         port: Int, clientID: String = "baseline-" + String(UInt64.random(in: 0...UInt64.max), radix: 36),
         metadata: [String: String] = [:]
     ) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        let fd = try connectLoopback(port: port, receiveTimeoutSeconds: 20)
         self.fd = fd
         readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw BenchError("connect to port \(port): errno \(errno)") }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        // A stuck server must not hang the benchmark forever.
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         Frame.hello(Frame.Hello(clientID: clientID, metadata: metadata)).encodeDelimited(into: &output)
         try flushOutput()
         let first = try nextFrame()
@@ -288,4 +274,28 @@ enum BaselineBenchmark {
         }
         for figure in figures { report.add(figure) }
     }
+}
+
+/// A blocking TCP socket connected to `127.0.0.1:port`, whose reads give up after
+/// `receiveTimeoutSeconds` (a stuck peer must not hang a benchmark). Closed again on failure.
+func connectLoopback(port: Int, receiveTimeoutSeconds: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port)).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        let failure = errno
+        Glibc.close(fd)
+        throw BenchError("connect to port \(port): errno \(failure)")
+    }
+    var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    return fd
 }
