@@ -31,7 +31,7 @@ extension ServeCommand {
         case (nil, nil):
             guard let text = environment[redisURLVariable], !text.isEmpty else {
                 for option in ["redis-prefix", "redis-ca"] where arguments.value(option) != nil {
-                    throw UsageError("--\(option) needs a Redis URL (--redis, --redis-url-file or \(redisURLVariable))")
+                    throw UsageError("--\(option) needs --redis, --redis-url-file or \(redisURLVariable)")
                 }
                 return nil
             }
