@@ -68,6 +68,14 @@ struct RedisTLSTests {
         try await withRedisTLSServer { redis in
             let client = RedisClient(configuration: redis.configuration)
             #expect(try await client.run(RedisCommand("ACL", "WHOAMI")).string == RedisTLSServer.user)
+            // The notices' connection (pub/sub) logs in over TLS too.
+            let events = Mailbox<RedisSubscriber.Event>()
+            let subscriber = RedisSubscriber(configuration: redis.configuration, channels: ["n"]) { events.put($0) }
+            await subscriber.start()
+            #expect(try await events.next(within: .seconds(5)) == .subscribed)
+            _ = try await client.run(RedisCommand("PUBLISH", "n", "hi"))
+            #expect(try await events.next(within: .seconds(5)) == .message(channel: "n", payload: Array("hi".utf8)))
+            await subscriber.shutdown()
             await client.shutdown()
 
             var configuration = redis.configuration
