@@ -1,5 +1,5 @@
-package import LongLinkTransport
 public import LongLinkServer
+package import LongLinkTransport
 
 /// Where Redis is and how LongLink talks to it.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import LongLinkCLISupport
-import LongLinkTransport
 import LongLinkTestSupport
+import LongLinkTransport
 import Testing
 
 @testable import longlink

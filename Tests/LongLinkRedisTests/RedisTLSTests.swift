@@ -88,9 +88,11 @@ struct RedisTLSTests {
             await pushes.shutdown()
 
             let window = try RedisDedupeStore(configuration: configuration)
-            let first = try await window.begin(principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
+            let first = try await window.begin(
+                principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
             #expect(first == .run)
-            let again = try await window.begin(principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
+            let again = try await window.begin(
+                principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
             #expect(again == .running)
             await window.shutdown()
         }

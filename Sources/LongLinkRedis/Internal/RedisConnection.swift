@@ -60,11 +60,12 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
         do {
             connection = try await Connection.connect(
                 to: .tcp(host: configuration.host, port: configuration.port), options: options, tls: tls, on: loop)
-        } catch where error.code == .tlsFailure {
-            throw LongLinkError(
-                code: .tlsFailure, message: "TLS with Redis at \(where_) failed: \(error.message)",
-                underlying: error.underlying)
         } catch {
+            if error.code == .tlsFailure {
+                throw LongLinkError(
+                    code: .tlsFailure, message: "TLS with Redis at \(where_) failed: \(error.message)",
+                    underlying: error.underlying)
+            }
             throw .redisUnavailable("cannot connect to Redis at \(where_): \(error.message)", cause: error)
         }
         let redis = RedisConnection(connection: connection, loop: loop, limits: limits)

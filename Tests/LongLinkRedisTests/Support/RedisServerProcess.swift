@@ -100,7 +100,8 @@ final class RedisServerProcess: @unchecked Sendable {
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
             "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-        ] + setup.arguments(port)
+        ]
+        process.arguments! += setup.arguments(port)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
