@@ -78,6 +78,9 @@ func fleet() async throws {
     var redis = try RedisConfiguration(url: "redis://app:secret@127.0.0.1:6379/1")
     redis.keyPrefix = "fleet:"
     redis.commandTimeout = .seconds(1)
+    redis.tls = TLSConfiguration.makeClientConfiguration()
+    redis.tls?.trustRoots = .pemFile("redis-ca.pem")
+    print(redis, redis.debugDescription)
     let pushes = try RedisPushStore(configuration: redis, capacityPerPrincipal: 100)
     let stored: StoredPush = try await pushes.append(principal: "alice", topic: "t", payload: [1])
     try await pushes.acknowledge(principal: "alice", seqs: [stored.seq])

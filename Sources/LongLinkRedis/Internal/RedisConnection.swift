@@ -41,9 +41,12 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
         self.parser = RESPParser(limits: limits)
     }
 
-    /// Connects, says `HELLO 3` (with `AUTH` when configured) and `SELECT`s the database, all
-    /// within ``RedisConfiguration/connectTimeout``. `configure` runs on the loop before the first
-    /// byte is read (for ``onPush``).
+    /// Connects (with TLS when ``RedisConfiguration/tls`` is set), says `HELLO 3` (with `AUTH`
+    /// when configured) and `SELECT`s the database, all within ``RedisConfiguration/connectTimeout``.
+    /// `configure` runs on the loop before the first byte is read (for ``onPush``).
+    ///
+    /// A TLS failure keeps its `tlsFailure` code and a refused login its own: neither is an outage
+    /// that waiting would end.
     static func open(
         _ configuration: RedisConfiguration, on loop: EventLoop, limits: RESPParser.Limits = .init(),
         configure: @escaping @Sendable (RedisConnection) -> Void = { _ in }
@@ -51,11 +54,18 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
         var options = ConnectionOptions()
         options.connectTimeout = configuration.connectTimeout
         let where_ = "\(configuration.host):\(configuration.port)"
+        // Made per connection rather than once: a CA file replaced on disk counts from the next connect.
+        let tls = try configuration.tls.map { tls throws(LongLinkError) in try TLSContext(client: tls) }
         let connection: Connection
         do {
             connection = try await Connection.connect(
-                to: .tcp(host: configuration.host, port: configuration.port), options: options, on: loop)
+                to: .tcp(host: configuration.host, port: configuration.port), options: options, tls: tls, on: loop)
         } catch {
+            if error.code == .tlsFailure {
+                throw LongLinkError(
+                    code: .tlsFailure, message: "TLS with Redis at \(where_) failed: \(error.message)",
+                    underlying: error.underlying)
+            }
             throw .redisUnavailable("cannot connect to Redis at \(where_): \(error.message)", cause: error)
         }
         let redis = RedisConnection(connection: connection, loop: loop, limits: limits)
@@ -71,8 +81,11 @@ final class RedisConnection: ConnectionHandler, @unchecked Sendable {
         }
         var commands = [hello]
         if configuration.database != 0 { commands.append(RedisCommand("SELECT", String(configuration.database))) }
-        do {
+        do throws(LongLinkError) {
             let replies = try await redis.send(commands, timeout: configuration.connectTimeout)
+            if let text = replies.first?.errorText {
+                throw LongLinkError.redisLoginRefused(text, configuration: configuration)
+            }
             for (command, reply) in zip(commands, replies) { _ = try reply.checked(command.name) }
         } catch {
             redis.close()

@@ -20,6 +20,24 @@ extension LongLinkError {
         return LongLinkError(code: code, message: "Redis refused \(command): \(error)", underlying: error)
     }
 
+    /// Redis answered the connection's `HELLO` with an error: a wrong password, an unknown user,
+    /// or a Redis without `HELLO`. The message names Redis and the user; the password is replaced
+    /// by `***` wherever the reply repeats it (a Redis that does not know `HELLO` echoes its arguments).
+    static func redisLoginRefused(_ text: [UInt8], configuration: RedisConfiguration) -> LongLinkError {
+        var reply = String(decoding: text, as: UTF8.self)
+        if let password = configuration.password, !password.isEmpty {
+            reply = reply.replacing(password, with: "***")
+        }
+        let refused = redisReply(Array(reply.utf8), command: "HELLO")
+        let who =
+            configuration.password == nil
+            ? "a connection without credentials" : "the login of user '\(configuration.username ?? "default")'"
+        return LongLinkError(
+            code: refused.code,
+            message: "Redis at \(configuration.host):\(configuration.port) refused \(who): \(reply)",
+            underlying: refused.underlying)
+    }
+
     /// The bytes from Redis are not RESP3 or exceed the parser's bounds.
     static func redisProtocol(_ error: RESPParseError) -> LongLinkError {
         LongLinkError(code: .protocolViolation, message: "bad reply from Redis: \(error)", underlying: error)

@@ -37,12 +37,17 @@ enum ServeCommand: Subcommand {
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
             Cancelling the request stops the pushes not yet sent.
 
-            With --redis redis://[user:pass@]HOST[:PORT][/DB] the server joins a fleet: reliable
-            pushes and the de-duplication window live in that Redis (keys under --redis-prefix,
-            default 'longlink:'), so several 'serve --redis' processes on one Redis share them. A
+            With a Redis URL, redis[s]://[[user]:password@]HOST[:PORT][/DB], the server joins a
+            fleet: reliable pushes and the de-duplication window live in that Redis (keys under
+            --redis-prefix, default 'longlink:'), so several servers on one Redis share them. A
             client that moves to another of them finds its unacknowledged pushes there, and a
             request resent to another runs once. While Redis is out of reach, reliable pushes and
-            requests fail UNAVAILABLE; the server reconnects by itself.
+            requests fail UNAVAILABLE; the server reconnects by itself. The URL comes from --redis,
+            else --redis-url-file, else the environment variable LONGLINK_REDIS_URL (the last two
+            keep the password out of the process list); the password is never printed. rediss://
+            speaks TLS: the server's certificate is verified against the system's CAs, or those of
+            --redis-ca, and must name HOST (also sent as SNI). A user logs in with HELLO AUTH as
+            that ACL user; a password alone as 'default'.
             """,
         options: [
             .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
@@ -57,7 +62,10 @@ enum ServeCommand: Subcommand {
                 help: "Report this load (0-1000) in Welcome and Pong instead of the measured one, to test balancing."),
             .value(
                 "redis", "URL",
-                help: "Keep reliable pushes and the de-dup window in Redis: redis://[user:pass@]HOST[:PORT][/DB]."),
+                help: "Keep reliable pushes and the de-dup window in Redis: "
+                    + "redis[s]://[[user]:password@]HOST[:PORT][/DB]."),
+            .value("redis-url-file", "FILE", help: "Read the Redis URL from FILE (its first line) instead."),
+            .value("redis-ca", "FILE", help: "Verify a rediss:// server against the CAs in FILE (PEM)."),
             .value("redis-prefix", "PREFIX", help: "Prefix of every Redis key and channel (default longlink:)."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
@@ -131,23 +139,6 @@ enum ServeCommand: Subcommand {
             log: log)
     }
 
-    /// The Redis of `--redis` and `--redis-prefix`; nil without them.
-    static func redisConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> RedisConfiguration? {
-        guard let url = arguments.value("redis") else {
-            if arguments.value("redis-prefix") != nil { throw UsageError("--redis-prefix needs --redis") }
-            return nil
-        }
-        var configuration: RedisConfiguration
-        do {
-            configuration = try RedisConfiguration(url: url)
-            if let prefix = arguments.value("redis-prefix") { configuration.keyPrefix = prefix }
-            try configuration.validate()
-        } catch {
-            throw UsageError("--redis '\(url)': \(error.message)")
-        }
-        return configuration
-    }
-
     private static func serve(
         configuration: ServerConfiguration, redis: RedisConfiguration?, feed feedConfiguration: DemoFeed.Configuration?,
         log: EventLog
@@ -208,8 +199,8 @@ enum ServeCommand: Subcommand {
                 Terminal.standardOutput.line("listening on \(address)")
                 if let redis {
                     log(
-                        "fleet: reliable pushes and the de-dup window in Redis at \(redis.host):\(redis.port)/"
-                            + "\(redis.database), keys under '\(redis.keyPrefix)'")
+                        "fleet: reliable pushes and the de-dup window in Redis at \(redis), keys under "
+                            + "'\(redis.keyPrefix)'")
                 }
                 if let feed {
                     group.addTask { await feed.run(server: server) }
@@ -248,20 +239,6 @@ enum ServeCommand: Subcommand {
         default:
             throw UsageError("--tls-cert and --tls-key go together")
         }
-    }
-
-    /// Says on standard error when Redis does not answer at start (the server runs on, failing
-    /// reliable pushes and requests with UNAVAILABLE until it does), and when it answers again.
-    private static func warnIfUnreachable(_ redis: RedisConfiguration) async {
-        // Only an IPv4 address is checked; a host name is left to the server's Redis client.
-        guard RedisPing.answers(host: redis.host, port: redis.port) == false else { return }
-        Terminal.standardError.line(
-            "longlink serve: Redis at \(redis.host):\(redis.port) does not answer; reliable pushes and requests "
-                + "fail UNAVAILABLE until it does")
-        while RedisPing.answers(host: redis.host, port: redis.port) == false {
-            do { try await Task.sleep(for: .seconds(1)) } catch { return }
-        }
-        Terminal.standardError.line("longlink serve: Redis at \(redis.host):\(redis.port) answers")
     }
 
     /// Logs the server's counters every few seconds when they changed.

@@ -35,8 +35,17 @@ final class RedisServerProcess: @unchecked Sendable {
         }
     }
 
+    /// What a server is started with beyond the defaults, given its port (later arguments win:
+    /// `--port 0 --tls-port P` speaks only TLS, see `RedisTLSServer.swift`), and how a client then
+    /// reaches it.
+    struct Setup: Sendable {
+        var arguments: @Sendable (_ port: Int) -> [String] = { _ in [] }
+        var configure: @Sendable (inout RedisConfiguration) -> Void = { _ in }
+    }
+
     let port: Int
     let directory: URL
+    let setup: Setup
     private(set) var process: Process
 
     var configuration: RedisConfiguration {
@@ -47,17 +56,19 @@ final class RedisServerProcess: @unchecked Sendable {
         configuration.connectTimeout = .seconds(1)
         configuration.initialReconnectDelay = .milliseconds(10)
         configuration.maximumReconnectDelay = .milliseconds(100)
+        setup.configure(&configuration)
         return configuration
     }
 
-    private init(port: Int, directory: URL, process: Process) {
+    private init(port: Int, directory: URL, setup: Setup, process: Process) {
         self.port = port
         self.directory = directory
+        self.setup = setup
         self.process = process
     }
 
     /// Starts a server and waits (bounded) until it answers PING.
-    static func start() async throws -> RedisServerProcess {
+    static func start(_ setup: Setup = Setup()) async throws -> RedisServerProcess {
         guard let binary else { throw Missing() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "longlink-redis-\(UUID().uuidString)")
@@ -66,8 +77,8 @@ final class RedisServerProcess: @unchecked Sendable {
         // A free port can be taken between the probe and redis-server's bind: try a few.
         for _ in 0..<5 {
             let port = try await freePort()
-            let process = try launch(binary, port: port, directory: directory, persistent: true)
-            let server = RedisServerProcess(port: port, directory: directory, process: process)
+            let process = try launch(binary, port: port, directory: directory, persistent: true, setup: setup)
+            let server = RedisServerProcess(port: port, directory: directory, setup: setup, process: process)
             do {
                 try await server.waitUntilReady()
                 return server
@@ -81,13 +92,16 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Output goes to the null device: nothing reads it, so no reader threads outlive the test.
-    private static func launch(_ binary: String, port: Int, directory: URL, persistent: Bool) throws -> Process {
+    private static func launch(
+        _ binary: String, port: Int, directory: URL, persistent: Bool, setup: Setup
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
             "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
         ]
+        process.arguments! += setup.arguments(port)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -136,7 +150,7 @@ final class RedisServerProcess: @unchecked Sendable {
     func relaunchWithoutPersistence() async throws {
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false)
+        process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false, setup: setup)
         try await waitUntilReady()
     }
 
@@ -148,8 +162,10 @@ final class RedisServerProcess: @unchecked Sendable {
 }
 
 /// Runs `body` with a fresh redis-server, stopped afterwards whatever happens.
-func withRedisServer(_ body: (RedisServerProcess) async throws -> Void) async throws {
-    let server = try await RedisServerProcess.start()
+func withRedisServer(
+    _ setup: RedisServerProcess.Setup = .init(), _ body: (RedisServerProcess) async throws -> Void
+) async throws {
+    let server = try await RedisServerProcess.start(setup)
     do {
         try await body(server)
     } catch {
