@@ -23,7 +23,8 @@ extension LongLinkClient {
         case .networkFirst(let maxAge):
             if await core.currentState.phase != .connected, let hit = cache.lookup(key, maxAge: maxAge) { return hit }
             do {
-                return try await fetchAndStore(method, payload: payload, options: options, key: key, principal: principal)
+                return try await fetchAndStore(
+                    method, payload: payload, options: options, key: key, principal: principal)
             } catch let error as LongLinkError {
                 guard await Self.isOffline(error, core: core), let hit = cache.lookup(key, maxAge: maxAge) else {
                     throw error

@@ -211,7 +211,9 @@ public final class RedisPushStore: SharedPushStore {
     private func observed(_ event: RedisSubscriber.Event) {
         let (observer, principal) = observation.withLock { state -> (SharedPushObserver?, String?) in
             guard !state.isShutDown else { return (nil, nil) }
-            if case .message(let channel, _) = event { return (state.observer, state.principals[PrincipalKey(channel)]) }
+            if case .message(let channel, _) = event {
+                return (state.observer, state.principals[PrincipalKey(channel)])
+            }
             return (state.observer, nil)
         }
         guard let observer else { return }
