@@ -18,8 +18,11 @@ struct PrincipalBytesTests {
     ) async throws -> FrameClient {
         let client = try await FrameClient.connect(to: address)
         _ = try await client.handshake(clientID: clientID)
-        let login = try await client.call(exclusive ? "login.exclusive" : "login", bytes(user), id: "login")
-        #expect(login.text == "welcome")
+        // A fresh id: under one client id, a second "login" would be a resend, answered from the window.
+        let id = "login-\(UInt64.random(in: 0...UInt64.max))"
+        #expect(try await client.call(exclusive ? "login.exclusive" : "login", bytes(user), id: id).text == "welcome")
+        // Bytes, not String equality, which would take either spelling for the other.
+        #expect(try await client.call("whoami", id: "whoami-\(id)").payload == bytes(user))
         try await client.send(.sync(Frame.Sync()))
         // The echo's reply comes after the Sync was read (one connection, in order).
         #expect(try await client.call("echo", id: "synced").requestID == "synced")
@@ -60,9 +63,9 @@ struct PrincipalBytesTests {
             }
             #expect(goAway.code == .unauthenticated && !goAway.reconnect)
             // The other spelling's session lives on.
-            #expect(try await nfc.call("whoami", id: "still").text == Self.composed)
+            #expect(try await nfc.call("whoami", id: "still").payload == bytes(Self.composed))
             #expect(server.statistics.sessionsReplaced == 1)
-            #expect(try await newer.call("whoami", id: "me").text == Self.decomposed)
+            #expect(try await newer.call("whoami", id: "me").payload == bytes(Self.decomposed))
         }
     }
 
