@@ -9,16 +9,12 @@ import Testing
 /// Whose replies the response cache keeps, and who may read its files.
 @Suite("Response cache: principals and files")
 struct CachePrincipalTests {
-    private func scratch() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("longlink-cache-\(UUID().uuidString)").path
-    }
-
     /// "caf\u{E9}" and "cafe\u{301}" are equal `String`s but two principals (their bytes differ):
     /// switching from one to the other clears the cache, in memory and on disk.
     @Test func namesThatDifferOnlyInNormalisationAreTwoPrincipals() {
         let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
         #expect(composed == decomposed)  // what String equality would merge
-        let directory = scratch()
+        let directory = ResponseCacheTests.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = ResponseCacheConfiguration(directory: directory)
         let cache = ResponseCache(configuration: configuration, clock: SystemClock())
@@ -43,7 +39,7 @@ struct CachePrincipalTests {
     /// Under the usual umask (022) the folder would be 0755 and the files 0644: readable by every
     /// user of the machine. They are the owner's only, also in a folder that existed before.
     @Test func filesAreReadableByTheirOwnerOnly() throws {
-        let directory = scratch()
+        let directory = ResponseCacheTests.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])

@@ -10,7 +10,7 @@ import Testing
 @Suite("Probe nonces")
 struct ProbeNonceTests {
     /// The server holds each real `Pong` 100 ms, and meanwhile sends `Pong(1)`, `Pong(2)` and
-    /// `Pong(3)` every 2 ms: with nonces 1, 2, 3 the probe would take those for answers and
+    /// `Pong(3)` every 5 ms: with nonces 1, 2, 3 the probe would take those for answers and
     /// measure about 0 ms. With random nonces they match nothing, are counted, and every round
     /// trip measured is the real one.
     @Test func earlyPongsMatchNothingAndAreCounted() async throws {
@@ -19,7 +19,7 @@ struct ProbeNonceTests {
             switch frame {
             case .hello:
                 peer.welcome()
-                Self.flood(peer, left: 2_500)
+                Self.flood(peer, left: 4_000)
             case .ping(let ping):
                 _ = peer.connection.eventLoop.scheduleTimer(after: hold) {
                     peer.send(.pong(Frame.Pong(nonce: ping.nonce)))
@@ -30,7 +30,7 @@ struct ProbeNonceTests {
         defer { server.stop() }
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.balancing.probePings = 3
-        configuration.balancing.probeTimeout = .seconds(10)
+        configuration.balancing.probeTimeout = .seconds(20)
         let report = await LongLinkClient.probe([server.endpoint], configuration: configuration)
         let probe = try #require(report.probes.first)
         #expect(probe.state == .reachable, "\(String(describing: probe.error))")
@@ -39,12 +39,12 @@ struct ProbeNonceTests {
         #expect(probe.unmatchedPongs > 0)
     }
 
-    /// Sends `Pong(1)`, `Pong(2)`, `Pong(3)` every 2 ms until the connection closes (at most
+    /// Sends `Pong(1)`, `Pong(2)`, `Pong(3)` every 5 ms until the connection closes (at most
     /// `left` times).
     private static func flood(_ peer: ScriptedServer.Peer, left: Int) {
         guard left > 0, !peer.connection.isClosed else { return }
         peer.send(
             .pong(Frame.Pong(nonce: 1)), .pong(Frame.Pong(nonce: 2)), .pong(Frame.Pong(nonce: 3)))
-        _ = peer.connection.eventLoop.scheduleTimer(after: .milliseconds(2)) { flood(peer, left: left - 1) }
+        _ = peer.connection.eventLoop.scheduleTimer(after: .milliseconds(5)) { flood(peer, left: left - 1) }
     }
 }

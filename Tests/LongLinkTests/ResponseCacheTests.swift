@@ -8,7 +8,8 @@ import Testing
 
 @Suite("Response cache")
 struct ResponseCacheTests {
-    private func scratch() -> String {
+    /// A directory of its own for one test's cache files (not created).
+    static func scratch() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("longlink-cache-\(UUID().uuidString)").path
     }
 
@@ -64,7 +65,7 @@ struct ResponseCacheTests {
     }
 
     @Test func entriesPersistForANewInstanceOfTheSamePrincipalOnly() {
-        let directory = scratch()
+        let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = ResponseCacheConfiguration(directory: directory)
         let first = ResponseCache(configuration: configuration, clock: SystemClock())
@@ -82,7 +83,7 @@ struct ResponseCacheTests {
     }
 
     @Test func corruptOrTruncatedFilesAreIgnoredAndRemoved() throws {
-        let directory = scratch()
+        let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = ResponseCacheConfiguration(directory: directory)
         let writer = ResponseCache(configuration: configuration, clock: SystemClock())
