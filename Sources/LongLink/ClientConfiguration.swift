@@ -23,8 +23,9 @@ public struct ClientConfiguration: Sendable {
     public var deadlineStrategy: DeadlineStrategy = .taskGroup
     /// How long connecting may take, and then how long the Hello/Welcome exchange may take.
     public var connectTimeout: Duration = .seconds(5)
-    /// The heartbeat interval proposed to the server (the server may clamp it). A link that
-    /// receives nothing for two intervals is declared dead and replaced.
+    /// The heartbeat interval proposed to the server. The server may shorten it (not below 1 s,
+    /// unless the proposal is shorter) but never lengthen it. A link that receives nothing for two
+    /// intervals is declared dead and replaced.
     public var heartbeat: Duration = .seconds(15)
     /// The reconnection backoff.
     public var backoff: Backoff = .init()

@@ -30,6 +30,10 @@ public struct EndpointProbe: Sendable {
     public var cost: Double?
     /// Why the probe failed, when it did.
     public var error: LongLinkError?
+    /// `Pong`s that answered none of the probe's pings (their nonces are random): ignored, and
+    /// counted here. More than 0 means a broken server, or one answering pings it has not seen yet
+    /// to look closer than it is.
+    public var unmatchedPongs = 0
 
     /// Creates a probe result.
     public init(

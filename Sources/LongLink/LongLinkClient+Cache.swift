@@ -9,19 +9,22 @@ extension LongLinkClient {
     func cachedRequest(_ method: String, payload: [UInt8], options: RequestOptions) async throws -> [UInt8] {
         let key = ResponseCache.key(method: method, payload: payload, explicit: options.cacheKey)
         let cache = self.cache
+        // The reply belongs to whoever was logged in when the call was made, not when it arrives.
+        let principal = cache.principal
         switch options.cache.kind {
         case .networkOnly:
-            return try await network(method, payload: payload, options: options, key: key)
+            return try await network(method, payload: payload, options: options, key: key, principal: principal)
         case .cacheFirst(let maxAge):
             if let hit = cache.lookup(key, maxAge: maxAge) { return hit }
-            return try await fetchAndStore(method, payload: payload, options: options, key: key)
+            return try await fetchAndStore(method, payload: payload, options: options, key: key, principal: principal)
         case .cacheOnly(let maxAge):
             if let hit = cache.lookup(key, maxAge: maxAge) { return hit }
             throw LongLinkError(code: .notFound, message: "no cached reply for \(method)")
         case .networkFirst(let maxAge):
             if await core.currentState.phase != .connected, let hit = cache.lookup(key, maxAge: maxAge) { return hit }
             do {
-                return try await fetchAndStore(method, payload: payload, options: options, key: key)
+                return try await fetchAndStore(
+                    method, payload: payload, options: options, key: key, principal: principal)
             } catch let error as LongLinkError {
                 guard await Self.isOffline(error, core: core), let hit = cache.lookup(key, maxAge: maxAge) else {
                     throw error
@@ -37,13 +40,15 @@ extension LongLinkClient {
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) -> AsyncThrowingStream<CachedReply, any Error> {
         let key = ResponseCache.key(method: method, payload: payload, explicit: options.cacheKey)
+        let principal = cache.principal
         return AsyncThrowingStream { continuation in
             let task = Task {
                 if let hit = self.cache.lookup(key, maxAge: nil) {
                     continuation.yield(CachedReply(payload: hit, isFromCache: true))
                 }
                 do {
-                    let fresh = try await self.fetchAndStore(method, payload: payload, options: options, key: key)
+                    let fresh = try await self.fetchAndStore(
+                        method, payload: payload, options: options, key: key, principal: principal)
                     continuation.yield(CachedReply(payload: fresh, isFromCache: false))
                     continuation.finish()
                 } catch {
@@ -54,23 +59,23 @@ extension LongLinkClient {
         }
     }
 
-    private func fetchAndStore(_ method: String, payload: [UInt8], options: RequestOptions, key: String)
-        async throws -> [UInt8]
-    {
-        let reply = try await network(method, payload: payload, options: options, key: key)
-        cache.store(key, payload: reply, method: method)
+    private func fetchAndStore(
+        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: String
+    ) async throws -> [UInt8] {
+        let reply = try await network(method, payload: payload, options: options, key: key, principal: principal)
+        cache.store(key, payload: reply, method: method, principal: principal)
         return reply
     }
 
     /// The round trip, shared with identical calls in flight when the call coalesces.
-    private func network(_ method: String, payload: [UInt8], options: RequestOptions, key: String)
-        async throws -> [UInt8]
-    {
+    private func network(
+        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: String
+    ) async throws -> [UInt8] {
         let deadline = configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout)
         guard options.coalesces else {
             return try await sendRequest(method, payload: payload, options: options, deadline: deadline)
         }
-        let flightKey = cache.principal + "\u{0}" + key
+        let flightKey = ResponseCache.flightKey(principal: principal, key: key)
         let core = self.core
         return try await coalescer.run(
             flightKey, deadline: deadline,

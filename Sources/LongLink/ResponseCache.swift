@@ -1,5 +1,6 @@
 import Foundation
 internal import LongLinkTransport
+internal import LongLinkWire
 
 /// The client's cache of replies (``LongLinkClient/cache``), read and filled by calls whose
 /// ``RequestOptions/cache`` policy says so, and invalidated by the app or by pushes.
@@ -8,6 +9,10 @@ internal import LongLinkTransport
 /// ids": the request on the wire still gets a unique `request_id`), else the method, `#`, and the
 /// payload's bytes in base64. Entries belong to one principal: setting another ``principal`` (the
 /// login step does it with ``LoginSession/loggedIn(as:)``) clears the cache, memory and disk.
+/// Principals are compared by their UTF-8 bytes, as the server and the fleet compare them: two
+/// spellings of one name in Unicode (`"caf\u{E9}"`, `"cafe\u{301}"`) are two principals. A reply is
+/// kept under the principal current when its call was made: one that arrives after another
+/// principal was set is not stored.
 public final class ResponseCache: Sendable {
     private struct State {
         var store: CacheStore
@@ -34,7 +39,7 @@ public final class ResponseCache: Sendable {
         get { state.withLock { $0.principal } }
         set {
             let changed = state.withLock { state -> Bool in
-                guard state.principal != newValue else { return false }
+                guard !PrincipalKey.same(state.principal, newValue) else { return false }
                 state.principal = newValue
                 state.store.removeAll()
                 return true
@@ -102,7 +107,7 @@ public final class ResponseCache: Sendable {
         let age = Duration.seconds(max(0, Date().timeIntervalSince1970 - stored.storedAt))
         let storedAt = now.advanced(by: .zero - age)
         return state.withLock { state -> [UInt8]? in
-            guard state.principal == principal else { return nil }
+            guard PrincipalKey.same(state.principal, principal) else { return nil }
             state.store.store(key, payload: stored.payload, method: stored.method, at: storedAt)
             if let maxAge, age > maxAge {
                 state.misses += 1
@@ -113,13 +118,21 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// Stores an OK reply.
-    func store(_ key: String, payload: [UInt8], method: String) {
+    /// The key that coalesces identical calls of one principal: its bytes, so that two spellings
+    /// of one name never share a flight.
+    static func flightKey(principal: String, key: String) -> String {
+        Data(principal.utf8).base64EncodedString() + "\u{0}" + key
+    }
+
+    /// Stores an OK reply to a call made while `principal` was current; dropped when another
+    /// principal is current now (the reply is theirs, not the new one's).
+    func store(_ key: String, payload: [UInt8], method: String, principal: String) {
         let now = clock.now
-        let (principal, evicted) = state.withLock { state in
-            (state.principal, state.store.store(key, payload: payload, method: method, at: now))
+        let evicted = state.withLock { state -> [String]? in
+            guard PrincipalKey.same(state.principal, principal) else { return nil }
+            return state.store.store(key, payload: payload, method: method, at: now)
         }
-        guard let files else { return }
+        guard let evicted, let files else { return }
         for key in evicted { files.remove(key) }
         files.write(
             CacheFiles.Stored(

@@ -1,5 +1,6 @@
 public import LongLinkServer
 internal import LongLinkTransport
+internal import LongLinkWire
 
 /// Reliable pushes kept in Redis, shared by every server of a fleet: the same operations and
 /// bounds as the server's ``LongLinkServer/PushStore``, asynchronous because each is a round trip.
@@ -38,11 +39,12 @@ public final class RedisPushStore: SharedPushStore {
     private let observation = Locked(Observation())
 
     /// Who observes, and which channel is which principal's: names are escaped, so the map is
-    /// kept rather than the names parsed back.
+    /// kept rather than the names parsed back. Keyed by the channel's bytes: the channels of two
+    /// spellings of one name in Unicode (two principals) are two entries.
     private struct Observation {
         var observer: SharedPushObserver?
         var subscriber: RedisSubscriber?
-        var principals: [String: String] = [:]
+        var principals: [PrincipalKey: String] = [:]
         var isShutDown = false
     }
 
@@ -200,7 +202,7 @@ public final class RedisPushStore: SharedPushStore {
         let channel = keys.channel(principal: principal)
         await subscriber.update(channel) {
             let watching = observer.isWatching(principal)
-            observation.withLock { $0.principals[channel] = watching ? principal : nil }
+            observation.withLock { $0.principals[PrincipalKey(channel)] = watching ? principal : nil }
             return watching
         }
     }
@@ -209,7 +211,9 @@ public final class RedisPushStore: SharedPushStore {
     private func observed(_ event: RedisSubscriber.Event) {
         let (observer, principal) = observation.withLock { state -> (SharedPushObserver?, String?) in
             guard !state.isShutDown else { return (nil, nil) }
-            if case .message(let channel, _) = event { return (state.observer, state.principals[channel]) }
+            if case .message(let channel, _) = event {
+                return (state.observer, state.principals[PrincipalKey(channel)])
+            }
             return (state.observer, nil)
         }
         guard let observer else { return }

@@ -72,7 +72,8 @@ public final class InMemoryPushStore: PushStore {
     }
 
     private struct Logs {
-        var byPrincipal: [String: Log] = [:]
+        /// Keyed by the name's bytes: two spellings of one name in Unicode are two principals.
+        var byPrincipal: [PrincipalKey: Log] = [:]
         /// Above every seq given so far: where the log of a principal seen anew starts.
         var nextFreshSeq: UInt64 = 1
     }
@@ -99,6 +100,7 @@ public final class InMemoryPushStore: PushStore {
         let capacity = capacityPerPrincipal
         let byteCapacity = bytesPerPrincipal
         let size = Log.size(topic: topic, payload: payload)
+        let principal = PrincipalKey(principal)
         let stored: StoredPush? = logs.withLock { logs in
             // Only the two counts: a copy of the log kept alive here would make the append below
             // copy its whole array.
@@ -122,13 +124,14 @@ public final class InMemoryPushStore: PushStore {
 
     /// The unacknowledged pushes with `seq > after`, in order, at most `limit`.
     public func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
-        logs.withLock { $0.byPrincipal[principal]?.pending(after: seq, limit: limit) ?? [] }
+        logs.withLock { $0.byPrincipal[PrincipalKey(principal)]?.pending(after: seq, limit: limit) ?? [] }
     }
 
     /// Forgets the given pushes; unknown seqs are ignored. A principal left with nothing stored is
     /// forgotten.
     public func acknowledge(principal: String, seqs: [UInt64]) {
-        logs.withLock { logs in
+        let principal = PrincipalKey(principal)
+        return logs.withLock { logs in
             logs.byPrincipal[principal]?.acknowledge(seqs)
             if logs.byPrincipal[principal]?.unacknowledged == 0 { logs.byPrincipal[principal] = nil }
         }
@@ -136,6 +139,6 @@ public final class InMemoryPushStore: PushStore {
 
     /// How many pushes of `principal` wait for an acknowledgement.
     public func unacknowledgedCount(principal: String) -> Int {
-        logs.withLock { $0.byPrincipal[principal]?.unacknowledged ?? 0 }
+        logs.withLock { $0.byPrincipal[PrincipalKey(principal)]?.unacknowledged ?? 0 }
     }
 }

@@ -38,4 +38,16 @@ struct ClientSupportTests {
         #expect(ClientSupport.describe(lost) == "UNAVAILABLE: connectionLost: dropped")
         #expect(ClientSupport.describe(CancellationError()) == "CANCELLED: cancelled")
     }
+
+    /// A server's text (an error status, a `GoAway` reason) keeps its meaning but loses its power
+    /// over the terminal.
+    @Test func serverTextIsEscaped() {
+        #expect(Terminal.escaped("plain é 😀 \\ text") == "plain é 😀 \\ text")
+        #expect(Terminal.escaped("\u{1B}[2J") == "\\x1B[2J")
+        #expect(Terminal.escaped("a\nb\tc\u{0}\u{7F}\u{9B}") == "a\\x0Ab\\x09c\\x00\\x7F\\x9B")
+        #expect(Terminal.escaped("\u{202E}txt.exe") == "\\u{202E}txt.exe")
+        let goAway = LongLinkError(
+            status: Frame.Status(code: .unauthenticated, message: "logged in elsewhere\u{1B}]0;pwned\u{7}"))
+        #expect(ClientSupport.describe(goAway) == "UNAUTHENTICATED: logged in elsewhere\\x1B]0;pwned\\x07")
+    }
 }

@@ -59,6 +59,19 @@ struct RequestCommandTests {
         #expect(try await server.waitForExit().status == 0)
     }
 
+    /// The server's error text is the server's: an escape sequence in it is printed written out
+    /// (never sent to the terminal), and a newline in it cannot forge a line of the tool's own.
+    @Test func serverTextIsPrintedWithItsControlCharactersEscaped() async throws {
+        let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
+        defer { server.terminate() }
+        let failed = try await Self.request(port: port, ["fail", "--data", "5:wiped\u{1B}[2J\nerror: forged"])
+        #expect(failed.status == 1)
+        #expect(failed.standardError == "error: NOT_FOUND: wiped\\x1B[2J\\x0Aerror: forged\n")
+        #expect(!failed.standardError.utf8.contains(0x1B))
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
+    }
+
     @Test func rejectedLoginStopsAtOnce() async throws {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }

@@ -8,7 +8,8 @@ import Testing
 
 @Suite("Response cache")
 struct ResponseCacheTests {
-    private func scratch() -> String {
+    /// A directory of its own for one test's cache files (not created).
+    static func scratch() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("longlink-cache-\(UUID().uuidString)").path
     }
 
@@ -32,7 +33,7 @@ struct ResponseCacheTests {
     @Test func maxAgeFollowsTheClientsClock() async {
         let clock = ManualClock()
         let cache = ResponseCache(configuration: .init(), clock: clock)
-        cache.store("k", payload: [1], method: "m")
+        cache.store("k", payload: [1], method: "m", principal: "")
         await clock.advance(by: .seconds(30))
         #expect(cache.lookup("k", maxAge: .seconds(60)) == [1])
         await clock.advance(by: .seconds(31))
@@ -43,12 +44,14 @@ struct ResponseCacheTests {
     @Test func invalidationByKeyPrefixTopicAndPrincipal() {
         let cache = ResponseCache(configuration: .init(), clock: SystemClock())
         cache.principal = "alice"
-        cache.store("room.42", payload: [1], method: "room.enter")
+        cache.store("room.42", payload: [1], method: "room.enter", principal: "alice")
         cache.store(
-            ResponseCache.key(method: "prices.AAPL", payload: [9], explicit: nil), payload: [2], method: "prices.AAPL")
+            ResponseCache.key(method: "prices.AAPL", payload: [9], explicit: nil), payload: [2], method: "prices.AAPL",
+            principal: "alice")
         cache.store(
-            ResponseCache.key(method: "prices.MSFT", payload: [9], explicit: nil), payload: [3], method: "prices.MSFT")
-        cache.store("news", payload: [4], method: "news.latest")
+            ResponseCache.key(method: "prices.MSFT", payload: [9], explicit: nil), payload: [3], method: "prices.MSFT",
+            principal: "alice")
+        cache.store("news", payload: [4], method: "news.latest", principal: "alice")
         cache.invalidate(key: "room.42")
         #expect(cache.lookup("room.42", maxAge: nil) == nil)
         cache.invalidate(topic: "prices.AAPL")
@@ -62,12 +65,12 @@ struct ResponseCacheTests {
     }
 
     @Test func entriesPersistForANewInstanceOfTheSamePrincipalOnly() {
-        let directory = scratch()
+        let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = ResponseCacheConfiguration(directory: directory)
         let first = ResponseCache(configuration: configuration, clock: SystemClock())
         first.principal = "alice"
-        first.store("candles.AAPL", payload: [1, 2, 3], method: "candles")
+        first.store("candles.AAPL", payload: [1, 2, 3], method: "candles", principal: "alice")
         let second = ResponseCache(configuration: configuration, clock: SystemClock())
         #expect(second.lookup("candles.AAPL", maxAge: nil) == nil)  // anonymous: not alice's
         second.principal = "alice"
@@ -80,11 +83,13 @@ struct ResponseCacheTests {
     }
 
     @Test func corruptOrTruncatedFilesAreIgnoredAndRemoved() throws {
-        let directory = scratch()
+        let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = ResponseCacheConfiguration(directory: directory)
         let writer = ResponseCache(configuration: configuration, clock: SystemClock())
-        for key in ["a", "b", "c"] { writer.store(key, payload: Array(repeating: 7, count: 64), method: "m") }
+        for key in ["a", "b", "c"] {
+            writer.store(key, payload: Array(repeating: 7, count: 64), method: "m", principal: writer.principal)
+        }
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".entry") }
             .sorted()
         #expect(files.count == 3)

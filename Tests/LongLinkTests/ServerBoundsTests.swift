@@ -13,9 +13,14 @@ struct ServerBoundsTests {
         #expect(ServerBounds.heartbeat(offered: 0, proposed: .seconds(15)) == .seconds(15))
         #expect(ServerBounds.heartbeat(offered: 1, proposed: .seconds(15)) == .seconds(1))
         #expect(ServerBounds.heartbeat(offered: 1, proposed: .milliseconds(50)) == .milliseconds(50))
-        #expect(ServerBounds.heartbeat(offered: .max, proposed: .seconds(15)) == .seconds(300))
+        #expect(ServerBounds.heartbeat(offered: 5_000, proposed: .seconds(15)) == .seconds(5))
+        // Never longer than the proposal.
+        #expect(ServerBounds.heartbeat(offered: .max, proposed: .seconds(15)) == .seconds(15))
         #expect(ServerBounds.heartbeat(offered: .max, proposed: .seconds(900)) == .seconds(900))
-        #expect(ServerBounds.heartbeat(offered: 20_000, proposed: .seconds(15)) == .seconds(20))
+        #expect(ServerBounds.heartbeat(offered: 20_000, proposed: .seconds(15)) == .seconds(15))
+        // No proposal: the server's value, within 1 s ... 300 s.
+        #expect(ServerBounds.heartbeat(offered: .max, proposed: .zero) == .seconds(300))
+        #expect(ServerBounds.heartbeat(offered: 20_000, proposed: .zero) == .seconds(20))
         #expect(ServerBounds.retryAfter(milliseconds: .max) == .seconds(300))
         #expect(ServerBounds.retryAfter(milliseconds: 1_500) == .milliseconds(1_500))
         #expect(ServerBounds.maxFrameBytes(offered: 0) == Frame.defaultMaxFrameBytes)
@@ -51,9 +56,11 @@ struct ServerBoundsTests {
         server.stop()
     }
 
-    /// `heartbeat_ms` 2^32-1 (49 days) would switch dead-link detection off: with the ceiling, a
-    /// server that falls silent is found within two and a quarter intervals of 300 s.
-    @Test func anEndlessHeartbeatIsLoweredToTheCeiling() async throws {
+    /// `heartbeat_ms` 2^32-1 (49 days) would switch dead-link detection off, and a ceiling of
+    /// minutes would still be the server's choice: the server may shorten the client's proposal,
+    /// never lengthen it, so a server that falls silent is found within two and a quarter of the
+    /// client's own 15 s intervals.
+    @Test func aServerCannotLengthenTheHeartbeatPastTheProposal() async throws {
         let clock = ManualClock()
         let server = try await server(heartbeatMilliseconds: .max, answersPings: false)
         var configuration = ClientConfiguration.forTests(server.endpoint)
@@ -62,7 +69,8 @@ struct ServerBoundsTests {
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         // Two quiet intervals after the first tick (which still counts the Welcome as heard).
-        await clock.advance(by: .seconds(300) * 2.25)
+        #expect(await running.client.core.serverInfo?.heartbeat == .seconds(15))
+        await clock.advance(by: .seconds(15) * 2.25)
         try await eventually("the silent link is declared dead") {
             await running.client.statistics.deadLinks >= 1
         }

@@ -1,4 +1,5 @@
 import Foundation
+internal import LongLinkWire
 
 /// The response cache on disk: one file per entry in a directory, for app restarts.
 ///
@@ -6,6 +7,9 @@ import Foundation
 /// reader sees a whole file or none. Every file carries a magic number, the principal and key it
 /// belongs to, its lengths and a checksum; a file that is truncated or corrupt is ignored and
 /// removed, never fatal, and one of another principal or key (a name collision) is ignored.
+///
+/// The replies are the user's: the directory is made `0700` and every file `0600`, whatever the
+/// process's umask.
 struct CacheFiles: Sendable {
     let directory: URL
 
@@ -14,7 +18,17 @@ struct CacheFiles: Sendable {
 
     init(directory: String) {
         self.directory = URL(fileURLWithPath: directory, isDirectory: true)
-        try? FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        let owner: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+        try? FileManager.default.createDirectory(
+            at: self.directory, withIntermediateDirectories: true, attributes: owner)
+        // A directory that was there already (or made under a umask that masks the mode) too.
+        try? FileManager.default.setAttributes(owner, ofItemAtPath: self.directory.path)
+    }
+
+    /// Writes `bytes` to `file` atomically, readable and writable by the owner only.
+    private static func write(_ bytes: [UInt8], to file: URL) {
+        guard (try? Data(bytes).write(to: file, options: .atomic)) != nil else { return }
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
     }
 
     struct Stored: Equatable {
@@ -38,7 +52,7 @@ struct CacheFiles: Sendable {
             bytes += field
         }
         Self.append(Self.fnv1a(bytes), to: &bytes)
-        try? Data(bytes).write(to: url(for: stored.key), options: .atomic)
+        Self.write(bytes, to: url(for: stored.key))
     }
 
     /// The entry for `key` of `principal`, or nil (a bad file is removed).
@@ -50,7 +64,7 @@ struct CacheFiles: Sendable {
             return nil
         }
         // Another principal's, or another key with the same name: valid, just not this one.
-        return stored.key == key && stored.principal == principal ? stored : nil
+        return stored.key == key && PrincipalKey.same(stored.principal, principal) ? stored : nil
     }
 
     func remove(_ key: String) {
@@ -69,9 +83,9 @@ struct CacheFiles: Sendable {
     func adopt(principal: String) {
         let file = directory.appendingPathComponent(Self.principalFile)
         let recorded = (try? Data(contentsOf: file)).map { String(decoding: $0, as: UTF8.self) }
-        guard recorded != principal else { return }
+        guard !PrincipalKey.same(recorded, principal) else { return }
         removeAll()
-        try? Data(principal.utf8).write(to: file, options: .atomic)
+        Self.write(Array(principal.utf8), to: file)
     }
 
     static func parse(_ bytes: [UInt8]) -> Stored? {

@@ -34,9 +34,15 @@ extension ClientCore {
     }
 
     func sendPing(on link: Link) {
-        nextPingNonce += 1
-        link.ping = (nextPingNonce, clock.now)
-        send(.ping(Frame.Ping(nonce: nextPingNonce)), on: link)
+        let nonce = Self.randomNonce()
+        link.ping = (nonce, clock.now)
+        send(.ping(Frame.Ping(nonce: nonce)), on: link)
+    }
+
+    /// A `Ping` nonce: random, so that a server cannot answer a ping before it arrives (and look
+    /// closer than it is, or end a push barrier early). Never 0, the field's absence on the wire.
+    nonisolated static func randomNonce() -> UInt64 {
+        UInt64.random(in: 1...UInt64.max)
     }
 
     func declareDead(_ link: Link, _ reason: String) {

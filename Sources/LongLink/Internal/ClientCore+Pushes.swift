@@ -122,10 +122,9 @@ extension ClientCore {
         }
         send(.sync(Frame.Sync()), on: link)
         // Not `sendPing`: the heartbeat's round-trip measurement keeps its own Ping.
-        nextPingNonce += 1
-        send(.ping(Frame.Ping(nonce: nextPingNonce)), on: link)
-        pushes.resyncSent(
-            on: link.generation, epoch: link.pushEpoch, lastSeq: link.lastPushSeq, barrier: nextPingNonce)
+        let nonce = Self.randomNonce()
+        send(.ping(Frame.Ping(nonce: nonce)), on: link)
+        pushes.resyncSent(on: link.generation, epoch: link.pushEpoch, lastSeq: link.lastPushSeq, barrier: nonce)
     }
 
     /// A `Pong` on the current link: it may end the wait for a redelivery.

@@ -96,7 +96,6 @@ actor ClientCore {
     var retiring: [UInt64: Link] = [:]
     var machine = LinkStateMachine()
     var nextGeneration: UInt64 = 0
-    var nextPingNonce: UInt64 = 0
 
     // MARK: Requests
 

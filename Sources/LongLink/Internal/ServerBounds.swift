@@ -6,7 +6,7 @@ internal import LongLinkWire
 enum ServerBounds {
     /// The shortest heartbeat a server may impose, unless the client proposed a shorter one.
     static let heartbeatFloor = Duration.seconds(1)
-    /// The longest heartbeat a server may impose, unless the client proposed a longer one.
+    /// The longest heartbeat a server may impose on a client that proposed none (0).
     static let heartbeatCeiling = Duration.seconds(300)
     /// The longest `retry_after_ms` honoured.
     static let retryAfterCeiling = Duration.seconds(300)
@@ -14,11 +14,16 @@ enum ServerBounds {
     static let frameBytesFloor = 1_024
 
     /// The heartbeat interval for a link: the server's `heartbeat_ms`, or the client's proposal
-    /// when the server says 0, within the bounds widened to include the proposal.
+    /// when the server says 0. The server may shorten the proposal (down to the floor, or to the
+    /// proposal when that is shorter) but never lengthen it: the client knows its network (a NAT
+    /// that forgets a quiet mapping, a mobile link), and a longer interval would let a server
+    /// stretch the time it takes to notice a dead link to minutes. With no proposal, the server's
+    /// value within the floor and the ceiling.
     static func heartbeat(offered milliseconds: UInt32, proposed: Duration) -> Duration {
         guard milliseconds > 0 else { return proposed }
         let offered = Duration.milliseconds(Int64(milliseconds))
-        return min(max(offered, min(proposed, heartbeatFloor)), max(proposed, heartbeatCeiling))
+        guard proposed > .zero else { return min(max(offered, heartbeatFloor), heartbeatCeiling) }
+        return min(max(offered, min(proposed, heartbeatFloor)), proposed)
     }
 
     /// How long to stay away after a `GoAway` asking for `retry_after_ms`.

@@ -7,7 +7,8 @@ internal import LongLinkWire
 /// to no other.
 final class DedupeNotices: Sendable {
     private struct State {
-        var waiters: [String: [ObjectIdentifier: NoticeWaiter]] = [:]
+        /// By the channel's bytes: the channels of two spellings of one principal are two.
+        var waiters: [PrincipalKey: [ObjectIdentifier: NoticeWaiter]] = [:]
         var subscriber: RedisSubscriber?
         var isShutDown = false
     }
@@ -26,7 +27,7 @@ final class DedupeNotices: Sendable {
     func join(_ channel: String, _ waiter: NoticeWaiter) async throws(LongLinkError) -> RedisSubscriber {
         let joined = state.withLock { state -> (subscriber: RedisSubscriber, created: Bool)? in
             guard !state.isShutDown else { return nil }
-            state.waiters[channel, default: [:]][ObjectIdentifier(waiter)] = waiter
+            state.waiters[PrincipalKey(channel), default: [:]][ObjectIdentifier(waiter)] = waiter
             if let subscriber = state.subscriber { return (subscriber, false) }
             let subscriber = RedisSubscriber(configuration: configuration, loop: loop) { [weak self] event in
                 self?.deliver(event)
@@ -45,6 +46,7 @@ final class DedupeNotices: Sendable {
     /// Removes `waiter`, and unsubscribes from `channel` when nobody else waits on it.
     func leave(_ channel: String, _ waiter: NoticeWaiter, from subscriber: RedisSubscriber) async {
         state.withLock { state in
+            let channel = PrincipalKey(channel)
             state.waiters[channel]?[ObjectIdentifier(waiter)] = nil
             if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
         }
@@ -63,11 +65,11 @@ final class DedupeNotices: Sendable {
 
     /// How many callers wait on `channel` (for tests).
     func waiterCount(_ channel: String) -> Int {
-        state.withLock { $0.waiters[channel]?.count ?? 0 }
+        state.withLock { $0.waiters[PrincipalKey(channel)]?.count ?? 0 }
     }
 
     private func hasWaiters(_ channel: String) -> Bool {
-        state.withLock { $0.waiters[channel] != nil }
+        state.withLock { $0.waiters[PrincipalKey(channel)] != nil }
     }
 
     /// On the loop: a notice wakes its channel's waiters; a (re)connection wakes all, since
@@ -75,7 +77,7 @@ final class DedupeNotices: Sendable {
     private func deliver(_ event: RedisSubscriber.Event) {
         let waiters = state.withLock { state -> [NoticeWaiter] in
             switch event {
-            case .message(let channel, _): Array(state.waiters[channel]?.values ?? [:].values)
+            case .message(let channel, _): Array(state.waiters[PrincipalKey(channel)]?.values ?? [:].values)
             case .subscribed: state.waiters.values.flatMap(\.values)
             }
         }

@@ -1,5 +1,6 @@
 internal import LongLinkServer
 internal import LongLinkTransport
+internal import LongLinkWire
 
 /// Group commit of ``RedisPushStore/append(principal:topic:payload:)``: at most one produce call in
 /// flight per principal; pushes that arrive meanwhile wait and leave together in the next call.
@@ -31,7 +32,8 @@ final class ProduceQueue: Sendable {
 
     private struct State {
         /// The principals with a call in flight, and the pushes queued behind it.
-        var queued: [String: [Push]] = [:]
+        /// By the name's bytes: two spellings of one name in Unicode are two principals.
+        var queued: [PrincipalKey: [Push]] = [:]
         var isShutDown = false
     }
 
@@ -45,13 +47,14 @@ final class ProduceQueue: Sendable {
     /// Queues the push and waits for its outcome (or for the caller's cancellation).
     func append(principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> StoredPush {
         let push = Push(topic: topic, payload: payload)
+        let key = PrincipalKey(principal)
         let startsSending = state.withLock { state -> Bool? in
             guard !state.isShutDown else { return nil }
-            if state.queued[principal] != nil {
-                state.queued[principal]!.append(push)
+            if state.queued[key] != nil {
+                state.queued[key]!.append(push)
                 return false
             }
-            state.queued[principal] = [push]
+            state.queued[key] = [push]
             return true
         }
         guard let startsSending else { throw Self.shutDownError }
@@ -81,7 +84,7 @@ final class ProduceQueue: Sendable {
 
     /// The pushes queued behind the principal's call in flight; nil when none is in flight (tests).
     func queuedCount(_ principal: String) -> Int? {
-        state.withLock { $0.queued[principal]?.count }
+        state.withLock { $0.queued[PrincipalKey(principal)]?.count }
     }
 
     /// Sends the principal's batches until none is queued.
@@ -93,7 +96,8 @@ final class ProduceQueue: Sendable {
 
     /// Takes the next batch off the principal's queue, or ends its turn when the queue is empty.
     private func nextBatch(_ principal: String) -> [Push]? {
-        state.withLock { state -> [Push]? in
+        let principal = PrincipalKey(principal)
+        return state.withLock { state -> [Push]? in
             guard let queue = state.queued[principal], !queue.isEmpty else {
                 state.queued[principal] = nil
                 return nil

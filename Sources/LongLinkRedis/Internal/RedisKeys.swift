@@ -3,7 +3,8 @@
 /// Every key of one principal carries the hash tag `{p:<principal>}`, so that a move to Redis
 /// Cluster keeps them in one slot (a Lua script may only touch keys of one slot there). Names put
 /// inside a tag are escaped (`%`, `{`, `}` and `:` as `%XX`), so that no principal or client id
-/// ends the tag early or reads as another principal's key.
+/// ends the tag early or reads as another principal's key. A principal is its UTF-8 bytes, never
+/// normalised: two spellings of one name in Unicode are two principals with their own keys.
 struct RedisKeys: Sendable {
     let prefix: String
 

@@ -25,7 +25,8 @@ actor RedisSubscriber {
     private let configuration: RedisConfiguration
     private let loop: EventLoop
     private let onEvent: @Sendable (Event) -> Void
-    private var channels: Set<String>
+    /// By bytes: channels of two spellings of one name in Unicode are two channels in Redis.
+    private var channels: Set<PrincipalKey>
     private var connection: RedisConnection?
     private var supervisor: Task<Void, Never>?
     private var isShutDown = false
@@ -40,7 +41,7 @@ actor RedisSubscriber {
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.configuration = configuration
-        self.channels = channels
+        self.channels = Set(channels.map(PrincipalKey.init))
         self.loop = loop
         self.onEvent = onEvent
     }
@@ -63,9 +64,6 @@ actor RedisSubscriber {
         startWaiters = []
         for waiter in waiters { waiter.resume() }
     }
-
-    /// The channels subscribed now or after the next reconnection.
-    var subscribedChannels: Set<String> { channels }
 
     /// Subscribes to `channel` (now when connected, and after every reconnection).
     func subscribe(_ channel: String) async {
@@ -90,9 +88,9 @@ actor RedisSubscriber {
         // order of the reads.
         let command: String
         if wanted() {
-            command = channels.insert(channel).inserted ? "SUBSCRIBE" : ""
+            command = channels.insert(PrincipalKey(channel)).inserted ? "SUBSCRIBE" : ""
         } else {
-            command = channels.remove(channel) != nil ? "UNSUBSCRIBE" : ""
+            command = channels.remove(PrincipalKey(channel)) != nil ? "UNSUBSCRIBE" : ""
         }
         guard let connection, !connection.isClosed else { return }
         if !command.isEmpty { connection.post([RedisCommand(command, channel)]) }
@@ -128,7 +126,7 @@ actor RedisSubscriber {
                 }
                 connection = opened
                 // Posted before any suspension, so that an `update` after this one goes after it.
-                for batch in Array(channels).sorted().chunked(into: 1024) {
+                for batch in channels.map(\.name).sorted().chunked(into: 1024) {
                     opened.post([RedisCommand([Array("SUBSCRIBE".utf8)] + batch.map { Array($0.utf8) })])
                 }
                 // Replies keep their order with the pushes before them: once PING is answered,

@@ -1,3 +1,5 @@
+internal import LongLinkWire
+
 /// A request's identity in the de-duplication window: (principal, client_id, request_id), hashed
 /// once.
 ///
@@ -22,12 +24,13 @@ struct DedupeKey: Hashable, Sendable {
             self.principal = principal
             var hasher = Hasher()
             hasher.combine(clientID)
-            hasher.combine(principal)
+            // The principal by its bytes, as everywhere (see ``PrincipalKey``).
+            hasher.combine(principal.map(PrincipalKey.init))
             self.hash = hasher.finalize()
         }
 
         static func == (lhs: Client, rhs: Client) -> Bool {
-            lhs.hash == rhs.hash && lhs.clientID == rhs.clientID && lhs.principal == rhs.principal
+            lhs.hash == rhs.hash && lhs.clientID == rhs.clientID && PrincipalKey.same(lhs.principal, rhs.principal)
         }
 
         func hash(into hasher: inout Hasher) {

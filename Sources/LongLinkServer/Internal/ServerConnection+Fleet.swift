@@ -42,7 +42,7 @@ extension ServerConnection {
         let after = pushWindow.lastSentSeq
         let generation = pushWindow.generation
         let limit = min(256, room)
-        let observe = sharedReads.observed != principal
+        let observe = !PrincipalKey.same(sharedReads.observed, principal)
         Task { [self] in
             if observe { await store.refreshObservation(of: principal) }
             let result: Result<[StoredPush], LongLinkError>

@@ -17,7 +17,7 @@ extension ServerConnection {
                 core.rebind(self, from: old, to: principal)
                 pushWindow.principalChanged()
             }
-            if exclusive, session.principal == principal {
+            if exclusive, PrincipalKey.same(session.principal, principal) {
                 core.sessionStarted(principal: principal, clientID: session.clientID)
             }
         }
@@ -27,7 +27,9 @@ extension ServerConnection {
     /// `principal` for a client other than `clientID` (any thread).
     func endSession(of principal: String, unlessClient clientID: String) {
         onLoop { [self] in
-            guard session.principal == principal, session.clientID != clientID, session.phase == .active else { return }
+            guard PrincipalKey.same(session.principal, principal), session.clientID != clientID,
+                session.phase == .active
+            else { return }
             core.counters.sessionsReplaced.increment()
             goAway(code: .unauthenticated, reason: "logged in elsewhere", reconnect: false, retryAfter: .zero)
         }

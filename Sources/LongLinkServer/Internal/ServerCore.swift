@@ -28,7 +28,8 @@ final class ServerCore: Sendable {
 
     private struct Registry {
         var all: [UInt64: ServerConnection] = [:]
-        var byPrincipal: [String: [UInt64: ServerConnection]] = [:]
+        /// Keyed by the name's bytes (see ``PrincipalKey``).
+        var byPrincipal: [PrincipalKey: [UInt64: ServerConnection]] = [:]
         var emptyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiterID: UInt64 = 0
         var shuttingDown = false
@@ -124,8 +125,9 @@ final class ServerCore: Sendable {
         let (left, arrived) = registry.withLock { registry -> (String?, Bool) in
             guard registry.all[session.connection.id] != nil else { return (nil, false) }
             let left = old.flatMap { Self.remove(session, principal: $0, from: &registry) ? $0 : nil }
-            let arrived = registry.byPrincipal[new] == nil
-            registry.byPrincipal[new, default: [:]][session.connection.id] = session
+            let key = PrincipalKey(new)
+            let arrived = registry.byPrincipal[key] == nil
+            registry.byPrincipal[key, default: [:]][session.connection.id] = session
             return (left, arrived)
         }
         if let left { refreshObservation(of: left) }
@@ -134,6 +136,7 @@ final class ServerCore: Sendable {
 
     /// Removes `session` from `principal`'s connections; returns true when it was the last.
     private static func remove(_ session: ServerConnection, principal: String, from registry: inout Registry) -> Bool {
+        let principal = PrincipalKey(principal)
         registry.byPrincipal[principal]?[session.connection.id] = nil
         guard registry.byPrincipal[principal]?.isEmpty == true else { return false }
         registry.byPrincipal[principal] = nil
@@ -142,11 +145,11 @@ final class ServerCore: Sendable {
 
     /// Whether a connection of `principal` is open here.
     func holds(_ principal: String) -> Bool {
-        registry.withLock { $0.byPrincipal[principal] != nil }
+        registry.withLock { $0.byPrincipal[PrincipalKey(principal)] != nil }
     }
 
     func connections(of principal: String) -> [ServerConnection] {
-        registry.withLock { Array(($0.byPrincipal[principal] ?? [:]).values) }
+        registry.withLock { Array(($0.byPrincipal[PrincipalKey(principal)] ?? [:]).values) }
     }
 
     func allConnections() -> [ServerConnection] {

@@ -305,7 +305,8 @@ struct ServerSessionStateMachine<Execution> {
 
     /// A handler (typically the login) bound the connection to `principal`.
     mutating func bound(principal newPrincipal: String) -> BindAction {
-        guard phase != .closed, principal != newPrincipal else { return .ignore }
+        // By bytes: another spelling of the same name in Unicode is another principal.
+        guard phase != .closed, !PrincipalKey.same(principal, newPrincipal) else { return .ignore }
         let old = principal
         principal = newPrincipal
         synced = false

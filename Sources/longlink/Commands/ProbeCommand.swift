@@ -63,7 +63,7 @@ enum ProbeCommand: Subcommand {
                 milliseconds(probe.minimumRoundTrip), milliseconds(probe.medianRoundTrip),
                 probe.loadPermille.map { "\($0)" } ?? "-",
                 probe.cost.map { String(format: "%.2f", $0 * 1000) } ?? "-",
-                probe.serverID ?? (probe.error.map { ClientSupport.describe($0) } ?? "-"),
+                probe.serverID.map(Terminal.escaped) ?? (probe.error.map { ClientSupport.describe($0) } ?? "-"),
             ])
         }
         var text = Terminal.columns(rows, indent: 0)

@@ -64,7 +64,7 @@ enum SubscribeCommand: Subcommand {
         let err = Terminal.standardError
         let quiet = arguments.flag("quiet")
         let watcher = LinkWatcher(client, reporter: reporter) { state in
-            if !quiet, state.phase != .idle { err.line("longlink subscribe: \(state)") }
+            if !quiet, state.phase != .idle { err.line("longlink subscribe: " + Terminal.escaped("\(state)")) }
         }
         let running = Task { try await client.run() }
 

@@ -98,6 +98,7 @@ final class BadInputReporter: Sendable {
 
     /// One line of the report.
     static func line(_ reason: String, reconnected: Bool) -> String {
-        "longlink: the server sent bad input (\(reason)); " + (reconnected ? "reconnected" : "not reconnected")
+        "longlink: the server sent bad input (\(Terminal.escaped(reason))); "
+            + (reconnected ? "reconnected" : "not reconnected")
     }
 }

@@ -74,7 +74,7 @@ enum ClientSupport {
         configuration.tls = try tlsConfiguration(arguments)
         if arguments.flag("verbose") {
             configuration.logger = { record in
-                Terminal.standardError.line("longlink \(command): \(record)")
+                Terminal.standardError.line("longlink \(command): " + Terminal.escaped("\(record)"))
             }
         }
         return configuration
@@ -102,15 +102,17 @@ enum ClientSupport {
 
     /// `CODE: message` for standard error, CODE the gRPC status name (`NOT_FOUND`). Errors the
     /// client detected itself whose code is not a status also name that code:
-    /// `UNAVAILABLE: connectionLost: the link dropped…`.
+    /// `UNAVAILABLE: connectionLost: the link dropped…`. The message is often the server's text
+    /// (an error status, a `GoAway` reason): its control characters are escaped.
     static func describe(_ error: any Error) -> String {
         if error is CancellationError { return "CANCELLED: cancelled" }
-        guard let error = error as? LongLinkError else { return "UNKNOWN: \(error)" }
+        guard let error = error as? LongLinkError else { return "UNKNOWN: " + Terminal.escaped("\(error)") }
         let status = error.code.status
+        let message = Terminal.escaped(error.message)
         if error.isRemote || error.code == LongLinkError.Code(status: status) {
-            return "\(status): \(error.message)"
+            return "\(status): \(message)"
         }
-        return "\(status): \(error.code): \(error.message)"
+        return "\(status): \(error.code): \(message)"
     }
 
     /// The payload as one field of a line: the text itself when it is UTF-8 without control
@@ -202,7 +204,7 @@ final class LinkWatcher: Sendable {
         shared.state.withLock { state in
             guard !state.connected, let error = state.lastError else { return "" }
             let target = state.endpoint.map { " to \($0)" } ?? ""
-            return " (the link\(target) is down; last attempt: \(error.code): \(error.message))"
+            return " (the link\(target) is down; last attempt: \(error.code): \(Terminal.escaped(error.message)))"
         }
     }
 

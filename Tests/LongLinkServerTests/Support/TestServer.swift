@@ -34,6 +34,10 @@ final class Probe: Sendable {
             context.bind(principal: String(decoding: payload, as: UTF8.self))
             return Array("welcome".utf8)
         }
+        router.register("login.exclusive") { payload, context in
+            context.bind(principal: String(decoding: payload, as: UTF8.self), exclusive: true)
+            return Array("welcome".utf8)
+        }
         router.register("whoami") { _, context in Array((context.principal ?? "-").utf8) }
         router.register("fail") { payload, _ in
             let text = String(decoding: payload, as: UTF8.self)

@@ -237,11 +237,14 @@ actor EndpointDirectory {
                 probe.loadPermille = pong.loadPermille
             } catch {
                 let error = Supervisor.wrap(error)
-                return EndpointProbe(
+                var failed = EndpointProbe(
                     endpoint: endpoint, state: state(of: error), roundTrips: probe.roundTrips,
                     loadPermille: probe.loadPermille, serverID: probe.serverID, error: error)
+                failed.unmatchedPongs = await pending.unmatchedPongs
+                return failed
             }
         }
+        probe.unmatchedPongs = await pending.unmatchedPongs
         return probe
     }
 

@@ -21,7 +21,8 @@ actor PendingLink {
     private var pongWaiter:
         (nonce: UInt64, sentAt: ContinuousClock.Instant, continuation: CheckedContinuation<Pong, any Error>)?
     private var timer: (any ScheduledWork)?
-    private var nextNonce: UInt64 = 0
+    /// `Pong`s that answered no `Ping` of ours: ignored (see ``ping(timeout:)``).
+    private(set) var unmatchedPongs = 0
     /// Frames that came after `Welcome` and before the hand-over (a `GoAway`, say), for the core.
     private var held: [Frame] = []
     private var closedError: LongLinkError?
@@ -92,15 +93,18 @@ actor PendingLink {
     }
 
     /// Sends a `Ping` and waits for its `Pong`, at most `timeout`.
+    ///
+    /// The nonce is random: with nonces a server can predict (1, 2, 3) it could send each `Pong`
+    /// before its `Ping` arrives and look 0 ms away, and win every choice of endpoint.
     func ping(timeout: Duration) async throws -> Pong {
         try await withCheckedThrowingContinuation { continuation in
             if let closedError {
                 continuation.resume(throwing: closedError)
                 return
             }
-            nextNonce += 1
-            pongWaiter = (nextNonce, ContinuousClock.now, continuation)
-            connection.write(encoding: { Frame.ping(Frame.Ping(nonce: nextNonce)).encodeDelimited(into: &$0) })
+            let nonce = ClientCore.randomNonce()
+            pongWaiter = (nonce, ContinuousClock.now, continuation)
+            connection.write(encoding: { Frame.ping(Frame.Ping(nonce: nonce)).encodeDelimited(into: &$0) })
             timer = clock.schedule(at: clock.now.advanced(by: timeout), on: loop) { [self] in
                 assumeIsolated {
                     $0.fail(LongLinkError(code: .deadlineExceeded, message: "no Pong within the probe timeout"))
@@ -153,7 +157,10 @@ actor PendingLink {
             }
             switch frame {
             case .pong(let pong):
-                guard let waiter = pongWaiter, waiter.nonce == pong.nonce else { continue }
+                guard let waiter = pongWaiter, waiter.nonce == pong.nonce else {
+                    unmatchedPongs += 1
+                    continue
+                }
                 pongWaiter = nil
                 timer?.cancel()
                 waiter.continuation.resume(

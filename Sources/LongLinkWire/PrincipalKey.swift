@@ -1,0 +1,36 @@
+/// A principal name as the package compares it: by its UTF-8 bytes.
+///
+/// Swift's `String` equality is canonical equivalence, so `"caf\u{E9}"` and `"cafe\u{301}"` are
+/// equal as `String`s (and hash alike) while Redis, the wire and every other program see two
+/// names. Every table keyed by principal (the server's connections and push logs, the de-dup
+/// window, the fleet's channels, the client's cache) uses this key instead, so that a principal is
+/// the same bytes everywhere.
+package struct PrincipalKey: Hashable, Sendable, CustomStringConvertible {
+    package let name: String
+
+    package init(_ name: String) {
+        self.name = name
+    }
+
+    package var description: String { name }
+
+    package static func == (lhs: PrincipalKey, rhs: PrincipalKey) -> Bool {
+        lhs.name.utf8.elementsEqual(rhs.name.utf8)
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        var name = name
+        name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        // The length too, so that a key hashed after it cannot shift bytes across the boundary.
+        hasher.combine(name.utf8.count)
+    }
+
+    /// Whether two principal names are the same bytes (two nils are the same: no principal).
+    package static func same(_ lhs: String?, _ rhs: String?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case (let lhs?, let rhs?): lhs.utf8.elementsEqual(rhs.utf8)
+        default: false
+        }
+    }
+}
