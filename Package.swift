@@ -60,12 +60,12 @@ let package = Package(
             name: "longlink-bench",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "CMallocStatistics", "LongLinkTestSupport", "LongLinkRedis",
+                "LongLinkTesting", "LongLinkTestSupport", "LongLinkRedis",
             ],
             path: "Benchmarks/Sources/longlink-bench"
         ),
-        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure and the soak's
-        // memory samples.
+        // The C heap's statistics (malloc.h), for the soak's memory samples and the bench's "nothing
+        // retained" figure.
         .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
         // runner for the executables); not a product.
