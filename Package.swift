@@ -41,7 +41,7 @@ let package = Package(
         // Fault-injecting proxy and test-server helpers, shipped for users' own tests.
         .target(
             name: "LongLinkTesting",
-            dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer"]
+            dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "CMallocStatistics"]
         ),
         // The command line's parser, terminal output, JSON writer and exit statuses, shared by the
         // executables. Its API is `package`: no product, nothing added to what users import.
@@ -60,11 +60,12 @@ let package = Package(
             name: "longlink-bench",
             dependencies: [
                 "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "CMallocStatistics", "LongLinkTestSupport", "LongLinkRedis",
+                "LongLinkTesting", "LongLinkTestSupport", "LongLinkRedis",
             ],
             path: "Benchmarks/Sources/longlink-bench"
         ),
-        // The C heap's statistics (malloc.h), for the bench's "nothing retained" figure.
+        // The C heap's statistics (malloc.h), for the soak's memory samples and the bench's "nothing
+        // retained" figure.
         .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
         // runner for the executables); not a product.

@@ -114,6 +114,10 @@ struct FleetToolTests {
         #expect(summaryValue("result", in: output) == "PASS")
         #expect(Int(summaryValue("faults injected", in: output) ?? "") ?? 0 >= 3)
         #expect(Int(summaryValue("pushes emitted", in: output) ?? "") ?? 0 > 100)
+        // Memory is printed when the baseline sample is taken (halfway through so short a run) and
+        // in the summary, with the growth checked against its bound.
+        #expect(output.contains("memory at 0m10s: RSS "), "\(output)")
+        #expect(summaryValue("memory growth", in: output)?.hasSuffix("RSS (limit +16.0 MiB)") == true, "\(output)")
     }
 }
 

@@ -43,6 +43,7 @@ struct ToolUsageTests {
         ["inspect", "a", "b"],
         ["demo", "--duration", "1s"],
         ["soak", "--duration", "2s"],
+        ["soak", "--memory-growth", "-1"],
         ["request", "echo"],  // --endpoint is required
         ["request", "--endpoint", "127.0.0.1:7000"],  // so is METHOD
         ["request", "--endpoint", "localhost", "echo"],

@@ -1,5 +1,5 @@
-import CMallocStatistics
 import LongLink
+import LongLinkTesting
 
 /// "Nothing retained after completion": what a client keeps of requests that have ended.
 ///
@@ -33,10 +33,10 @@ extension MemoryBenchmark {
     private static func heapGrowth(_ round: () async throws -> Void) async throws -> [(String, Double)] {
         for _ in 0..<retainedWarmRounds { try await round() }
         try await Task.sleep(for: .milliseconds(200))
-        let heapBefore = ProcessUsage.heapBytesInUse()
+        let heapBefore = ProcessMemory.heapBytesInUse
         for _ in 0..<retainedRounds { try await round() }
         try await Task.sleep(for: .milliseconds(200))
-        return [("heap_growth_total", Double(ProcessUsage.heapBytesInUse() - heapBefore))]
+        return [("heap_growth_total", Double(ProcessMemory.heapBytesInUse - heapBefore))]
     }
 
     /// `count` requests at once, a third each answered, timed out and cancelled; returns once every
@@ -73,19 +73,5 @@ extension MemoryBenchmark {
             guard clock.now < limit else { throw BenchError("timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(10))
         }
-    }
-}
-
-extension ProcessUsage {
-    /// Bytes the C heap has handed out and not had back (all arenas, mapped blocks included).
-    static func heapBytesInUse() -> Int {
-        #if canImport(Darwin)
-            var statistics = malloc_statistics_t()
-            malloc_zone_statistics(nil, &statistics)
-            return Int(statistics.size_in_use)
-        #else
-            let info = mallinfo2()
-            return Int(info.uordblks) + Int(info.hblkhd)
-        #endif
     }
 }

@@ -1,3 +1,4 @@
+internal import CMallocStatistics
 import Foundation
 
 /// The process's resident memory, for the soak's bounds.
@@ -14,6 +15,19 @@ public enum ProcessMemory {
             var info = rusage()
             getrusage(RUSAGE_SELF, &info)
             return Int(info.ru_maxrss)
+        #endif
+    }
+
+    /// Bytes the C heap has handed out and not had back (every arena, mapped blocks included): what
+    /// the process holds, without the free pages the allocator keeps.
+    public static var heapBytesInUse: Int {
+        #if canImport(Darwin)
+            var statistics = malloc_statistics_t()
+            malloc_zone_statistics(nil, &statistics)
+            return Int(statistics.size_in_use)
+        #else
+            let info = mallinfo2()
+            return Int(info.uordblks) + Int(info.hblkhd)
         #endif
     }
 }

@@ -23,6 +23,14 @@ public struct SoakConfiguration: Sendable {
     public var quietTail: Duration = .seconds(6)
     /// How much the process's resident memory may grow over the run.
     public var memoryGrowthLimit: Int = 96 << 20
+    /// When the run takes its baseline memory sample, once start-up and the first faults have
+    /// settled (at most half the run: a shorter run takes it halfway).
+    public var memoryBaselineTime: Duration = .seconds(300)
+    /// How much the resident memory may grow from the baseline sample to the end of the load: a
+    /// run that plateaus stays within it, one that leaks per request or push does not.
+    public var memoryGrowthAfterBaselineLimit: Int = 16 << 20
+    /// Called with the baseline memory sample when it is taken (the report has it too).
+    public var onMemorySample: (@Sendable (SoakMemorySample) -> Void)?
     /// TLS for the server; set it together with ``clientTLS`` to soak over TLS (the fault proxy
     /// forwards the encrypted bytes untouched). `nil`: plain TCP.
     public var serverTLS: ServerTLSConfiguration?

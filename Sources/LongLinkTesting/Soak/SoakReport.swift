@@ -41,6 +41,12 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     public var residentBytesAtEnd = 0
     /// The memory growth allowed.
     public var memoryGrowthLimit = 0
+    /// The baseline sample (``SoakConfiguration/memoryBaselineTime``); nil when the run ended first.
+    public var memoryAtBaseline: SoakMemorySample?
+    /// The sample taken when the load ended, before the client and the servers shut down.
+    public var memoryAtEnd: SoakMemorySample?
+    /// How much resident memory may grow from the baseline sample to the end one.
+    public var memoryGrowthAfterBaselineLimit = Int.max
     /// How long the run took.
     public var elapsed: Duration = .zero
 
@@ -50,17 +56,28 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     /// Whether resident memory stayed within the limit.
     public var memoryWithinLimit: Bool { residentBytesAtEnd - residentBytesAtStart <= memoryGrowthLimit }
 
+    /// Resident memory's growth from the baseline sample to the end one (0 without both).
+    public var memoryGrowthAfterBaseline: Int {
+        guard let memoryAtBaseline, let memoryAtEnd else { return 0 }
+        return memoryAtEnd.residentBytes - memoryAtBaseline.residentBytes
+    }
+
+    /// Whether resident memory levelled off: from the baseline sample to the end it grew by at most
+    /// ``memoryGrowthAfterBaselineLimit``.
+    public var memoryPlateaued: Bool { memoryGrowthAfterBaseline <= memoryGrowthAfterBaselineLimit }
+
     /// True when nothing hung, was lost, duplicated, reordered, executed twice or left pending, every request
-    /// after the faults succeeded, and memory stayed within its bound.
+    /// after the faults succeeded, and memory stayed within its bounds.
     public var passed: Bool {
         requestsHung == 0 && requestsExecutedTwice == 0 && failuresAfterRecovery == 0 && pushesLost == 0
             && pushesDuplicated == 0 && pushesOutOfOrder == 0 && leftPending == 0 && memoryWithinLimit
+            && memoryPlateaued
     }
 
     /// The summary table.
     public var description: String {
-        func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
-        let rows: [(String, String)] = [
+        let mib = SoakMemorySample.mebibytes
+        var rows: [(String, String)] = [
             ("elapsed", "\(elapsed)"),
             ("requests sent", "\(requestsSent)"),
             ("  ok", "\(requestsSucceeded)"),
@@ -79,8 +96,20 @@ public struct SoakReport: Sendable, CustomStringConvertible {
             ("worst recovery", "\(worstRecovery)"),
             ("left pending", "\(leftPending)"),
             ("memory", "\(mib(residentBytesAtStart)) -> \(mib(residentBytesAtEnd)) (limit +\(mib(memoryGrowthLimit)))"),
-            ("result", passed ? "PASS" : "FAIL"),
         ]
+        if let memoryAtBaseline {
+            rows.append(("memory at \(memoryAtBaseline.elapsedText)", "\(memoryAtBaseline)"))
+        }
+        if let memoryAtEnd {
+            rows.append(("memory at end (\(memoryAtEnd.elapsedText))", "\(memoryAtEnd)"))
+        }
+        if memoryAtBaseline != nil, memoryAtEnd != nil {
+            let growth = memoryGrowthAfterBaseline
+            let sign = growth < 0 ? "-" : "+"
+            rows.append(
+                ("memory growth", "\(sign)\(mib(abs(growth))) RSS (limit +\(mib(memoryGrowthAfterBaselineLimit)))"))
+        }
+        rows.append(("result", passed ? "PASS" : "FAIL"))
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
             .joined(separator: "\n")

@@ -14,7 +14,7 @@ extension SoakRunner {
     /// The faults, in a cycle of about 50 seconds (a fleet's: about 60) repeated until `end`.
     /// Network faults and GoAways hit the path to the server the client is on.
     static func injectFaults(
-        until end: Duration, start: ContinuousClock.Instant, servers: SoakServers, faultTimes: Locked<[Duration]>,
+        until end: Duration, start: ContinuousClock.Instant, servers: SoakServers, ledger: Locked<SoakLedger>,
         onEvent: @escaping @Sendable (SoakEvent) -> Void
     ) async {
         let clock = ContinuousClock()
@@ -45,7 +45,7 @@ extension SoakRunner {
         }
         func elapsed() -> Duration { clock.now - start }
         func record(_ text: String) {
-            faultTimes.withLock { $0.append(elapsed()) }
+            ledger.withLock { $0.faultInjected(at: elapsed()) }
             onEvent(.fault(text))
         }
         var index = 0

@@ -70,8 +70,10 @@ public struct SoakRunner: Sendable {
 
         let faultsEnd = configuration.injectsFaults ? configuration.duration - configuration.quietTail : .zero
         let recoveryStart = faultsEnd + configuration.backoff.maximum + .seconds(1)
-        let outcomes = Locked<[Int: Outcome]>([:])
-        let faultTimes = Locked<[Duration]>([])
+        let ledger = Locked(
+            SoakLedger(
+                hangAfter: configuration.requestTimeout + configuration.hangSlack,
+                recoveryStart: configuration.injectsFaults ? recoveryStart : .zero))
         // The seqs stored: a push the store refused (a fleet's store out of reach) is not counted.
         let emitted = Locked<[UInt64]>([])
 
@@ -99,38 +101,46 @@ public struct SoakRunner: Sendable {
         let faults = Task {
             guard configuration.injectsFaults else { return }
             await Self.injectFaults(
-                until: faultsEnd, start: start, servers: servers, faultTimes: faultTimes, onEvent: onEvent)
+                until: faultsEnd, start: start, servers: servers, ledger: ledger, onEvent: onEvent)
+        }
+
+        // The baseline memory sample, once start-up and the first faults have settled.
+        let memoryAtBaseline = Locked<SoakMemorySample?>(nil)
+        let baselineTime = min(configuration.memoryBaselineTime, configuration.duration / 2)
+        let sampler = Task {
+            guard (try? await Task.sleep(until: start.advanced(by: baselineTime), clock: clock)) != nil else { return }
+            let sample = SoakMemorySample.now(elapsed: clock.now - start)
+            memoryAtBaseline.withLock { $0 = sample }
+            configuration.onMemorySample?(sample)
         }
 
         // Requests: one every requestInterval, each in its own task so a slow one never delays the next.
+        let requestTasks = SoakTasks()
         let requests = Task {
-            await withTaskGroup(of: Void.self) { group in
-                var number = 0
-                while clock.now - start < configuration.duration {
-                    number += 1
-                    let current = number
-                    let startedAt = clock.now - start
-                    outcomes.withLock { $0[current] = Outcome(startedAt: startedAt) }
-                    group.addTask {
-                        let began = clock.now
-                        var failure: LongLinkError?
-                        do {
-                            _ = try await client.request("work", payload: Array("req-\(current)".utf8))
-                        } catch let error as LongLinkError {
-                            failure = error
-                        } catch {
-                            failure = LongLinkError(code: .cancelled, message: "\(error)")
-                        }
-                        let elapsed = clock.now - began
-                        outcomes.withLock {
-                            $0[current]?.finished = clock.now - start
-                            $0[current]?.elapsed = elapsed
-                            $0[current]?.error = failure
-                        }
-                        onEvent(.request(number: current, error: failure, elapsed: elapsed))
+            var number = 0
+            while clock.now - start < configuration.duration {
+                number += 1
+                let current = number
+                ledger.withLock { $0.started(current, at: clock.now - start) }
+                requestTasks.spawn {
+                    let began = clock.now
+                    let key = "req-\(current)"
+                    var failure: LongLinkError?
+                    do {
+                        _ = try await client.request("work", payload: Array(key.utf8))
+                    } catch let error as LongLinkError {
+                        failure = error
+                    } catch {
+                        failure = LongLinkError(code: .cancelled, message: "\(error)")
                     }
-                    try? await Task.sleep(for: configuration.requestInterval)
+                    let elapsed = clock.now - began
+                    let runs = servers.runs(of: key)
+                    ledger.withLock {
+                        $0.finished(current, at: clock.now - start, elapsed: elapsed, error: failure, runs: runs)
+                    }
+                    onEvent(.request(number: current, error: failure, elapsed: elapsed))
                 }
+                try? await Task.sleep(for: configuration.requestInterval)
             }
         }
 
@@ -140,14 +150,20 @@ public struct SoakRunner: Sendable {
         // Requests get their deadline plus the slack to finish; later ones count as hung.
         _ = try? await Self.bounded(configuration.requestTimeout + configuration.hangSlack + .seconds(1)) {
             await requests.value
+            await requestTasks.waitForAll()
         }
         requests.cancel()
+        requestTasks.cancelAll()
         // Every emitted push must arrive; give the link time to deliver the tail.
         let expected = Set(emitted.withLock { $0 })
         let drainDeadline = clock.now.advanced(by: .seconds(15))
         while !expected.isSubset(of: delivered.withLock({ Set($0) })), clock.now < drainDeadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        sampler.cancel()
+        // The load has ended; what the client, the servers and the runner hold now is what a
+        // longer run would hold too, unless something grows.
+        let memoryAtEnd = SoakMemorySample.now(elapsed: clock.now - start)
         let statistics = await client.statistics
         client.shutdown()
         _ = await runTask.result
@@ -158,32 +174,20 @@ public struct SoakRunner: Sendable {
 
         var report = SoakReport()
         report.elapsed = clock.now - start
-        report.faultsInjected = faultTimes.withLock { $0.count }
         report.reconnects = statistics.reconnects
         report.leftPending = statistics.inFlight + statistics.queued
-        let counted = servers.executions
-        let finalOutcomes = outcomes.withLock { $0 }
-        report.requestsSent = finalOutcomes.count
-        for (number, outcome) in finalOutcomes {
-            guard let elapsed = outcome.elapsed else {
-                report.requestsHung += 1
-                continue
-            }
-            if elapsed > configuration.requestTimeout + configuration.hangSlack { report.requestsHung += 1 }
-            if let error = outcome.error {
-                if error.code == .deadlineExceeded { report.requestsTimedOut += 1 } else { report.requestsFailed += 1 }
-                // Without faults every request must succeed; with them, every one after the recovery point.
-                if !configuration.injectsFaults || outcome.startedAt >= recoveryStart {
-                    report.failuresAfterRecovery += 1
-                }
-            } else {
-                report.requestsSucceeded += 1
-            }
-            // Answered OK, it ran once; failed, at most once (a crash or a cut may have stopped it).
-            let runs = counted["req-\(number)", default: 0]
-            if runs > 1 || (outcome.error == nil && runs != 1) { report.requestsExecutedTwice += 1 }
-        }
-        report.worstRecovery = Self.worstRecovery(faults: faultTimes.withLock { $0 }, outcomes: finalOutcomes)
+        let account = ledger.withLock { $0 }
+        report.faultsInjected = account.faults
+        report.requestsSent = account.sent
+        report.requestsSucceeded = account.succeeded
+        report.requestsTimedOut = account.timedOut
+        report.requestsFailed = account.failed
+        report.requestsHung = account.hung
+        report.failuresAfterRecovery = account.failuresAfterRecovery
+        report.worstRecovery = account.worstRecovery
+        // Answered OK, a request ran once; failed, at most once (a crash or a cut may have stopped it).
+        report.requestsExecutedTwice =
+            account.succeededWithoutRunning + servers.executions.values.count(where: { $0 > 1 })
         let seqs = delivered.withLock { $0 }
         report.pushesEmitted = expected.count
         report.pushesDelivered = Set(seqs).count
@@ -193,24 +197,10 @@ public struct SoakRunner: Sendable {
         report.residentBytesAtStart = memoryAtStart
         report.residentBytesAtEnd = ProcessMemory.residentBytes
         report.memoryGrowthLimit = configuration.memoryGrowthLimit
+        report.memoryAtBaseline = memoryAtBaseline.withLock { $0 }
+        report.memoryAtEnd = memoryAtEnd
+        report.memoryGrowthAfterBaselineLimit = configuration.memoryGrowthAfterBaselineLimit
         return report
-    }
-
-    struct Outcome: Sendable {
-        var startedAt: Duration
-        var finished: Duration?
-        var elapsed: Duration?
-        var error: LongLinkError?
-    }
-
-    private static func worstRecovery(faults: [Duration], outcomes: [Int: Outcome]) -> Duration {
-        let successes = outcomes.values.compactMap { $0.error == nil ? $0.finished : nil }.sorted()
-        var worst = Duration.zero
-        for fault in faults {
-            guard let next = successes.first(where: { $0 > fault }) else { continue }
-            worst = max(worst, next - fault)
-        }
-        return worst
     }
 
     private static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws

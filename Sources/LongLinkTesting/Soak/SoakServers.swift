@@ -96,8 +96,11 @@ final class SoakServers: Sendable {
         return router
     }
 
-    /// How many times `work` ran with this payload.
+    /// How many times `work` ran with each payload.
     var executions: [String: Int] { state.withLock { $0.executions } }
+
+    /// How many times `work` ran with `payload` so far.
+    func runs(of payload: String) -> Int { state.withLock { $0.executions[payload, default: 0] } }
 
     /// The member the client is on (it logged in there last).
     var clientServer: Int { state.withLock { $0.clientServer } }

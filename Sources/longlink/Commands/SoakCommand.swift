@@ -22,11 +22,15 @@ enum SoakCommand: Subcommand {
             fault proxy and the client knows them all. Requests take 200 ms on the server, and the
             schedule also crashes the client's server and restarts it: a request caught by a crash
             may time out, none may run twice.
+            The process's memory (RSS and the C heap in use) is printed at minute 5 (halfway through a
+            shorter run) and when the load ends; the run fails when the RSS grew by more than
+            --memory-growth MiB between the two.
             """,
         options: [
             .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
             .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
             .value("fleet", "N", help: "N servers (2-16) sharing one local redis-server; crashes in the schedule."),
+            .value("memory-growth", "MIB", help: "The most RSS growth from minute 5 to the end, in MiB (default 16)."),
             .flag("no-faults", help: "Run without injecting faults."),
             .flag("quiet", help: "Print only the summary."),
         ]
@@ -39,8 +43,12 @@ enum SoakCommand: Subcommand {
         guard duration >= .seconds(10) else { throw UsageError("a soak needs at least 10 seconds") }
         var configuration = SoakConfiguration(duration: duration)
         configuration.injectsFaults = !arguments.flag("no-faults")
-        let fleetSize = try arguments.integer("fleet", in: 2...16)
+        if let mebibytes = try arguments.integer("memory-growth", in: 0...1_048_576) {
+            configuration.memoryGrowthAfterBaselineLimit = mebibytes << 20
+        }
         let out = Terminal.standardOutput
+        configuration.onMemorySample = { sample in out.line("memory at \(sample.elapsedText): \(sample)") }
+        let fleetSize = try arguments.integer("fleet", in: 2...16)
         let quiet = arguments.flag("quiet")
         let start = ContinuousClock.now
         var redis: LocalRedisServer?
