@@ -66,7 +66,7 @@ let package = Package(
         ),
         // The C heap's statistics (malloc.h), for the soak's memory samples and the bench's "nothing
         // retained" figure.
-        .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
+        .systemLibrary(name: "CMallocStatistics", path: "Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
         // runner for the executables); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
