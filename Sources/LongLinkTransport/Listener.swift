@@ -65,11 +65,15 @@ public final class Listener: @unchecked Sendable {
     /// connection first runs a TLS handshake with the context `tls` returns at that moment, and
     /// reaches `onAccept` only once established. A failed or timed-out handshake (see
     /// ``ServerTLSConfiguration/handshakeTimeout``) closes the connection and is reported to
-    /// `onHandshakeFailure`, on the connection's loop.
+    /// `onHandshakeFailure`, on the connection's loop. `admitHandshake`, when given, is asked before
+    /// each handshake starts: false closes the new socket at once (an idle socket then costs
+    /// neither an SSL object nor a descriptor for the handshake timeout); true reserves a place
+    /// that `handshakeEnded` gives back when that handshake ends, however it ends.
     package static func bind(
         to endpoint: Endpoint, group: EventLoopGroup = .shared, backlog: Int32 = 1024,
         options: ConnectionOptions = .init(), tls: (@Sendable () -> TLSContext?)?,
         onHandshakeFailure: (@Sendable (LongLinkError) -> Void)? = nil,
+        admitHandshake: (@Sendable () -> Bool)? = nil, handshakeEnded: (@Sendable () -> Void)? = nil,
         onAccept: @escaping @Sendable (Connection) -> Void
     ) async throws(LongLinkError) -> Listener {
         try options.validate()
@@ -128,7 +132,12 @@ public final class Listener: @unchecked Sendable {
                     onAccept(connection)
                     return
                 }
+                guard admitHandshake?() ?? true else {
+                    connection.close(.immediately)
+                    return
+                }
                 connection.startTLS(context, serverName: nil, timeout: context.handshakeTimeout) { error in
+                    handshakeEnded?()
                     if let error {
                         onHandshakeFailure?(error)
                     } else {

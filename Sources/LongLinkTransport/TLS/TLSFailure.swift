@@ -37,6 +37,10 @@ public struct TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case closedDuringHandshake
         /// Another handshake or record error.
         case handshakeFailed
+        /// The peer closed the TCP connection without TLS `close_notify` in the middle of a
+        /// message (or of a TLS record): what arrived is cut short, and an attacker can cause this
+        /// by injecting a FIN.
+        case truncated
         /// TLS is not available on this platform (Apple platforms, for now).
         case unavailable
     }
