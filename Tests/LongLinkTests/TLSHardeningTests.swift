@@ -17,25 +17,6 @@ import Testing
     "TLS handshake limits, truncation and client certificates",
     .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
 struct TLSHardeningTests {
-    private func serverConfiguration(
-        _ certificates: TestCertificates, clients: ClientCertificateVerification = .none
-    ) -> ServerConfiguration {
-        var configuration = ServerConfiguration.forClientTests
-        var tls = ServerTLSConfiguration(
-            certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))
-        tls.clientCertificateVerification = clients
-        configuration.tls = tls
-        return configuration
-    }
-
-    private func clientConfiguration(_ certificates: TestCertificates, _ endpoint: Endpoint) -> ClientConfiguration {
-        var configuration = ClientConfiguration.forTests(endpoint)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .pemFile(certificates.caCertificate)
-        configuration.tls = tls
-        return configuration
-    }
-
     @Test("a handler sees the mTLS client's certificate subject and pin; nil without one")
     func clientCertificateInContext() async throws {
         let certificates = try TestCertificates.make()
@@ -71,7 +52,8 @@ struct TLSHardeningTests {
             case .request(let request):
                 if request.method == "cut" {
                     var bytes: [UInt8] = []
-                    Frame.response(Frame.Response(requestID: request.requestID, payload: [UInt8](repeating: 7, count: 64)))
+                    let payload = [UInt8](repeating: 7, count: 64)
+                    Frame.response(Frame.Response(requestID: request.requestID, payload: payload))
                         .encodeDelimited(into: &bytes)
                     peer.connection.write(Array(bytes.prefix(bytes.count / 2)))
                 }

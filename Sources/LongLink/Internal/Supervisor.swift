@@ -80,7 +80,8 @@ struct Supervisor {
                 retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
             await core.setState(
                 ConnectionState(
-                    phase: .waitingToReconnect, endpoint: shown, reason: "link down", error: endError, retryDelay: delay))
+                    phase: .waitingToReconnect, endpoint: shown, reason: "link down", error: endError,
+                    retryDelay: delay))
             switch await core.waitToRetry(delay) {
             case .shutdown: break
             case .networkChanged: failures = 0
