@@ -60,7 +60,7 @@ extension Connection {
         guard let tls else { return nil }
         if tlsHandshakeCompletion != nil { return Self.closedDuringHandshake }
         tlsEndedWithoutCloseNotify = true
-        return tls.hasBufferedInput ? Self.truncatedError(peer: tls.isClient ? "server" : "client") : nil
+        return tls.holdsPartialRecord ? Self.truncatedError(peer: tls.isClient ? "server" : "client") : nil
     }
 
     /// The negotiated TLS version (`TLSv1.3`), nil for a plain connection. Loop thread only.

@@ -140,6 +140,15 @@ struct TLSHardeningTests {
         try await server.stop()
     }
 
+    @Test("maxPendingHandshakes must be at least 1")
+    func pendingHandshakesValidated() {
+        var configuration = ServerConfiguration()
+        configuration.maxPendingHandshakes = 0
+        #expect(throws: LongLinkError.self) { try configuration.validate() }
+        configuration.maxPendingHandshakes = 1
+        #expect(throws: Never.self) { try configuration.validate() }
+    }
+
     /// Raises the soft descriptor limit to the hard one; returns the soft limit now in force.
     private func raiseDescriptorLimit() -> Int {
         var limit = rlimit()

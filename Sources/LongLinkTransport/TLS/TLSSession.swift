@@ -148,6 +148,12 @@ final class TLSSession {
             SSL_pending(ssl) > 0 || BIO_ctrl_pending(input) > 0
         }
 
+        /// True when part of a record waits for the rest (OpenSSL moves what it has read of a record
+        /// out of the input BIO into its own buffer, which only `SSL_has_pending` sees).
+        var holdsPartialRecord: Bool {
+            SSL_has_pending(ssl) == 1 || BIO_ctrl_pending(input) > 0
+        }
+
         /// The negotiated ALPN protocol, if any.
         var applicationProtocol: String? {
             var data: UnsafePointer<UInt8>?
@@ -263,6 +269,7 @@ final class TLSSession {
         var outputCount: Int { 0 }
         func takeOutput() -> [UInt8] { [] }
         var hasBufferedInput: Bool { false }
+        var holdsPartialRecord: Bool { false }
         var applicationProtocol: String? { nil }
         var protocolVersion: String { "" }
         var peerCertificate: (subject: String, pin: TLSPublicKeyPin)? { nil }
