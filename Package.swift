@@ -71,8 +71,13 @@ let package = Package(
         // runner for the executables); not a product.
         .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
+        // OpenSSL directly too: a peer that renegotiates, which LongLink's own sessions never do.
         .testTarget(
-            name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
+            name: "LongLinkTransportTests",
+            dependencies: [
+                "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport",
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+            ]
         ),
         .testTarget(
             name: "LongLinkServerTests",

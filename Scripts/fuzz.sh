@@ -7,7 +7,7 @@
 #   --replay     only run every input of the committed corpus once (no fuzzing)
 #   --merge      afterwards, fold the new inputs that add coverage into the committed corpus
 #   --seeds      rewrite the seeds of the committed corpus (Fuzz/Corpus) from valid traffic first
-# Targets: FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz (default: all four).
+# Targets: FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz (default: all).
 # Inputs found go to Fuzz/.build/corpus/TARGET (not committed); crashing inputs to
 # Fuzz/.build/artifacts/TARGET/, and the script exits 1. Replay one: Fuzz/.build/release/TARGET FILE.
 set -euo pipefail
@@ -34,7 +34,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz)
+    targets=(FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz)
 fi
 
 if [[ $seeds -eq 1 ]]; then

@@ -53,14 +53,34 @@ static inline int longlink_ERR_GET_LIB(unsigned long error) {
     return ERR_GET_LIB(error);
 }
 
-/// How many certificates the peer sent (on a client, the leaf included).
-static inline int longlink_peer_chain_count(const SSL *ssl) {
-    STACK_OF(X509) *chain = SSL_get_peer_cert_chain(ssl);
+/// How many certificates the verified chain holds (leaf to trust anchor); 0 when nothing was verified.
+static inline int longlink_verified_chain_count(const SSL *ssl) {
+    STACK_OF(X509) *chain = SSL_get0_verified_chain(ssl);
     return chain == NULL ? 0 : sk_X509_num(chain);
 }
 
-static inline X509 *longlink_peer_chain_at(const SSL *ssl, int index) {
-    return sk_X509_value(SSL_get_peer_cert_chain(ssl), index);
+static inline X509 *longlink_verified_chain_at(const SSL *ssl, int index) {
+    return sk_X509_value(SSL_get0_verified_chain(ssl), index);
+}
+
+/// `certificate`'s subject in RFC 2253 form (`CN=…,O=…`, UTF-8 kept) into `buffer`: the bytes written
+/// (at most `capacity`), or -1.
+static inline int longlink_X509_subject(X509 *certificate, char *buffer, int capacity) {
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio == NULL) return -1;
+    unsigned long flags = XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB;
+    int status = X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, flags);
+    int length = status < 0 ? -1 : BIO_read(bio, buffer, capacity);
+    BIO_free(bio);
+    return length < 0 ? (status < 0 ? -1 : 0) : length;
+}
+
+static inline long longlink_SSL_CTX_set_options(SSL_CTX *context, uint64_t options) {
+    return (long)SSL_CTX_set_options(context, options);
+}
+
+static inline uint64_t longlink_SSL_OP_NO_RENEGOTIATION(void) {
+    return SSL_OP_NO_RENEGOTIATION;
 }
 
 #endif

@@ -104,6 +104,7 @@ public final class LongLinkServer: Sendable {
                 to: configuration.endpoint, group: group, options: configuration.connectionOptions,
                 tls: currentContext,
                 onHandshakeFailure: { _ in core.counters.tlsHandshakeFailures.increment() },
+                admitHandshake: { core.admitHandshake() }, handshakeEnded: { core.handshakeEnded() },
                 onAccept: { connection in core.accept(connection) })
         } catch {
             await core.shutdownFleet()

@@ -20,6 +20,17 @@ public struct RequestContext: Sendable {
 
     let session: ServerConnection
 
+    /// The subject of the certificate the client presented in a mutual-TLS handshake, in RFC 2253
+    /// form (`CN=alice,O=Example`); nil when it presented none (plain TCP, or TLS without
+    /// ``ClientCertificateVerification/required(_:)``). With verification required, the chain led
+    /// to one of the trusted roots.
+    public var peerCertificateSubject: String? { session.peerCertificate?.subject }
+
+    /// The SHA-256 of the client certificate's SubjectPublicKeyInfo in base64, as pins are written
+    /// (`openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64`); nil when the
+    /// client presented no certificate.
+    public var peerCertificatePin: String? { session.peerCertificate?.pin }
+
     /// Binds the connection to `principal` (a user id), as a login handler does. Reliable pushes to
     /// that principal flow on this connection after the client's next `Sync`; a previous binding is
     /// replaced.

@@ -44,7 +44,13 @@ public struct ServerConfiguration: Sendable {
     /// client. A client that does not offer it gets nothing compressed.
     public var compression: PayloadCompression = .zlib()
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
+    /// With ``tls``, handshakes under way count too, and a socket that finds no place for its
+    /// handshake is closed at once (it has no TLS to carry a `GoAway`).
     public var maxConnections: Int = 10_000
+    /// With ``tls``: the most handshakes under way at once. Each holds a descriptor and an SSL
+    /// object for up to ``ServerTLSConfiguration/handshakeTimeout``, so silent sockets could
+    /// otherwise pile up; past this, a new socket is closed at once.
+    public var maxPendingHandshakes: Int = 256
     /// The most requests running or waiting per connection; one more is answered `RESOURCE_EXHAUSTED`.
     public var maxInFlightPerConnection: Int = 1_024
     /// The most reliable pushes a connection keeps sent and not yet acknowledged. When that many
@@ -134,6 +140,7 @@ public struct ServerConfiguration: Sendable {
         if pushStoreCapacityPerPrincipal < 1 { throw fail("pushStoreCapacityPerPrincipal must be at least 1") }
         if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
+        if maxPendingHandshakes < 1 { throw fail("maxPendingHandshakes must be at least 1") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
         if handlersAtFullLoad < 1 { throw fail("handlersAtFullLoad must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }

@@ -4,7 +4,9 @@ public struct ServerStatistics: Sendable, Hashable {
     public var openConnections: Int = 0
     /// Connections accepted since start.
     public var acceptedConnections: Int = 0
-    /// Connections turned away at the connection limit.
+    /// Connections turned away at the connection limit, and (with TLS) sockets closed at once
+    /// because ``ServerConfiguration/maxPendingHandshakes`` or ``ServerConfiguration/maxConnections``
+    /// left no place for their handshake.
     public var rejectedConnections: Int = 0
     /// Connections closed for breaking the protocol (malformed frames, wrong order, oversized frames).
     public var protocolViolations: Int = 0
@@ -51,6 +53,8 @@ public struct ServerStatistics: Sendable, Hashable {
     /// TLS handshakes that failed or timed out (the connection never reached the server, and is
     /// not counted in ``acceptedConnections``).
     public var tlsHandshakeFailures: Int = 0
+    /// TLS handshakes under way now (they count against ``ServerConfiguration/maxConnections``).
+    public var tlsHandshakesPending: Int = 0
     /// Operations on a fleet's shared stores (``FleetStores``) that failed: the store could not be
     /// reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
     /// it could not read are read again later.

@@ -79,7 +79,7 @@ extension Connection {
                     return
                 }
             } else if count == 0 {
-                finish(reset: false, reason: tlsHandshakeCompletion == nil ? nil : Self.closedDuringHandshake)
+                finish(reset: false, reason: endOfStreamReason())
                 return
             } else {
                 let code = errno

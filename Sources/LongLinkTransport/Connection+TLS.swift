@@ -45,6 +45,24 @@ extension Connection {
         advanceHandshake()
     }
 
+    /// A ``TLSFailure/Reason/truncated`` error: the peer closed the TCP connection without
+    /// `close_notify` in the middle of a message.
+    package static func truncatedError(peer: String) -> LongLinkError {
+        let failure = TLSFailure(reason: .truncated, detail: "TCP closed without close_notify")
+        return LongLinkError(code: .tlsFailure, message: message(for: failure, peer: peer), underlying: failure)
+    }
+
+    /// What the end of the TCP stream means. During the handshake, a failed handshake; after it,
+    /// without `close_notify`, the stream may have been cut short: with part of a TLS record held,
+    /// it was (``TLSFailure/Reason/truncated``); between records only the application can tell,
+    /// from ``tlsEndedWithoutCloseNotify`` and whether it holds part of a message.
+    func endOfStreamReason() -> LongLinkError? {
+        guard let tls else { return nil }
+        if tlsHandshakeCompletion != nil { return Self.closedDuringHandshake }
+        tlsEndedWithoutCloseNotify = true
+        return tls.holdsPartialRecord ? Self.truncatedError(peer: tls.isClient ? "server" : "client") : nil
+    }
+
     /// The negotiated TLS version (`TLSv1.3`), nil for a plain connection. Loop thread only.
     package var tlsVersion: String? {
         tls?.protocolVersion
@@ -73,6 +91,7 @@ extension Connection {
         case .wantMore:
             break
         case .done:
+            tlsPeerCertificate = tls.peerCertificate
             endHandshake(nil)
         case .failed(let failure):
             let error = LongLinkError(
@@ -185,7 +204,7 @@ extension Connection {
         case .hostnameMismatch: "the server's certificate does not name the host connected to"
         case .untrustedCertificate: "the \(peer)'s certificate is not issued by a trusted authority"
         case .invalidCertificate: "the \(peer)'s certificate is invalid: \(failure.detail)"
-        case .pinMismatch: "the server's public key is not one of the pinned keys"
+        case .pinMismatch: "the server's public key is not one of the pinned keys: \(failure.detail)"
         case .handshakeTimeout: "the TLS handshake timed out"
         case .plaintextPeer: "the \(peer) does not speak TLS (it answered in plain TCP)"
         case .rejectedByPeer: "the \(peer) refused the TLS handshake: \(failure.detail)"
@@ -193,6 +212,7 @@ extension Connection {
         case .protocolMismatch: "no TLS version or ALPN protocol both sides accept: \(failure.detail)"
         case .closedDuringHandshake: "the \(peer) closed the connection during the TLS handshake"
         case .handshakeFailed: "the TLS handshake failed: \(failure.detail)"
+        case .truncated: "the \(peer) closed the connection without TLS close_notify, cutting a message short"
         case .unavailable: "TLS is not available on this platform"
         }
     }

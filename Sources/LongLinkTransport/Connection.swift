@@ -80,6 +80,12 @@ public final class Connection: Hashable, @unchecked Sendable {
     /// Told once when the TLS handshake ends (nil: established); set until then.
     var tlsHandshakeCompletion: ((LongLinkError?) -> Void)?
     var tlsHandshakeTimer: EventLoopTimer?
+    /// True when the TLS peer closed the TCP connection without `close_notify` (read in
+    /// `didCloseWith`, on the loop, to tell a message cut short from a close between messages).
+    package internal(set) var tlsEndedWithoutCloseNotify = false
+    /// The subject (RFC 2253) and key pin of the certificate the TLS peer presented, set when the
+    /// handshake ends; nil for a plain connection or a peer without a certificate. Loop thread only.
+    package internal(set) var tlsPeerCertificate: (subject: String, pin: TLSPublicKeyPin)?
 
     /// How many `send`s wait for writability (tests and debugging).
     var waitingSendCount: Int {

@@ -20,6 +20,10 @@ public final class Listener: @unchecked Sendable {
     private let loop: EventLoop
     private let options: ConnectionOptions
     private let onAccept: @Sendable (Connection) -> Void
+    /// Asked for each accepted TLS socket before anything is made for it (see `bind`).
+    private let admitHandshake: (@Sendable () -> Bool)?
+    /// Gives back a place `admitHandshake` reserved, for a socket that never started its handshake.
+    private let handshakeEnded: (@Sendable () -> Void)?
     /// The socket file this listener created (and removes on close).
     private let createdPath: String?
     private let closed = Atomic<Bool>(false)
@@ -31,7 +35,8 @@ public final class Listener: @unchecked Sendable {
 
     private init(
         fd: Int32, localAddress: SocketAddress, group: EventLoopGroup, loop: EventLoop, options: ConnectionOptions,
-        createdPath: String?, onAccept: @escaping @Sendable (Connection) -> Void
+        createdPath: String?, admitHandshake: (@Sendable () -> Bool)? = nil,
+        handshakeEnded: (@Sendable () -> Void)? = nil, onAccept: @escaping @Sendable (Connection) -> Void
     ) {
         self.fd = fd
         self.localAddress = localAddress
@@ -40,6 +45,8 @@ public final class Listener: @unchecked Sendable {
         self.options = options
         self.createdPath = createdPath
         self.onAccept = onAccept
+        self.admitHandshake = admitHandshake
+        self.handshakeEnded = handshakeEnded
     }
 
     /// Binds to `endpoint`, listens, and starts accepting.
@@ -65,11 +72,15 @@ public final class Listener: @unchecked Sendable {
     /// connection first runs a TLS handshake with the context `tls` returns at that moment, and
     /// reaches `onAccept` only once established. A failed or timed-out handshake (see
     /// ``ServerTLSConfiguration/handshakeTimeout``) closes the connection and is reported to
-    /// `onHandshakeFailure`, on the connection's loop.
+    /// `onHandshakeFailure`, on the connection's loop. `admitHandshake`, when given, is asked on
+    /// the accepting loop for each new socket: false closes it there at once (an idle socket then
+    /// costs neither a connection, an SSL object nor a descriptor for the handshake timeout); true
+    /// reserves a place that `handshakeEnded` gives back when that handshake ends, however it ends.
     package static func bind(
         to endpoint: Endpoint, group: EventLoopGroup = .shared, backlog: Int32 = 1024,
         options: ConnectionOptions = .init(), tls: (@Sendable () -> TLSContext?)?,
         onHandshakeFailure: (@Sendable (LongLinkError) -> Void)? = nil,
+        admitHandshake: (@Sendable () -> Bool)? = nil, handshakeEnded: (@Sendable () -> Void)? = nil,
         onAccept: @escaping @Sendable (Connection) -> Void
     ) async throws(LongLinkError) -> Listener {
         try options.validate()
@@ -118,17 +129,22 @@ public final class Listener: @unchecked Sendable {
         }
 
         let loop = group.next()
+        // Only a TLS listener has handshakes to bound.
+        let handshakeEnded = tls == nil ? nil : handshakeEnded
         let listener = Listener(
             fd: fd, localAddress: Sys.localAddress(fd) ?? address, group: group, loop: loop, options: options,
-            createdPath: createdPath,
+            createdPath: createdPath, admitHandshake: tls == nil ? nil : admitHandshake,
+            handshakeEnded: handshakeEnded,
             onAccept: { connection in
                 // The context is asked for once per connection, so a server can swap certificates
                 // while it runs.
                 guard let context = tls?() else {
+                    handshakeEnded?()
                     onAccept(connection)
                     return
                 }
                 connection.startTLS(context, serverName: nil, timeout: context.handshakeTimeout) { error in
+                    handshakeEnded?()
                     if let error {
                         onHandshakeFailure?(error)
                     } else {
@@ -228,17 +244,24 @@ public final class Listener: @unchecked Sendable {
     }
 
     private func accepted(_ child: Int32) {
+        if let admitHandshake, !admitHandshake() {
+            Sys.close(child)
+            return
+        }
         let target = group.next()
         let options = options
         let onAccept = onAccept
+        let handshakeEnded = handshakeEnded
         let delivered = target.tryExecute {
             guard let connection = try? Connection.adopt(fd: child, on: target, options: options) else {
+                handshakeEnded?()
                 return
             }
             onAccept(connection)
         }
         if !delivered {
             Sys.close(child)
+            handshakeEnded?()
         }
     }
 

@@ -7,25 +7,6 @@ import Testing
 /// The client and the server over TLS, with certificates the `openssl` command line makes.
 @Suite("Client and server over TLS", .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
 struct TLSClientTests {
-    private func serverConfiguration(
-        _ certificates: TestCertificates, clients: ClientCertificateVerification = .none
-    ) -> ServerConfiguration {
-        var configuration = ServerConfiguration.forClientTests
-        var tls = ServerTLSConfiguration(
-            certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))
-        tls.clientCertificateVerification = clients
-        configuration.tls = tls
-        return configuration
-    }
-
-    private func clientConfiguration(_ certificates: TestCertificates, _ endpoint: Endpoint) -> ClientConfiguration {
-        var configuration = ClientConfiguration.forTests(endpoint)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .pemFile(certificates.caCertificate)
-        configuration.tls = tls
-        return configuration
-    }
-
     /// Waits for a connection attempt that failed with a TLS error; returns its reason.
     private func firstTLSFailure(_ client: LongLinkClient) async throws -> TLSFailure.Reason? {
         let states = client.connectionStates

@@ -59,27 +59,27 @@ func tlsReason(_ error: LongLinkError?) -> TLSFailure.Reason? {
     return (error.underlying as? TLSFailure)?.reason
 }
 
-@Suite("TLS over the transport", .enabled(if: opensslAvailable, "needs the openssl command line"))
-struct TLSTests {
-    /// Connects with TLS, expecting failure; returns the error.
-    private func failedConnect(
-        port: Int, host: String = "127.0.0.1", tls: TLSContext, timeout: Duration = .seconds(5), on loop: EventLoop
-    ) async throws -> LongLinkError? {
-        var adjusted = ConnectionOptions()
-        adjusted.connectTimeout = timeout
-        let options = adjusted
-        return try await withTimeout("a failing TLS connect", .seconds(10)) { () -> LongLinkError? in
-            do throws(LongLinkError) {
-                let connection = try await Connection.connect(
-                    to: .tcp(host: host, port: port), options: options, tls: tls, on: loop)
-                connection.close(.immediately)
-                return nil
-            } catch {
-                return error
-            }
+/// Connects with TLS, expecting failure; returns the error.
+func failedConnect(
+    port: Int, host: String = "127.0.0.1", tls: TLSContext, timeout: Duration = .seconds(5), on loop: EventLoop
+) async throws -> LongLinkError? {
+    var adjusted = ConnectionOptions()
+    adjusted.connectTimeout = timeout
+    let options = adjusted
+    return try await withTimeout("a failing TLS connect", .seconds(10)) { () -> LongLinkError? in
+        do throws(LongLinkError) {
+            let connection = try await Connection.connect(
+                to: .tcp(host: host, port: port), options: options, tls: tls, on: loop)
+            connection.close(.immediately)
+            return nil
+        } catch {
+            return error
         }
     }
+}
 
+@Suite("TLS over the transport", .enabled(if: opensslAvailable, "needs the openssl command line"))
+struct TLSTests {
     @Test("a verified TLS echo: 300 KB both ways, TLS 1.3, ALPN longlink/1, a clean close")
     func echo() async throws {
         let certificates = try TestCertificates.make()

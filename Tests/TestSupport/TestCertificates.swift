@@ -4,7 +4,8 @@ import LongLinkTransport
 /// Certificates made at test time with the `openssl` command line, once per test process, in a
 /// temporary directory: a test CA and a server certificate it issued for `localhost` and
 /// `127.0.0.1`, the same name expired and not yet valid, a second CA nobody trusts with a server
-/// certificate of its own, and client certificates from each CA (for mutual TLS).
+/// certificate of its own, client certificates from each CA (for mutual TLS), and a man in the
+/// middle's chains that append the real server certificate to a leaf of their own.
 package struct TestCertificates: Sendable {
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -29,10 +30,20 @@ package struct TestCertificates: Sendable {
     /// A client certificate issued by the other CA.
     package var otherClientCertificate: String { path("other-client.pem") }
     package var otherClientKey: String { path("other-client.key") }
+    /// A man in the middle's chain: a `localhost` certificate the test CA issued for `attacker.key`,
+    /// followed by the real `server.pem` it appended.
+    package var attackerChain: String { path("attacker-chain.pem") }
+    package var attackerKey: String { path("attacker.key") }
+    /// A self-signed `localhost` certificate for `attacker.key`, followed by the real `server.pem`.
+    package var selfSignedAttackerChain: String { path("selfsigned-chain.pem") }
     /// Base64 of the SHA-256 of `server.key`'s SubjectPublicKeyInfo, as `openssl` computes it.
     package let serverPin: String
     /// The same for `other-server.key`.
     package let otherServerPin: String
+    /// The same for the test CA's key (the root of `server.pem`'s verified chain).
+    package let caPin: String
+    /// The same for `client.key` (subject `CN=test client`).
+    package let clientPin: String
 
     package func path(_ name: String) -> String {
         directory + "/" + name
@@ -120,9 +131,18 @@ package struct TestCertificates: Sendable {
         try sign("client", by: "ca", as: "client", days: "30", extensions: "client.ext")
         try request("other-client", "rogue client")
         try sign("other-client", by: "other-ca", as: "other-client", days: "30", extensions: "client.ext")
+        try request("attacker", "localhost")
+        try sign("attacker", by: "ca", as: "attacker", days: "30", extensions: "server.ext")
+        try run(
+            ["openssl", "req", "-x509", "-key", "attacker.key", "-out", "selfsigned.pem", "-days", "30", "-subj",
+             "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+            in: directory)
+        try run(["/bin/sh", "-c", "cat attacker.pem server.pem > attacker-chain.pem"], in: directory)
+        try run(["/bin/sh", "-c", "cat selfsigned.pem server.pem > selfsigned-chain.pem"], in: directory)
         return TestCertificates(
             directory: directory, serverPin: try pin(of: "server.key", in: directory),
-            otherServerPin: try pin(of: "other-server.key", in: directory))
+            otherServerPin: try pin(of: "other-server.key", in: directory), caPin: try pin(of: "ca.key", in: directory),
+            clientPin: try pin(of: "client.key", in: directory))
     }
 
     /// What `openssl` says the pin of a key is (SHA-256 of the DER SubjectPublicKeyInfo, base64).

@@ -48,6 +48,12 @@ final class LinkHandler: ConnectionHandler {
     }
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        var error = error
+        // Without close_notify, an end between frames reads as a clean close (servers that exit
+        // often skip it); in the middle of a frame, the frame was cut short.
+        if error == nil, connection.tlsEndedWithoutCloseNotify, decoder.bufferedByteCount > 0 {
+            error = Connection.truncatedError(peer: "server")
+        }
         switch sink {
         case .pending(let pending):
             pending.assumeIsolated { $0.closed(error) }

@@ -38,6 +38,8 @@ struct Supervisor {
             let candidates = Array(await directory.ranking().prefix(balancing.raceWidth))
             var retryAfter: Duration?
             var shown = candidates.first
+            // Why the link ended, when it ended with an error (a reset, truncation): shown with the wait.
+            var endError: LongLinkError?
             switch await connectAndServe(candidates, attempt: failures) {
             case .terminal(let error):
                 await core.terminate(error)
@@ -65,6 +67,7 @@ struct Supervisor {
                         retryAfter = aside + configuration.backoff.delay(forAttempt: 0, random: .random(in: 0...1))
                     }
                 case .closed(let error):
+                    endError = error
                     configuration.logger?(
                         LogRecord(
                             bounded: .info, "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
@@ -76,7 +79,9 @@ struct Supervisor {
             let delay =
                 retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
             await core.setState(
-                ConnectionState(phase: .waitingToReconnect, endpoint: shown, reason: "link down", retryDelay: delay))
+                ConnectionState(
+                    phase: .waitingToReconnect, endpoint: shown, reason: "link down", error: endError,
+                    retryDelay: delay))
             switch await core.waitToRetry(delay) {
             case .shutdown: break
             case .networkChanged: failures = 0

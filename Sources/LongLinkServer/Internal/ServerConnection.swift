@@ -36,6 +36,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var configuration: ServerConfiguration { core.configuration }
 
     var session: Session
+    /// The subject and key pin of the client's TLS certificate, when it presented one.
+    let peerCertificate: (subject: String, pin: String)?
     /// The client's part of every de-duplication key, made at `Hello`.
     var dedupeClient = DedupeKey.Client("")
     /// Both sides agreed to compress payloads (at `Hello`).
@@ -62,6 +64,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         self.connection = connection
         self.core = core
         self.session = Session(configuration: Session.Configuration(core.configuration))
+        self.peerCertificate = connection.tlsPeerCertificate.map { ($0.subject, $0.pin.description) }
         self.pushWindow = ReliablePushWindow(size: core.configuration.reliablePushWindow)
         self.decoder = FrameDecoder(
             maxFrameBytes: core.configuration.maxFrameBytes,

@@ -33,6 +33,9 @@ final class ServerCore: Sendable {
         var emptyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiterID: UInt64 = 0
         var shuttingDown = false
+        /// TLS handshakes under way: each holds a descriptor and an SSL object, so they count
+        /// against the connection limit too.
+        var pendingHandshakes = 0
     }
 
     private let registry = Locked(Registry())
@@ -89,6 +92,31 @@ final class ServerCore: Sendable {
     }
 
     // MARK: Connections
+
+    /// Reserves a place for a TLS handshake about to start, if one is free under both
+    /// ``ServerConfiguration/maxPendingHandshakes`` and ``ServerConfiguration/maxConnections``
+    /// (open connections and pending handshakes together); a refused socket is closed at once.
+    func admitHandshake() -> Bool {
+        let admitted = registry.withLock { registry -> Bool in
+            guard !registry.shuttingDown, registry.pendingHandshakes < configuration.maxPendingHandshakes,
+                registry.all.count + registry.pendingHandshakes < configuration.maxConnections
+            else { return false }
+            registry.pendingHandshakes += 1
+            return true
+        }
+        if admitted {
+            counters.tlsHandshakesPending.increment()
+        } else {
+            counters.rejectedConnections.increment()
+        }
+        return admitted
+    }
+
+    /// A handshake admitted by ``admitHandshake()`` ended (established, failed or timed out).
+    func handshakeEnded() {
+        registry.withLock { $0.pendingHandshakes -= 1 }
+        counters.tlsHandshakesPending.increment(by: -1)
+    }
 
     /// Called on the accepted connection's event loop.
     func accept(_ connection: Connection) {

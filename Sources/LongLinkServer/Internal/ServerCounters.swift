@@ -26,6 +26,7 @@ final class ServerCounters: Sendable {
     let orphanedExecutions = Atomic<Int>(0)
     let orphansRefused = Atomic<Int>(0)
     let tlsHandshakeFailures = Atomic<Int>(0)
+    let tlsHandshakesPending = Atomic<Int>(0)
     let sharedStoreFailures = Atomic<Int>(0)
     let sessionsReplaced = Atomic<Int>(0)
 
@@ -52,6 +53,7 @@ final class ServerCounters: Sendable {
         s.bestEffortPushesDropped = bestEffortPushesDropped.load(ordering: .relaxed)
         s.acksReceived = acksReceived.load(ordering: .relaxed)
         s.tlsHandshakeFailures = tlsHandshakeFailures.load(ordering: .relaxed)
+        s.tlsHandshakesPending = tlsHandshakesPending.load(ordering: .relaxed)
         s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
         s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)

@@ -16,8 +16,10 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// host (an IP address is then checked against the certificate's IP entries, and no SNI is sent).
     public var serverHostname: String?
     /// SHA-256 digests of the DER `SubjectPublicKeyInfo` the client accepts, in addition to normal
-    /// verification: the connection succeeds only if a certificate the server presents (its leaf or
-    /// one of its chain) has one of these keys. Several pins let keys rotate. Empty: no pinning.
+    /// verification: the connection succeeds only if a certificate of the *verified* chain (the
+    /// leaf, an intermediate or the trust root OpenSSL chained it to) has one of these keys;
+    /// certificates the server merely appended never count. Without verification, only the leaf's
+    /// key is checked. Several pins let keys rotate. Empty: no pinning.
     public var pinnedPublicKeys: [TLSPublicKeyPin] = []
     /// A certificate chain to present when the server asks for one (mutual TLS).
     public var certificateChain: PEMSource?

@@ -108,6 +108,8 @@ package final class TLSContext: @unchecked Sendable {
             _ = longlink_SSL_CTX_set_min_proto_version(context, version)
             // Idle connections give their read and write buffers back.
             _ = longlink_SSL_CTX_set_mode(context, longlink_SSL_MODE_RELEASE_BUFFERS())
+            // TLS 1.2 renegotiation buys LongLink nothing and has a history of attacks: refused both ways.
+            _ = longlink_SSL_CTX_set_options(context, longlink_SSL_OP_NO_RENEGOTIATION())
             return context
         }
 

@@ -19,7 +19,8 @@ public struct TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case untrustedCertificate
         /// The peer's certificate failed another check (revoked, malformed, wrong purpose).
         case invalidCertificate
-        /// The chain verified, but none of its keys is one of the pinned keys.
+        /// The chain verified, but none of its keys is one of the pinned keys (without
+        /// verification: the leaf's key is not). The detail names the pins and the keys seen.
         case pinMismatch
         /// The handshake did not finish within its time (a client's connect timeout, a server's
         /// handshake timeout): the peer stalled or is not a TLS peer that answers.
@@ -37,6 +38,10 @@ public struct TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case closedDuringHandshake
         /// Another handshake or record error.
         case handshakeFailed
+        /// The peer closed the TCP connection without TLS `close_notify` in the middle of a
+        /// message (or of a TLS record): what arrived is cut short, and an attacker can cause this
+        /// by injecting a FIN.
+        case truncated
         /// TLS is not available on this platform (Apple platforms, for now).
         case unavailable
     }

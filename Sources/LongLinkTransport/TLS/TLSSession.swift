@@ -93,10 +93,7 @@ final class TLSSession {
             ERR_clear_error()
             let status = SSL_do_handshake(ssl)
             if status == 1 {
-                if !context.pins.isEmpty && !peerKeyIsPinned() {
-                    return .failed(
-                        TLSFailure(reason: .pinMismatch, detail: "no certificate the server sent has a pinned key"))
-                }
+                if let mismatch = pinMismatch() { return .failed(mismatch) }
                 isEstablished = true
                 return .done
             }
@@ -151,6 +148,12 @@ final class TLSSession {
             SSL_pending(ssl) > 0 || BIO_ctrl_pending(input) > 0
         }
 
+        /// True when part of a record waits for the rest (OpenSSL moves what it has read of a record
+        /// out of the input BIO into its own buffer, which only `SSL_has_pending` sees).
+        var holdsPartialRecord: Bool {
+            SSL_has_pending(ssl) == 1 || BIO_ctrl_pending(input) > 0
+        }
+
         /// The negotiated ALPN protocol, if any.
         var applicationProtocol: String? {
             var data: UnsafePointer<UInt8>?
@@ -165,20 +168,42 @@ final class TLSSession {
             String(cString: SSL_get_version(ssl))
         }
 
-        /// Whether any certificate the peer sent has a pinned public key.
-        private func peerKeyIsPinned() -> Bool {
-            var certificates: [OpaquePointer] = []
-            if let leaf = SSL_get1_peer_certificate(ssl) { certificates.append(leaf) }
-            defer { certificates.forEach { X509_free($0) } }
-            for index in 0..<longlink_peer_chain_count(ssl) {
-                if let certificate = longlink_peer_chain_at(ssl, index), X509_up_ref(certificate) == 1 {
-                    certificates.append(certificate)
+        /// The subject (RFC 2253) and key pin of the certificate the peer presented, nil when it
+        /// presented none (a server's client without a certificate).
+        var peerCertificate: (subject: String, pin: TLSPublicKeyPin)? {
+            guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+            defer { X509_free(certificate) }
+            guard let pin = TLSPublicKeyPin.of(certificate: certificate) else { return nil }
+            var buffer = [CChar](repeating: 0, count: 1024)
+            let length = Int(longlink_X509_subject(certificate, &buffer, Int32(buffer.count)))
+            let bytes = buffer[0..<max(0, length)].map { UInt8(bitPattern: $0) }
+            return (String(decoding: bytes, as: UTF8.self), pin)
+        }
+
+        /// Nil when no pins are set or one of the checked keys is pinned; otherwise the failure,
+        /// naming the pins and the keys seen.
+        private func pinMismatch() -> TLSFailure? {
+            guard !context.pins.isEmpty else { return nil }
+            let seen = peerKeyPins()
+            guard !seen.contains(where: context.pins.contains) else { return nil }
+            let expected = context.pins.map(\.description).joined(separator: ", ")
+            let keys = seen.map(\.description).joined(separator: ", ")
+            let checked = context.verifiesPeer ? "the verified chain's keys" : "the leaf's key"
+            return TLSFailure(reason: .pinMismatch, detail: "pinned [\(expected)]; \(checked): [\(keys)]")
+        }
+
+        /// The pins of the keys checked: with verification, each certificate of the verified chain
+        /// (leaf to trust anchor), never one the peer merely appended; without, the leaf's only, as
+        /// nothing ties the other certificates sent to the key that signed the handshake.
+        private func peerKeyPins() -> [TLSPublicKeyPin] {
+            if context.verifiesPeer {
+                return (0..<longlink_verified_chain_count(ssl)).compactMap { index in
+                    longlink_verified_chain_at(ssl, index).flatMap { TLSPublicKeyPin.of(certificate: $0) }
                 }
             }
-            return certificates.contains { certificate in
-                guard let pin = TLSPublicKeyPin.of(certificate: certificate) else { return false }
-                return context.pins.contains(pin)
-            }
+            guard let leaf = SSL_get1_peer_certificate(ssl) else { return [] }
+            defer { X509_free(leaf) }
+            return TLSPublicKeyPin.of(certificate: leaf).map { [$0] } ?? []
         }
 
         /// Why the last OpenSSL call failed, in the terms of ``TLSFailure/Reason``.
@@ -244,8 +269,10 @@ final class TLSSession {
         var outputCount: Int { 0 }
         func takeOutput() -> [UInt8] { [] }
         var hasBufferedInput: Bool { false }
+        var holdsPartialRecord: Bool { false }
         var applicationProtocol: String? { nil }
         var protocolVersion: String { "" }
+        var peerCertificate: (subject: String, pin: TLSPublicKeyPin)? { nil }
     #endif
 }
 

@@ -14,6 +14,9 @@ final class ServerProbe: Sendable {
     func router() -> Router {
         var router = Router()
         router.register("echo") { payload, _ in payload }
+        router.register("peer") { _, context in
+            Array("\(context.peerCertificateSubject ?? "none") \(context.peerCertificatePin ?? "none")".utf8)
+        }
         router.register("count") { payload, _ in
             let n = self.executions.add(1, ordering: .relaxed).newValue
             return Array("execution \(n)".utf8) + payload

@@ -55,10 +55,13 @@ final class ScriptedServer: Sendable {
 
     private let listener: Listener
 
-    /// Starts listening; `script` sees every frame from every connection.
-    static func start(_ script: @escaping @Sendable (Frame, Peer) -> Void) async throws -> ScriptedServer {
+    /// Starts listening (over TLS with `tls`); `script` sees every frame from every connection.
+    static func start(tls: TLSContext? = nil, _ script: @escaping @Sendable (Frame, Peer) -> Void) async throws
+        -> ScriptedServer
+    {
         let peers = Mailbox<Peer>()
-        let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0)) { connection in
+        let context: (@Sendable () -> TLSContext?)? = tls.map { tls in { @Sendable in tls } }
+        let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0), tls: context) { connection in
             let peer = Peer(connection: connection, script: script)
             connection.start(handler: peer)
             peers.put(peer)
