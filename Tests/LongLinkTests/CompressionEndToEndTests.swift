@@ -82,6 +82,51 @@ struct CompressionEndToEndTests {
         server.stop()
     }
 
+    /// A hostile server whose compressed reply and push inflate far past 1:64 (but within the
+    /// frame limit): each fails with a typed compressionFailed naming the ratio, inflating stops
+    /// there, and the link stays.
+    @Test func aReplyOrPushPastTheRatioIsATypedError() async throws {
+        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 2 << 20), level: 9))
+        #expect(bomb.count * 64 < 2 << 20)
+        let server = try await ScriptedServer.start { frame, peer in
+            switch frame {
+            case .hello:
+                var welcome = Frame.Welcome(serverID: "scripted")
+                welcome.metadata = ["longlink-compression": "zlib"]
+                peer.send(.welcome(welcome))
+            case .request(let request) where request.method == "push":
+                var push = Frame.Push(seq: 0, topic: "alerts", payload: bomb)
+                push.compression = 1
+                peer.send(.push(push), .response(Frame.Response(requestID: request.requestID, payload: [1])))
+            case .request(let request):
+                var response = Frame.Response(requestID: request.requestID, payload: bomb)
+                response.compression = 1
+                if request.method == "fine" { response = Frame.Response(requestID: request.requestID, payload: [7]) }
+                peer.send(.response(response))
+            default: break
+            }
+        }
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.compression = .zlib()
+        let running = RunningClient(configuration)
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        let error = await #expect(throws: LongLinkError.self) { try await running.client.request("bomb") }
+        #expect(error?.code == .compressionFailed)
+        #expect(error?.message.contains("1:64") == true, "\(error?.message ?? "")")
+        #expect(try await running.client.request("push") == [1])
+        let push = try await within(.seconds(20), "the bomb push") {
+            var iterator = alerts.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(push?.payload == [] && push?.payloadError?.code == .compressionFailed)
+        #expect(try await running.client.request("fine") == [7])
+        let statistics = await running.client.statistics
+        #expect(statistics.compressionFailures == 2 && statistics.connects == 1)
+        await running.stop()
+        server.stop()
+    }
+
     /// A server that does not know the extension (no answer in Welcome) gets nothing compressed.
     @Test func withoutTheServersAgreementNothingIsCompressed() async throws {
         let received = Mailbox<Frame.Request>()

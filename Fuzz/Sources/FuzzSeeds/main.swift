@@ -163,6 +163,34 @@ do {
     }
 }
 
+// Inflation: quote lines deflated by the target, a zlib stream as it arrives (and cut short), and
+// zeros that inflate past the ratio, the frame limit and a small budget.
+do {
+    let quotes = Array(String(repeating: "AAPL 189.50 190.10;", count: 40).utf8)
+    let stream: [UInt8] = [
+        0x78, 0x9c, 0x73, 0x74, 0x0c, 0xf0, 0x51, 0x30, 0xb4, 0xb0, 0xd4, 0x33, 0x35, 0x50, 0x30, 0xb4, 0x34,
+        0xd0, 0x33, 0x34, 0xb0, 0x76, 0x1c, 0x15, 0x1a, 0x15, 0x1a, 0xee, 0x42, 0x00, 0x1e, 0xb8, 0x9e, 0x99,
+    ]
+    let cases: [(String, frame: UInt64, budget: UInt64?, deflate: Bool, [UInt8])] = [
+        ("quotes", 4_096, nil, true, quotes), ("stream", 4_096, nil, false, stream),
+        ("truncated", 4_096, nil, false, Array(stream.prefix(20))),
+        ("zeros-ratio", 1 << 20, nil, true, [UInt8](repeating: 0, count: 300_000)),
+        ("zeros-frame", 1_000, nil, true, [UInt8](repeating: 0, count: 5_000)),
+        ("zeros-budget", 1 << 20, 2_000, true, [UInt8](repeating: 0, count: 5_000)),
+    ]
+    for (name, frame, budget, deflate, payload) in cases {
+        var script = FuzzScript()
+        script.varint(frame - 64)
+        script.byte(63)  // ratio 64
+        script.bool(budget == nil)
+        if let budget { script.varint(budget) }
+        script.bool(deflate)
+        script.chunk(payload)
+        if deflate { script.byte(0) }  // level 1
+        seeds["InflationFuzz/\(name)"] = script.bytes
+    }
+}
+
 let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Corpus"
 for (name, bytes) in seeds.sorted(by: { $0.key < $1.key }) {
     let path = "\(directory)/\(name)"
