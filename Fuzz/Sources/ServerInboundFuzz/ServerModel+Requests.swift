@@ -1,7 +1,7 @@
 import FuzzKit
-import LongLinkWire
 
 @testable import LongLinkServer
+@testable import LongLinkWire
 
 extension ServerModel {
     /// Methods: "async" runs as a task (finished by a later event), "inline" returns at once, any
