@@ -110,7 +110,9 @@ extension Frame.Hello {
             case 1: version = try reader.readUInt32Field(tag, field: "Frame.hello.version")
             case 2: clientID = try reader.readStringField(tag, field: "Frame.hello.client_id")
             case 3: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.hello.heartbeat_ms")
-            case 4: try reader.readStringMapEntry(tag, into: &metadata, bytes: &metadataBytes, field: "Frame.hello.metadata")
+            case 4:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.hello.metadata")
             default: try reader.skipField(tag, in: "Frame.hello")
             }
         }
@@ -130,7 +132,9 @@ extension Frame.Welcome {
             case 6:
                 dedupeWindowMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.dedupe_window_ms")
             case 7: maxInFlight = try reader.readUInt32Field(tag, field: "Frame.welcome.max_in_flight")
-            case 8: try reader.readStringMapEntry(tag, into: &metadata, bytes: &metadataBytes, field: "Frame.welcome.metadata")
+            case 8:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.welcome.metadata")
             default: try reader.skipField(tag, in: "Frame.welcome")
             }
         }
@@ -146,7 +150,9 @@ extension Frame.Request {
             case 2: method = try reader.readStringField(tag, field: "Frame.request.method")
             case 3: payload = try reader.readBytesField(tag, field: "Frame.request.payload")
             case 4: timeoutMilliseconds = try reader.readUInt32Field(tag, field: "Frame.request.timeout_ms")
-            case 5: try reader.readStringMapEntry(tag, into: &metadata, bytes: &metadataBytes, field: "Frame.request.metadata")
+            case 5:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.request.metadata")
             case 6: compression = try reader.readUInt32Field(tag, field: "Frame.request.compression")
             default: try reader.skipField(tag, in: "Frame.request")
             }

@@ -60,9 +60,9 @@ public struct PayloadCompression: Sendable, Hashable {
 
     /// As ``incoming(_:compression:negotiated:limit:)``, bounded by `limit` and telling a payload
     /// past it (``InflationError/exceeded(_:)``) from an invalid one.
-    package static func incoming(_ payload: [UInt8], compression: UInt32, negotiated: Bool, within limit: InflationLimit)
-        throws(InflationError) -> [UInt8]
-    {
+    package static func incoming(
+        _ payload: [UInt8], compression: UInt32, negotiated: Bool, within limit: InflationLimit
+    ) throws(InflationError) -> [UInt8] {
         switch compression {
         case PayloadCompressor.none:
             return payload
@@ -70,9 +70,11 @@ public struct PayloadCompression: Sendable, Hashable {
             return try PayloadCompressor.inflate(payload, within: limit)
         case PayloadCompressor.zlib:
             throw .invalid(
-                LongLinkError(code: .compressionFailed, message: "compressed payload on a link that did not agree to it"))
+                LongLinkError(
+                    code: .compressionFailed, message: "compressed payload on a link that did not agree to it"))
         default:
-            throw .invalid(LongLinkError(code: .compressionFailed, message: "unknown payload compression \(compression)"))
+            throw .invalid(
+                LongLinkError(code: .compressionFailed, message: "unknown payload compression \(compression)"))
         }
     }
 }

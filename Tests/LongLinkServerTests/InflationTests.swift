@@ -91,9 +91,10 @@ struct InflationTests {
             let perBomb = cpu / count
             let quietP99 = Self.p99(quiet)
             let floodP99 = Self.p99(echoes)
-            print("inflation: \(count) bombs cost the server's loop \(cpu) of CPU, \(perBomb) each; "
-                + "\(echoes.count) echoes during the flood, p99 \(floodP99), slowest \(echoes.max() ?? .zero); "
-                + "quiet p99 \(quietP99)")
+            print(
+                "inflation: \(count) bombs cost the server's loop \(cpu) of CPU, \(perBomb) each; "
+                    + "\(echoes.count) echoes during the flood, p99 \(floodP99), slowest \(echoes.max() ?? .zero); "
+                    + "quiet p99 \(quietP99)")
             #expect(perBomb < .microseconds(300))
             // Under 50 ms, or within 2x of the quiet value when the machine's load alone makes echoes
             // slower than that (other suites, other builds). A loop busy inflating (16 ms a bomb,

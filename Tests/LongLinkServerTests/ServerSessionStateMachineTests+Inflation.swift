@@ -28,15 +28,17 @@ extension ServerSessionStateMachineTests {
     /// in-flight limit and an unknown method are answered without an inflation.
     @Test func aCompressedRequestIsAdmittedBeforeItIsInflated() {
         var machine = Self.inflating(maxInFlight: 2)
-        guard case .inflateAndDispatch(let token, let limit) = machine.receivedRequest(
-            Self.compressed("1"), hasHandler: true)
+        guard
+            case .inflateAndDispatch(let token, let limit) = machine.receivedRequest(
+                Self.compressed("1"), hasHandler: true)
         else {
             Issue.record("an admitted compressed request is to be inflated")
             return
         }
         #expect(limit == InflationLimit(bytes: 4_000 * 64, bound: .ratio, ratio: 64))
         machine.track(requestID: "1", token: token, execution: "run 1")
-        guard case .reject(let status) = machine.receivedRequest(Self.compressed("2", method: "nope"), hasHandler: false)
+        guard
+            case .reject(let status) = machine.receivedRequest(Self.compressed("2", method: "nope"), hasHandler: false)
         else {
             Issue.record("an unknown method is refused before inflating")
             return
@@ -61,7 +63,9 @@ extension ServerSessionStateMachineTests {
     /// Small payloads may inflate to 64 KiB whatever their ratio; large ones to the frame limit.
     @Test func theLimitIsTheSmallestBound() {
         var machine = Self.inflating(budget: 64 << 20)
-        guard case .inflateAndDispatch(_, let small) = machine.receivedRequest(Self.compressed("1", size: 10), hasHandler: true),
+        guard
+            case .inflateAndDispatch(_, let small) = machine.receivedRequest(
+                Self.compressed("1", size: 10), hasHandler: true),
             case .inflateAndDispatch(_, let large) = machine.receivedRequest(
                 Self.compressed("2", size: 1 << 20), hasHandler: true)
         else {
@@ -78,7 +82,8 @@ extension ServerSessionStateMachineTests {
         var machine = Self.inflating(budget: 1 << 20)
         var tokens: [String: UInt64] = [:]
         for id in ["1", "2"] {
-            guard case .inflateAndDispatch(let token, _) = machine.receivedRequest(Self.compressed(id), hasHandler: true)
+            guard
+                case .inflateAndDispatch(let token, _) = machine.receivedRequest(Self.compressed(id), hasHandler: true)
             else {
                 Issue.record("request \(id) is to be inflated")
                 return
@@ -97,8 +102,9 @@ extension ServerSessionStateMachineTests {
         // "3" ran inline: not in the table, it holds nothing.
         machine.holdInflated(250_000, requestID: "3", token: 99)
         #expect(machine.inflatedBytesHeld == 400_000)
-        guard case .inflateAndDispatch(let token4, let byBudget) = machine.receivedRequest(
-            Self.compressed("4", size: 20_000), hasHandler: true)
+        guard
+            case .inflateAndDispatch(let token4, let byBudget) = machine.receivedRequest(
+                Self.compressed("4", size: 20_000), hasHandler: true)
         else {
             Issue.record("request 4 is to be inflated")
             return

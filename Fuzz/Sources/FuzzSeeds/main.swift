@@ -170,7 +170,9 @@ do {
 do {
     let quotes = Array(String(repeating: "AAPL 189.50 190.10;", count: 40).utf8)
     let stream = PayloadCompressor.deflate(quotes, level: 6) ?? []
-    func zeros(_ count: Int) -> [UInt8] { PayloadCompressor.deflate([UInt8](repeating: 0, count: count), level: 9) ?? [] }
+    func zeros(_ count: Int) -> [UInt8] {
+        PayloadCompressor.deflate([UInt8](repeating: 0, count: count), level: 9) ?? []
+    }
     let cases: [(String, frame: UInt64, budget: UInt64?, deflate: Bool, [UInt8])] = [
         ("quotes", 4_096, nil, true, quotes), ("stream", 4_096, nil, false, stream),
         ("truncated", 4_096, nil, false, Array(stream.prefix(stream.count / 2))),

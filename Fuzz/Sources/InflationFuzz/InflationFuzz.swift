@@ -19,7 +19,8 @@ public func inflationFuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let raw = Array(input.chunk())
     let payload = deflateFirst ? PayloadCompressor.deflate(raw, level: 1 + input.int(below: 9)) ?? raw : raw
 
-    let limit = InflationLimit(compressedBytes: payload.count, maxFrameBytes: maxFrameBytes, ratio: ratio, budget: budget)
+    let limit = InflationLimit(
+        compressedBytes: payload.count, maxFrameBytes: maxFrameBytes, ratio: ratio, budget: budget)
     check(limit.bytes <= maxFrameBytes && limit.bytes <= max(0, budget), "a limit above its bounds: \(limit)")
     let bounded = inflate(payload, limit)
     let larger = inflate(payload, InflationLimit(bytes: limit.bytes * 2 + 1, bound: .frame))
