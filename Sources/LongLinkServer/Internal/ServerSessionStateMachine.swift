@@ -8,7 +8,9 @@ internal import LongLinkWire
 /// no I/O, reads no clock and touches no shared store, so tests drive it directly.
 ///
 /// It owns the session's phase (awaiting `Hello`, active, draining, closed), the negotiated
-/// heartbeat and idle count, the bound principal, and the table of requests in flight. Every
+/// heartbeat and idle count, the bound principal, the table of requests in flight, and the
+/// inflated payload bytes they hold: a compressed request is admitted first and only then
+/// inflated, within a limit the machine sets from that budget. Every
 /// event that closes the session hands back every request still in flight (in ``Close``, or from
 /// ``connectionClosed()``), exactly once, so that the connection cancels each handler and lets go
 /// of each de-duplication wait; after that the table is empty and stays empty.
