@@ -36,8 +36,12 @@ public struct ClientConfiguration: Sendable {
     /// reading what the client writes); a request that would go past it fails at once with
     /// ``LongLinkError/Code-swift.struct/resourceExhausted``. A request always fits an empty queue.
     public var offlineQueueBytes: Int = 16 << 20
-    /// The largest frame accepted from the server.
+    /// The largest frame accepted from the server: 64 bytes to 64 MiB. The `Welcome` it sends
+    /// may carry at most 128 metadata entries of 64 KiB in all; a larger one is a protocol
+    /// violation.
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The upper bound of ``maxFrameBytes``.
+    public static let maxFrameBytesLimit = 64 << 20
     /// The login step, run after every connect before queued requests are released. It makes
     /// requests through the ``LoginSession`` it is given. Throwing an error with code
     /// ``LongLinkError/Code-swift.struct/unauthenticated`` stops the client for good.
@@ -49,6 +53,11 @@ public struct ClientConfiguration: Sendable {
     /// The most pushes held for one consumer (or, before any consumer exists, for all) before the
     /// client stops accepting reliable pushes until the consumer catches up (see the pushes guide).
     public var pushBufferLimit: Int = 10_000
+    /// The most payload bytes of pushes held for one consumer (or, before any consumer exists, for
+    /// all); past it, a push is treated as past ``pushBufferLimit``: reliable pushes are left with
+    /// the server until the consumer catches up, best-effort pushes are dropped. A push always fits
+    /// an empty buffer.
+    public var pushBufferBytes: Int = 64 << 20
     /// How a consumer that is behind conflates best-effort pushes: a best-effort push takes the place
     /// of the untaken one with the same key in the consumer's buffer, so the app reads the latest
     /// of each key (the latest price of each symbol) instead of a backlog. By topic by default;
@@ -82,9 +91,12 @@ public struct ClientConfiguration: Sendable {
     public var tls: TLSConfiguration?
     /// zlib compression of payloads, offered to the server in `Hello` and used once its `Welcome`
     /// agrees (see `PayloadCompression`). Off by default. Compressed replies and pushes inflate to
-    /// at most ``maxFrameBytes``; past that they fail with
-    /// ``LongLinkError/Code-swift.struct/compressionFailed``.
+    /// at most ``maxFrameBytes`` and at most ``maxInflationRatio`` times their size (any payload
+    /// may inflate to 64 KiB); inflating stops at the bound, and the reply or push fails with
+    /// ``LongLinkError/Code-swift.struct/compressionFailed``. The link stays.
     public var compression: PayloadCompression = .disabled
+    /// The most bytes a compressed reply or push may inflate to per byte it was sent (64: 1:64).
+    public var maxInflationRatio: Int = 64
     /// The response cache's size, persistence, and invalidation by pushes.
     public var responseCache: ResponseCacheConfiguration = .init()
     /// The codec of typed requests and pushes.
@@ -120,8 +132,12 @@ public struct ClientConfiguration: Sendable {
         }
         if offlineQueueLimit < 1 { throw fail("offlineQueueLimit must be at least 1") }
         if offlineQueueBytes < 1 { throw fail("offlineQueueBytes must be at least 1") }
-        if maxFrameBytes < 64 { throw fail("maxFrameBytes must be at least 64") }
+        if maxFrameBytes < 64 || maxFrameBytes > Self.maxFrameBytesLimit {
+            throw fail("maxFrameBytes must be 64 bytes to 64 MiB")
+        }
+        if maxInflationRatio < 1 { throw fail("maxInflationRatio must be at least 1") }
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
+        if pushBufferBytes < 1 { throw fail("pushBufferBytes must be at least 1") }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
         try balancing.validate()

@@ -12,7 +12,8 @@ public struct Push: Sendable, Hashable {
     /// acknowledges by (epoch, seq).
     var epoch: UInt64 = 0
     /// Set when the payload arrived compressed and could not be inflated (corrupt, or larger than
-    /// ``ClientConfiguration/maxFrameBytes`` once inflated); ``payload`` is then empty. Typed
+    /// ``ClientConfiguration/maxFrameBytes`` or ``ClientConfiguration/maxInflationRatio`` times its
+    /// size once inflated); ``payload`` is then empty. Typed
     /// streams report it as an undecodable push.
     public internal(set) var payloadError: LongLinkError?
 

@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable {
     /// The most entries a `metadata` map (of `Hello` or `Request`) may hold; a frame with more is a
     /// protocol error (`GoAway(RESOURCE_EXHAUSTED)`), detected while decoding.
     public var maxMetadataEntries: Int = 128
+    /// The most bytes of keys and values, together, a `metadata` map (of `Hello` or `Request`) may
+    /// hold; a frame with more is a protocol error (`GoAway(RESOURCE_EXHAUSTED)`), detected while
+    /// decoding.
+    public var maxMetadataBytes: Int = 64 << 10
     /// The most seqs one `Ack` may carry; a frame with more is a protocol error
     /// (`GoAway(RESOURCE_EXHAUSTED)`), detected before its seqs are decoded. Clients send larger
     /// batches as several `Ack`s.
@@ -39,10 +43,22 @@ public struct ServerConfiguration: Sendable {
     public var maxPushFrameBytes: Int = Frame.defaultMaxFrameBytes
     /// zlib compression of payloads: with it on (the default), a client that offers compression in
     /// its `Hello` is told yes in `Welcome`; the server then inflates the compressed requests it
-    /// receives (to at most ``maxFrameBytes``, or the request is answered `INVALID_ARGUMENT`) and
-    /// compresses replies and pushes of at least `PayloadCompression/minimumBytes` for that
-    /// client. A client that does not offer it gets nothing compressed.
+    /// admits and compresses replies and pushes of at least `PayloadCompression/minimumBytes` for
+    /// that client. A client that does not offer it gets nothing compressed.
+    ///
+    /// A compressed request is inflated only once the session admitted it (its id, its method, the
+    /// in-flight limit), and only up to ``maxFrameBytes``, ``maxInflationRatio`` times its size and
+    /// what is left of ``maxInflatedBytesPerConnection``: inflating stops at the first bound passed,
+    /// and the request is answered `RESOURCE_EXHAUSTED` (a corrupt payload `INVALID_ARGUMENT`); the
+    /// connection stays.
     public var compression: PayloadCompression = .zlib()
+    /// The most bytes a compressed request may inflate to per byte it was sent (64: 1:64). Any
+    /// payload may inflate to 64 KiB whatever its ratio.
+    public var maxInflationRatio: Int = 64
+    /// The most inflated payload bytes the requests in flight on one connection may hold: a
+    /// compressed request holds its inflated size from its admission until it is answered,
+    /// cancelled or timed out. One that would pass it is answered `RESOURCE_EXHAUSTED`.
+    public var maxInflatedBytesPerConnection: Int = 64 << 20
     /// The most open connections; one more gets `GoAway(RESOURCE_EXHAUSTED, reconnect: true)`.
     /// With ``tls``, handshakes under way count too, and a socket that finds no place for its
     /// handshake is closed at once (it has no TLS to carry a `GoAway`).
@@ -141,6 +157,8 @@ public struct ServerConfiguration: Sendable {
         if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxPendingHandshakes < 1 { throw fail("maxPendingHandshakes must be at least 1") }
+        if maxInflationRatio < 1 { throw fail("maxInflationRatio must be at least 1") }
+        if maxInflatedBytesPerConnection < 0 { throw fail("maxInflatedBytesPerConnection must not be negative") }
         if maxInFlightPerConnection < 1 { throw fail("maxInFlightPerConnection must be at least 1") }
         if handlersAtFullLoad < 1 { throw fail("handlersAtFullLoad must be at least 1") }
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }
@@ -153,6 +171,7 @@ public struct ServerConfiguration: Sendable {
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }
         if partialFrameTimeout <= .zero { throw fail("partialFrameTimeout must be positive") }
         if maxMetadataEntries < 0 { throw fail("maxMetadataEntries must not be negative") }
+        if maxMetadataBytes < 0 { throw fail("maxMetadataBytes must not be negative") }
         if maxAckSeqs < 1 { throw fail("maxAckSeqs must be at least 1") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }

@@ -104,12 +104,15 @@ extension Frame {
 
 extension Frame.Hello {
     mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        var metadataBytes = 0
         while let tag = try reader.readTag(in: "Frame.hello") {
             switch tag.fieldNumber {
             case 1: version = try reader.readUInt32Field(tag, field: "Frame.hello.version")
             case 2: clientID = try reader.readStringField(tag, field: "Frame.hello.client_id")
             case 3: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.hello.heartbeat_ms")
-            case 4: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.hello.metadata")
+            case 4:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.hello.metadata")
             default: try reader.skipField(tag, in: "Frame.hello")
             }
         }
@@ -118,6 +121,7 @@ extension Frame.Hello {
 
 extension Frame.Welcome {
     mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        var metadataBytes = 0
         while let tag = try reader.readTag(in: "Frame.welcome") {
             switch tag.fieldNumber {
             case 1: version = try reader.readUInt32Field(tag, field: "Frame.welcome.version")
@@ -128,7 +132,9 @@ extension Frame.Welcome {
             case 6:
                 dedupeWindowMilliseconds = try reader.readUInt32Field(tag, field: "Frame.welcome.dedupe_window_ms")
             case 7: maxInFlight = try reader.readUInt32Field(tag, field: "Frame.welcome.max_in_flight")
-            case 8: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.welcome.metadata")
+            case 8:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.welcome.metadata")
             default: try reader.skipField(tag, in: "Frame.welcome")
             }
         }
@@ -137,13 +143,16 @@ extension Frame.Welcome {
 
 extension Frame.Request {
     mutating func merge(from reader: inout ProtobufReader) throws(WireFormatError) {
+        var metadataBytes = 0
         while let tag = try reader.readTag(in: "Frame.request") {
             switch tag.fieldNumber {
             case 1: requestID = try reader.readStringField(tag, field: "Frame.request.request_id")
             case 2: method = try reader.readStringField(tag, field: "Frame.request.method")
             case 3: payload = try reader.readBytesField(tag, field: "Frame.request.payload")
             case 4: timeoutMilliseconds = try reader.readUInt32Field(tag, field: "Frame.request.timeout_ms")
-            case 5: try reader.readStringMapEntry(tag, into: &metadata, field: "Frame.request.metadata")
+            case 5:
+                try reader.readStringMapEntry(
+                    tag, into: &metadata, bytes: &metadataBytes, field: "Frame.request.metadata")
             case 6: compression = try reader.readUInt32Field(tag, field: "Frame.request.compression")
             default: try reader.skipField(tag, in: "Frame.request")
             }
@@ -257,10 +266,11 @@ extension Frame.GoAway {
 
 extension ProtobufReader {
     /// Reads one `map<string, string>` entry (key field 1, value field 2, each "" when absent) and
-    /// stores it in `map`; a repeated key keeps the last value.
-    mutating func readStringMapEntry(_ tag: FieldTag, into map: inout [String: String], field: String)
-        throws(WireFormatError)
-    {
+    /// stores it in `map`; a repeated key keeps the last value. `bytes` counts the key and value
+    /// bytes of every entry read into `map` (repeated keys included: each was read).
+    mutating func readStringMapEntry(
+        _ tag: FieldTag, into map: inout [String: String], bytes: inout Int, field: String
+    ) throws(WireFormatError) {
         // Counted in distinct keys: a repeated key replaces its entry and holds nothing more.
         guard map.count < limits.maxMapEntries else {
             throw WireFormatError(.tooManyElements(limit: limits.maxMapEntries), field: field, offset: tag.offset)
@@ -285,6 +295,10 @@ extension ProtobufReader {
                 }
             default: try entry.skipField(entryTag, in: field)
             }
+        }
+        bytes += key.utf8.count + value.utf8.count
+        guard bytes <= limits.maxMapBytes else {
+            throw WireFormatError(.tooManyElements(limit: limits.maxMapBytes), field: field, offset: tag.offset)
         }
         map[key] = value
     }

@@ -8,10 +8,20 @@ extension Frame {
         public var maxMapEntries: Int
         /// The most values in one repeated scalar field (`Ack.seqs`).
         public var maxRepeatedValues: Int
+        /// The most bytes of keys and values, together, in one `map<string, string>` field. Past
+        /// it the error is also ``WireFormatError/Kind/tooManyElements(limit:)``, with this limit.
+        public var maxMapBytes: Int = .max
 
         /// Limits; the defaults bound nothing.
         public init(maxMapEntries: Int = .max, maxRepeatedValues: Int = .max) {
             self.maxMapEntries = maxMapEntries
+            self.maxRepeatedValues = maxRepeatedValues
+        }
+
+        /// Limits, with a bound on the bytes of each map; the defaults bound nothing.
+        public init(maxMapEntries: Int = .max, maxMapBytes: Int, maxRepeatedValues: Int = .max) {
+            self.maxMapEntries = maxMapEntries
+            self.maxMapBytes = maxMapBytes
             self.maxRepeatedValues = maxRepeatedValues
         }
 

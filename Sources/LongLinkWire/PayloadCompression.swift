@@ -49,16 +49,32 @@ public struct PayloadCompression: Sendable, Hashable {
     package static func incoming(_ payload: [UInt8], compression: UInt32, negotiated: Bool, limit: Int)
         throws(LongLinkError) -> [UInt8]
     {
+        do throws(InflationError) {
+            return try incoming(
+                payload, compression: compression, negotiated: negotiated,
+                within: InflationLimit(bytes: limit, bound: .frame))
+        } catch {
+            throw error.error
+        }
+    }
+
+    /// As ``incoming(_:compression:negotiated:limit:)``, bounded by `limit` and telling a payload
+    /// past it (``InflationError/exceeded(_:)``) from an invalid one.
+    package static func incoming(
+        _ payload: [UInt8], compression: UInt32, negotiated: Bool, within limit: InflationLimit
+    ) throws(InflationError) -> [UInt8] {
         switch compression {
         case PayloadCompressor.none:
             return payload
         case PayloadCompressor.zlib where negotiated:
-            return try PayloadCompressor.inflate(payload, limit: limit)
+            return try PayloadCompressor.inflate(payload, within: limit)
         case PayloadCompressor.zlib:
-            throw LongLinkError(
-                code: .compressionFailed, message: "compressed payload on a link that did not agree to it")
+            throw .invalid(
+                LongLinkError(
+                    code: .compressionFailed, message: "compressed payload on a link that did not agree to it"))
         default:
-            throw LongLinkError(code: .compressionFailed, message: "unknown payload compression \(compression)")
+            throw .invalid(
+                LongLinkError(code: .compressionFailed, message: "unknown payload compression \(compression)"))
         }
     }
 }

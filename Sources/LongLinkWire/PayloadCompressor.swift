@@ -41,18 +41,32 @@ package enum PayloadCompressor {
     /// - Throws: ``LongLinkError/Code-swift.struct/compressionFailed`` when the data is corrupt,
     ///   truncated, followed by extra bytes, or inflates to more than `limit` bytes.
     package static func inflate(_ payload: [UInt8], limit: Int) throws(LongLinkError) -> [UInt8] {
+        do throws(InflationError) {
+            return try inflate(payload, within: InflationLimit(bytes: limit, bound: .frame))
+        } catch {
+            throw error.error
+        }
+    }
+
+    /// Inflates a zlib payload in chunks, and stops as soon as the output passes `limit`: a bomb
+    /// costs the work of `limit` bytes, never of what it would inflate to.
+    package static func inflate(_ payload: [UInt8], within limit: InflationLimit) throws(InflationError) -> [UInt8] {
+        func invalid(_ message: String) -> InflationError {
+            .invalid(LongLinkError(code: .compressionFailed, message: message))
+        }
         var stream = z_stream()
         guard inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw LongLinkError(code: .compressionFailed, message: "zlib could not start inflating")
+            throw invalid("zlib could not start inflating")
         }
         defer { inflateEnd(&stream) }
-        // Grown as needed, never past limit + 1 (one byte over says the limit was passed).
+        // Grown as needed, never past the limit + 1 (one byte over says the limit was passed).
+        let cap = limit.bytes == .max ? Int.max : limit.bytes + 1
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: min(max(payload.count * 4, 4096), limit + 1, 1 << 20))
+        var chunk = [UInt8](repeating: 0, count: min(max(payload.count * 4, 4096), cap, 1 << 20))
         var status: Int32 = Z_OK
         var consumed = 0
         while status != Z_STREAM_END {
-            let room = min(chunk.count, limit + 1 - output.count)
+            let room = min(chunk.count, cap - output.count)
             let (result, read, written) = payload.withUnsafeBufferPointer { input in
                 chunk.withUnsafeMutableBufferPointer { out in
                     stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + consumed })
@@ -66,24 +80,19 @@ package enum PayloadCompressor {
             status = result
             consumed += read
             output.append(contentsOf: chunk[0..<written])
-            if output.count > limit {
-                throw LongLinkError(
-                    code: .compressionFailed, message: "compressed payload inflates to more than \(limit) bytes")
-            }
+            if output.count > limit.bytes { throw .exceeded(limit) }
             switch status {
             case Z_OK, Z_STREAM_END:
                 continue
             case Z_BUF_ERROR where read == 0 && written == 0:
-                throw LongLinkError(code: .compressionFailed, message: "compressed payload is truncated")
+                throw invalid("compressed payload is truncated")
             case Z_BUF_ERROR:
                 continue
             default:
-                throw LongLinkError(code: .compressionFailed, message: "compressed payload is corrupt")
+                throw invalid("compressed payload is corrupt")
             }
         }
-        guard consumed == payload.count else {
-            throw LongLinkError(code: .compressionFailed, message: "compressed payload has bytes after its end")
-        }
+        guard consumed == payload.count else { throw invalid("compressed payload has bytes after its end") }
         return output
     }
 }

@@ -22,7 +22,8 @@ public struct WireFormatError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A string field that is not valid UTF-8.
         case invalidUTF8
         /// A map or repeated field holds more elements than the receiver's
-        /// ``Frame/DecodingLimits`` allow.
+        /// ``Frame/DecodingLimits`` allow, or a map more bytes of keys and values
+        /// (``Frame/DecodingLimits/maxMapBytes``; `limit` is then that bound).
         case tooManyElements(limit: Int)
     }
 

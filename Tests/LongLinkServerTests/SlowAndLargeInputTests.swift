@@ -85,6 +85,25 @@ struct SlowAndLargeInputTests {
         }
     }
 
+    /// A few entries of many bytes: past `maxMetadataBytes` (64 KiB by default) the frame is
+    /// refused while it is decoded.
+    @Test func aHelloWithTooManyMetadataBytesIsRefused() async throws {
+        try await withServer { server, address in
+            let client = try await FrameClient.connect(to: address)
+            let large = String(repeating: "x", count: 40 << 10)
+            try await client.send(.hello(Frame.Hello(clientID: "c", metadata: ["a": large, "b": large])))
+            let goAway = try await goAwayBeforeClose(client)
+            #expect(goAway?.code == .resourceExhausted)
+            #expect(server.statistics.protocolViolations == 1)
+            let fine = try await FrameClient.connect(to: address)
+            try await fine.send(.hello(Frame.Hello(clientID: "c", metadata: ["a": large])))
+            guard case .welcome = try await fine.nextFrame() else {
+                Issue.record("expected Welcome")
+                return
+            }
+        }
+    }
+
     @Test func anAckWithTooManySeqsIsRefused() async throws {
         var configuration = ServerConfiguration.testing
         configuration.maxAckSeqs = 1_000

@@ -50,17 +50,20 @@ struct CompressionEndToEndTests {
         #expect(traffic[0] < traffic[1] / 5, "\(traffic)")
     }
 
-    /// A server that sends a compressed reply inflating past the client's frame limit: that call
-    /// fails with compressionFailed, the link stays, and the next call works.
-    @Test func aCompressionBombReplyFailsTheCallNotTheLink() async throws {
-        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 64 << 20), level: 9))
-        let server = try await ScriptedServer.start { frame, peer in
+    /// A server that agrees to compression and answers "fine" with [7], "push" with [1] after a
+    /// best-effort push of `bomb`, and every other method with `bomb`, all flagged compressed.
+    private static func bombServer(_ bomb: [UInt8]) async throws -> ScriptedServer {
+        try await ScriptedServer.start { frame, peer in
             switch frame {
             case .hello(let hello):
                 #expect(hello.metadata["longlink-compression"] == "zlib")
                 var welcome = Frame.Welcome(serverID: "scripted")
                 welcome.metadata = ["longlink-compression": "zlib"]
                 peer.send(.welcome(welcome))
+            case .request(let request) where request.method == "push":
+                var push = Frame.Push(seq: 0, topic: "alerts", payload: bomb)
+                push.compression = 1
+                peer.send(.push(push), .response(Frame.Response(requestID: request.requestID, payload: [1])))
             case .request(let request):
                 var response = Frame.Response(requestID: request.requestID, payload: bomb)
                 response.compression = 1
@@ -69,6 +72,13 @@ struct CompressionEndToEndTests {
             default: break
             }
         }
+    }
+
+    /// A server that sends a compressed reply inflating past the client's frame limit: that call
+    /// fails with compressionFailed, the link stays, and the next call works.
+    @Test func aCompressionBombReplyFailsTheCallNotTheLink() async throws {
+        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 64 << 20), level: 9))
+        let server = try await Self.bombServer(bomb)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.compression = .zlib()
         let running = RunningClient(configuration)
@@ -78,6 +88,39 @@ struct CompressionEndToEndTests {
         #expect(try await running.client.request("fine") == [7])
         let statistics = await running.client.statistics
         #expect(statistics.compressionFailures == 1 && statistics.connects == 1)
+        await running.stop()
+        server.stop()
+    }
+
+    /// A hostile server whose compressed reply and push inflate far past 1:64 (but within the
+    /// frame limit): each fails with a typed compressionFailed naming the ratio, inflating stops
+    /// there, and the link stays.
+    @Test func aReplyOrPushPastTheRatioIsATypedError() async throws {
+        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 2 << 20), level: 9))
+        #expect(bomb.count * 64 < 2 << 20)
+        let server = try await Self.bombServer(bomb)
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.compression = .zlib()
+        let running = RunningClient(configuration)
+        let alerts = running.client.pushes(topic: "alerts")
+        try await running.waitUntilConnected()
+        // Caught by hand: a failed expectation would print the 2 MiB reply.
+        do {
+            let reply = try await running.client.request("bomb")
+            Issue.record("a reply past the ratio was accepted (\(reply.count) bytes)")
+        } catch let error as LongLinkError {
+            #expect(error.code == .compressionFailed)
+            #expect(error.message.contains("1:64"), "\(error.message)")
+        }
+        #expect(try await running.client.request("push") == [1])
+        let push = try await within(.seconds(20), "the bomb push") {
+            var iterator = alerts.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(push?.payload.count == 0 && push?.payloadError?.code == .compressionFailed)
+        #expect(try await running.client.request("fine") == [7])
+        let statistics = await running.client.statistics
+        #expect(statistics.compressionFailures == 2 && statistics.connects == 1)
         await running.stop()
         server.stop()
     }

@@ -84,6 +84,32 @@ struct HostileServerTests {
         server.stop()
     }
 
+    /// A Welcome with more metadata than a client reads (129 entries, or 64 KiB): a protocol
+    /// violation, reported as such, and the client tries again.
+    @Test func aWelcomeWithTooMuchMetadataIsAViolation() async throws {
+        for metadata in [
+            Dictionary(uniqueKeysWithValues: (0..<129).map { ("k\($0)", "v") }),
+            ["large": String(repeating: "x", count: (64 << 10) + 1)],
+        ] {
+            let server = try await ScriptedServer.start { frame, peer in
+                guard case .hello = frame else { return }
+                var welcome = Frame.Welcome(serverID: "hostile")
+                welcome.metadata = metadata
+                peer.send(.welcome(welcome))
+            }
+            let running = RunningClient(.forTests(server.endpoint))
+            let states = running.client.connectionStates
+            let error = try await within(.seconds(20), "a violation") {
+                for await state in states where state.error != nil { return state.error }
+                return nil
+            }
+            #expect(error?.code == .protocolViolation)
+            #expect(error?.message.contains("tooManyElements") == true, "\(error?.message ?? "")")
+            await running.stop()
+            server.stop()
+        }
+    }
+
     @Test func aServerThatNeverAnswersHelloTimesOutTheHandshake() async throws {
         let server = try await ScriptedServer.start { _, _ in }
         var configuration = ClientConfiguration.forTests(server.endpoint)

@@ -46,6 +46,38 @@ struct CompressionTests {
         #expect(error?.message.contains("more than 4194304 bytes") == true)
     }
 
+    /// The limit is the smallest of the frame limit, the ratio (never below 64 KiB) and the budget,
+    /// and inflating past it stops with the limit that was passed.
+    @Test func inflationStopsAtTheSmallestBound() throws {
+        func limit(_ compressed: Int, frame: Int = 4 << 20, budget: Int = .max) -> InflationLimit {
+            InflationLimit(compressedBytes: compressed, maxFrameBytes: frame, ratio: 64, budget: budget)
+        }
+        #expect(limit(4_000) == InflationLimit(bytes: 256_000, bound: .ratio, ratio: 64))
+        #expect(limit(10) == InflationLimit(bytes: 64 << 10, bound: .ratio, ratio: 64))
+        #expect(limit(1 << 20) == InflationLimit(bytes: 4 << 20, bound: .frame, ratio: 64))
+        #expect(limit(4_000, budget: 1_000) == InflationLimit(bytes: 1_000, bound: .budget, ratio: 64))
+        #expect(limit(.max / 2) == InflationLimit(bytes: 4 << 20, bound: .frame, ratio: 64))
+        let bomb = try #require(PayloadCompressor.deflate([UInt8](repeating: 0, count: 4 << 20), level: 9))
+        let bound = limit(bomb.count)
+        #expect(bound.bound == .ratio)
+        do {
+            let inflated = try PayloadCompression.incoming(bomb, compression: 1, negotiated: true, within: bound)
+            Issue.record("a bomb past the ratio inflated to \(inflated.count) bytes")
+        } catch {
+            guard case .exceeded(let passed) = error else {
+                Issue.record("expected exceeded, got \(error.error)")
+                return
+            }
+            #expect(passed == bound)
+            #expect(error.error.code == .compressionFailed && error.error.message.contains("1:64"))
+        }
+        let text = Array(self.text.prefix(10_000))
+        let deflated = try #require(PayloadCompressor.deflate(text))
+        #expect(
+            try PayloadCompression.incoming(deflated, compression: 1, negotiated: true, within: limit(deflated.count))
+                == text)
+    }
+
     @Test func corruptTruncatedOrTrailingDataIsAnError() throws {
         let deflated = try #require(PayloadCompressor.deflate(text))
         var corrupt = deflated

@@ -38,6 +38,23 @@ struct DecodingLimitsTests {
         #expect(Self.kind(Self.decode(.hello(Frame.Hello(clientID: "c", metadata: four)), limits: .unlimited)) == nil)
     }
 
+    /// Keys and values together: 8 bytes fit a bound of 8, one more byte does not, in every map.
+    @Test func metadataMapsAreBoundedInBytes() {
+        let limits = Frame.DecodingLimits(maxMapBytes: 8)
+        let eight = ["ab": "12", "cd": "34"]
+        let nine = ["ab": "12", "cd": "345"]
+        #expect(Self.kind(Self.decode(.hello(Frame.Hello(clientID: "c", metadata: eight)), limits: limits)) == nil)
+        var welcome = Frame.Welcome(serverID: "s")
+        welcome.metadata = nine
+        for frame in [
+            Frame.hello(Frame.Hello(clientID: "c", metadata: nine)), .welcome(welcome),
+            .request(Frame.Request(requestID: "1", metadata: nine)),
+        ] {
+            #expect(Self.kind(Self.decode(frame, limits: limits)) == .tooManyElements(limit: 8), "\(frame)")
+        }
+        #expect(Self.kind(Self.decode(.hello(Frame.Hello(clientID: "c", metadata: nine)), limits: .unlimited)) == nil)
+    }
+
     @Test func ackSeqsAreBoundedPackedAndUnpacked() {
         let limits = Frame.DecodingLimits(maxRepeatedValues: 4)
         #expect(Self.kind(Self.decode(.ack(Frame.Ack(seqs: [1, 2, 3, 4])), limits: limits)) == nil)

@@ -1,7 +1,9 @@
 // Writes the seed corpora from valid traffic: the frames of ordinary sessions, as each target
 // reads them. Usage: FuzzSeeds DIRECTORY (Scripts/fuzz.sh --seeds writes Fuzz/Corpus).
 import FuzzKit
-import LongLinkWire
+
+// Testable (this debug build has testing on) for the zlib compressor the inflation seeds use.
+@testable import LongLinkWire
 
 #if canImport(Glibc)
     import Glibc
@@ -160,6 +162,33 @@ do {
         for split in splits { script.varint(split) }
         script.chunk(replies)
         seeds["RESPParserFuzz/replies-\(suffix)"] = script.bytes
+    }
+}
+
+// Inflation: quote lines deflated by the target, a zlib stream as it arrives (and cut short), and
+// bombs of zeros past the ratio, the frame limit and a small budget.
+do {
+    let quotes = Array(String(repeating: "AAPL 189.50 190.10;", count: 40).utf8)
+    let stream = PayloadCompressor.deflate(quotes, level: 6) ?? []
+    func zeros(_ count: Int) -> [UInt8] {
+        PayloadCompressor.deflate([UInt8](repeating: 0, count: count), level: 9) ?? []
+    }
+    let cases: [(String, frame: UInt64, budget: UInt64?, deflate: Bool, [UInt8])] = [
+        ("quotes", 4_096, nil, true, quotes), ("stream", 4_096, nil, false, stream),
+        ("truncated", 4_096, nil, false, Array(stream.prefix(stream.count / 2))),
+        ("bomb-ratio", 1 << 20, nil, false, zeros(4 << 20)), ("bomb-frame", 1_000, nil, false, zeros(5_000)),
+        ("bomb-budget", 1 << 20, 2_000, false, zeros(5_000)),
+    ]
+    for (name, frame, budget, deflate, payload) in cases {
+        var script = FuzzScript()
+        script.varint(frame - 64)
+        script.byte(63)  // ratio 64
+        script.bool(budget == nil)
+        if let budget { script.varint(budget) }
+        script.bool(deflate)
+        script.chunk(payload)
+        if deflate { script.byte(0) }  // level 1
+        seeds["InflationFuzz/\(name)"] = script.bytes
     }
 }
 

@@ -1,7 +1,7 @@
 import FuzzKit
-import LongLinkWire
 
 @testable import LongLinkServer
+@testable import LongLinkWire
 
 extension ServerModel {
     /// Methods: "async" runs as a task (finished by a later event), "inline" returns at once, any
@@ -10,6 +10,13 @@ extension ServerModel {
         let hasHandler = request.method == "async" || request.method == "inline"
         switch session.receivedRequest(request, hasHandler: hasHandler) {
         case .dispatch(let token): dispatch(request, token: token)
+        case .inflateAndDispatch(let token, let limit):
+            // The payload stands for itself inflated 64 times: past the limit it is refused.
+            let inflated = request.payload.count * 64
+            guard inflated <= limit.bytes else { break }
+            dispatch(request, token: token)
+            session.holdInflated(inflated, requestID: request.requestID, token: token)
+            check(session.inflatedBytesHeld <= maxInflatedBytes, "inflated bytes held past the budget")
         case .reject, .rejectOverLimit, .ignoreCopyInFlight, .ignore: break
         case .closeConnection(let close): perform(close)
         }

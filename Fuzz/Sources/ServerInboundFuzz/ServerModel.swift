@@ -13,8 +13,12 @@ struct ServerModel {
     static let configuration: Session.Configuration = {
         var configuration = ServerConfiguration()
         configuration.maxInFlightPerConnection = 4
+        configuration.maxInflatedBytesPerConnection = maxInflatedBytes
         return Session.Configuration(configuration)
     }()
+    /// Small, so that short inputs reach the budget of inflated bytes.
+    static let maxInflatedBytes = 4_096
+    var maxInflatedBytes: Int { Self.maxInflatedBytes }
 
     var session = Session(configuration: Self.configuration)
     var decoder = Self.makeDecoder()

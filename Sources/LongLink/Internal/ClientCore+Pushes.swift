@@ -7,7 +7,7 @@ extension ClientCore {
     nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
         let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
         let subscriber = PushSubscriber(
-            id: id, topic: topic, limit: configuration.pushBufferLimit,
+            id: id, topic: topic, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
             conflationKey: (conflation ?? configuration.pushConflation).key
         ) {
             [weak self] subscriber in
@@ -103,7 +103,7 @@ extension ClientCore {
     func collectTaken(from subscriber: PushSubscriber) {
         let seqs = subscriber.drainTaken()
         stats.pushesDelivered += seqs.count
-        let caughtUp = pushes.deferring && subscribers.values.allSatisfy { $0.count < $0.limit / 2 }
+        let caughtUp = pushes.deferring && subscribers.values.allSatisfy(\.isBelowHalf)
         let action = pushes.taken(seqs, caughtUp: caughtUp)
         for key in action.ack { addAck(key) }
         if action.sync { requestSync() }

@@ -154,7 +154,8 @@ actor ClientCore {
         self.book = RequestBook(
             queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
-        self.pushes = PushDelivery(holdLimit: configuration.pushBufferLimit)
+        self.pushes = PushDelivery(
+            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes)
         self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
     }

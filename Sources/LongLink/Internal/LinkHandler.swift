@@ -12,9 +12,13 @@ final class LinkHandler: ConnectionHandler {
     private var sink: Sink
     private var decoder: FrameDecoder
 
+    /// The only map a client decodes is `Welcome.metadata`, which carries a few short values: a
+    /// server sending more is broken or hostile, and its frame is a protocol violation.
+    static let decodingLimits = Frame.DecodingLimits(maxMapEntries: 128, maxMapBytes: 64 << 10)
+
     init(pending: PendingLink, maxFrameBytes: Int) {
         self.sink = .pending(pending)
-        self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
+        self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes, limits: Self.decodingLimits)
     }
 
     /// The core took the link: what arrives from now on is its.

@@ -17,6 +17,8 @@ struct PushDelivery {
     private(set) var consumers: [UInt64: String?] = [:]
     private(set) var seqs: [PushKey: SeqState] = [:]
     private(set) var held: [Push] = []
+    /// The payload bytes of `held`.
+    private(set) var heldBytes = 0
     /// The de-duplicators of the most recent epochs, in the order they were first seen.
     private(set) var delivered: [(epoch: UInt64, seqs: PushDeduplicator)] = []
     /// A consumer was full: reliable pushes are refused (the server keeps them) until it catches up.
@@ -27,13 +29,16 @@ struct PushDelivery {
     /// begun yet (see ``RedeliveryWait``).
     private(set) var redeliveryWait: RedeliveryWait?
     let holdLimit: Int
+    /// The most payload bytes held; a push always fits when nothing is held.
+    let holdByteLimit: Int
 
     /// Epochs remembered: a client that moves between servers with different stores (and back)
     /// still drops the repeats of the last few.
     static let epochLimit = 4
 
-    init(holdLimit: Int) {
+    init(holdLimit: Int, holdByteLimit: Int = .max) {
         self.holdLimit = holdLimit
+        self.holdByteLimit = holdByteLimit
     }
 
     /// True when the app has taken `key` before.
@@ -93,11 +98,12 @@ struct PushDelivery {
         }
         if deferring { return .dropDeferred }
         guard wanted else {
-            guard held.count < holdLimit else {
+            guard held.count < holdLimit, held.isEmpty || push.payload.count <= holdByteLimit - heldBytes else {
                 syncWanted = true
                 return .dropDeferred
             }
             held.append(push)
+            heldBytes += push.payload.count
             seqs[push.key] = .held
             return .held
         }
@@ -156,6 +162,7 @@ struct PushDelivery {
         held.removeAll { push in
             guard Self.consumer(wanting: topic, takes: push) else { return false }
             added.pushes.append(push)
+            heldBytes -= push.payload.count
             seqs[push.key] = nil
             return true
         }
@@ -260,6 +267,7 @@ struct PushDelivery {
         consumers.removeAll()
         seqs.removeAll()
         held.removeAll()
+        heldBytes = 0
         redeliveryWait = nil
     }
 

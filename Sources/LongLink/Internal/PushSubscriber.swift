@@ -11,6 +11,8 @@ internal import LongLinkWire
 final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
+        /// The payload bytes of the untaken pushes in `buffer`.
+        var bytes = 0
         var head = 0
         /// The absolute position of `buffer[0]` (positions count every push ever buffered).
         var base = 0
@@ -35,6 +37,8 @@ final class PushSubscriber: Sendable {
     let id: UInt64
     let topic: String?
     let limit: Int
+    /// The most payload bytes buffered; a push always fits an empty buffer.
+    let byteLimit: Int
     /// The conflation key of a best-effort push (nil: not conflated), or nil for no conflation.
     private let conflationKey: (@Sendable (Push) -> String?)?
     // A pthread mutex (`Locked`), not `Synchronization.Mutex`: ThreadSanitizer does not see the
@@ -44,12 +48,13 @@ final class PushSubscriber: Sendable {
     private let onTaken: @Sendable (PushSubscriber) -> Void
 
     init(
-        id: UInt64, topic: String?, limit: Int, conflationKey: (@Sendable (Push) -> String?)? = nil,
-        onTaken: @escaping @Sendable (PushSubscriber) -> Void
+        id: UInt64, topic: String?, limit: Int, byteLimit: Int = .max,
+        conflationKey: (@Sendable (Push) -> String?)? = nil, onTaken: @escaping @Sendable (PushSubscriber) -> Void
     ) {
         self.id = id
         self.topic = topic
         self.limit = limit
+        self.byteLimit = byteLimit
         self.conflationKey = conflationKey
         self.onTaken = onTaken
     }
@@ -58,6 +63,11 @@ final class PushSubscriber: Sendable {
     var count: Int { state.withLock { $0.buffer.count - $0.head } }
 
     var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Below half of both bounds: a consumer that fell behind has caught up.
+    var isBelowHalf: Bool {
+        state.withLock { $0.buffer.count - $0.head < limit / 2 && $0.bytes < byteLimit / 2 }
+    }
 
     /// Why the client ended the stream; nil while it runs, and when it ended because its consumer
     /// was cancelled or released.
@@ -78,7 +88,8 @@ final class PushSubscriber: Sendable {
         case refused
     }
 
-    /// Offers a push. A best-effort push with a conflation key takes the place of the untaken one
+    /// Offers a push: refused when ``limit`` pushes or ``byteLimit`` payload bytes wait untaken. A
+    /// best-effort push with a conflation key takes the place of the untaken one
     /// of the same key, so the consumer reads the latest of each key, in the order the keys first
     /// arrived; reliable pushes are never conflated.
     func offer(_ push: Push) -> Offered {
@@ -91,11 +102,16 @@ final class PushSubscriber: Sendable {
                 return .handed(waiter.continuation, notify: notify)
             }
             if let key, let position = state.latest[key] {
+                state.bytes += push.payload.count - state.buffer[position - state.base].payload.count
                 state.buffer[position - state.base] = push
                 return .offered(.conflated)
             }
-            guard state.buffer.count - state.head < limit else { return .offered(.refused) }
+            let untaken = state.buffer.count - state.head
+            guard untaken < limit, untaken == 0 || push.payload.count <= byteLimit - state.bytes else {
+                return .offered(.refused)
+            }
             state.buffer.append(push)
+            state.bytes += push.payload.count
             if let key {
                 let position = state.base + state.buffer.count - 1
                 state.latest[key] = position
@@ -160,6 +176,7 @@ final class PushSubscriber: Sendable {
 
     private static func pop(_ state: inout State) -> Push {
         let push = state.buffer[state.head]
+        state.bytes -= push.payload.count
         if !state.keyAt.isEmpty, let key = state.keyAt.removeValue(forKey: state.base + state.head) {
             state.latest[key] = nil
         }
@@ -214,6 +231,7 @@ final class PushSubscriber: Sendable {
             if !state.finished { state.endReason = reason }
             state.finished = true
             state.buffer.removeAll()
+            state.bytes = 0
             state.head = 0
             state.latest.removeAll()
             state.keyAt.removeAll()

@@ -1,7 +1,7 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Payload compression on one connection: agreed at `Hello`, then requests inflated on arrival and
+/// Payload compression on one connection: agreed at `Hello`, then requests inflated once admitted and
 /// replies and pushes compressed on the way out.
 extension ServerConnection {
     /// Agrees to compression when the client offered it and the server has it on.
@@ -11,20 +11,26 @@ extension ServerConnection {
         welcome.metadata[PayloadCompressor.metadataKey] = PayloadCompressor.zlibName
     }
 
-    /// The request's payload inflated, or nil after answering `INVALID_ARGUMENT` (corrupt, larger
-    /// than ``ServerConfiguration/maxFrameBytes`` once inflated, or not agreed): the link stays.
-    func inflatedRequestPayload(_ request: Frame.Request) -> [UInt8]? {
-        do throws(LongLinkError) {
-            return try PayloadCompression.incoming(
-                request.payload, compression: request.compression, negotiated: compresses,
-                limit: configuration.maxFrameBytes)
+    /// The admitted request with its payload inflated within `limit`, or nil after answering it:
+    /// `RESOURCE_EXHAUSTED` past the limit (inflating stopped there), `INVALID_ARGUMENT` when the
+    /// payload is corrupt or compression was not agreed. The link stays either way.
+    func inflatedRequest(_ request: Frame.Request, within limit: InflationLimit) -> Frame.Request? {
+        let status: Frame.Status
+        do throws(InflationError) {
+            var request = request
+            request.payload = try PayloadCompression.incoming(
+                request.payload, compression: request.compression, negotiated: compresses, within: limit)
+            request.compression = 0
+            return request
         } catch {
-            core.counters.requestsRejected.increment()
-            sendResponse(
-                Frame.Response(status: Frame.Status(code: .invalidArgument, message: error.message)),
-                to: request.requestID)
-            return nil
+            switch error {
+            case .exceeded(let limit): status = Frame.Status(code: .resourceExhausted, message: limit.exceededMessage)
+            case .invalid(let error): status = Frame.Status(code: .invalidArgument, message: error.message)
+            }
         }
+        core.counters.requestsRejected.increment()
+        sendResponse(Frame.Response(status: status), to: request.requestID)
+        return nil
     }
 
     /// `push` as it goes out on this connection: compressed when agreed and worth it.

@@ -10,17 +10,17 @@ extension ServerConnection {
 
     func handleRequest(_ request: Frame.Request) {
         core.counters.requestsReceived.increment()
-        var request = request
-        if request.compression != 0, session.phase == .active {
-            guard let payload = inflatedRequestPayload(request) else { return }
-            request.payload = payload
-            request.compression = 0
-        }
         let route = core.router.route(for: request.method)
+        // The session admits the request before its payload is inflated: a refused one costs no
+        // inflating.
         switch session.receivedRequest(request, hasHandler: route != nil) {
         case .dispatch(let token):
             // The session dispatches only requests whose method has a route.
             dispatch(request, route: route!, token: token)
+        case .inflateAndDispatch(let token, let limit):
+            guard let inflated = inflatedRequest(request, within: limit) else { return }
+            dispatch(inflated, route: route!, token: token)
+            session.holdInflated(inflated.payload.count, requestID: request.requestID, token: token)
         case .reject(let status):
             sendResponse(Frame.Response(status: status), to: request.requestID)
         case .rejectOverLimit(let status):

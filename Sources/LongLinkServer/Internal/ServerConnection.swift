@@ -69,7 +69,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         self.decoder = FrameDecoder(
             maxFrameBytes: core.configuration.maxFrameBytes,
             limits: Frame.DecodingLimits(
-                maxMapEntries: core.configuration.maxMetadataEntries,
+                maxMapEntries: core.configuration.maxMetadataEntries, maxMapBytes: core.configuration.maxMetadataBytes,
                 maxRepeatedValues: core.configuration.maxAckSeqs))
     }
 

@@ -8,7 +8,9 @@ internal import LongLinkWire
 /// no I/O, reads no clock and touches no shared store, so tests drive it directly.
 ///
 /// It owns the session's phase (awaiting `Hello`, active, draining, closed), the negotiated
-/// heartbeat and idle count, the bound principal, and the table of requests in flight. Every
+/// heartbeat and idle count, the bound principal, the table of requests in flight, and the
+/// inflated payload bytes they hold: a compressed request is admitted first and only then
+/// inflated, within a limit the machine sets from that budget. Every
 /// event that closes the session hands back every request still in flight (in ``Close``, or from
 /// ``connectionClosed()``), exactly once, so that the connection cancels each handler and lets go
 /// of each de-duplication wait; after that the table is empty and stays empty.
@@ -47,6 +49,8 @@ struct ServerSessionStateMachine<Execution> {
     /// flight for going away.
     private var runningInline = false
     private var nextToken: UInt64 = 0
+    /// The inflated payload bytes the requests in flight hold (see ``holdInflated(_:requestID:token:)``).
+    private(set) var inflatedBytesHeld = 0
     /// Bytes arrived since the last heartbeat tick.
     private var sawInbound = false
     private var silentTicks = 0
@@ -118,22 +122,6 @@ struct ServerSessionStateMachine<Execution> {
 
     // MARK: Requests
 
-    /// What to do with a `Request`.
-    enum RequestAction {
-        /// The request is now in flight under `token`: run its handler (or, with de-duplication,
-        /// join or replay the execution the window names), then report its answer with
-        /// ``handlerFinished(requestID:token:)``.
-        case dispatch(token: UInt64)
-        /// Answer at once with this status; nothing is in flight.
-        case reject(Frame.Status)
-        /// As ``reject(_:)``, because the connection's in-flight limit is reached.
-        case rejectOverLimit(Frame.Status)
-        /// The same request is in flight here already: its one answer will serve this copy too.
-        case ignoreCopyInFlight
-        case closeConnection(Close)
-        case ignore
-    }
-
     /// A `Request` arrived. `hasHandler` says whether the router knows its method.
     mutating func receivedRequest(_ request: Frame.Request, hasHandler: Bool) -> RequestAction {
         switch sessionGate() {
@@ -159,8 +147,34 @@ struct ServerSessionStateMachine<Execution> {
         guard hasHandler else {
             return .reject(Frame.Status(code: .unimplemented, message: "unknown method '\(request.method)'"))
         }
+        // Admitted: only now may its payload cost the work of inflating it.
+        guard request.compression != 0 else {
+            nextToken += 1
+            return .dispatch(token: nextToken)
+        }
+        let left = configuration.maxInflatedBytes - inflatedBytesHeld
+        guard left > 0 else {
+            return .rejectOverLimit(
+                Frame.Status(
+                    code: .resourceExhausted,
+                    message: "this connection's requests in flight hold \(inflatedBytesHeld) inflated bytes "
+                        + "(limit \(configuration.maxInflatedBytes))"))
+        }
         nextToken += 1
-        return .dispatch(token: nextToken)
+        let limit = InflationLimit(
+            compressedBytes: request.payload.count, maxFrameBytes: configuration.maxFrameBytes,
+            ratio: configuration.maxInflationRatio, budget: left)
+        return .inflateAndDispatch(token: nextToken, limit: limit)
+    }
+
+    /// A request dispatched after ``RequestAction/inflateAndDispatch(token:limit:)`` holds
+    /// `bytes` of inflated payload until it leaves the table (answered, cancelled, timed out,
+    /// closed). Nothing when it is not in flight (its handler ran inline, or it was answered from
+    /// the de-duplication window).
+    mutating func holdInflated(_ bytes: Int, requestID: String, token: UInt64) {
+        guard bytes > 0, inFlight[requestID]?.token == token else { return }
+        inFlight[requestID]?.inflatedBytes += bytes
+        inflatedBytesHeld += bytes
     }
 
     /// A dispatched request is in flight: its handler runs as a task (`execution` is what stops
@@ -177,32 +191,12 @@ struct ServerSessionStateMachine<Execution> {
         runningInline = true
     }
 
-    /// What to do when a handler that ran inline returned.
-    enum InlineFinishedAction {
-        case sendResponse
-        /// Send the answer, then close: the session began going away during the handler and
-        /// nothing else is in flight.
-        case sendResponseAndClose(Close)
-        /// The session closed during the handler: nothing is sent.
-        case ignore
-    }
-
     /// The handler ``startedInline()`` announced returned.
     mutating func finishedInline() -> InlineFinishedAction {
         runningInline = false
         guard phase != .closed else { return .ignore }
         if let close = closeIfDrained() { return .sendResponseAndClose(close) }
         return .sendResponse
-    }
-
-    /// What to do when a request's answer is ready.
-    enum HandlerFinishedAction {
-        /// Send the answer; the request is no longer in flight (stop its timer).
-        case sendResponse(InFlightRequest)
-        /// As ``sendResponse(_:)``, then close: the session was draining and this was the last one.
-        case sendResponseAndClose(InFlightRequest, Close)
-        /// The request was cancelled, timed out, answered already or the session closed.
-        case ignore
     }
 
     /// A request's answer is ready: its handler returned, or the de-duplication window answered
@@ -213,32 +207,11 @@ struct ServerSessionStateMachine<Execution> {
         return .sendResponse(request)
     }
 
-    /// What to do when a request's deadline passes on the server.
-    enum HandlerTimedOutAction {
-        /// Cancel the handler and answer `DEADLINE_EXCEEDED`.
-        case failTimedOut(InFlightRequest)
-        /// As ``failTimedOut(_:)``, then close: the session was draining and this was the last one.
-        case failTimedOutAndClose(InFlightRequest, Close)
-        case ignore
-    }
-
     /// The deadline timer of a request fired.
     mutating func handlerTimedOut(requestID: String, token: UInt64) -> HandlerTimedOutAction {
         guard let request = takeInFlight(requestID, token: token) else { return .ignore }
         if let close = closeIfDrained() { return .failTimedOutAndClose(request, close) }
         return .failTimedOut(request)
-    }
-
-    /// What to do with a `Cancel`.
-    enum CancelAction {
-        /// Stop the request: its timer, its handler (unless a copy elsewhere waits for it); no
-        /// answer is sent.
-        case cancelRequest(InFlightRequest)
-        /// As ``cancelRequest(_:)``, then close: the session was draining and this was the last one.
-        case cancelRequestAndClose(InFlightRequest, Close)
-        case closeConnection(Close)
-        /// Not in flight (answered already, or never sent): nothing to do.
-        case ignore
     }
 
     /// A `Cancel` arrived: the caller gave up on the request.
@@ -249,6 +222,7 @@ struct ServerSessionStateMachine<Execution> {
         case .refuse(let close): return .closeConnection(close)
         }
         guard let request = inFlight.removeValue(forKey: requestID) else { return .ignore }
+        inflatedBytesHeld -= request.inflatedBytes
         if let close = closeIfDrained() { return .cancelRequestAndClose(request, close) }
         return .cancelRequest(request)
     }
@@ -440,6 +414,7 @@ struct ServerSessionStateMachine<Execution> {
     /// handed them back already.
     mutating func connectionClosed() -> [InFlightRequest] {
         phase = .closed
+        inflatedBytesHeld = 0
         defer { inFlight.removeAll() }
         return Array(inFlight.values)
     }
@@ -455,6 +430,7 @@ struct ServerSessionStateMachine<Execution> {
     private mutating func takeInFlight(_ requestID: String, token: UInt64) -> InFlightRequest? {
         guard let request = inFlight[requestID], request.token == token else { return nil }
         inFlight[requestID] = nil
+        inflatedBytesHeld -= request.inflatedBytes
         return request
     }
 
@@ -482,6 +458,7 @@ struct ServerSessionStateMachine<Execution> {
 
     private mutating func close(_ reason: Close.Reason, goAway: Frame.GoAway?) -> Close {
         phase = .closed
+        inflatedBytesHeld = 0
         defer { inFlight.removeAll() }
         return Close(reason: reason, goAway: goAway, inFlight: Array(inFlight.values))
     }
