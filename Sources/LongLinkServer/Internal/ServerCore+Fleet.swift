@@ -12,6 +12,7 @@ extension ServerCore {
     /// pushes again from the first unacknowledged one (the store may also have lost its contents
     /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
+        fleet?.dedupe?.attach(serverID: configuration.serverID)
         guard let pushes = fleet?.pushes else { return }
         await pushes.startObserving(
             SharedPushObserver(
@@ -58,6 +59,16 @@ extension ServerCore {
         }
     }
 
+    /// The claim of a request this server ran was no longer its own when the reply was to be
+    /// stored: its lease lapsed (Redis out of reach, the server stalled) and a waiter answered the
+    /// request `UNKNOWN`. The reply still goes to this caller; resends get `UNKNOWN`.
+    private func claimLost(requestID: String) {
+        counters.claimsLost.increment()
+        configuration.logger?(
+            "LongLinkServer \(configuration.serverID): the fleet claim of request \(requestID) was lost before its"
+                + " reply was stored; its resends are answered UNKNOWN")
+    }
+
     /// Closes the shared stores' connections (the server owns them).
     func shutdownFleet() async {
         await fleet?.pushes.shutdown()
@@ -83,6 +94,12 @@ extension ServerCore {
                     principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
                     until: deadline)
             }
+        } catch where error.code == .outcomeUnknown {
+            counters.outcomesUnknown.increment()
+            var status = Frame.Status(code: .unknown, message: error.message)
+            status.detail = Frame.Status.outcomeUnknownDetail
+            // Kept: a copy that reaches this server again gets the same answer, as from the store.
+            return (Frame.Response(status: status), true)
         } catch {
             counters.sharedStoreFailures.increment()
             let status = Frame.Status(
@@ -109,9 +126,10 @@ extension ServerCore {
                     var bare = response
                     bare.requestID = ""
                     Frame.response(bare).encode(into: &stored)
-                    try await store.finish(
+                    let kept = try await store.finish(
                         principal: principal, clientID: clientID, requestID: requestID, reply: stored,
                         window: configuration.dedupeWindow)
+                    if !kept { claimLost(requestID: requestID) }
                 } else if !isShuttingDown {
                     // Cancelled or timed out: a copy may run it again, as in one server's window. A
                     // server going down leaves its claims to expire instead: it may have done part

@@ -28,6 +28,8 @@ final class ServerCounters: Sendable {
     let tlsHandshakeFailures = Atomic<Int>(0)
     let sharedStoreFailures = Atomic<Int>(0)
     let sessionsReplaced = Atomic<Int>(0)
+    let outcomesUnknown = Atomic<Int>(0)
+    let claimsLost = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -57,6 +59,8 @@ final class ServerCounters: Sendable {
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)
         s.sharedStoreFailures = sharedStoreFailures.load(ordering: .relaxed)
         s.sessionsReplaced = sessionsReplaced.load(ordering: .relaxed)
+        s.outcomesUnknown = outcomesUnknown.load(ordering: .relaxed)
+        s.claimsLost = claimsLost.load(ordering: .relaxed)
         return s
     }
 }
