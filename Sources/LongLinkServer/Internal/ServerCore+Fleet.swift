@@ -75,13 +75,15 @@ extension ServerCore {
         await fleet?.dedupe?.shutdown()
     }
 
-    /// What a request admitted under `key` comes to in a fleet: the shared window is asked first;
-    /// `handler` runs only when this server claims the request. Returns the response and whether
+    /// What a request for `method` admitted under `key` comes to in a fleet: the shared window is
+    /// asked first; `handler` runs only when this server claims the request. A stored reply of
+    /// another method is not replayed: the copy is refused `INVALID_ARGUMENT`, as one server's
+    /// window refuses it. Returns the response and whether
     /// the local window may keep it (a reply that says the shared window was unreachable is not
     /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
     func sharedOutcome(
-        _ store: any SharedDedupeStore, key: DedupeKey, runningFor: Duration, deadline: ContinuousClock.Instant,
-        handler: () async -> Frame.Response?
+        _ store: any SharedDedupeStore, key: DedupeKey, method: String, runningFor: Duration,
+        deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
         var claim: SharedDedupeClaim
@@ -111,21 +113,21 @@ extension ServerCore {
         case .running:
             return (nil, true)
         case .finished(let bytes):
-            counters.requestsReplayed.increment()
-            guard case .response(let response)? = try? Frame(decoding: bytes) else {
+            guard let stored = SharedReply.decode(bytes) else {
                 let status = Frame.Status(code: .internalError, message: "the stored reply could not be read")
                 return (Frame.Response(status: status), false)
             }
-            return (response, true)
+            if let storedMethod = stored.method, storedMethod != method {
+                return (Frame.Response(status: ServerConnection.methodConflictStatus), false)
+            }
+            counters.requestsReplayed.increment()
+            return (stored.response, true)
         case .run:
             counters.handlersStarted.increment()
             let response = await handler()
             do throws(LongLinkError) {
                 if let response {
-                    var stored: [UInt8] = []
-                    var bare = response
-                    bare.requestID = ""
-                    Frame.response(bare).encode(into: &stored)
+                    let stored = SharedReply.encode(response, method: method)
                     let kept = try await store.finish(
                         principal: principal, clientID: clientID, requestID: requestID, reply: stored,
                         window: configuration.dedupeWindow)
