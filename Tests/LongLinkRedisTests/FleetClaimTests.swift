@@ -62,7 +62,6 @@ struct FleetClaimTests {
                 #expect(try await client.request("server") == bytes("s1"))
                 #expect(try await fleet.runs("crash") == 1)
                 #expect(try fleet.server(1).statistics.outcomesUnknown == 1)
-                #expect(try fleet.server(1).statistics.handlersStarted == 1)
             }
             await fleet.stop()
         }
@@ -131,45 +130,55 @@ struct FleetClaimTests {
         }
     }
 
-    /// Two clients with one client id and no login, each on its own server: the second's first
-    /// request (id 1) calls another method than the first's, whose reply is stored in Redis. It is
-    /// refused `INVALID_ARGUMENT` (as one server's window refuses it), not given that reply, and
-    /// does not run.
+    /// A raw connection to server `index` (no proxy), past its handshake as `clientID`.
+    private func connect(_ fleet: RedisFleet, _ index: Int, as clientID: String) async throws -> FrameClient {
+        let client = try await FrameClient.connect(to: try await fleet.server(index).localAddress)
+        _ = try await client.handshake(clientID: clientID)
+        return client
+    }
+
+    /// Two connections with one client id and no login, each on its own server: the second sends
+    /// request 7 for another method than the first's, whose reply is stored in Redis. It is refused
+    /// `INVALID_ARGUMENT` (as one server's window refuses it), not given that reply, and does not
+    /// run; for the first's method the reply is replayed.
     @Test func aReplyStoredForOneMethodIsNotReplayedToAnother() async throws {
         try await withRedisServer { redis in
             let fleet = try await RedisFleet.start(on: redis)
-            let first = ClientConfiguration.forRedisFleet([fleet.endpoints[0]], user: nil, clientID: "twin")
-            try await withLongLinkClient(configuration: first) { client in
-                let reply = try await client.request("server")
-                #expect(reply == bytes("s0"))
-            }
-            let second = ClientConfiguration.forRedisFleet([fleet.endpoints[1]], user: nil, clientID: "twin")
-            try await withLongLinkClient(configuration: second) { client in
-                #expect(await code(of: { try await client.request("slow", payload: bytes("twin")) }) == .invalidArgument)
-            }
+            let first = try await connect(fleet, 0, as: "twin")
+            #expect(try await first.call("server", id: "7").payload == bytes("s0"))
+            first.close()
+            let second = try await connect(fleet, 1, as: "twin")
+            let refused = try await second.call("slow", bytes("twin"), id: "7")
+            #expect(refused.status?.code == .invalidArgument)
+            #expect(refused.payload.isEmpty)
+            #expect(try await second.call("server", id: "7").payload == bytes("s0"))
+            second.close()
             #expect(try await fleet.runs("twin") == 0)
-            #expect(try fleet.server(1).statistics.requestsReplayed == 0)
+            #expect(try fleet.server(1).statistics.requestsReplayed == 1)
             await fleet.stop()
         }
     }
 
-    /// A client logs in as ann on s0 (request 1, the login, keyed before login by client id; request
-    /// 2 keyed by ann). Another connection presenting the same client id without logging in, on s1,
-    /// gets neither reply: its request 1 (another method than the login) is refused, and its
-    /// request 2 runs on s1.
-    @Test func repliesOfALoggedInClientAreNotReplayedToAConnectionWithoutLogin() async throws {
+    /// Before login a request is keyed by (client_id, request_id) alone; after, by the principal
+    /// too. A connection logs in as ann on s0 (request 1, the login) and calls request 2. Another
+    /// presenting the same client id without login, on s1, gets neither reply: its request 1 (not a
+    /// login) is refused, its request 2 runs. Once it logs in as ann itself, a request it sent
+    /// before login runs again rather than getting the reply stored without a principal.
+    @Test func repliesAreNeverReplayedAcrossALogin() async throws {
         try await withRedisServer { redis in
             let fleet = try await RedisFleet.start(on: redis)
-            let owner = ClientConfiguration.forRedisFleet([fleet.endpoints[0]], user: "ann", clientID: "same")
-            try await withLongLinkClient(configuration: owner) { client in
-                let reply = try await client.request("server")
-                #expect(reply == bytes("s0"))
-            }
-            let stranger = ClientConfiguration.forRedisFleet([fleet.endpoints[1]], user: nil, clientID: "same")
-            try await withLongLinkClient(configuration: stranger) { (client: LongLinkClient) async throws in
-                #expect(await code(of: { try await client.request("server") }) == .invalidArgument)
-                #expect(try await client.request("server") == bytes("s1"))
-            }
+            let owner = try await connect(fleet, 0, as: "same")
+            #expect(try await owner.call("login", bytes("ann"), id: "1").payload == bytes("s0"))
+            #expect(try await owner.call("server", id: "2").payload == bytes("s0"))
+            owner.close()
+            let stranger = try await connect(fleet, 1, as: "same")
+            #expect(try await stranger.call("server", id: "1").status?.code == .invalidArgument)
+            #expect(try await stranger.call("server", id: "2").payload == bytes("s1"))
+            #expect(try await stranger.call("slow", bytes("pre"), id: "3").payload == bytes("s1"))
+            #expect(try await stranger.call("login", bytes("ann"), id: "4").payload == bytes("s1"))
+            #expect(try await stranger.call("slow", bytes("pre"), id: "3").payload == bytes("s1"))
+            stranger.close()
+            #expect(try await fleet.runs("pre") == 2)
             #expect(try fleet.server(1).statistics.requestsReplayed == 0)
             await fleet.stop()
         }
