@@ -85,14 +85,14 @@ struct FleetClaimTests {
         }
     }
 
-    /// Claims last 1.5 s at first and are renewed every 250 ms. s0 runs a 4.5 s request (three
+    /// Claims last 2.5 s at first and are renewed every 250 ms. s0 runs a 7.5 s request (three
     /// terms) and becomes unreachable meanwhile; the resend on s1 waits the whole time without
     /// taking the claim over, and replays s0's reply. The request ran once.
     @Test func aHandlerRunningThreeTimesPastItsClaimsFirstTermRunsOnce() async throws {
         try await withRedisServer { redis in
             let fleet = try await RedisFleet.start(
-                on: redis, slowFor: .milliseconds(4500), lease: ClaimLease(interval: .milliseconds(250)),
-                termLimit: .milliseconds(1500))
+                on: redis, slowFor: .milliseconds(7500), lease: ClaimLease(interval: .milliseconds(250)),
+                termLimit: .milliseconds(2500))
             try await onFirstServer(fleet, as: "lu") { (client: LongLinkClient) async throws in
                 let call = slowCall(client, "long")
                 #expect(try await fleet.events.next(within: .seconds(10)) == "started long on s0")
