@@ -75,10 +75,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
         keeper.attach(serverID: serverID, owner: owner)
     }
 
-    /// Claims the request, or reports who has it. `runningFor` bounds the claim: a server that dies
-    /// while running leaves it until then, after which a resend runs the request again (pass the
-    /// request's timeout and a margin).
-    /// Throws ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
+    /// Claims the request, or reports who has it. `runningFor` is the claim's term (pass the
+    /// request's timeout and a margin), renewed every ``ClaimLease/interval`` while this instance
+    /// runs the request; a server that stops leaves its claim for the rest of the term, during
+    /// which waiters answer the request `UNKNOWN`. Throws
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
     /// running the request stopped.
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
