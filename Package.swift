@@ -68,7 +68,9 @@ let package = Package(
         .systemLibrary(name: "CMallocStatistics", path: "Benchmarks/Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
         // runner for the executables); not a product.
-        .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport", "LongLinkWire"], path: "Tests/TestSupport"),
+        .target(
+            name: "LongLinkTestSupport", dependencies: ["LongLinkTransport", "LongLinkWire"], path: "Tests/TestSupport"
+        ),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
         .testTarget(
             name: "LongLinkTransportTests", dependencies: ["LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]

@@ -21,8 +21,8 @@ internal import LongLinkTransport
 /// it and the claims of its running requests, so that a claim does not expire while its owner
 /// lives, however long the request runs. A waiter that finds the owner's lease gone marks the
 /// entry `UNKNOWN` (it keeps the claim's time to live) and throws
-/// ``LongLinkError/Code-swift.struct/outcomeUnknown``; so does every later ``begin(principal:clientID:requestID:runningFor:)``
-/// for it: the request is never run a second time.
+/// ``LongLinkError/Code-swift.struct/outcomeUnknown``; so does every later
+/// ``begin(principal:clientID:requestID:runningFor:)`` for it: the request is never run a second time.
 ///
 /// The reply is opaque bytes: the server decides what it stores (status and payload). When Redis
 /// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
@@ -52,7 +52,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// A window on the Redis of `configuration` whose claims follow the owner's `lease`. Connects on
     /// first use. Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
     public convenience init(configuration: RedisConfiguration, lease: ClaimLease) throws(LongLinkError) {
-        try self.init(configuration: configuration, lease: lease, pollIntervals: (.milliseconds(50), .milliseconds(500)))
+        try self.init(
+            configuration: configuration, lease: lease, pollIntervals: (.milliseconds(50), .milliseconds(500)))
     }
 
     init(
@@ -127,7 +128,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// marked `UNKNOWN` (unless it changed meanwhile: then false, and the caller looks again).
     func ownerStopped(_ key: String, running: [UInt8]) async throws(LongLinkError) -> Bool {
         let owner = running.dropFirst().prefix { $0 != UInt8(ascii: " ") }
-        let lease = try await client.run(RedisCommand("EXISTS", keys.lease(owner: String(decoding: owner, as: UTF8.self))))
+        let lease = try await client.run(
+            RedisCommand("EXISTS", keys.lease(owner: String(decoding: owner, as: UTF8.self))))
         guard lease.int64 == 0 else { return false }
         let marked = try await client.run(
             DedupeScripts.markUnknown, keys: [Array(key.utf8)],

@@ -14,7 +14,8 @@ struct StatusDetailTests {
     func bytesAndRoundTrip() throws {
         let frame = Frame.response(response(code: .unknown, detail: Frame.Status.outcomeUnknownDetail))
         // Response{1: "9", 3: Status{1: 2, 2: "m", 3: 1}}
-        #expect(frame.encodedBytes == [0x22, 0x0c, 0x0a, 0x01, 0x39, 0x1a, 0x07, 0x08, 0x02, 0x12, 0x01, 0x6d, 0x18, 0x01])
+        #expect(
+            frame.encodedBytes == [0x22, 0x0c, 0x0a, 0x01, 0x39, 0x1a, 0x07, 0x08, 0x02, 0x12, 0x01, 0x6d, 0x18, 0x01])
         #expect(try Frame(decoding: frame.encodedBytes) == frame)
     }
 

@@ -98,7 +98,8 @@ package final class FrameClient: ConnectionHandler, @unchecked Sendable {
     }
 
     /// Sends a request and waits for its response, failing on anything else.
-    package func call(_ method: String, _ payload: [UInt8] = [], id: String, timeoutMilliseconds: UInt32 = 0) async throws
+    package func call(_ method: String, _ payload: [UInt8] = [], id: String, timeoutMilliseconds: UInt32 = 0)
+        async throws
         -> Frame.Response
     {
         try await send(

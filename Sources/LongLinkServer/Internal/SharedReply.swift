@@ -13,7 +13,9 @@ enum SharedReply {
         bare.requestID = ""
         let name = Array(method.utf8)
         let count = UInt32(name.count)
-        var bytes: [UInt8] = [UInt8(ascii: "M"), UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF)]
+        var bytes: [UInt8] = [
+            UInt8(ascii: "M"), UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF),
+        ]
         bytes.append(UInt8(count & 0xFF))
         bytes += name
         Frame.response(bare).encode(into: &bytes)
@@ -25,7 +27,9 @@ enum SharedReply {
     static func decode(_ bytes: [UInt8]) -> (method: String?, response: Frame.Response)? {
         if bytes.count >= 5, bytes[0] == UInt8(ascii: "M") {
             let count = bytes[1...4].reduce(0) { $0 << 8 | Int($1) }
-            if count <= bytes.count - 5, case .response(let response)? = try? Frame(decoding: Array(bytes[(5 + count)...])) {
+            if count <= bytes.count - 5,
+                case .response(let response)? = try? Frame(decoding: Array(bytes[(5 + count)...]))
+            {
                 return (String(decoding: bytes[5..<(5 + count)], as: UTF8.self), response)
             }
         }
