@@ -69,7 +69,9 @@ let package = Package(
         .systemLibrary(name: "CMallocStatistics", path: "Sources/CMallocStatistics"),
         // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
         // runner for the executables); not a product.
-        .target(name: "LongLinkTestSupport", dependencies: ["LongLinkTransport"], path: "Tests/TestSupport"),
+        .target(
+            name: "LongLinkTestSupport", dependencies: ["LongLinkTransport", "LongLinkWire"], path: "Tests/TestSupport"
+        ),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
         // OpenSSL directly too: a peer that renegotiates, which LongLink's own sessions never do.
         .testTarget(

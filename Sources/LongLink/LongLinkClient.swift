@@ -53,8 +53,10 @@ public final class LongLinkClient: Sendable {
     /// ``LongLinkError/Code-swift.struct/deadlineExceeded`` when the timeout passes (queueing and
     /// reconnects included), ``LongLinkError/Code-swift.struct/resourceExhausted`` when the offline
     /// queue is full, ``LongLinkError/Code-swift.struct/connectionLost`` when the link dropped after
-    /// the request was written and it could not be resent safely; and `CancellationError` when the
-    /// calling task is cancelled (the server is told with `Cancel`).
+    /// the request was written and it could not be resent safely,
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when the fleet server running it stopped
+    /// (a request marked idempotent is first sent again under a new id); and `CancellationError`
+    /// when the calling task is cancelled (the server is told with `Cancel`).
     ///
     /// Runs on the caller's executor (`nonisolated(nonsending)`): it only hands the call to the
     /// client's loop and suspends, so a caller on an actor pays no hop to the global executor and
@@ -65,23 +67,33 @@ public final class LongLinkClient: Sendable {
         guard options.cache == .networkOnly, !options.coalesces else {
             return try await cachedRequest(method, payload: payload, options: options)
         }
-        let request = PendingRequest(
-            id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
-            compressedPayload: compressedAhead(payload), metadata: options.metadata,
-            deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
-            idempotent: options.idempotent)
-        return try await core.perform(request)
+        return try await sendRequest(
+            method, payload: payload, options: options,
+            deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout))
     }
 
     /// One request on the wire with a deadline the caller computed (the cache and coalescing layer).
-    func sendRequest(_ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant)
-        async throws -> [UInt8]
-    {
-        let request = PendingRequest(
-            id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
-            compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
-            idempotent: options.idempotent)
-        return try await core.perform(request)
+    ///
+    /// A request answered ``LongLinkError/Code-swift.struct/outcomeUnknown`` (the fleet server
+    /// running it stopped) is sent again under a new request id, up to twice, when the caller
+    /// marked it idempotent and its deadline has not passed: under its old id the fleet answers it
+    /// `UNKNOWN` for good.
+    nonisolated(nonsending) func sendRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant
+    ) async throws -> [UInt8] {
+        var attempts = 0
+        while true {
+            attempts += 1
+            let request = PendingRequest(
+                id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
+                compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
+                idempotent: options.idempotent)
+            do {
+                return try await core.perform(request)
+            } catch let error as LongLinkError where error.code == .outcomeUnknown {
+                guard options.idempotent, attempts < 3, configuration.clock.now < deadline else { throw error }
+            }
+        }
     }
 
     /// `payload` compressed, when compression is on, the payload long enough and the current link

@@ -11,10 +11,21 @@ extension FleetStores {
     public static func redis(
         _ configuration: RedisConfiguration, capacityPerPrincipal: Int = 10_000, bytesPerPrincipal: Int = 16 << 20
     ) throws(LongLinkError) -> FleetStores {
+        try redis(
+            configuration, lease: ClaimLease(), capacityPerPrincipal: capacityPerPrincipal,
+            bytesPerPrincipal: bytesPerPrincipal)
+    }
+
+    /// ``redis(_:capacityPerPrincipal:bytesPerPrincipal:)`` with the de-dup claims following their
+    /// owner's `lease` (see ``ClaimLease``; the defaults are used without it).
+    public static func redis(
+        _ configuration: RedisConfiguration, lease: ClaimLease, capacityPerPrincipal: Int = 10_000,
+        bytesPerPrincipal: Int = 16 << 20
+    ) throws(LongLinkError) -> FleetStores {
         FleetStores(
             pushes: try RedisPushStore(
                 configuration: configuration, capacityPerPrincipal: capacityPerPrincipal,
                 bytesPerPrincipal: bytesPerPrincipal),
-            dedupe: try RedisDedupeStore(configuration: configuration))
+            dedupe: try RedisDedupeStore(configuration: configuration, lease: lease))
     }
 }

@@ -17,6 +17,13 @@ internal import LongLinkTransport
 /// channel, which wakes the callers of
 /// ``awaitOutcome(principal:clientID:requestID:runningFor:until:)`` on every server.
 ///
+/// A claim follows its owner: the instance holds a liveness lease (see ``ClaimLease``) and renews
+/// it and the claims of its running requests, so that a claim does not expire while its owner
+/// lives, however long the request runs. A waiter that finds the owner's lease gone marks the
+/// entry `UNKNOWN` (it keeps the claim's time to live) and throws
+/// ``LongLinkError/Code-swift.struct/outcomeUnknown``; so does every later
+/// ``begin(principal:clientID:requestID:runningFor:)`` for it: the request is never run a second time.
+///
 /// The reply is opaque bytes: the server decides what it stores (status and payload). When Redis
 /// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
 /// fails the request closed rather than run it without the window.
@@ -31,35 +38,103 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// at most once, so a lost notice costs at most one such wait. Tests lengthen them to show
     /// that the notices alone wake waiters.
     let pollIntervals: (first: Duration, last: Duration)
+    /// The lease and the claims it renews.
+    let keeper: ClaimKeeper
+    /// Shortens the first term of every claim (tests: a request that outlives its claim's term).
+    let termLimit: Duration?
 
     /// A window on the Redis of `configuration`. Connects on first use. Throws
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
     public convenience init(configuration: RedisConfiguration) throws(LongLinkError) {
-        try self.init(configuration: configuration, pollIntervals: (.milliseconds(50), .milliseconds(500)))
+        try self.init(configuration: configuration, lease: ClaimLease())
     }
 
-    init(configuration: RedisConfiguration, pollIntervals: (first: Duration, last: Duration)) throws(LongLinkError) {
+    /// A window on the Redis of `configuration` whose claims follow the owner's `lease`. Connects on
+    /// first use. Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
+    public convenience init(configuration: RedisConfiguration, lease: ClaimLease) throws(LongLinkError) {
+        try self.init(
+            configuration: configuration, lease: lease, pollIntervals: (.milliseconds(50), .milliseconds(500)))
+    }
+
+    init(
+        configuration: RedisConfiguration, lease: ClaimLease = ClaimLease(),
+        pollIntervals: (first: Duration, last: Duration), termLimit: Duration? = nil
+    ) throws(LongLinkError) {
         try configuration.validate()
+        try lease.validate()
         self.pollIntervals = pollIntervals
+        self.termLimit = termLimit
         self.client = RedisClient(configuration: configuration)
         self.keys = RedisKeys(prefix: configuration.keyPrefix)
         self.owner = String(UInt64.random(in: 1...UInt64.max), radix: 36)
         self.notices = DedupeNotices(configuration: configuration, loop: client.loop)
+        self.keeper = ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
     }
 
-    /// Claims the request, or reports who has it. `runningFor` bounds the claim: a server that dies
-    /// while running leaves it until then, after which a resend runs the request again (pass the
-    /// request's timeout and a margin).
+    /// Names this instance's lease and claims after the server that uses it.
+    public func attach(serverID: String) {
+        keeper.attach(serverID: serverID, owner: owner)
+    }
+
+    /// Claims the request, or reports who has it. `runningFor` is the claim's term (pass the
+    /// request's timeout and a margin), renewed every ``ClaimLease/interval`` while this instance
+    /// runs the request; a server that stops leaves its claim for the rest of the term, during
+    /// which waiters answer the request `UNKNOWN`. Throws
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
+    /// running the request stopped.
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        let reply = try await client.run(
-            RedisCommand(
-                "SET", key, "R" + owner, "NX", "PX", String(Self.milliseconds(runningFor)), "GET"))
-        if case .null = reply.unattributed { return .run }
+        switch try await check(key, runningFor: runningFor) {
+        case .claimed: return .run
+        case .running: return .running
+        case .finished(let reply): return .finished(reply)
+        }
+    }
+
+    /// What an entry holds, claiming it for `runningFor` when it holds nothing.
+    enum Entry: Equatable {
+        case claimed
+        /// Claimed by another instance: its running value.
+        case running([UInt8])
+        case finished([UInt8])
+    }
+
+    /// One `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter
+    /// finds the claim without it).
+    func check(_ key: String, runningFor: Duration) async throws(LongLinkError) -> Entry {
+        try await keeper.ensureLease()
+        let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
+        let running = keeper.running
+        let reply = try await client.run(RedisCommand("SET", key, running, "NX", "PX", String(term), "GET"))
+        if case .null = reply.unattributed {
+            keeper.claimed(key, term: term)
+            return .claimed
+        }
         guard let value = reply.bytes, let kind = value.first else { throw .redisUnexpected("SET NX GET", reply) }
-        return kind == UInt8(ascii: "D") ? .finished(Array(value.dropFirst())) : .running
+        switch kind {
+        case UInt8(ascii: "D"): return .finished(Array(value.dropFirst()))
+        case UInt8(ascii: "U"): throw Self.ownerStopped
+        default: return .running(value)
+        }
+    }
+
+    /// What a request whose owner stopped is answered.
+    static let ownerStopped = LongLinkError(
+        code: .outcomeUnknown, message: "the server running this request stopped; it may or may not have taken effect")
+
+    /// True when the owner of `running` (a claim's value) holds no lease any more: the entry is
+    /// marked `UNKNOWN` (unless it changed meanwhile: then false, and the caller looks again).
+    func ownerStopped(_ key: String, running: [UInt8]) async throws(LongLinkError) -> Bool {
+        let owner = running.dropFirst().prefix { $0 != UInt8(ascii: " ") }
+        let lease = try await client.run(
+            RedisCommand("EXISTS", keys.lease(owner: String(decoding: owner, as: UTF8.self))))
+        guard lease.int64 == 0 else { return false }
+        let marked = try await client.run(
+            DedupeScripts.markUnknown, keys: [Array(key.utf8)],
+            arguments: [running, Array(keys.dedupeNotice(entry: key).utf8)])
+        return marked.int64 == 1
     }
 
     /// Stores the reply of a request this instance claimed, kept for `window`. Returns false when
@@ -69,10 +144,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
         principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
     ) async throws(LongLinkError) -> Bool {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        keeper.released(key)
         let result = try await client.run(
             DedupeScripts.finish, keys: [Array(key.utf8)],
             arguments: [
-                Array(("R" + owner).utf8), [UInt8(ascii: "D")] + reply, Array(String(Self.milliseconds(window)).utf8),
+                Array(keeper.running.utf8), [UInt8(ascii: "D")] + reply, Array(String(Self.milliseconds(window)).utf8),
                 Array(keys.dedupeNotice(entry: key).utf8),
             ])
         return result.int64 == 1
@@ -83,17 +159,20 @@ public final class RedisDedupeStore: SharedDedupeStore {
     @discardableResult
     public func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        keeper.released(key)
         let result = try await client.run(
             DedupeScripts.abandon, keys: [Array(key.utf8)],
-            arguments: [Array(("R" + owner).utf8), Array(keys.dedupeNotice(entry: key).utf8)])
+            arguments: [Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: key).utf8)])
         return result.int64 == 1
     }
 
     /// Waits while the request runs elsewhere: returns
     /// ``LongLinkServer/SharedDedupeClaim/finished(_:)`` once its reply is stored,
-    /// ``LongLinkServer/SharedDedupeClaim/run`` when it was given up (or its claim expired) and this
-    /// caller claimed it for `runningFor`, or ``LongLinkServer/SharedDedupeClaim/running`` at
-    /// `deadline` or as soon as the calling task is cancelled.
+    /// ``LongLinkServer/SharedDedupeClaim/run`` when it was given up and this caller claimed it for
+    /// `runningFor`, or ``LongLinkServer/SharedDedupeClaim/running`` at `deadline` or as soon as the
+    /// calling task is cancelled. Throws ``LongLinkError/Code-swift.struct/outcomeUnknown`` as soon as
+    /// the owner of the claim holds no lease (see ``ClaimLease``): it stopped while running the
+    /// request, which is never run again.
     ///
     /// Subscribes to the entry's notice channel first and checks it with
     /// ``begin(principal:clientID:requestID:runningFor:)`` after, so that an outcome stored in between
@@ -113,10 +192,17 @@ public final class RedisDedupeStore: SharedDedupeStore {
         var outcome: Result<SharedDedupeClaim, LongLinkError> = .success(.running)
         while !Task.isCancelled {
             do throws(LongLinkError) {
-                let claim = try await begin(
-                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor)
-                if claim != .running {
-                    outcome = .success(claim)
+                let found: SharedDedupeClaim
+                switch try await check(key, runningFor: runningFor) {
+                case .claimed: found = .run
+                case .finished(let reply): found = .finished(reply)
+                case .running(let value):
+                    // A marked entry is looked at again at once: it throws `outcomeUnknown` there.
+                    if try await ownerStopped(key, running: value) { continue }
+                    found = .running
+                }
+                if found != .running {
+                    outcome = .success(found)
                     break
                 }
             } catch {
@@ -135,6 +221,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// Closes both connections to Redis and wakes every waiter; later calls throw
     /// ``LongLinkError/Code-swift.struct/shutdown``.
     public func shutdown() async {
+        keeper.shutdown()
         await client.shutdown()
         await notices.shutdown()
     }
@@ -144,30 +231,4 @@ public final class RedisDedupeStore: SharedDedupeStore {
         let (seconds, attoseconds) = duration.components
         return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
-}
-
-/// The compare-and-set scripts of ``RedisDedupeStore``.
-enum DedupeScripts {
-    /// KEYS: entry. ARGV: the owner's running value, the reply value, the window in ms, the
-    /// notice channel.
-    static let finish = RedisScript(
-        """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then
-          redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-          redis.call('PUBLISH', ARGV[4], 'finished')
-          return 1
-        end
-        return 0
-        """)
-
-    /// KEYS: entry. ARGV: the owner's running value, the notice channel.
-    static let abandon = RedisScript(
-        """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then
-          redis.call('DEL', KEYS[1])
-          redis.call('PUBLISH', ARGV[2], 'abandoned')
-          return 1
-        end
-        return 0
-        """)
 }

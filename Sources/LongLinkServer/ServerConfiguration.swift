@@ -134,6 +134,10 @@ public struct ServerConfiguration: Sendable {
     /// How many handlers running at once count as full load in the reported load (not a limit:
     /// ``maxInFlightPerConnection`` is).
     public var handlersAtFullLoad: Int = 10_000
+    /// Receives a line for what an operator should see beyond one request's answer: today, a fleet
+    /// request whose claim was lost before its reply could be stored (see
+    /// ``ServerStatistics/claimsLost``). Called from any thread; nil: only counted.
+    public var logger: (@Sendable (String) -> Void)? = nil
 
     /// The default configuration: loopback, a system-chosen port.
     public init() {}

@@ -62,6 +62,13 @@ public struct ServerStatistics: Sendable, Hashable {
     /// Sessions ended because their principal logged in elsewhere with an exclusive binding
     /// (``RequestContext/bind(principal:exclusive:)``).
     public var sessionsReplaced: Int = 0
+    /// Fleet requests answered `UNKNOWN` because the server running them stopped (its lease in the
+    /// shared de-duplication window ended) before it answered; none of them ran again.
+    public var outcomesUnknown: Int = 0
+    /// Fleet requests this server ran whose claim in the shared de-duplication window was no longer
+    /// its own when it stored the reply (the claim lapsed while this server could not renew it):
+    /// the reply went to the caller but was not stored for resends. Each is also logged.
+    public var claimsLost: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

@@ -166,6 +166,7 @@ extension Frame.Status {
             switch tag.fieldNumber {
             case 1: code = StatusCode(rawValue: try reader.readUInt32Field(tag, field: "Frame.response.status.code"))
             case 2: message = try reader.readStringField(tag, field: "Frame.response.status.message")
+            case 3: detail = try reader.readUInt32Field(tag, field: "Frame.response.status.detail")
             default: try reader.skipField(tag, in: "Frame.response.status")
             }
         }

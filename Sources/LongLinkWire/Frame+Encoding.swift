@@ -126,11 +126,13 @@ extension Frame.Request {
 extension Frame.Status {
     var wireSize: Int {
         ProtobufWriter.varintFieldSize(1, UInt64(code.rawValue)) + ProtobufWriter.stringFieldSize(2, message)
+            + ProtobufWriter.varintFieldSize(3, UInt64(detail))
     }
 
     func write(to writer: inout ProtobufWriter) {
         writer.writeUInt32Field(1, code.rawValue)
         writer.writeStringField(2, message)
+        writer.writeUInt32Field(3, detail)
     }
 }
 

@@ -136,6 +136,12 @@ extension Frame {
         public var code: StatusCode
         /// A human-readable explanation.
         public var message: String
+        /// What the server knows beyond ``code`` (field 3): 0 nothing, or ``outcomeUnknownDetail``.
+        public var detail: UInt32 = 0
+
+        /// `detail` 1, with code `UNKNOWN`: the fleet server running the request stopped before it
+        /// answered; the request may or may not have taken effect, and it is not run again.
+        public static let outcomeUnknownDetail: UInt32 = 1
 
         /// Creates a status.
         public init(code: StatusCode = .ok, message: String = "") {

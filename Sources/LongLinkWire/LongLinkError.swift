@@ -25,6 +25,7 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
             case ioFailure
             case decodingFailed
             case compressionFailed
+            case outcomeUnknown
         }
 
         private let wrapped: Wrapped
@@ -98,6 +99,11 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
         /// A compressed payload could not be inflated: corrupt, or larger than the receiver's bound
         /// once inflated (a compression bomb). The link is not affected.
         public static let compressionFailed = Code(.compressionFailed)
+        /// The fleet server that was running the request stopped before it answered (status
+        /// `UNKNOWN` with detail `OUTCOME_UNKNOWN`): the request may or may not have taken effect,
+        /// and the fleet does not run it again under its request id. The client resends it under a
+        /// new id only when the caller marked it idempotent.
+        public static let outcomeUnknown = Code(.outcomeUnknown)
 
         /// The status code to put on the wire for this error (codes that are not statuses map to
         /// the closest status: `UNAVAILABLE` for connection trouble, `INTERNAL` otherwise).
@@ -111,6 +117,7 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
             case .invalidConfiguration, .decodingFailed: .invalidArgument
             case .compressionFailed: .dataLoss
             case .protocolViolation: .internalError
+            case .outcomeUnknown: .unknown
             }
         }
 
@@ -153,6 +160,7 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
             case .ioFailure: "ioFailure"
             case .decodingFailed: "decodingFailed"
             case .compressionFailed: "compressionFailed"
+            case .outcomeUnknown: "outcomeUnknown"
             }
         }
     }
@@ -186,7 +194,10 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
     /// The error for a non-OK status a server returned. Package API: the wire's `Status` is not part
     /// of the error's public face, which is ``Code-swift.struct/init(status:)`` and ``isRemote``.
     package init(status: Frame.Status, file: String = #fileID, line: Int = #line) {
-        self.init(code: Code(status: status.code), message: status.message, isRemote: true, file: file, line: line)
+        let outcomeUnknown = status.code == .unknown && status.detail == Frame.Status.outcomeUnknownDetail
+        self.init(
+            code: outcomeUnknown ? .outcomeUnknown : Code(status: status.code), message: status.message,
+            isRemote: true, file: file, line: line)
     }
 
     /// `code: message (underlying)`.

@@ -19,18 +19,6 @@ struct FleetTests {
         }
     }
 
-    /// A client logged in on s0, with s1 as the next endpoint once it is connected (so that it
-    /// starts on s0 whatever a probe would measure, and fails over to s1).
-    private func onFirstServer(
-        _ fleet: RedisFleet, as user: String, _ body: @escaping @Sendable (LongLinkClient) async throws -> Void
-    ) async throws {
-        try await withLongLinkClient(configuration: .forRedisFleet([fleet.endpoints[0]], user: user)) { client in
-            #expect(try await client.request("server") == bytes("s0"))
-            await client.setEndpoints([fleet.endpoints[0], fleet.endpoints[1]])
-            try await body(client)
-        }
-    }
-
     @Test func pushesProducedOnOtherServersArriveOnceAndInOrder() async throws {
         try await withRedisServer { redis in
             let fleet = try await RedisFleet.start(on: redis)
@@ -73,37 +61,6 @@ struct FleetTests {
                 #expect(try await fleet.runs("once") == 1)
                 #expect(try fleet.server(1).statistics.requestsReplayed == 1)
                 #expect(fleet.events.count == 0)
-            }
-            await fleet.stop()
-        }
-    }
-
-    /// s0 crashes while it runs a non-idempotent request: its handler dies with it, and its claim
-    /// in Redis outlives the call. The resend on s1 waits for it and the call ends at its deadline:
-    /// the request never runs a second time.
-    @Test func aServerCrashedMidRequestNeverRunsItTwice() async throws {
-        try await withRedisServer { redis in
-            let fleet = try await RedisFleet.start(on: redis)
-            try await onFirstServer(fleet, as: "cy") { (client: LongLinkClient) async throws in
-                let start = ContinuousClock.now
-                let reply = Task {
-                    try await within(.seconds(20), "the call to end") { () async -> LongLinkError.Code? in
-                        do {
-                            _ = try await client.request(
-                                "slow", payload: bytes("crash"), options: RequestOptions(timeout: .seconds(3)))
-                            return nil
-                        } catch {
-                            return (error as? LongLinkError)?.code
-                        }
-                    }
-                }
-                #expect(try await fleet.events.next(within: .seconds(10)) == "started crash on s0")
-                await fleet.members[0].crash()
-                #expect(try await reply.value == .deadlineExceeded)
-                #expect(ContinuousClock.now - start < .seconds(5))
-                #expect(try await client.request("server") == bytes("s1"))
-                #expect(try await fleet.runs("crash") == 1)
-                #expect(try fleet.server(1).statistics.requestsJoined == 1)
             }
             await fleet.stop()
         }

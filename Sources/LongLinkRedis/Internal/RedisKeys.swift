@@ -26,6 +26,9 @@ struct RedisKeys: Sendable {
         return tag + ":d:\(Self.escaped(clientID)):\(requestID)"
     }
 
+    /// The liveness lease of the de-dup store instance `owner` (see ``ClaimLease``).
+    func lease(owner: String) -> String { "\(prefix)lease:\(owner)" }
+
     /// The channel told when the de-dup entry `key` finished or was abandoned: the entry's name
     /// and a suffix, so that it keeps the entry's hash tag.
     func dedupeNotice(entry key: String) -> String { key + ":n" }

@@ -10,8 +10,14 @@
 ///
 /// `LongLinkRedis` provides one on Redis (`RedisDedupeStore`).
 public protocol SharedDedupeStore: Sendable {
+    /// Called once by the server before it accepts connections, with its
+    /// ``ServerConfiguration/serverID``: a store may name its claims after it. Does nothing by default.
+    func attach(serverID: String)
+
     /// Claims the request, or reports who has it. `runningFor` bounds the claim: a server that
     /// dies while running leaves it until then, after which a copy may run the request again.
+    /// Throws ``LongLinkError/Code-swift.struct/outcomeUnknown`` when the server that ran it is
+    /// known to have stopped before it answered.
     func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim
@@ -31,7 +37,8 @@ public protocol SharedDedupeStore: Sendable {
     /// Waits while the request runs elsewhere: returns ``SharedDedupeClaim/finished(_:)`` once its
     /// reply is stored, ``SharedDedupeClaim/run`` when it was given up and this caller claimed it
     /// (for `runningFor`), or ``SharedDedupeClaim/running`` when `deadline` came first. Returns
-    /// early when the calling task is cancelled.
+    /// early when the calling task is cancelled. Throws ``LongLinkError/Code-swift.struct/outcomeUnknown``
+    /// when the server running it stopped: the server answers it `UNKNOWN` and never runs it.
     func awaitOutcome(
         principal: String?, clientID: String, requestID: String, runningFor: Duration,
         until deadline: ContinuousClock.Instant
@@ -41,6 +48,11 @@ public protocol SharedDedupeStore: Sendable {
     /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
     /// ends.
     func shutdown() async
+}
+
+extension SharedDedupeStore {
+    /// Does nothing: the store's claims carry no server id.
+    public func attach(serverID: String) {}
 }
 
 /// What a ``SharedDedupeStore`` found for a request.

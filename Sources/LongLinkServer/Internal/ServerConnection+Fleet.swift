@@ -140,7 +140,7 @@ extension ServerConnection {
         let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
         let task = Task(executorPreference: executor) { [self] in
             let (response, kept) = await core.sharedOutcome(
-                store, key: key, runningFor: runningFor, deadline: deadline
+                store, key: key, method: context.method, runningFor: runningFor, deadline: deadline
             ) { () async -> Frame.Response? in
                 switch route {
                 case .synchronous(let handler):

@@ -8,6 +8,10 @@ extension ServerConnection {
     static let timedOutStatus = Frame.Status(
         code: .deadlineExceeded, message: "the request's deadline passed on the server")
 
+    /// What a copy calling another method under a request id the window holds is answered.
+    static let methodConflictStatus = Frame.Status(
+        code: .invalidArgument, message: "request_id was used for another method; ids are never reused")
+
     func handleRequest(_ request: Frame.Request) {
         core.counters.requestsReceived.increment()
         let route = core.router.route(for: request.method)
@@ -67,9 +71,7 @@ extension ServerConnection {
             core.counters.requestsReplayed.increment()
             sendResponse(response, to: request.requestID)
         case .conflict:
-            let status = Frame.Status(
-                code: .invalidArgument, message: "request_id was used for another method; ids are never reused")
-            sendResponse(Frame.Response(status: status), to: request.requestID)
+            sendResponse(Frame.Response(status: Self.methodConflictStatus), to: request.requestID)
         }
     }
 

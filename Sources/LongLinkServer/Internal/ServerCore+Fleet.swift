@@ -12,6 +12,7 @@ extension ServerCore {
     /// pushes again from the first unacknowledged one (the store may also have lost its contents
     /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
+        fleet?.dedupe?.attach(serverID: configuration.serverID)
         guard let pushes = fleet?.pushes else { return }
         await pushes.startObserving(
             SharedPushObserver(
@@ -58,19 +59,31 @@ extension ServerCore {
         }
     }
 
+    /// The claim of a request this server ran was no longer its own when the reply was to be
+    /// stored: its lease lapsed (Redis out of reach, the server stalled) and a waiter answered the
+    /// request `UNKNOWN`. The reply still goes to this caller; resends get `UNKNOWN`.
+    private func claimLost(requestID: String) {
+        counters.claimsLost.increment()
+        configuration.logger?(
+            "LongLinkServer \(configuration.serverID): the fleet claim of request \(requestID) was lost before its"
+                + " reply was stored; its resends are answered UNKNOWN")
+    }
+
     /// Closes the shared stores' connections (the server owns them).
     func shutdownFleet() async {
         await fleet?.pushes.shutdown()
         await fleet?.dedupe?.shutdown()
     }
 
-    /// What a request admitted under `key` comes to in a fleet: the shared window is asked first;
-    /// `handler` runs only when this server claims the request. Returns the response and whether
+    /// What a request for `method` admitted under `key` comes to in a fleet: the shared window is
+    /// asked first; `handler` runs only when this server claims the request. A stored reply of
+    /// another method is not replayed: the copy is refused `INVALID_ARGUMENT`, as one server's
+    /// window refuses it. Returns the response and whether
     /// the local window may keep it (a reply that says the shared window was unreachable is not
     /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
     func sharedOutcome(
-        _ store: any SharedDedupeStore, key: DedupeKey, runningFor: Duration, deadline: ContinuousClock.Instant,
-        handler: () async -> Frame.Response?
+        _ store: any SharedDedupeStore, key: DedupeKey, method: String, runningFor: Duration,
+        deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
         var claim: SharedDedupeClaim
@@ -83,6 +96,12 @@ extension ServerCore {
                     principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
                     until: deadline)
             }
+        } catch where error.code == .outcomeUnknown {
+            counters.outcomesUnknown.increment()
+            var status = Frame.Status(code: .unknown, message: error.message)
+            status.detail = Frame.Status.outcomeUnknownDetail
+            // Kept: a copy that reaches this server again gets the same answer, as from the store.
+            return (Frame.Response(status: status), true)
         } catch {
             counters.sharedStoreFailures.increment()
             let status = Frame.Status(
@@ -94,24 +113,25 @@ extension ServerCore {
         case .running:
             return (nil, true)
         case .finished(let bytes):
-            counters.requestsReplayed.increment()
-            guard case .response(let response)? = try? Frame(decoding: bytes) else {
+            guard let stored = SharedReply.decode(bytes) else {
                 let status = Frame.Status(code: .internalError, message: "the stored reply could not be read")
                 return (Frame.Response(status: status), false)
             }
-            return (response, true)
+            if let storedMethod = stored.method, storedMethod != method {
+                return (Frame.Response(status: ServerConnection.methodConflictStatus), false)
+            }
+            counters.requestsReplayed.increment()
+            return (stored.response, true)
         case .run:
             counters.handlersStarted.increment()
             let response = await handler()
             do throws(LongLinkError) {
                 if let response {
-                    var stored: [UInt8] = []
-                    var bare = response
-                    bare.requestID = ""
-                    Frame.response(bare).encode(into: &stored)
-                    try await store.finish(
+                    let stored = SharedReply.encode(response, method: method)
+                    let kept = try await store.finish(
                         principal: principal, clientID: clientID, requestID: requestID, reply: stored,
                         window: configuration.dedupeWindow)
+                    if !kept { claimLost(requestID: requestID) }
                 } else if !isShuttingDown {
                     // Cancelled or timed out: a copy may run it again, as in one server's window. A
                     // server going down leaves its claims to expire instead: it may have done part

@@ -29,6 +29,8 @@ final class ServerCounters: Sendable {
     let tlsHandshakesPending = Atomic<Int>(0)
     let sharedStoreFailures = Atomic<Int>(0)
     let sessionsReplaced = Atomic<Int>(0)
+    let outcomesUnknown = Atomic<Int>(0)
+    let claimsLost = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -59,6 +61,8 @@ final class ServerCounters: Sendable {
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)
         s.sharedStoreFailures = sharedStoreFailures.load(ordering: .relaxed)
         s.sessionsReplaced = sessionsReplaced.load(ordering: .relaxed)
+        s.outcomesUnknown = outcomesUnknown.load(ordering: .relaxed)
+        s.claimsLost = claimsLost.load(ordering: .relaxed)
         return s
     }
 }

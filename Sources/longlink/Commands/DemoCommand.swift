@@ -22,8 +22,8 @@ enum DemoCommand: Subcommand {
             the demo starts on a free port (and stops at the end); each sits behind its own fault
             proxy, the client knows them all, and the demo crashes the server the client is on, then
             restarts it. Every request's runs are counted across the fleet: the summary adds
-            'executed twice' (must be 0). A request caught on a crashed server may time out: its
-            claim outlives the crash, and it never runs a second time.
+            'executed twice' (must be 0). A request caught on a crashed server fails outcomeUnknown
+            once the server's lease in Redis ends (within 3 s): it never runs a second time.
             """,
         options: [
             .value("duration", "DURATION", help: "How long to run: seconds, or 20s, 2m (default 30s)."),

@@ -3,6 +3,7 @@ import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
 import Synchronization
+import Testing
 
 @testable import LongLinkRedis
 
@@ -17,32 +18,38 @@ final class RedisFleet: Sendable {
     let endpoints: [Endpoint]
     /// Lines the handlers report: `started <payload> on <server>`.
     let events: Mailbox<String>
+    /// Lines the servers log (``ServerConfiguration/logger``).
+    let logs: Mailbox<String>
     /// The tests' own connection to Redis, for the execution counts.
     let counter: RedisClient
     let prefix: String
 
     private init(
         redis: RedisServerProcess, members: [LongLinkTestServer], proxies: [FaultProxy], events: Mailbox<String>,
-        counter: RedisClient, prefix: String
+        logs: Mailbox<String>, counter: RedisClient, prefix: String
     ) throws {
         self.redis = redis
         self.members = members
         self.proxies = proxies
         self.endpoints = try proxies.map { try $0.endpoint }
         self.events = events
+        self.logs = logs
         self.counter = counter
         self.prefix = prefix
     }
 
-    /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`.
+    /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`. Their claims
+    /// follow `lease`, and last at first at most `termLimit` (then as long as they are renewed).
     static func start(
-        on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600)
+        on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600),
+        lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil
     ) async throws -> RedisFleet {
         let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
         var shared = redis.configuration
         shared.keyPrefix = prefix
         let redisConfiguration = shared
         let events = Mailbox<String>()
+        let logs = Mailbox<String>()
         let counter = RedisClient(configuration: redisConfiguration)
         var members: [LongLinkTestServer] = []
         var proxies: [FaultProxy] = []
@@ -51,8 +58,16 @@ final class RedisFleet: Sendable {
             var configuration = ServerConfiguration()
             configuration.serverID = id
             configuration.drainTimeout = .seconds(2)
+            configuration.logger = { logs.put($0) }
             let member = LongLinkTestServer(
-                configuration: configuration, fleet: { try .redis(redisConfiguration) }
+                configuration: configuration,
+                fleet: {
+                    FleetStores(
+                        pushes: try RedisPushStore(configuration: redisConfiguration),
+                        dedupe: try RedisDedupeStore(
+                            configuration: redisConfiguration, lease: lease,
+                            pollIntervals: (.milliseconds(50), .milliseconds(500)), termLimit: termLimit))
+                }
             ) {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }
@@ -82,7 +97,8 @@ final class RedisFleet: Sendable {
             proxies.append(proxy)
         }
         return try RedisFleet(
-            redis: redis, members: members, proxies: proxies, events: events, counter: counter, prefix: prefix)
+            redis: redis, members: members, proxies: proxies, events: events, logs: logs, counter: counter,
+            prefix: prefix)
     }
 
     func server(_ index: Int) throws -> LongLinkServer {
@@ -116,14 +132,30 @@ final class RedisFleet: Sendable {
     }
 }
 
+/// A client logged in on s0, with s1 as the next endpoint once it is connected (so that it starts
+/// on s0 whatever a probe would measure, and fails over to s1).
+func onFirstServer(
+    _ fleet: RedisFleet, as user: String, _ body: @escaping @Sendable (LongLinkClient) async throws -> Void
+) async throws {
+    try await withLongLinkClient(configuration: .forRedisFleet([fleet.endpoints[0]], user: user)) { client in
+        #expect(try await client.request("server") == bytes("s0"))
+        await client.setEndpoints([fleet.endpoints[0], fleet.endpoints[1]])
+        try await body(client)
+    }
+}
+
 extension ClientConfiguration {
-    /// A client of the Redis fleet, logged in as `user`: fast backoff, short probes.
-    static func forRedisFleet(_ endpoints: [Endpoint], user: String, exclusive: Bool = false) -> ClientConfiguration {
+    /// A client of the Redis fleet, logged in as `user` (nil: no login): fast backoff, short probes.
+    static func forRedisFleet(
+        _ endpoints: [Endpoint], user: String?, exclusive: Bool = false, clientID: String? = nil
+    ) -> ClientConfiguration {
         var configuration = ClientConfiguration(endpoints: endpoints)
+        if let clientID { configuration.clientID = clientID }
         configuration.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
         configuration.connectTimeout = .seconds(2)
         configuration.defaultTimeout = .seconds(10)
         configuration.balancing.probeTimeout = .seconds(1)
+        guard let user else { return configuration }
         let method = exclusive ? "login.exclusive" : "login"
         configuration.login = { session in _ = try await session.request(method, payload: Array(user.utf8)) }
         return configuration

@@ -1,23 +1,22 @@
-import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire
 
 /// A raw protocol client for server tests: it sends frames as given and hands back every frame
 /// the server sends, with no LongLink client logic in between.
-final class FrameClient: ConnectionHandler, @unchecked Sendable {
-    enum Event: Sendable {
+package final class FrameClient: ConnectionHandler, @unchecked Sendable {
+    package enum Event: Sendable {
         case frame(Frame)
         case closed(LongLinkError?)
     }
 
-    struct UnexpectedEvent: Error, CustomStringConvertible {
-        let event: Event
-        let expected: String
-        var description: String { "expected \(expected), got \(event)" }
+    package struct UnexpectedEvent: Error, CustomStringConvertible {
+        package let event: Event
+        package let expected: String
+        package var description: String { "expected \(expected), got \(event)" }
     }
 
-    let connection: Connection
-    let events = Mailbox<Event>()
+    package let connection: Connection
+    package let events = Mailbox<Event>()
     private var decoder = FrameDecoder()
     private var frames: [Frame] = []
 
@@ -25,7 +24,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         self.connection = connection
     }
 
-    static func connect(to address: SocketAddress, readingPaused: Bool = false) async throws -> FrameClient {
+    package static func connect(to address: SocketAddress, readingPaused: Bool = false) async throws -> FrameClient {
         let connection = try await Connection.connect(
             to: .tcp(host: address.host, port: address.port ?? 0), on: EventLoopGroup.shared.next())
         let client = FrameClient(connection: connection)
@@ -39,7 +38,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         return client
     }
 
-    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+    package func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         do {
             try decoder.decode(bytes, into: &frames)
         } catch {
@@ -49,27 +48,27 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         frames.removeAll(keepingCapacity: true)
     }
 
-    func connectionWritabilityChanged(_ connection: Connection) {}
+    package func connectionWritabilityChanged(_ connection: Connection) {}
 
-    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+    package func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
         events.put(.closed(error))
     }
 
-    func send(_ frames: Frame...) async throws {
+    package func send(_ frames: Frame...) async throws {
         var bytes: [UInt8] = []
         for frame in frames { frame.encodeDelimited(into: &bytes) }
         try await connection.send(bytes)
     }
 
-    func sendRaw(_ bytes: [UInt8]) async throws {
+    package func sendRaw(_ bytes: [UInt8]) async throws {
         try await connection.send(bytes)
     }
 
-    func next(within timeout: Duration = .seconds(20)) async throws -> Event {
+    package func next(within timeout: Duration = .seconds(20)) async throws -> Event {
         try await events.next(within: timeout, "a frame from the server")
     }
 
-    func nextFrame(within timeout: Duration = .seconds(20)) async throws -> Frame {
+    package func nextFrame(within timeout: Duration = .seconds(20)) async throws -> Frame {
         let event = try await next(within: timeout)
         guard case .frame(let frame) = event else { throw UnexpectedEvent(event: event, expected: "a frame") }
         return frame
@@ -77,7 +76,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
 
     /// Waits for the server to close the connection, skipping frames; returns them.
     @discardableResult
-    func framesUntilClosed(within timeout: Duration = .seconds(20)) async throws -> [Frame] {
+    package func framesUntilClosed(within timeout: Duration = .seconds(20)) async throws -> [Frame] {
         var seen: [Frame] = []
         while true {
             switch try await next(within: timeout) {
@@ -87,7 +86,9 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func handshake(clientID: String = "test-client", heartbeatMilliseconds: UInt32 = 0) async throws -> Frame.Welcome {
+    package func handshake(
+        clientID: String = "test-client", heartbeatMilliseconds: UInt32 = 0
+    ) async throws -> Frame.Welcome {
         try await send(.hello(Frame.Hello(clientID: clientID, heartbeatMilliseconds: heartbeatMilliseconds)))
         let frame = try await nextFrame()
         guard case .welcome(let welcome) = frame else {
@@ -97,7 +98,8 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
     }
 
     /// Sends a request and waits for its response, failing on anything else.
-    func call(_ method: String, _ payload: [UInt8] = [], id: String, timeoutMilliseconds: UInt32 = 0) async throws
+    package func call(_ method: String, _ payload: [UInt8] = [], id: String, timeoutMilliseconds: UInt32 = 0)
+        async throws
         -> Frame.Response
     {
         try await send(
@@ -107,7 +109,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         return try await response()
     }
 
-    func response(within timeout: Duration = .seconds(20)) async throws -> Frame.Response {
+    package func response(within timeout: Duration = .seconds(20)) async throws -> Frame.Response {
         let frame = try await nextFrame(within: timeout)
         guard case .response(let response) = frame else {
             throw UnexpectedEvent(event: .frame(frame), expected: "Response")
@@ -115,7 +117,7 @@ final class FrameClient: ConnectionHandler, @unchecked Sendable {
         return response
     }
 
-    func close() {
+    package func close() {
         connection.close(.immediately)
     }
 }
