@@ -1,6 +1,7 @@
 // swift-tools-version:5.4
 // The fuzz targets: libFuzzer executables over the frame decoder, over the client's and the
-// server's inbound state machines, and over the Redis client's RESP3 parser. A package of its own, below tools-version 5.5, because only
+// server's inbound state machines, over the Redis client's RESP3 parser and the push store's
+// reading of its replies. A package of its own, below tools-version 5.5, because only
 // there does SwiftPM leave an executable's `main` to libFuzzer. Scripts/fuzz.sh builds it with
 // -sanitize=fuzzer,address and -enable-testing for every module, so `@testable import` reaches
 // the internal state machines of the very code that ships, instrumented for coverage.
@@ -31,6 +32,7 @@ let package = Package(
         fuzzTarget("ClientInboundFuzz", using: ["LongLink", "LongLinkWire"]),
         fuzzTarget("ServerInboundFuzz", using: ["LongLinkServer", "LongLinkWire"]),
         fuzzTarget("RESPParserFuzz", using: ["LongLinkRedis"]),
+        fuzzTarget("PushStoreRepliesFuzz", using: ["LongLinkRedis", "LongLinkServer"]),
         // Writes the seed corpora from valid traffic (built without the fuzzer: it has its own main).
         .executableTarget(
             name: "FuzzSeeds",

@@ -104,8 +104,7 @@ public final class RedisPushStore: SharedPushStore {
                 PushScripts.produce,
                 keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
                 arguments: arguments)
-            guard let fields = reply.elements?.compactMap(\.int64), fields.count == batch.count + 1, fields[0] > 0
-            else {
+            guard let fields = producedSeqs(reply, count: batch.count) else {
                 throw .redisUnexpected("the produce script", reply)
             }
             seqs = fields
@@ -139,13 +138,10 @@ public final class RedisPushStore: SharedPushStore {
             let count = min(Self.pageSize, limit - pushes.count)
             let reply = try await client.run(
                 RedisCommand("XRANGE", stream, "\(after + 1)-0", "+", "COUNT", String(count)))
-            guard let entries = reply.elements else { throw .redisUnexpected("XRANGE", reply) }
-            for entry in entries {
-                guard let push = Self.push(from: entry) else { throw .redisUnexpected("XRANGE", entry) }
-                pushes.append(push)
-                after = push.seq
-            }
-            if entries.count < count { break }
+            guard let page = Self.pushes(fromPage: reply) else { throw .redisUnexpected("XRANGE", reply) }
+            pushes += page
+            if let last = page.last { after = last.seq }
+            if page.count < count { break }
         }
         return pushes
     }
@@ -154,11 +150,19 @@ public final class RedisPushStore: SharedPushStore {
     /// seqs are ignored. One script call: the acknowledged pushes that are the principal's oldest
     /// go with one `XTRIM MINID`, any others one `XDEL` each.
     public func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
+        try await acknowledge(principal: principal, seqs: seqs, epoch: 0)
+    }
+
+    /// Forgets the given pushes of `principal` as ``acknowledge(principal:seqs:)`` does, only if the
+    /// principal's pushes are still numbered in `epoch` (0: whatever the epoch): acks of an epoch
+    /// that ended (Redis lost the principal and numbers anew) delete nothing, checked in the
+    /// same script call.
+    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) async throws(LongLinkError) {
         guard !seqs.isEmpty else { return }
         _ = try await client.run(
             PushScripts.acknowledge,
             keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
-            arguments: seqs.map { Array(String($0).utf8) })
+            arguments: [Array(String(epoch).utf8)] + seqs.map { Array(String($0).utf8) })
     }
 
     /// How many pushes of `principal` wait for an acknowledgement (`XLEN`).
@@ -229,10 +233,35 @@ public final class RedisPushStore: SharedPushStore {
     /// The prefix of a session notice on a principal's channel.
     static let sessionNotice = Array("s:".utf8)
 
-    /// Publishes `s:<clientID>` on the principal's channel: every server observing the principal
-    /// ends its sessions of other clients.
+    /// How long an exclusive login's session record lasts: servers that missed its notice end the
+    /// older sessions at their next check (every second) or when their notice channel is back.
+    static let sessionRecordLifetime = Duration.seconds(60)
+
+    /// Records `clientID` as the principal's exclusive client (key `{p:<principal>}:x`, for
+    /// 60 seconds) and publishes `s:<clientID>` on the principal's channel, in one script call:
+    /// every server observing the principal ends its sessions of other clients, and a server that
+    /// misses the notice finds the record (``sessionRecords(of:)``).
     public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
-        _ = try await client.run(RedisCommand("PUBLISH", keys.channel(principal: principal), "s:" + clientID))
+        let lifetime = Self.sessionRecordLifetime.components.seconds * 1000
+        _ = try await client.run(
+            PushScripts.announceSession, keys: [Array(keys.session(principal: principal).utf8)],
+            arguments: [Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8)])
+    }
+
+    /// The exclusive client recorded for each of `principals` that has a live record: one `GET`
+    /// each, pipelined in groups of 256 (each key in its principal's slot).
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: String] {
+        var records: [String: String] = [:]
+        var start = 0
+        while start < principals.count {
+            let group = principals[start..<min(start + 256, principals.count)]
+            let replies = try await client.send(group.map { RedisCommand("GET", keys.session(principal: $0)) })
+            for (principal, reply) in zip(group, replies) {
+                if let clientID = try reply.checked("GET").string { records[principal] = clientID }
+            }
+            start += group.count
+        }
+        return records
     }
 
     /// Stops reporting and closes both connections to Redis; later calls throw
@@ -246,6 +275,27 @@ public final class RedisPushStore: SharedPushStore {
         produces.shutdown()
         await subscriber?.shutdown()
         await client.shutdown()
+    }
+
+    /// The produce script's reply for `count` pushes, `{epoch, seq₁, …, seqₙ}`, or nil when it is
+    /// not that (every element an integer, an epoch above 0).
+    static func producedSeqs(_ reply: RESPValue, count: Int) -> [Int64]? {
+        guard let fields = reply.elements?.compactMap(\.int64), fields.count == count + 1, fields[0] > 0 else {
+            return nil
+        }
+        return fields
+    }
+
+    /// An `XRANGE` reply as pushes, or nil when any entry is not one.
+    static func pushes(fromPage reply: RESPValue) -> [StoredPush]? {
+        guard let entries = reply.elements else { return nil }
+        var pushes: [StoredPush] = []
+        pushes.reserveCapacity(entries.count)
+        for entry in entries {
+            guard let push = push(from: entry) else { return nil }
+            pushes.append(push)
+        }
+        return pushes
     }
 
     /// A stream entry `[id, [field, value, …]]` as a push.

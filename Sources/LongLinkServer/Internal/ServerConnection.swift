@@ -41,6 +41,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Both sides agreed to compress payloads (at `Hello`).
     var compresses = false
     var pushWindow: ReliablePushWindow
+    /// Which acknowledged seqs go to the push store, one call at a time (see ``AckMerger``).
+    var acks = AckMerger()
     /// Armed while the push window is full (see ``armWindowTimer()``).
     var windowTimer: EventLoopTimer?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
@@ -198,7 +200,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .hello(let hello): handleHello(hello)
         case .request(let request): handleRequest(request)
         case .cancel(let cancel): handleCancel(cancel.requestID)
-        case .ack(let ack): handleAck(ack.seqs)
+        case .ack(let ack): handleAck(ack)
         case .sync: handleSync()
         case .ping(let ping):
             switch session.receivedPing() {
