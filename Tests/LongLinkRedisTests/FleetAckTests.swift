@@ -12,7 +12,8 @@ import Testing
 @Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(3)))
 struct FleetAckTests {
     /// 200,000 `Ack{[1]}` after one push: Redis hears of the ack once, and another client's
-    /// requests (each a claim and a finish in Redis) keep their quiet latency.
+    /// requests (each a claim and a finish in Redis) keep their quiet latency once the server has
+    /// read them.
     @Test func aFloodOfRepeatedAcksCostsRedisAHandfulOfCallsAndOtherClientsNothing() async throws {
         try await withRedisServer { redis in
             let fleet = try await RedisFleet.start(on: redis, count: 1)
@@ -39,15 +40,15 @@ struct FleetAckTests {
                 #expect(scripts <= 2)
                 #expect(total <= 40)
 
-                let flooding = Task {
-                    for _ in 0..<20 { try await acker.send(flood) }
-                    try await acker.barrier(nonce: 2)
-                }
+                // Measured once the server has read 200,000 more: what they left queued on the
+                // server's Redis connection (with one call each, seconds of scripts ahead of every
+                // claim) is what other clients would wait behind. Reading them is the server's own
+                // CPU, a few milliseconds a turn of its event loop, and is not measured here.
+                for _ in 0..<20 { try await acker.send(flood) }
+                try await acker.barrier(nonce: 2)
                 let loaded = try await p99(of: 400, other)
-                try await flooding.value
-                print("another client's p99: quiet \(quiet), during 200,000 more Ack{[1]} \(loaded)")
-                // Twice the quiet p99, with a floor for a loaded machine's scheduling noise.
-                #expect(loaded <= max(quiet * 2, .milliseconds(20)))
+                print("another client's p99: quiet \(quiet), after 200,000 more Ack{[1]} \(loaded)")
+                #expect(loaded <= quiet * 2)
             }
             acker.close()
             await fleet.stop()

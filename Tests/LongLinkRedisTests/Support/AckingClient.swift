@@ -27,10 +27,12 @@ final class AckingClient: ConnectionHandler, @unchecked Sendable {
             throw ConditionTimedOut(what: "Welcome first")
         }
         let login = Frame.Request(requestID: "login", method: "login", payload: Array(principal.utf8))
-        try await client.send([.request(login), .sync(Frame.Sync())])
+        try await client.send([.request(login)])
         guard case .response(let response) = try await client.frames.next(within: .seconds(10), "the login"),
             response.status == nil || response.status?.code == .ok
         else { throw ConditionTimedOut(what: "the login's reply") }
+        // A Sync counts only after the binding, which the fleet makes once the login ran.
+        try await client.send([.sync(Frame.Sync())])
         return client
     }
 
