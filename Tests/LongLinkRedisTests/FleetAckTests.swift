@@ -48,7 +48,9 @@ struct FleetAckTests {
                 try await acker.barrier(nonce: 2)
                 let loaded = try await p99(of: 400, other)
                 print("another client's p99: quiet \(quiet), after 200,000 more Ack{[1]} \(loaded)")
-                #expect(loaded <= quiet * 2)
+                // Twice the quiet p99, that taken as at least 10 ms: below that a loaded 2-core
+                // machine's scheduling is the noise. One script call per Ack made it 200+ ms.
+                #expect(loaded <= max(quiet, .milliseconds(10)) * 2)
             }
             acker.close()
             await fleet.stop()
