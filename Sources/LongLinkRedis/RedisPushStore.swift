@@ -238,7 +238,7 @@ public final class RedisPushStore: SharedPushStore {
     static let sessionRecordLifetime = Duration.seconds(60)
 
     /// Records `clientID` as the principal's exclusive client (key `{p:<principal>}:x`, for
-    /// 60 seconds) and publishes `s:<clientID>` on the principal's channel, in one script call:
+    /// 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the principal's channel, in one script call:
     /// every server observing the principal ends its sessions of other clients, and a server that
     /// misses the notice finds the record (``sessionRecords(of:)``).
     public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
@@ -248,20 +248,42 @@ public final class RedisPushStore: SharedPushStore {
             arguments: [Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8)])
     }
 
-    /// The exclusive client recorded for each of `principals` that has a live record: one `GET`
-    /// each, pipelined in groups of 256 (each key in its principal's slot).
-    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: String] {
-        var records: [String: String] = [:]
+    /// The exclusive login recorded for each of `principals` that has a live record, its age by
+    /// Redis's clock: a `TIME` and one `GET` each, pipelined in groups of 256 (each key in its
+    /// principal's slot). A record that does not read as one is skipped.
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord] {
+        var records: [String: SessionRecord] = [:]
         var start = 0
         while start < principals.count {
             let group = principals[start..<min(start + 256, principals.count)]
-            let replies = try await client.send(group.map { RedisCommand("GET", keys.session(principal: $0)) })
-            for (principal, reply) in zip(group, replies) {
-                if let clientID = try reply.checked("GET").string { records[principal] = clientID }
+            let replies = try await client.send(
+                [RedisCommand("TIME")] + group.map { RedisCommand("GET", keys.session(principal: $0)) })
+            guard replies.count == group.count + 1, let now = Self.microseconds(fromTime: replies[0]) else {
+                throw .redisUnexpected("TIME", replies.first ?? .null)
+            }
+            for (principal, reply) in zip(group, replies.dropFirst()) {
+                if let record = Self.sessionRecord(try reply.checked("GET"), now: now) { records[principal] = record }
             }
             start += group.count
         }
         return records
+    }
+
+    /// A `TIME` reply `[seconds, microseconds]` in microseconds.
+    static func microseconds(fromTime reply: RESPValue) -> Int64? {
+        guard let parts = reply.elements, parts.count == 2, let seconds = parts[0].int64,
+            let micros = parts[1].int64, (0..<Int64(1) << 40).contains(seconds), (0..<1_000_000).contains(micros)
+        else { return nil }
+        return seconds * 1_000_000 + micros
+    }
+
+    /// A session record `<µs>:<client id>` read at `now` (µs), or nil when it is not one.
+    static func sessionRecord(_ reply: RESPValue, now: Int64) -> SessionRecord? {
+        guard let bytes = reply.bytes, let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+            let at = Int64(String(decoding: bytes[..<colon], as: UTF8.self)), at >= 0
+        else { return nil }
+        let clientID = String(decoding: bytes[(colon + 1)...], as: UTF8.self)
+        return SessionRecord(clientID: clientID, age: .microseconds(max(0, now - min(at, now))))
     }
 
     /// Stops reporting and closes both connections to Redis; later calls throw

@@ -4,7 +4,8 @@ import LongLinkServer
 @testable import LongLinkRedis
 
 /// The Redis push store's reading of replies: arbitrary bytes through the RESP3 parser, then every
-/// value it yields as an `XRANGE` page, as one stream entry, and as the produce script's reply.
+/// value it yields as an `XRANGE` page, as one stream entry, as the produce script's reply, as a
+/// `TIME` reply and as a session record.
 ///
 /// Input: a header (how many pushes the produce call had), then the stream. Nothing may trap
 /// whatever Redis (or something posing as it) answers; a reply read as pushes reads the same when
@@ -27,6 +28,12 @@ public func pushStoreRepliesFuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CI
         }
         if let seqs = RedisPushStore.producedSeqs(value, count: produced) {
             check(seqs.count == produced + 1 && seqs[0] > 0, "a produce reply read wrong: \(seqs)")
+        }
+        if let now = RedisPushStore.microseconds(fromTime: value) {
+            check(now >= 0, "a TIME reply read as a negative time: \(now)")
+        }
+        if let record = RedisPushStore.sessionRecord(value, now: 1 << 50) {
+            check(record.age >= .zero, "a session record read with a negative age: \(record)")
         }
     }
     return 0

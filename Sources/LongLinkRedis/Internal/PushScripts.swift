@@ -113,11 +113,12 @@ enum PushScripts {
         """)
 
     /// KEYS: the session record. ARGV: the client id, the record's lifetime in milliseconds, the
-    /// principal's channel. Records the exclusive login and tells the servers in one step, so that
-    /// no server can read the record without the notice having been sent.
+    /// principal's channel. Records `<Redis time in µs>:<client id>` and tells the servers in one
+    /// step, so that no server can read the record without the notice having been sent.
     static let announceSession = RedisScript(
         """
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        local now = redis.call('TIME')
+        redis.call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])) .. ':' .. ARGV[1], 'PX', ARGV[2])
         return redis.call('PUBLISH', ARGV[3], 's:' .. ARGV[1])
         """)
 }

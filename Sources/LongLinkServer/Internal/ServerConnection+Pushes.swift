@@ -12,6 +12,7 @@ extension ServerConnection {
     func bind(principal: String, exclusive: Bool = false) {
         onLoop { [self] in
             if case .rebind(let old) = session.bound(principal: principal) {
+                boundAt = .now
                 // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
                 dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
                 core.rebind(self, from: old, to: principal)
@@ -19,6 +20,7 @@ extension ServerConnection {
                 acks.principalChanged()
             }
             if exclusive, session.principal == principal {
+                boundAt = .now
                 core.sessionStarted(principal: principal, clientID: session.clientID)
             }
         }
@@ -26,9 +28,14 @@ extension ServerConnection {
 
     /// Ends this session with `GoAway(UNAUTHENTICATED, reconnect: false)` if it is bound to
     /// `principal` for a client other than `clientID` (any thread).
-    func endSession(of principal: String, unlessClient clientID: String) {
+    ///
+    /// `boundBefore`: only if the session was bound before that instant (a session record's login).
+    func endSession(
+        of principal: String, unlessClient clientID: String, boundBefore: ContinuousClock.Instant? = nil
+    ) {
         onLoop { [self] in
             guard session.principal == principal, session.clientID != clientID, session.phase == .active else { return }
+            if let boundBefore, let boundAt, boundAt >= boundBefore { return }
             core.counters.sessionsReplaced.increment()
             goAway(code: .unauthenticated, reason: "logged in elsewhere", reconnect: false, retryAfter: .zero)
         }

@@ -38,6 +38,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var session: Session
     /// The client's part of every de-duplication key, made at `Hello`.
     var dedupeClient = DedupeKey.Client("")
+    /// When the session was bound to its principal, or last bound to it exclusively: a fleet's
+    /// session record ends only sessions bound before the record was written.
+    var boundAt: ContinuousClock.Instant?
     /// Both sides agreed to compress payloads (at `Hello`).
     var compresses = false
     var pushWindow: ReliablePushWindow

@@ -8,15 +8,22 @@ extension ServerCore {
     static let sessionCheckInterval = Duration.seconds(1)
 
     /// Reads the session records of `principals` and ends their sessions of other clients than the
-    /// recorded one. A store that cannot be reached is counted and tried again at the next check.
+    /// recorded one that were bound before its login. The login happened at least `age` before the
+    /// read began, so sessions bound before that instant certainly came first; one bound around
+    /// the login's time is kept. A store that cannot be reached is counted and tried again at the
+    /// next check.
     /// Returns false once the store is shut down.
     @discardableResult
     func checkSessionRecords(of principals: [String]) async -> Bool {
         guard let pushes = fleet?.pushes else { return false }
         guard !principals.isEmpty else { return true }
+        let asked = ContinuousClock.now
         do throws(LongLinkError) {
-            for (principal, clientID) in try await pushes.sessionRecords(of: principals) {
-                endSessions(of: principal, exceptClient: clientID)
+            for (principal, record) in try await pushes.sessionRecords(of: principals) {
+                let loggedIn = asked - record.age
+                for connection in connections(of: principal) {
+                    connection.endSession(of: principal, unlessClient: record.clientID, boundBefore: loggedIn)
+                }
             }
         } catch {
             guard error.code != .shutdown else { return false }
