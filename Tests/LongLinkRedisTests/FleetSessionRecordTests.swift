@@ -19,15 +19,7 @@ struct FleetSessionRecordTests {
             var configuration = ClientConfiguration.forRedisFleet([fleet.endpoints[0]], user: "hal")
             configuration.clientID = "phone"
             let phone = LongLinkClient(configuration: configuration)
-            let ended = Mailbox<LongLinkError?>()
-            let run = Task {
-                do {
-                    try await phone.run()
-                    ended.put(nil)
-                } catch {
-                    ended.put(error as? LongLinkError ?? LongLinkError(code: .unknown, message: "\(error)"))
-                }
-            }
+            let (run, ended) = running(phone)
             #expect(try await phone.request("server") == bytes("s0"))
 
             // Written now, by Redis's clock, as the announcing script does.
@@ -50,9 +42,7 @@ struct FleetSessionRecordTests {
     /// An exclusive login's announcement leaves the record the servers read, with a lifetime.
     @Test func announcingASessionRecordsItsClientForAWhile() async throws {
         try await withRedisServer { redis in
-            var configuration = redis.configuration
-            configuration.keyPrefix = "records:"
-            let store = try RedisPushStore(configuration: configuration)
+            let store = try RedisPushStore(configuration: redis.configuration)
             #expect(try await store.sessionRecords(of: ["ivy", "jo"]).isEmpty)
             try await store.announceSession(principal: "ivy", clientID: "tablet")
             let records = try await store.sessionRecords(of: ["ivy", "jo"])
@@ -60,7 +50,7 @@ struct FleetSessionRecordTests {
             #expect(records["ivy"]?.clientID == "tablet")
             #expect((records["ivy"]?.age ?? .seconds(99)) < .seconds(5))
             let ttl = try await store.client.run(
-                RedisCommand("PTTL", RedisKeys(prefix: "records:").session(principal: "ivy")))
+                RedisCommand("PTTL", RedisKeys(prefix: redis.configuration.keyPrefix).session(principal: "ivy")))
             #expect((1...60_000).contains(ttl.int64 ?? 0))
             await store.shutdown()
         }
