@@ -238,9 +238,10 @@ public final class RedisPushStore: SharedPushStore {
     static let sessionRecordLifetime = Duration.seconds(60)
 
     /// Records `clientID` as the principal's exclusive client (key `{p:<principal>}:x`, for
-    /// 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the principal's channel, in one script call:
-    /// every server observing the principal ends its sessions of other clients, and a server that
-    /// misses the notice finds the record (``sessionRecords(of:)``).
+    /// 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the principal's
+    /// channel, in one script call: every server observing the principal ends its sessions of
+    /// other clients, and a server that misses the notice finds the record
+    /// (``sessionRecords(of:)``).
     public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
         let lifetime = Self.sessionRecordLifetime.components.seconds * 1000
         _ = try await client.run(

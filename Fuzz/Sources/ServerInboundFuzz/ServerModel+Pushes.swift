@@ -20,7 +20,8 @@ extension ServerModel {
         var next = call
         while let call = next {
             check(!call.seqs.isEmpty && call.seqs.count <= acks.maxPerCall, "a store call of \(call.seqs.count) seqs")
-            check(call.seqs.allSatisfy { $0 > acks.floor && $0 <= acks.highestSent }, "an Ack may delete seqs never sent")
+            check(
+                call.seqs.allSatisfy { $0 > acks.floor && $0 <= acks.highestSent }, "an Ack may delete seqs never sent")
             check(Set(call.seqs).count == call.seqs.count, "a store call repeats a seq")
             next = acks.callReturned(succeeded: call.seqs[0] % 2 == 0)
         }
