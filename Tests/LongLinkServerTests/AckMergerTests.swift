@@ -49,6 +49,19 @@ struct AckMergerTests {
         #expect(acks.received([2, 1], epoch: 7).call == AckMerger.Call(seqs: [2, 1], epoch: 7))
     }
 
+    @Test func theFloorNeverRisesOverAcksNotStoredYet() {
+        var acks = AckMerger()
+        acks.sent(first: 1, last: 3, epoch: 7)
+        #expect(acks.received([1], epoch: 7).call?.seqs == [1])
+        #expect(acks.received([2], epoch: 7).call == nil)
+        #expect(acks.callReturned(succeeded: true)?.seqs == [2])
+        #expect(acks.floor == 1)
+        // The call for 2 fails: a later ack of 2 must reach the store again.
+        #expect(acks.callReturned(succeeded: false) == nil)
+        #expect(acks.floor == 1)
+        #expect(acks.received([2], epoch: 7).call?.seqs == [2])
+    }
+
     @Test func acksOfAnotherEpochAreIgnoredAndLegacyAcksTakeTheCurrentOne() {
         var acks = AckMerger()
         acks.sent(first: 1, last: 3, epoch: 7)

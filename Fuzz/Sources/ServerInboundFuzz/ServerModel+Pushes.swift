@@ -90,7 +90,9 @@ extension ServerModel {
         for run in running.keys { check(window.isRunning(run), "a running execution the window forgot") }
         check(pushWindow.outstanding <= pushWindow.size, "the push window opened beyond its size")
         check(pushWindow.lastSentSeq <= acks.highestSent, "the last seq sent is above the highest")
-        check(acks.rememberedCount <= 2 * acks.rememberLimit, "the ack merger remembers \(acks.rememberedCount) seqs")
+        check(
+            acks.rememberedCount <= 2 * acks.rememberLimit + 5 * acks.maxPerCall,
+            "the ack merger remembers \(acks.rememberedCount) seqs")
         check(acks.pending.count <= 4 * acks.maxPerCall, "the ack merger holds \(acks.pending.count) seqs")
         check(decoder.bufferedByteCount < decoder.maxFrameBytes + 10, "the decoder holds more than one frame")
         check(partialTimerArmed == (partialFrame.watchedOffset != nil), "the partial-frame timer and watch differ")

@@ -31,8 +31,11 @@ struct AckMerger {
     private(set) var floor: UInt64 = 0
     /// The highest seq sent in the current space (0: none).
     private(set) var highestSent: UInt64 = 0
-    /// Seqs above ``floor`` acknowledged (by a call that succeeded), or on their way in a call.
+    /// Seqs above ``floor`` acknowledged by a call that succeeded.
     private var remembered: Set<UInt64> = []
+    /// Seqs waiting for the next call or in the call in flight: not acknowledged yet, so the floor
+    /// never rises over them (a call that fails gives them back to later acks).
+    private var queued: Set<UInt64> = []
     /// Seqs waiting for the next call, in arrival order.
     private(set) var pending: [UInt64] = []
     /// The call in flight and the space it was made in (nil: none in flight).
@@ -49,8 +52,9 @@ struct AckMerger {
     /// Whether a store call is in flight.
     var isCalling: Bool { inFlight != nil }
 
-    /// How many seqs are remembered above the floor (bounded by twice ``rememberLimit``).
-    var rememberedCount: Int { remembered.count }
+    /// How many seqs are remembered above the floor, acknowledged or queued (at most twice
+    /// ``rememberLimit``, and five calls' worth queued).
+    var rememberedCount: Int { remembered.count + queued.count }
 
     /// Pushes `first...last` of `epoch` went out (epoch 0: the store does not say).
     mutating func sent(first: UInt64, last: UInt64, epoch: UInt64) {
@@ -73,9 +77,9 @@ struct AckMerger {
     /// is ignored whole), and the store call to make now, if any.
     mutating func received(_ seqs: [UInt64], epoch ackEpoch: UInt64) -> (current: Bool, call: Call?) {
         if ackEpoch != 0, let epoch, epoch != 0, epoch != ackEpoch { return (false, nil) }
-        for seq in seqs where seq > floor && seq <= highestSent {
+        for seq in seqs where seq > floor && seq <= highestSent && !remembered.contains(seq) {
             guard pending.count < maxPerCall * 4, remembered.count < rememberLimit * 2 else { break }
-            if remembered.insert(seq).inserted { pending.append(seq) }
+            if queued.insert(seq).inserted { pending.append(seq) }
         }
         return (true, nextCall())
     }
@@ -86,10 +90,10 @@ struct AckMerger {
         guard let (call, callSpace) = inFlight else { return nil }
         inFlight = nil
         if callSpace == space {
+            for seq in call.seqs { queued.remove(seq) }
             if succeeded {
+                remembered.formUnion(call.seqs)
                 advanceFloor()
-            } else {
-                for seq in call.seqs { remembered.remove(seq) }
             }
         }
         return nextCall()
@@ -105,14 +109,14 @@ struct AckMerger {
     }
 
     /// Raises the floor over the acknowledged seqs just above it, and forgets the lowest half of
-    /// what is remembered once it passes the limit (all of it acknowledged: nothing is pending or
-    /// in flight then), so that a gap below (a push the app keeps) cannot make it grow for ever.
+    /// what is remembered once it passes the limit, so that a gap below (a push the app keeps)
+    /// cannot make it grow for ever (a forgotten seq acknowledged again costs one more call).
     private mutating func advanceFloor() {
         while remembered.contains(floor + 1) {
             remembered.remove(floor + 1)
             floor += 1
         }
-        guard remembered.count > rememberLimit, pending.isEmpty else { return }
+        guard remembered.count > rememberLimit else { return }
         let sorted = remembered.sorted()
         remembered.subtract(sorted.prefix(sorted.count / 2))
     }
@@ -123,6 +127,7 @@ struct AckMerger {
         floor = 0
         highestSent = 0
         remembered = []
+        queued = []
         pending = []
     }
 }
