@@ -1,8 +1,8 @@
 // swift-tools-version:5.4
 // The fuzz targets: libFuzzer executables over the frame decoder, over the client's and the
-// server's inbound state machines, over the Redis client's RESP3 parser, over the server's TLS
-// session, and over the inflation of compressed payloads. A package of its own, below
-// tools-version 5.5, because only
+// server's inbound state machines, over the Redis client's RESP3 parser and the push store's
+// reading of its replies, over the server's TLS session, and over the inflation of compressed
+// payloads. A package of its own, below tools-version 5.5, because only
 // there does SwiftPM leave an executable's `main` to libFuzzer. Scripts/fuzz.sh builds it with
 // -sanitize=fuzzer,address and -enable-testing for every module, so `@testable import` reaches
 // the internal state machines of the very code that ships, instrumented for coverage.
@@ -36,6 +36,7 @@ let package = Package(
         // The transport is no product of its own: the server's product brings it (and OpenSSL).
         fuzzTarget("TLSRecordFuzz", using: ["LongLinkServer"]),
         fuzzTarget("InflationFuzz", using: ["LongLinkWire"]),
+        fuzzTarget("PushStoreRepliesFuzz", using: ["LongLinkRedis", "LongLinkServer"]),
         // Writes the seed corpora from valid traffic (built without the fuzzer: it has its own main).
         .executableTarget(
             name: "FuzzSeeds",

@@ -77,6 +77,7 @@ def frames(pb):
         pb.Frame(push=pb.Push(seq=8, topic="charts", payload=b"\x78\x01", compression=U32_MAX)),
         pb.Frame(ack=pb.Ack(seqs=[1, 2**53 + 1, 2**63, U64_MAX])),
         pb.Frame(ack=pb.Ack()),
+        pb.Frame(ack=pb.Ack(seqs=[3], epoch=U64_MAX)),
         pb.Frame(sync=pb.Sync()),
         pb.Frame(ping=pb.Ping(nonce=U64_MAX)),
         pb.Frame(ping=pb.Ping()),

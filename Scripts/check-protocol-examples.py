@@ -54,6 +54,7 @@ def main():
             pb.Frame(push=pb.Push(seq=5, topic="alerts", payload=b"hi")),
             pb.Frame(push=pb.Push(seq=5, topic="alerts", payload=b"hi", epoch=7)),
             pb.Frame(ack=pb.Ack(seqs=[5, 6, 300])),
+            pb.Frame(ack=pb.Ack(seqs=[5, 6, 300], epoch=7)),
             pb.Frame(sync=pb.Sync()),
             pb.Frame(ping=pb.Ping(nonce=1)),
             pb.Frame(pong=pb.Pong(nonce=1, load_permille=250)),

@@ -7,7 +7,7 @@
 #   --replay     only run every input of the committed corpus once (no fuzzing)
 #   --merge      afterwards, fold the new inputs that add coverage into the committed corpus
 #   --seeds      rewrite the seeds of the committed corpus (Fuzz/Corpus) from valid traffic first
-# Targets: FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz InflationFuzz (default: all).
+# Targets: FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz InflationFuzz PushStoreRepliesFuzz (default: all).
 # Inputs found go to Fuzz/.build/corpus/TARGET (not committed); crashing inputs to
 # Fuzz/.build/artifacts/TARGET/, and the script exits 1. Replay one: Fuzz/.build/release/TARGET FILE.
 set -euo pipefail
@@ -34,13 +34,13 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz InflationFuzz)
+    targets=(FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz TLSRecordFuzz InflationFuzz PushStoreRepliesFuzz)
 fi
 
 if [[ $seeds -eq 1 ]]; then
     # The generator has a main of its own, so it is built apart, without the fuzzer.
     swift build --scratch-path .build/seeds --product FuzzSeeds
-    for target in FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz InflationFuzz; do mkdir -p "Corpus/$target"; done
+    for target in FrameDecoderFuzz ClientInboundFuzz ServerInboundFuzz RESPParserFuzz InflationFuzz PushStoreRepliesFuzz; do mkdir -p "Corpus/$target"; done
     .build/seeds/debug/FuzzSeeds Corpus
 fi
 

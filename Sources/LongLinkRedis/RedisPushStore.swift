@@ -106,8 +106,7 @@ public final class RedisPushStore: SharedPushStore {
                 PushScripts.produce,
                 keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
                 arguments: arguments)
-            guard let fields = reply.elements?.compactMap(\.int64), fields.count == batch.count + 1, fields[0] > 0
-            else {
+            guard let fields = producedSeqs(reply, count: batch.count) else {
                 throw .redisUnexpected("the produce script", reply)
             }
             seqs = fields
@@ -141,13 +140,10 @@ public final class RedisPushStore: SharedPushStore {
             let count = min(Self.pageSize, limit - pushes.count)
             let reply = try await client.run(
                 RedisCommand("XRANGE", stream, "\(after + 1)-0", "+", "COUNT", String(count)))
-            guard let entries = reply.elements else { throw .redisUnexpected("XRANGE", reply) }
-            for entry in entries {
-                guard let push = Self.push(from: entry) else { throw .redisUnexpected("XRANGE", entry) }
-                pushes.append(push)
-                after = push.seq
-            }
-            if entries.count < count { break }
+            guard let page = Self.pushes(fromPage: reply) else { throw .redisUnexpected("XRANGE", reply) }
+            pushes += page
+            if let last = page.last { after = last.seq }
+            if page.count < count { break }
         }
         return pushes
     }
@@ -156,11 +152,19 @@ public final class RedisPushStore: SharedPushStore {
     /// seqs are ignored. One script call: the acknowledged pushes that are the principal's oldest
     /// go with one `XTRIM MINID`, any others one `XDEL` each.
     public func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
+        try await acknowledge(principal: principal, seqs: seqs, epoch: 0)
+    }
+
+    /// Forgets the given pushes of `principal` as ``acknowledge(principal:seqs:)`` does, only if the
+    /// principal's pushes are still numbered in `epoch` (0: whatever the epoch): acks of an epoch
+    /// that ended (Redis lost the principal and numbers anew) delete nothing, checked in the
+    /// same script call.
+    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) async throws(LongLinkError) {
         guard !seqs.isEmpty else { return }
         _ = try await client.run(
             PushScripts.acknowledge,
             keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
-            arguments: seqs.map { Array(String($0).utf8) })
+            arguments: [Array(String(epoch).utf8)] + seqs.map { Array(String($0).utf8) })
     }
 
     /// How many pushes of `principal` wait for an acknowledgement (`XLEN`).
@@ -233,10 +237,58 @@ public final class RedisPushStore: SharedPushStore {
     /// The prefix of a session notice on a principal's channel.
     static let sessionNotice = Array("s:".utf8)
 
-    /// Publishes `s:<clientID>` on the principal's channel: every server observing the principal
-    /// ends its sessions of other clients.
+    /// How long an exclusive login's session record lasts: servers that missed its notice end the
+    /// older sessions at their next check (every second) or when their notice channel is back.
+    static let sessionRecordLifetime = Duration.seconds(60)
+
+    /// Records `clientID` as the principal's exclusive client (key `{p:<principal>}:x`, for
+    /// 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the principal's
+    /// channel, in one script call: every server observing the principal ends its sessions of
+    /// other clients, and a server that misses the notice finds the record
+    /// (``sessionRecords(of:)``).
     public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
-        _ = try await client.run(RedisCommand("PUBLISH", keys.channel(principal: principal), "s:" + clientID))
+        let lifetime = Self.sessionRecordLifetime.components.seconds * 1000
+        _ = try await client.run(
+            PushScripts.announceSession, keys: [Array(keys.session(principal: principal).utf8)],
+            arguments: [Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8)])
+    }
+
+    /// The exclusive login recorded for each of `principals` that has a live record, its age by
+    /// Redis's clock: a `TIME` and one `GET` each, pipelined in groups of 256 (each key in its
+    /// principal's slot). A record that does not read as one is skipped.
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord] {
+        var records: [String: SessionRecord] = [:]
+        var start = 0
+        while start < principals.count {
+            let group = principals[start..<min(start + 256, principals.count)]
+            let replies = try await client.send(
+                [RedisCommand("TIME")] + group.map { RedisCommand("GET", keys.session(principal: $0)) })
+            guard replies.count == group.count + 1, let now = Self.microseconds(fromTime: replies[0]) else {
+                throw .redisUnexpected("TIME", replies.first ?? .null)
+            }
+            for (principal, reply) in zip(group, replies.dropFirst()) {
+                if let record = Self.sessionRecord(try reply.checked("GET"), now: now) { records[principal] = record }
+            }
+            start += group.count
+        }
+        return records
+    }
+
+    /// A `TIME` reply `[seconds, microseconds]` in microseconds.
+    static func microseconds(fromTime reply: RESPValue) -> Int64? {
+        guard let parts = reply.elements, parts.count == 2, let seconds = parts[0].int64,
+            let micros = parts[1].int64, (0..<Int64(1) << 40).contains(seconds), (0..<1_000_000).contains(micros)
+        else { return nil }
+        return seconds * 1_000_000 + micros
+    }
+
+    /// A session record `<µs>:<client id>` read at `now` (µs), or nil when it is not one.
+    static func sessionRecord(_ reply: RESPValue, now: Int64) -> SessionRecord? {
+        guard let bytes = reply.bytes, let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+            let at = Int64(String(decoding: bytes[..<colon], as: UTF8.self)), at >= 0
+        else { return nil }
+        let clientID = String(decoding: bytes[(colon + 1)...], as: UTF8.self)
+        return SessionRecord(clientID: clientID, age: .microseconds(max(0, now - min(at, now))))
     }
 
     /// Stops reporting and closes both connections to Redis; later calls throw
@@ -250,6 +302,27 @@ public final class RedisPushStore: SharedPushStore {
         produces.shutdown()
         await subscriber?.shutdown()
         await client.shutdown()
+    }
+
+    /// The produce script's reply for `count` pushes, `{epoch, seq₁, …, seqₙ}`, or nil when it is
+    /// not that (every element an integer, an epoch above 0).
+    static func producedSeqs(_ reply: RESPValue, count: Int) -> [Int64]? {
+        guard let fields = reply.elements?.compactMap(\.int64), fields.count == count + 1, fields[0] > 0 else {
+            return nil
+        }
+        return fields
+    }
+
+    /// An `XRANGE` reply as pushes, or nil when any entry is not one.
+    static func pushes(fromPage reply: RESPValue) -> [StoredPush]? {
+        guard let entries = reply.elements else { return nil }
+        var pushes: [StoredPush] = []
+        pushes.reserveCapacity(entries.count)
+        for entry in entries {
+            guard let push = push(from: entry) else { return nil }
+            pushes.append(push)
+        }
+        return pushes
     }
 
     /// A stream entry `[id, [field, value, …]]` as a push.

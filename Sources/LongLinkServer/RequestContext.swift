@@ -43,7 +43,9 @@ public struct RequestContext: Sendable {
     /// (other `client_id`s) end with `GoAway(UNAUTHENTICATED, "logged in elsewhere", reconnect:
     /// false)`, on this server and, in a fleet (``FleetStores``), on every other. A LongLink
     /// client so kicked stops with a terminal error. The same client's other links (a
-    /// reconnection, a migration under way) are kept.
+    /// reconnection, a migration under way) are kept. In a fleet this holds when the notice to
+    /// the other servers is lost: the login is recorded in the shared store for a while, and
+    /// servers check the record every second (see ``SharedPushStore/sessionRecords(of:)``).
     public func bind(principal: String, exclusive: Bool) {
         session.bind(principal: principal, exclusive: exclusive)
     }

@@ -222,6 +222,7 @@ extension Frame.Ack {
         while let tag = try reader.readTag(in: "Frame.ack") {
             switch tag.fieldNumber {
             case 1: try reader.readRepeatedUInt64Field(tag, into: &seqs, field: "Frame.ack.seqs")
+            case 2: epoch = try reader.readVarintField(tag, field: "Frame.ack.epoch")
             default: try reader.skipField(tag, in: "Frame.ack")
             }
         }

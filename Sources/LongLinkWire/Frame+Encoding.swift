@@ -185,11 +185,12 @@ extension Frame.Push {
 
 extension Frame.Ack {
     var wireSize: Int {
-        ProtobufWriter.packedUInt64FieldSize(1, seqs)
+        ProtobufWriter.packedUInt64FieldSize(1, seqs) + ProtobufWriter.varintFieldSize(2, epoch)
     }
 
     func write(to writer: inout ProtobufWriter) {
         writer.writePackedUInt64Field(1, seqs)
+        writer.writeVarintField(2, epoch)
     }
 }
 

@@ -203,14 +203,25 @@ extension Frame {
         }
     }
 
-    /// `Ack { repeated uint64 seqs = 1; }`, written packed; decoders accept packed and unpacked.
+    /// `Ack { repeated uint64 seqs = 1; uint64 epoch = 2; }`, seqs written packed; decoders accept
+    /// packed and unpacked.
     public struct Ack: Sendable, Hashable {
         /// The sequence numbers of reliable pushes the client received.
         public var seqs: [UInt64]
+        /// The seq space of every seq in this `Ack` (the `Push.epoch` of the pushes it acknowledges):
+        /// a server ignores an `Ack` of another epoch than the one it sends in. 0 = not said (an
+        /// older peer): the server applies it to its current epoch.
+        public var epoch: UInt64 = 0
 
         /// Creates an `Ack`.
         public init(seqs: [UInt64] = []) {
             self.seqs = seqs
+        }
+
+        /// Creates an `Ack` of pushes numbered in `epoch`.
+        public init(seqs: [UInt64], epoch: UInt64) {
+            self.seqs = seqs
+            self.epoch = epoch
         }
     }
 

@@ -88,7 +88,7 @@ def describe(frame):
     elif kind == "push":
         d.update(seq=str(m.seq), topic=m.topic, payload=m.payload.hex())
     elif kind == "ack":
-        d.update(seqs=[str(s) for s in m.seqs])
+        d.update(seqs=[str(s) for s in m.seqs], epoch=str(m.epoch))
     elif kind == "sync":
         pass
     elif kind == "ping":
@@ -132,6 +132,7 @@ def sample_frames(pb):
     add(ack=pb.Ack(seqs=[1, 2, 127, 128, 300, 2**32, 2**63, U64]))
     add(ack=pb.Ack(seqs=list(range(1, 3001))))
     add(ack=pb.Ack())
+    add(ack=pb.Ack(seqs=[5], epoch=U64))
     add(sync=pb.Sync())
     add(ping=pb.Ping(nonce=0))
     add(ping=pb.Ping(nonce=U64))

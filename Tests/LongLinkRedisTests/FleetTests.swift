@@ -178,16 +178,7 @@ struct FleetTests {
                 [fleet.endpoints[0]], user: "gus", exclusive: true)
             firstConfiguration.clientID = "phone"
             let first = LongLinkClient(configuration: firstConfiguration)
-            // How the phone's run() ended (nil: without an error), waited for with a bound.
-            let ended = Mailbox<LongLinkError?>()
-            let firstRun = Task {
-                do {
-                    try await first.run()
-                    ended.put(nil)
-                } catch {
-                    ended.put(error as? LongLinkError ?? LongLinkError(code: .unknown, message: "\(error)"))
-                }
-            }
+            let (firstRun, ended) = running(first)
             #expect(try await first.request("server") == bytes("s0"))
 
             var secondConfiguration = ClientConfiguration.forRedisFleet(

@@ -70,19 +70,3 @@ struct ReliablePushWindowTests {
         #expect(!window.isFull)
     }
 }
-
-@Suite("Reliable push window: what an Ack may delete")
-struct ReliablePushWindowAckScopeTests {
-    @Test func onlySeqsSentOnTheConnectionAreAcknowledgeable() {
-        var window = ReliablePushWindow(size: 10)
-        #expect(window.acknowledgeable([1, 2]).isEmpty)
-        window.sent(count: 3, lastSeq: 5)
-        #expect(window.acknowledgeable([0, 1, 5, 6, 99]) == [1, 5])
-        // A Sync resends from the start; what was sent before still counts as sent.
-        window.restart()
-        #expect(window.acknowledgeable([4, 5]) == [4, 5])
-        // Another principal's seqs are another sequence.
-        window.principalChanged()
-        #expect(window.acknowledgeable([1]).isEmpty)
-    }
-}

@@ -74,6 +74,11 @@ struct GoldenBytesTests {
             name: "ack (packed)",
             frame: .ack(Frame.Ack(seqs: [1, 300, .max])),
             bytes: "3a 0f 0a 0d 01 ac 02 ff ff ff ff ff ff ff ff ff 01"),
+        // epoch 7 = field 2 (10), 07, after the packed seqs.
+        Golden(
+            name: "ack with epoch",
+            frame: .ack(Frame.Ack(seqs: [5, 6, 300], epoch: 7)),
+            bytes: "3a 08 0a 04 05 06 ac 02 10 07"),
         Golden(name: "pong", frame: .pong(Frame.Pong(nonce: 5, loadPermille: 999)), bytes: "52 05 08 05 10 e7 07"),
         // code 8, reason "é", reconnect true (18 01), retry 1000 (e8 07); Frame.go_away = field 11 -> 0x5a.
         Golden(

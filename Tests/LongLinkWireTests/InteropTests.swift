@@ -284,7 +284,7 @@ enum JSONValue: Decodable, Equatable {
                 "payload": hex(push.payload),
             ]
         case .ack(let ack):
-            fields = ["kind": .string("ack"), "seqs": .array(ack.seqs.map(number))]
+            fields = ["kind": .string("ack"), "seqs": .array(ack.seqs.map(number)), "epoch": number(ack.epoch)]
         case .sync:
             fields = ["kind": .string("sync")]
         case .ping(let ping):

@@ -192,6 +192,21 @@ do {
     }
 }
 
+// The push store's replies: an XRANGE page of two pushes (one with an epoch), the produce script's
+// `{epoch, seqs…}` with a refused push, an empty page, and a nil reply.
+do {
+    let replies = Array(
+        ("*2\r\n*2\r\n$3\r\n1-0\r\n*6\r\n$1\r\nt\r\n$6\r\nalerts\r\n$1\r\nd\r\n$2\r\nhi\r\n$1\r\ne\r\n$3\r\n777\r\n"
+            + "*2\r\n$3\r\n2-0\r\n*4\r\n$1\r\nt\r\n$1\r\nx\r\n$1\r\nd\r\n$0\r\n\r\n"
+            + "*4\r\n:777\r\n:3\r\n:0\r\n:4\r\n*0\r\n_\r\n").utf8)
+    for (suffix, produced) in [("page", UInt8(0)), ("produce", UInt8(3))] {
+        var script = FuzzScript()
+        script.byte(produced)
+        script.chunk(replies)
+        seeds["PushStoreRepliesFuzz/replies-\(suffix)"] = script.bytes
+    }
+}
+
 let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Corpus"
 for (name, bytes) in seeds.sorted(by: { $0.key < $1.key }) {
     let path = "\(directory)/\(name)"

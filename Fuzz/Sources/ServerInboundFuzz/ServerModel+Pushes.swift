@@ -9,6 +9,23 @@ extension ServerModel {
         guard case .rebind = session.bound(principal: principal) else { return }
         dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
         pushWindow.principalChanged()
+        acks.principalChanged()
+    }
+
+    /// Small bounds, so that short inputs reach them; the model's store numbers in epoch 7.
+    static func makeAckMerger() -> AckMerger { AckMerger(maxPerCall: 4, rememberLimit: 8) }
+
+    /// Runs the store calls an `Ack` led to, each returning at once, failing for odd first seqs.
+    mutating func storeCalls(from call: AckMerger.Call?) {
+        var next = call
+        while let call = next {
+            check(!call.seqs.isEmpty && call.seqs.count <= acks.maxPerCall, "a store call of \(call.seqs.count) seqs")
+            check(
+                call.seqs.allSatisfy { $0 > acks.floor && $0 <= acks.highestSent }, "an Ack may delete seqs never sent")
+            check(Set(call.seqs).count == call.seqs.count, "a store call repeats a seq")
+            next = acks.callReturned(succeeded: call.seqs[0] % 2 == 0)
+        }
+        check(!acks.isCalling, "a store call left in flight")
     }
 
     /// As `ServerConnection.pumpReliablePushes`, over a store that holds seqs 1...stored.
@@ -27,6 +44,7 @@ extension ServerModel {
         let available = (stored[principal] ?? 0) - min(pushWindow.lastSentSeq, stored[principal] ?? 0)
         let count = Int(min(UInt64(room), available))
         guard count > 0 else { return }
+        acks.sent(first: pushWindow.lastSentSeq + 1, last: pushWindow.lastSentSeq + UInt64(count), epoch: 7)
         pushWindow.sent(count: count, lastSeq: pushWindow.lastSentSeq + UInt64(count))
     }
 
@@ -71,7 +89,11 @@ extension ServerModel {
         check(window.count <= window.capacity + running.count, "the window holds \(window.count) entries")
         for run in running.keys { check(window.isRunning(run), "a running execution the window forgot") }
         check(pushWindow.outstanding <= pushWindow.size, "the push window opened beyond its size")
-        check(pushWindow.lastSentSeq <= pushWindow.highestSentSeq, "the last seq sent is above the highest")
+        check(pushWindow.lastSentSeq <= acks.highestSent, "the last seq sent is above the highest")
+        check(
+            acks.rememberedCount <= 2 * acks.rememberLimit + 5 * acks.maxPerCall,
+            "the ack merger remembers \(acks.rememberedCount) seqs")
+        check(acks.pending.count <= 4 * acks.maxPerCall, "the ack merger holds \(acks.pending.count) seqs")
         check(decoder.bufferedByteCount < decoder.maxFrameBytes + 10, "the decoder holds more than one frame")
         check(partialTimerArmed == (partialFrame.watchedOffset != nil), "the partial-frame timer and watch differ")
     }

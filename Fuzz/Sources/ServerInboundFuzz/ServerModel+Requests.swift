@@ -133,6 +133,7 @@ extension ServerModel {
         decoder = Self.makeDecoder()
         partialFrame = PartialFrameWatch()
         pushWindow = ReliablePushWindow(size: 3)
+        acks = Self.makeAckMerger()
         dedupeClient = DedupeKey.Client("")
         partialTimerArmed = false
         windowTimerArmed = false

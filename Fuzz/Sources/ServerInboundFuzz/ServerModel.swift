@@ -24,6 +24,7 @@ struct ServerModel {
     var decoder = Self.makeDecoder()
     var partialFrame = PartialFrameWatch()
     var pushWindow = ReliablePushWindow(size: 3)
+    var acks = Self.makeAckMerger()
     var dedupeClient = DedupeKey.Client("")
     /// The connection's number: its waiters are `connection << 32 | token`.
     var connection = 1
@@ -125,10 +126,9 @@ struct ServerModel {
         case .ack(let ack):
             switch session.receivedAck(seqs: ack.seqs) {
             case .acknowledge(_, let seqs):
-                let deletable = pushWindow.acknowledgeable(seqs)
-                check(
-                    deletable.allSatisfy { $0 >= 1 && $0 <= pushWindow.highestSentSeq },
-                    "an Ack may delete seqs never sent")
+                let (current, call) = acks.received(seqs, epoch: ack.epoch)
+                guard current else { break }
+                storeCalls(from: call)
                 if pushWindow.acknowledged(seqs) { pump() }
             case .closeConnection(let close): perform(close)
             case .ignore: break

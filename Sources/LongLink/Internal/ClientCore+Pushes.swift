@@ -167,9 +167,15 @@ extension ClientCore {
         }
         let seqs = keys.compactMap { $0.epoch == epoch ? $0.seq : nil }
         stats.staleAcksDropped += keys.count - seqs.count
-        // One Ack carries at most Frame.maxAckSeqs (servers refuse larger ones).
+        sendAcks(seqs, epoch: epoch, on: link)
+    }
+
+    /// Sends `seqs` of `epoch` as `Ack`s of at most Frame.maxAckSeqs (servers refuse larger ones),
+    /// each naming the epoch, so that a server that numbers anew meanwhile ignores them.
+    private func sendAcks(_ seqs: [UInt64], epoch: UInt64, on link: Link) {
         for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
-            send(.ack(Frame.Ack(seqs: Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)]))), on: link)
+            let part = Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)])
+            send(.ack(Frame.Ack(seqs: part, epoch: epoch)), on: link)
         }
         stats.acksSent += seqs.count
     }
@@ -190,11 +196,8 @@ extension ClientCore {
             }
         }
         for (generation, seqs) in byLink {
-            guard let old = retiring[generation] else { continue }
-            for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
-                send(.ack(Frame.Ack(seqs: Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)]))), on: old)
-            }
-            stats.acksSent += seqs.count
+            guard let old = retiring[generation], let epoch = old.pushEpoch else { continue }
+            sendAcks(seqs, epoch: epoch, on: old)
         }
         return rest
     }

@@ -61,8 +61,10 @@ enum PushScripts {
         return result
         """)
 
-    /// KEYS: meta, stream. ARGV: the seqs acknowledged, any order. Deletes those stored and gives
-    /// their bytes back to the bound; returns how many it deleted.
+    /// KEYS: meta, stream. ARGV: the epoch the seqs were numbered in (0: any), then the seqs
+    /// acknowledged, any order. Deletes those stored and gives their bytes back to the bound;
+    /// returns how many it deleted. Acks of another epoch than the principal's current one (or
+    /// of a principal the store lost) delete nothing: their numbers mean other pushes now.
     ///
     /// Acks usually cover the oldest entries: one `XRANGE` from the stream's start reads them (and
     /// their sizes) and one `XTRIM MINID` drops them by whole stream nodes. Deleting an entry by id
@@ -70,9 +72,10 @@ enum PushScripts {
     /// past an unacknowledged one take that path.
     static let acknowledge = RedisScript(
         """
+        if ARGV[1] ~= '0' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
         local acked = {}
         local high = 0
-        for i = 1, #ARGV do
+        for i = 2, #ARGV do
           local seq = tonumber(ARGV[i])
           acked[seq] = true
           if seq > high then high = seq end
@@ -87,7 +90,7 @@ enum PushScripts {
         local freed = 0
         local removed = 0
         local trimmed = 0
-        for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', high .. '-0', 'COUNT', #ARGV)) do
+        for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', high .. '-0', 'COUNT', #ARGV - 1)) do
           local seq = tonumber(string.match(entry[1], '^(%d+)'))
           if not acked[seq] then break end
           acked[seq] = nil
@@ -107,5 +110,15 @@ enum PushScripts {
           if redis.call('HINCRBY', KEYS[1], 'bytes', -freed) < 0 then redis.call('HSET', KEYS[1], 'bytes', 0) end
         end
         return removed
+        """)
+
+    /// KEYS: the session record. ARGV: the client id, the record's lifetime in milliseconds, the
+    /// principal's channel. Records `<Redis time in µs>:<client id>` and tells the servers in one
+    /// step, so that no server can read the record without the notice having been sent.
+    static let announceSession = RedisScript(
+        """
+        local now = redis.call('TIME')
+        redis.call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])) .. ':' .. ARGV[1], 'PX', ARGV[2])
+        return redis.call('PUBLISH', ARGV[3], 's:' .. ARGV[1])
         """)
 }

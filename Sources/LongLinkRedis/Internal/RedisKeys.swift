@@ -20,6 +20,9 @@ struct RedisKeys: Sendable {
     /// The channel told `<epoch>:<seq>` of every push produced.
     func channel(principal: String) -> String { tag(principal: principal) + ":c" }
 
+    /// The session record: the client of the principal's last exclusive login, for a while.
+    func session(principal: String) -> String { tag(principal: principal) + ":x" }
+
     /// The de-dup entry of one request.
     func dedupe(principal: String?, clientID: String, requestID: String) -> String {
         let tag = principal.map { self.tag(principal: $0) } ?? "\(prefix){c:\(Self.escaped(clientID))}"

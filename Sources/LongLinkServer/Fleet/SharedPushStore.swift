@@ -29,6 +29,12 @@ public protocol SharedPushStore: Sendable {
     /// Forgets the given pushes of `principal`; unknown seqs are ignored.
     func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError)
 
+    /// Forgets the given pushes of `principal` if its pushes are still numbered in `epoch` (0:
+    /// whatever the epoch); unknown seqs are ignored. A store that numbers anew after a reset must
+    /// not let acks of the old epoch delete the new one's pushes of the same numbers. The server
+    /// calls this one; the default calls ``acknowledge(principal:seqs:)`` whatever the epoch.
+    func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) async throws(LongLinkError)
+
     /// Starts reporting stored pushes to `observer` (called once, before the server serves).
     func startObserving(_ observer: SharedPushObserver) async
 
@@ -40,13 +46,49 @@ public protocol SharedPushStore: Sendable {
 
     /// Tells every server of the fleet that holds `principal` that `clientID` logged in with an
     /// exclusive binding: they end the principal's sessions of other clients (reported through
-    /// ``SharedPushObserver/sessionStarted``, to the announcing server too).
+    /// ``SharedPushObserver/sessionStarted``, to the announcing server too). A store whose notices
+    /// may be lost also records the login for a while, for ``sessionRecords(of:)``.
     func announceSession(principal: String, clientID: String) async throws(LongLinkError)
+
+    /// The last exclusive login recorded for each of `principals` that has one: servers read them
+    /// when notices may have been lost, when they start watching a principal, and every second,
+    /// and end the principal's sessions of other clients that were bound before that login. The
+    /// default records nothing (a store whose notices are never lost needs no record).
+    func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord]
 
     /// Stops reporting and closes the store's connections; later operations throw
     /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
     /// ends: a server owns the stores it is given.
     func shutdown() async
+}
+
+extension SharedPushStore {
+    /// Forgets the given pushes of `principal` whatever the epoch (for stores that do not number in
+    /// epochs).
+    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) async throws(LongLinkError) {
+        try await acknowledge(principal: principal, seqs: seqs)
+    }
+
+    /// No records: a store whose notices are never lost needs none.
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord] {
+        [:]
+    }
+}
+
+/// An exclusive login as a ``SharedPushStore`` recorded it (see
+/// ``SharedPushStore/sessionRecords(of:)``).
+public struct SessionRecord: Sendable, Hashable {
+    /// The client that logged in.
+    public var clientID: String
+    /// How long ago it logged in, by the store's clock, when the record was read: sessions bound
+    /// earlier than that end (an age, not a time, so that servers need no clock in common).
+    public var age: Duration
+
+    /// A record of `clientID`'s exclusive login `age` ago.
+    public init(clientID: String, age: Duration) {
+        self.clientID = clientID
+        self.age = age
+    }
 }
 
 /// What a ``SharedPushStore`` reports to the server that observes it. Each closure is called on a

@@ -8,9 +8,6 @@ struct ReliablePushWindow {
     let size: Int
     /// The seq of the last push sent since the window started afresh (0: none yet).
     private(set) var lastSentSeq: UInt64 = 0
-    /// The highest seq ever sent on this connection for its principal (0: none). Seqs go out in
-    /// order, so every stored seq up to it was sent here: only those may an `Ack` delete.
-    private(set) var highestSentSeq: UInt64 = 0
     /// Pushes sent and not yet acknowledged.
     private(set) var outstanding = 0
     /// The last pump stopped at a full window (not at an unwritable socket or an empty store), so
@@ -41,20 +38,9 @@ struct ReliablePushWindow {
     }
 
     /// The connection was bound to another principal, whose seqs are another sequence: nothing of
-    /// it was sent yet.
+    /// it was sent yet. (Which seqs an `Ack` may delete is ``AckMerger``'s.)
     mutating func principalChanged() {
         restart()
-        highestSentSeq = 0
-    }
-
-    /// The seqs of an `Ack` that it may delete from the store: those sent on this connection.
-    /// Others (never sent here, not even stored yet) are ignored, so that an `Ack` cannot wipe
-    /// pushes the client never received.
-    func acknowledgeable(_ seqs: [UInt64]) -> [UInt64] {
-        guard highestSentSeq > 0 else { return [] }
-        let sent = 1...highestSentSeq
-        if seqs.allSatisfy(sent.contains) { return seqs }
-        return seqs.filter(sent.contains)
     }
 
     /// A pump begins; it sets ``isFull`` again if it stops at a full window.
@@ -72,7 +58,6 @@ struct ReliablePushWindow {
         outstanding += count
         lastSentSeq = lastSeq
         if let epoch { lastSentEpoch = epoch }
-        highestSentSeq = max(highestSentSeq, lastSeq)
     }
 
     /// The client acknowledged `seqs`. Returns true when the window was full and now has room, so

@@ -104,21 +104,34 @@ extension ServerConnection {
                     ))
                 count += 1
                 pushWindow.sent(count: 1, lastSeq: push.seq, epoch: push.epoch)
+                acks.sent(first: push.seq, last: push.seq, epoch: push.epoch)
             }
             core.counters.reliablePushesSent.increment(by: count)
             if batch.count == limit || sharedReads.again { pumpShared(store) }
         }
     }
 
-    /// Deletes acknowledged pushes from the shared store, in the background. A failure leaves them
-    /// stored: they are sent again after the next `Sync`, and the client drops what it has seen.
-    func acknowledgeShared(_ store: any SharedPushStore, principal: String, seqs: [UInt64]) {
+    /// Deletes acknowledged pushes from the shared store, in the background; acks that arrive
+    /// meanwhile wait in ``acks`` and leave in one call when this one returns. A failure leaves
+    /// them stored: they are sent again after the next `Sync`, and the client drops what it has
+    /// seen.
+    func acknowledgeShared(_ store: any SharedPushStore, principal: String, call: AckMerger.Call) {
         let core = self.core
-        Task {
+        Task { [self] in
+            let succeeded: Bool
             do throws(LongLinkError) {
-                try await store.acknowledge(principal: principal, seqs: seqs)
+                try await store.acknowledge(principal: principal, seqs: call.seqs, epoch: call.epoch)
+                succeeded = true
             } catch {
+                succeeded = false
                 core.counters.sharedStoreFailures.increment()
+            }
+            onLoop { [self] in
+                // Acks still waiting belong to the principal bound now (a new binding forgets them).
+                guard let next = acks.callReturned(succeeded: succeeded), let principal = session.principal else {
+                    return
+                }
+                acknowledgeShared(store, principal: principal, call: next)
             }
         }
     }

@@ -12,12 +12,15 @@ extension ServerConnection {
     func bind(principal: String, exclusive: Bool = false) {
         onLoop { [self] in
             if case .rebind(let old) = session.bound(principal: principal) {
+                boundAt = .now
                 // Requests from now on are de-duplicated under the principal (see ``DedupeKey``).
                 dedupeClient = DedupeKey.Client(session.clientID, principal: principal)
                 core.rebind(self, from: old, to: principal)
                 pushWindow.principalChanged()
+                acks.principalChanged()
             }
             if exclusive, PrincipalKey.same(session.principal, principal) {
+                boundAt = .now
                 core.sessionStarted(principal: principal, clientID: session.clientID)
             }
         }
@@ -25,11 +28,16 @@ extension ServerConnection {
 
     /// Ends this session with `GoAway(UNAUTHENTICATED, reconnect: false)` if it is bound to
     /// `principal` for a client other than `clientID` (any thread).
-    func endSession(of principal: String, unlessClient clientID: String) {
+    ///
+    /// `boundBefore`: only if the session was bound before that instant (a session record's login).
+    func endSession(
+        of principal: String, unlessClient clientID: String, boundBefore: ContinuousClock.Instant? = nil
+    ) {
         onLoop { [self] in
             guard PrincipalKey.same(session.principal, principal), session.clientID != clientID,
                 session.phase == .active
             else { return }
+            if let boundBefore, let boundAt, boundAt >= boundBefore { return }
             core.counters.sessionsReplaced.increment()
             goAway(code: .unauthenticated, reason: "logged in elsewhere", reconnect: false, retryAfter: .zero)
         }
@@ -47,23 +55,34 @@ extension ServerConnection {
         }
     }
 
-    func handleAck(_ seqs: [UInt64]) {
-        switch session.receivedAck(seqs: seqs) {
+    func handleAck(_ ack: Frame.Ack) {
+        switch session.receivedAck(seqs: ack.seqs) {
         case .acknowledge(let principal, let seqs):
-            let sent = pushWindow.acknowledgeable(seqs)
-            if !sent.isEmpty {
-                if let shared = core.fleet?.pushes {
-                    acknowledgeShared(shared, principal: principal, seqs: sent)
-                } else {
-                    core.store.acknowledge(principal: principal, seqs: sent)
-                }
-            }
             core.counters.acksReceived.increment(by: seqs.count)
+            // Repeats, seqs not sent here and acks of another epoch cost the store nothing; the
+            // rest merge while a store call is in flight.
+            let (current, call) = acks.received(seqs, epoch: ack.epoch)
+            guard current else { return }
+            if let call { acknowledge(call, principal: principal) }
             if pushWindow.acknowledged(seqs) { pumpReliablePushes() }
         case .closeConnection(let close):
             perform(close)
         case .ignore:
             break
+        }
+    }
+
+    /// Deletes acknowledged pushes from the store: at once in the server's own store, in the
+    /// background in a fleet's, where the next call leaves only when this one returned.
+    func acknowledge(_ call: AckMerger.Call, principal: String) {
+        if let shared = core.fleet?.pushes {
+            acknowledgeShared(shared, principal: principal, call: call)
+            return
+        }
+        var next: AckMerger.Call? = call
+        while let call = next {
+            core.store.acknowledge(principal: principal, seqs: call.seqs)
+            next = acks.callReturned(succeeded: true)
         }
     }
 
@@ -101,6 +120,7 @@ extension ServerConnection {
             }
             core.counters.reliablePushesSent.increment(by: batch.count)
             pushWindow.sent(count: batch.count, lastSeq: last.seq)
+            acks.sent(first: batch[0].seq, last: last.seq, epoch: last.epoch)
         }
     }
 

@@ -40,9 +40,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     let peerCertificate: (subject: String, pin: String)?
     /// The client's part of every de-duplication key, made at `Hello`.
     var dedupeClient = DedupeKey.Client("")
+    /// When the session was bound to its principal, or last bound to it exclusively: a fleet's
+    /// session record ends only sessions bound before the record was written.
+    var boundAt: ContinuousClock.Instant?
     /// Both sides agreed to compress payloads (at `Hello`).
     var compresses = false
     var pushWindow: ReliablePushWindow
+    /// Which acknowledged seqs go to the push store, one call at a time (see ``AckMerger``).
+    var acks = AckMerger()
     /// Armed while the push window is full (see ``armWindowTimer()``).
     var windowTimer: EventLoopTimer?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
@@ -201,7 +206,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .hello(let hello): handleHello(hello)
         case .request(let request): handleRequest(request)
         case .cancel(let cancel): handleCancel(cancel.requestID)
-        case .ack(let ack): handleAck(ack.seqs)
+        case .ack(let ack): handleAck(ack)
         case .sync: handleSync()
         case .ping(let ping):
             switch session.receivedPing() {

@@ -21,18 +21,26 @@ extension ServerCore {
                     for connection in self?.connections(of: principal) ?? [] { connection.requestPush() }
                 },
                 noticesLost: { [weak self] in
-                    for connection in self?.allConnections() ?? [] { connection.rereadShared() }
+                    guard let self else { return }
+                    for connection in allConnections() { connection.rereadShared() }
+                    // A session notice may have been among those lost.
+                    Task { await self.checkSessionRecords(of: self.heldPrincipals()) }
                 },
                 sessionStarted: { [weak self] principal, clientID in
                     self?.endSessions(of: principal, exceptClient: clientID)
                 }))
+        startSessionChecks()
     }
 
     /// The principals held here changed for `principal` (its first connection came, or its last
     /// went): the shared push store follows, in the background.
     func refreshObservation(of principal: String) {
         guard let pushes = fleet?.pushes else { return }
-        Task { await pushes.refreshObservation(of: principal) }
+        Task {
+            await pushes.refreshObservation(of: principal)
+            // A session notice published before the subscription was confirmed is missed.
+            if holds(principal) { await checkSessionRecords(of: [principal]) }
+        }
     }
 
     /// A client logged in as `principal` with an exclusive binding: every session of the principal

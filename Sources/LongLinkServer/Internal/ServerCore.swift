@@ -176,6 +176,11 @@ final class ServerCore: Sendable {
         registry.withLock { $0.byPrincipal[PrincipalKey(principal)] != nil }
     }
 
+    /// The principals with a connection here.
+    func heldPrincipals() -> [String] {
+        registry.withLock { Array($0.byPrincipal.keys) }
+    }
+
     func connections(of principal: String) -> [ServerConnection] {
         registry.withLock { Array(($0.byPrincipal[PrincipalKey(principal)] ?? [:]).values) }
     }

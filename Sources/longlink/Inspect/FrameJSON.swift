@@ -86,6 +86,7 @@ enum FrameJSON {
             if !ack.seqs.isEmpty {
                 body.addRaw("seqs", "[" + ack.seqs.map { "\"\($0)\"" }.joined(separator: ",") + "]")
             }
+            body.addUInt64("epoch", ack.epoch)
         case .sync:
             name = "sync"
         case .ping(let ping):

@@ -161,3 +161,18 @@ extension ClientConfiguration {
         return configuration
     }
 }
+
+/// Runs `client` in a task; `ended` gets how its `run()` ended (nil: without an error), to be
+/// waited for with a bound.
+func running(_ client: LongLinkClient) -> (run: Task<Void, Never>, ended: Mailbox<LongLinkError?>) {
+    let ended = Mailbox<LongLinkError?>()
+    let run = Task {
+        do {
+            try await client.run()
+            ended.put(nil)
+        } catch {
+            ended.put(error as? LongLinkError ?? LongLinkError(code: .unknown, message: "\(error)"))
+        }
+    }
+    return (run, ended)
+}

@@ -49,7 +49,7 @@ struct FrameGenerator {
         case 5:
             .push(Frame.Push(seq: uint64(), topic: string(), payload: payload(), epoch: uint64()))
         case 6:
-            .ack(Frame.Ack(seqs: seqs()))
+            .ack(Frame.Ack(seqs: seqs(), epoch: uint64()))
         case 7:
             .sync(Frame.Sync())
         case 8:
