@@ -256,8 +256,8 @@ public final class RedisPushStore: SharedPushStore {
     /// The exclusive login recorded for each of `principals` that has a live record, its age by
     /// Redis's clock: a `TIME` and one `GET` each, pipelined in groups of 256 (each key in its
     /// principal's slot). A record that does not read as one is skipped.
-    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord] {
-        var records: [String: SessionRecord] = [:]
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [SessionRecord] {
+        var records: [SessionRecord] = []
         var start = 0
         while start < principals.count {
             let group = principals[start..<min(start + 256, principals.count)]
@@ -267,7 +267,9 @@ public final class RedisPushStore: SharedPushStore {
                 throw .redisUnexpected("TIME", replies.first ?? .null)
             }
             for (principal, reply) in zip(group, replies.dropFirst()) {
-                if let record = Self.sessionRecord(try reply.checked("GET"), now: now) { records[principal] = record }
+                if let record = Self.sessionRecord(of: principal, try reply.checked("GET"), now: now) {
+                    records.append(record)
+                }
             }
             start += group.count
         }
@@ -282,13 +284,13 @@ public final class RedisPushStore: SharedPushStore {
         return seconds * 1_000_000 + micros
     }
 
-    /// A session record `<µs>:<client id>` read at `now` (µs), or nil when it is not one.
-    static func sessionRecord(_ reply: RESPValue, now: Int64) -> SessionRecord? {
+    /// `principal`'s session record `<µs>:<client id>` read at `now` (µs), or nil when it is not one.
+    static func sessionRecord(of principal: String, _ reply: RESPValue, now: Int64) -> SessionRecord? {
         guard let bytes = reply.bytes, let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
             let at = Int64(String(decoding: bytes[..<colon], as: UTF8.self)), at >= 0
         else { return nil }
         let clientID = String(decoding: bytes[(colon + 1)...], as: UTF8.self)
-        return SessionRecord(clientID: clientID, age: .microseconds(max(0, now - min(at, now))))
+        return SessionRecord(principal: principal, clientID: clientID, age: .microseconds(max(0, now - min(at, now))))
     }
 
     /// Stops reporting and closes both connections to Redis; later calls throw

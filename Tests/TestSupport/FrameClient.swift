@@ -13,6 +13,11 @@ package final class FrameClient: ConnectionHandler, @unchecked Sendable {
         package let event: Event
         package let expected: String
         package var description: String { "expected \(expected), got \(event)" }
+
+        package init(event: Event, expected: String) {
+            self.event = event
+            self.expected = expected
+        }
     }
 
     package let connection: Connection

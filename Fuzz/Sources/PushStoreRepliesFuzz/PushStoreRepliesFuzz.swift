@@ -32,7 +32,7 @@ public func pushStoreRepliesFuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CI
         if let now = RedisPushStore.microseconds(fromTime: value) {
             check(now >= 0, "a TIME reply read as a negative time: \(now)")
         }
-        if let record = RedisPushStore.sessionRecord(value, now: 1 << 50) {
+        if let record = RedisPushStore.sessionRecord(of: "p", value, now: 1 << 50) {
             check(record.age >= .zero, "a session record read with a negative age: \(record)")
         }
     }

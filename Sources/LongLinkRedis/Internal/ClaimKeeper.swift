@@ -7,8 +7,9 @@ internal import LongLinkWire
 /// ``ClaimLease/timeToLive`` and its requests are answered `UNKNOWN` by whoever waits for them.
 final class ClaimKeeper: Sendable {
     private struct State {
-        /// Entry name → the claim's term in ms, for the claims this instance runs.
-        var held: [String: Int64] = [:]
+        /// Entry name → the claim's term in ms, for the claims this instance runs. Keyed by bytes,
+        /// as Redis names keys: two principals' spellings must not share a claim.
+        var held: [PrincipalKey: Int64] = [:]
         var renewal: Task<Void, Never>?
         var isShutDown = false
         /// The lease's value: the id of the server that owns it (for people reading Redis).
@@ -63,12 +64,12 @@ final class ClaimKeeper: Sendable {
 
     /// This instance claimed `key` for `term`.
     func claimed(_ key: String, term: Int64) {
-        state.withLock { $0.held[key] = term }
+        state.withLock { $0.held[PrincipalKey(key)] = term }
     }
 
     /// This instance finished or gave up `key`.
     func released(_ key: String) {
-        state.withLock { $0.held[key] = nil }
+        state.withLock { $0.held[PrincipalKey(key)] = nil }
     }
 
     /// Stops renewing; the lease ends on its own, as after a crash.
@@ -96,8 +97,8 @@ final class ClaimKeeper: Sendable {
             for (key, term) in held {
                 group.addTask { [client] in
                     let reply = try? await client.run(
-                        DedupeScripts.renew, keys: [Array(key.utf8)], arguments: [value, Array(String(term).utf8)])
-                    return (key, reply.map { $0.int64 == 1 } ?? true)
+                        DedupeScripts.renew, keys: [Array(key.name.utf8)], arguments: [value, Array(String(term).utf8)])
+                    return (key.name, reply.map { $0.int64 == 1 } ?? true)
                 }
             }
             for await (key, owned) in group where !owned {

@@ -50,11 +50,13 @@ public protocol SharedPushStore: Sendable {
     /// may be lost also records the login for a while, for ``sessionRecords(of:)``.
     func announceSession(principal: String, clientID: String) async throws(LongLinkError)
 
-    /// The last exclusive login recorded for each of `principals` that has one: servers read them
+    /// The last exclusive login recorded for each of `principals` that has one (each record names
+    /// its principal: names are compared as bytes, so a `String`-keyed dictionary, which merges
+    /// canonically equivalent names, would not do): servers read them
     /// when notices may have been lost, when they start watching a principal, and every second,
     /// and end the principal's sessions of other clients that were bound before that login. The
     /// default records nothing (a store whose notices are never lost needs no record).
-    func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord]
+    func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [SessionRecord]
 
     /// Stops reporting and closes the store's connections; later operations throw
     /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its ``LongLinkServer/run()``
@@ -70,22 +72,25 @@ extension SharedPushStore {
     }
 
     /// No records: a store whose notices are never lost needs none.
-    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [String: SessionRecord] {
-        [:]
+    public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [SessionRecord] {
+        []
     }
 }
 
 /// An exclusive login as a ``SharedPushStore`` recorded it (see
 /// ``SharedPushStore/sessionRecords(of:)``).
 public struct SessionRecord: Sendable, Hashable {
+    /// The principal it is a record of.
+    public var principal: String
     /// The client that logged in.
     public var clientID: String
     /// How long ago it logged in, by the store's clock, when the record was read: sessions bound
     /// earlier than that end (an age, not a time, so that servers need no clock in common).
     public var age: Duration
 
-    /// A record of `clientID`'s exclusive login `age` ago.
-    public init(clientID: String, age: Duration) {
+    /// A record of `clientID`'s exclusive login as `principal`, `age` ago.
+    public init(principal: String, clientID: String, age: Duration) {
+        self.principal = principal
         self.clientID = clientID
         self.age = age
     }

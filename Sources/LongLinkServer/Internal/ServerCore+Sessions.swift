@@ -19,10 +19,10 @@ extension ServerCore {
         guard !principals.isEmpty else { return true }
         let asked = ContinuousClock.now
         do throws(LongLinkError) {
-            for (principal, record) in try await pushes.sessionRecords(of: principals) {
+            for record in try await pushes.sessionRecords(of: principals) {
                 let loggedIn = asked - record.age
-                for connection in connections(of: principal) {
-                    connection.endSession(of: principal, unlessClient: record.clientID, boundBefore: loggedIn)
+                for connection in connections(of: record.principal) {
+                    connection.endSession(of: record.principal, unlessClient: record.clientID, boundBefore: loggedIn)
                 }
             }
         } catch {

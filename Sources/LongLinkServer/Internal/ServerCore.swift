@@ -178,7 +178,7 @@ final class ServerCore: Sendable {
 
     /// The principals with a connection here.
     func heldPrincipals() -> [String] {
-        registry.withLock { Array($0.byPrincipal.keys) }
+        registry.withLock { $0.byPrincipal.keys.map(\.name) }
     }
 
     func connections(of principal: String) -> [ServerConnection] {
