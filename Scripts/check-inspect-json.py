@@ -67,6 +67,8 @@ def frames(pb):
         pb.Frame(response=pb.Response(request_id="42", payload=b'{"ok":true}')),
         pb.Frame(response=pb.Response(request_id="45", payload=b"\x78\x01", compression=1)),
         pb.Frame(response=pb.Response(request_id="43", status=pb.Status(code=5, message="not found: " + AWKWARD))),
+        # UNKNOWN with the detail OUTCOME_UNKNOWN: a fleet server running the request stopped.
+        pb.Frame(response=pb.Response(request_id="46", status=pb.Status(code=2, message="stopped", detail=1))),
         # A present but empty status (OK) is part of the message.
         pb.Frame(response=pb.Response(request_id="44", status=pb.Status())),
         pb.Frame(response=pb.Response()),

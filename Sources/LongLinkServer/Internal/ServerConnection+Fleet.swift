@@ -76,7 +76,7 @@ extension ServerConnection {
         guard session.phase == .active || session.phase == .draining, let store = core.fleet?.pushes else { return }
         if observed { sharedReads.observed = principal }
         // A Sync or a new login since the read began: what it found may be behind; read again.
-        guard generation == pushWindow.generation, principal == session.reliablePushPrincipal else {
+        guard generation == pushWindow.generation, PrincipalKey.same(principal, session.reliablePushPrincipal) else {
             pumpShared(store)
             return
         }

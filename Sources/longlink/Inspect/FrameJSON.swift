@@ -68,6 +68,7 @@ enum FrameJSON {
                 var statusObject = JSONObject()
                 statusObject.addNumber("code", status.code.rawValue)
                 statusObject.addString("message", status.message)
+                statusObject.addNumber("detail", status.detail)
                 body.addRaw("status", statusObject.text())
             }
             body.addNumber("compression", response.compression)
