@@ -33,15 +33,17 @@ struct FleetAckTests {
                 try await acker.barrier(nonce: 1)
                 try await eventually("the ack reaches Redis") { (try? await fleet.unacknowledged("flooder")) == 0 }
                 let after = try await commandCalls(fleet.counter)
-                // One script call (with the commands it runs inside) and the tests' own XLENs; the
-                // session checks' TIME and GET, each second, are left out.
+                // One script call, with the commands it runs inside. Commands that come with time,
+                // not with acks, are left out: the session checks' TIME and GET and the claim
+                // lease's SET each second, and this test's own XLENs while it waits.
+                let periodic: Set = ["time", "get", "set", "xlen"]
                 let scripts = after["evalsha", default: 0] - before["evalsha", default: 0]
-                let total = [before, after].map { calls in
-                    calls.filter { $0.key != "time" && $0.key != "get" }.values.reduce(0, +)
-                }.reduce(0) { $1 - $0 }
-                print("200,000 Ack{[1]}: \(scripts) script calls, \(total) Redis commands in all")
+                let added = after.filter { !periodic.contains($0.key) }
+                    .map { (command: $0.key, calls: $0.value - before[$0.key, default: 0]) }.filter { $0.calls > 0 }
+                let total = added.reduce(0) { $0 + $1.calls }
+                print("200,000 Ack{[1]}: \(scripts) script calls, \(total) other Redis commands: \(added)")
                 #expect(scripts <= 2)
-                #expect(total <= 40)
+                #expect(total <= 12)
 
                 // Measured once the server has read 200,000 more: what they left queued on the
                 // server's Redis connection (with one call each, seconds of scripts ahead of every
@@ -51,9 +53,10 @@ struct FleetAckTests {
                 try await acker.barrier(nonce: 2)
                 let loaded = try await p99(of: 400, other)
                 print("another client's p99: quiet \(quiet), after 200,000 more Ack{[1]} \(loaded)")
-                // Twice the quiet p99, that taken as at least 10 ms: below that a loaded 2-core
-                // machine's scheduling is the noise. One script call per Ack made it 200+ ms.
-                #expect(loaded <= max(quiet, .milliseconds(10)) * 2)
+                // Three times the quiet p99, that taken as at least 20 ms: below that a loaded
+                // 2-core machine's scheduling (or a sanitizer's) is the noise, while one script
+                // call per Ack queues seconds of scripts ahead of every claim.
+                #expect(loaded <= max(quiet, .milliseconds(20)) * 3)
             }
             acker.close()
             await fleet.stop()

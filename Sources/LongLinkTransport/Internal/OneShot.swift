@@ -3,10 +3,15 @@
 /// `resume` may come before or after `value()` starts waiting; only the first `resume` counts (it returns
 /// true), later ones are ignored. This is what lets a cancellation handler, a timer and the event loop race to
 /// finish one operation without ever resuming a continuation twice.
+///
+/// The value itself travels under the lock, not through the continuation: the waiter takes it under the lock
+/// after it wakes. The lock then orders everything the resuming thread wrote before `resume` ahead of the
+/// waiter's reads, on every path; when a resume lands between `withCheckedContinuation`'s body and the task's
+/// suspension, the runtime hands the task on without telling ThreadSanitizer of that order.
 package final class OneShot<Value: Sendable>: Sendable {
     private enum State {
         case empty
-        case waiting(CheckedContinuation<Value, Never>)
+        case waiting(CheckedContinuation<Void, Never>)
         case ready(Value)
         case consumed
     }
@@ -28,40 +33,46 @@ package final class OneShot<Value: Sendable>: Sendable {
     /// Delivers `value`; returns false (and drops it) when a value was already delivered.
     @discardableResult
     package func resume(_ value: Value) -> Bool {
-        let (accepted, continuation) = state.withLock { state -> (Bool, CheckedContinuation<Value, Never>?) in
+        let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             switch state {
             case .empty:
                 state = .ready(value)
                 return (true, nil)
             case .waiting(let continuation):
-                state = .consumed
+                state = .ready(value)
                 return (true, continuation)
             case .ready, .consumed:
                 return (false, nil)
             }
         }
-        continuation?.resume(returning: value)
+        waiter?.resume()
         return accepted
     }
 
     /// Waits for the value. Call at most once.
     package func value() async -> Value {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
-            let ready = state.withLock { state -> Value? in
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
                 switch state {
                 case .empty:
                     state = .waiting(continuation)
-                    return nil
-                case .ready(let value):
-                    state = .consumed
-                    return value
+                    return false
+                case .ready:
+                    return true
                 case .waiting, .consumed:
                     preconditionFailure("OneShot.value() called twice")
                 }
             }
-            if let ready {
-                continuation.resume(returning: ready)
+            if ready {
+                continuation.resume()
             }
+        }
+        return state.withLock { state in
+            guard case .ready(let value) = state else {
+                preconditionFailure("OneShot woke without a value")
+            }
+            state = .consumed
+            return value
         }
     }
 }
