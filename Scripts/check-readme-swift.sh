@@ -101,21 +101,8 @@ $targets    ]
 EOF
 
 echo "check-readme-swift: building $(wc -l <<<"$blocks") block(s) of README.md (lines $(awk '{print $2}' <<<"$blocks" | paste -sd, -))"
-log="$(mktemp)"
-if ! swift build --package-path "$scratch" 2>&1 | tee "$log"; then
-    echo "check-readme-swift: a Swift block of README.md does not compile (see README.md:LINE above)" >&2
-    status=1
-fi
-# Headline diagnostics only, from README.md's blocks (their #sourceLocation names README.md) or
-# from anything else inside this repository, as build-examples.sh counts them.
-warnings="$(awk -v root="$root/" '
-    /^warning:/ || /^[^ |]+:[0-9]+:[0-9]+: warning:/ {
-        if (substr($0, 1, 1) != "/" || index($0, root) == 1) print
-    }' "$log")"
-rm -f "$log"
-if [[ -n "$warnings" ]]; then
-    echo "check-readme-swift: README.md's Swift blocks built with warnings:" >&2
-    printf '%s\n' "$warnings" >&2
+if ! bash "$root/Scripts/build-package-checked.sh" "check-readme-swift: README.md's Swift blocks" "$scratch"; then
+    echo "check-readme-swift: a Swift block of README.md does not compile, or warns (see README.md:LINE above)" >&2
     status=1
 fi
 if [[ $status -eq 0 ]]; then
