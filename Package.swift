@@ -19,12 +19,11 @@ let package = Package(
         // Frames, the protobuf codec, the incremental frame decoder, the shared error type, payload
         // compression. No I/O.
         .target(name: "LongLinkWire", dependencies: ["CZlib"]),
-        // The system's zlib (libz on Darwin, zlib1g-dev on Debian and Ubuntu), for payload compression.
+        // The system's zlib (zlib1g-dev on Debian and Ubuntu), for payload compression.
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        // Event loop (epoll; poll on Darwin), sockets, connections, listeners, TLS. TLS goes through
-        // the system OpenSSL on Linux only: an Apple build needs no OpenSSL and reports TLS as
-        // unavailable.
+        // Event loop (epoll), sockets, connections, listeners, TLS through the system OpenSSL. Linux;
+        // Darwin paths kept but not built here (a poll loop, no OpenSSL, TLS reported unavailable).
         .target(
             name: "LongLinkTransport",
             dependencies: ["LongLinkWire", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]

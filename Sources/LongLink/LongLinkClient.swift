@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// ```swift
 /// try await withLongLinkClient(configuration: .init(endpoints: [.tcp(host: "quotes.example", port: 7000)])) { client in
-///     let room = try await client.send(EnterRoom(id: 42))     // suspends until *its* reply
+///     let room = try await client.send(EnterRoom(room: 42, user: "alice"))   // suspends until *its* reply
 ///     for await alert in client.pushes(topic: "alerts") { show(alert) }   // acked for you
 /// }
 /// ```

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// let room = try await withLongLinkClient(configuration: configuration) { client in
-///     try await client.send(EnterRoom(id: 42))
+///     try await client.send(EnterRoom(room: 42, user: "alice"))
 /// }
 /// ```
 ///

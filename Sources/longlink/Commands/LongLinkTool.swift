@@ -46,8 +46,8 @@ enum LongLinkTool {
         return """
             usage: longlink <command> [options]
 
-            The LongLink command-line tool: a demo server, a client for requests and pushes, a frame
-            inspector and a chaos soak.
+            The LongLink command-line tool: a demo server, a client for requests and pushes, a prober
+            of servers, a frame inspector and a chaos soak.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))

@@ -96,9 +96,10 @@ struct ChatRoom {
         }
     }
 
-    /// Nonisolated: `main()` runs on the main actor, and `withLongLinkClient` does not take a
-    /// main-actor closure (it has no `isolation:` parameter yet).
-    nonisolated static func run(endpoint: Endpoint, user: String, room: Int) async throws {
+    /// Enters the room and relays messages both ways until standard input ends. `withLongLinkClient`
+    /// runs its closure in the caller's isolation (its `isolation:` parameter), so main-actor code
+    /// may call it too.
+    static func run(endpoint: Endpoint, user: String, room: Int) async throws {
         var configuration = ClientConfiguration(endpoints: [endpoint])
         configuration.clientID = "chat-room-\(user)"
         // After every connect, before queued messages go out: log in, then (as a subscription)

@@ -113,9 +113,10 @@ struct QuoteAlerts {
         }
     }
 
-    /// Nonisolated: `main()` runs on the main actor, and `withLongLinkClient` does not take a
-    /// main-actor closure (it has no `isolation:` parameter yet).
-    nonisolated static func run(endpoint: Endpoint, user: String, symbols: [String], seconds: Int?) async throws {
+    /// Watches `symbols` and prints quotes and alerts until `seconds` pass. `withLongLinkClient`
+    /// runs its closure in the caller's isolation (its `isolation:` parameter), so main-actor code
+    /// may call it too.
+    static func run(endpoint: Endpoint, user: String, symbols: [String], seconds: Int?) async throws {
         let configuration = try makeConfiguration(endpoint: endpoint, user: user, symbols: symbols)
         try await withLongLinkClient(configuration: configuration) { client in
             // An ordinary typed call: it waits for the link and the login, then for its reply.
