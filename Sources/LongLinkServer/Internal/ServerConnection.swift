@@ -53,7 +53,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
     /// Reads of a fleet's shared push store (see `ServerConnection+Fleet.swift`).
-    var sharedReads = SharedReads()
+    var pushReads = PushReads()
 
     private var decoder: FrameDecoder
     /// Frames decoded and not yet handled (they wait while the socket is not writable).
@@ -186,7 +186,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func cancelTimers() {
         let timers = [
-            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, sharedReads.retryTimer,
+            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, pushReads.retryTimer,
         ]
         for timer in timers.compactMap({ $0 }) {
             loop.cancelTimer(timer)
@@ -196,7 +196,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         heartbeatTimer = nil
         drainTimer = nil
         windowTimer = nil
-        sharedReads.retryTimer = nil
+        pushReads.retryTimer = nil
     }
 
     // MARK: Frames

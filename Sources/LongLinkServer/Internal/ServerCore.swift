@@ -20,8 +20,14 @@ typealias DedupeWaiters = DedupeWindow<DedupeWaiter>.Waiters
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
-    let store: any PushStore
-    /// The shared stores of a fleet; nil for a server on its own (``store`` and the in-memory window).
+    /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
+    /// through one interface.
+    let pushes: any SharedPushStore
+    /// ``pushes`` when it answers at once (a store in this process): the pump and the acks call it
+    /// on the loop, and ``LongLinkServer/push(to:topic:payload:)`` stores synchronously. nil for a
+    /// store a round trip away.
+    let immediatePushes: (any PushStore)?
+    /// The stores of a fleet; nil for a server on its own (its de-duplication window in memory).
     let fleet: FleetStores?
     let counters = ServerCounters()
     let dedupe: Locked<DedupeTable>
@@ -40,12 +46,14 @@ final class ServerCore: Sendable {
 
     private let registry = Locked(Registry())
 
-    init(configuration: ServerConfiguration, router: Router, store: any PushStore, fleet: FleetStores? = nil) {
+    /// A server on `pushes`; `fleet` for a server of a fleet (its `pushes` are `pushes`).
+    init(configuration: ServerConfiguration, router: Router, pushes: any SharedPushStore, fleet: FleetStores? = nil) {
         self.configuration = configuration
         self.fleet = fleet
+        self.pushes = pushes
+        self.immediatePushes = pushes as? any PushStore
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
-        self.store = store
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
