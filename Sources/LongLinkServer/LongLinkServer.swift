@@ -305,7 +305,7 @@ public final class LongLinkServer: Sendable {
     private func abortConnections() async {
         let connections = core.beginShutdown()
         for connection in connections { connection.forceClose(mode: .reset) }
-        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: group.next())
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), realTime: true, on: group.next())
     }
 
     private func drain() async {
@@ -320,6 +320,6 @@ public final class LongLinkServer: Sendable {
             return
         }
         for connection in core.allConnections() { connection.forceClose() }
-        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: loop)
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), realTime: true, on: loop)
     }
 }

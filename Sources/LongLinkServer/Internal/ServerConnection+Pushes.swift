@@ -79,7 +79,7 @@ extension ServerConnection {
     func armWindowTimer() {
         guard windowTimer == nil else { return }
         pushWindow.timerArmed()
-        windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in
+        windowTimer = schedule(after: configuration.reliablePushWindowTimeout) { [self] in
             windowTimer = nil
             guard session.phase == .active || session.phase == .draining else { return }
             switch pushWindow.timerFired() {

@@ -30,6 +30,8 @@ final class ServerCore: Sendable {
     /// The stores of a fleet; nil for a server on its own (its de-duplication window in memory).
     let fleet: FleetStores?
     let counters = ServerCounters()
+    /// ``ServerConfiguration/clock``, scheduling on the connections' loops.
+    let clock: LoopClock
     let dedupe: Locked<DedupeTable>
 
     private struct Registry {
@@ -52,6 +54,7 @@ final class ServerCore: Sendable {
         self.fleet = fleet
         self.pushes = pushes
         self.immediatePushes = pushes as? any PushStore
+        self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
         self.dedupe = Locked(
@@ -208,8 +211,10 @@ final class ServerCore: Sendable {
         return connections
     }
 
-    /// Waits until no connection is open, or `timeout` passes. Returns true when empty.
-    func waitUntilNoConnections(timeout: Duration, on loop: EventLoop) async -> Bool {
+    /// Waits until no connection is open, or `timeout` passes (by the server's clock, or with
+    /// `realTime` by the system's: the last wait of a shutdown must end even if a manual clock
+    /// never moves). Returns true when empty.
+    func waitUntilNoConnections(timeout: Duration, realTime: Bool = false, on loop: EventLoop) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let id: UInt64? = registry.withLock { registry in
                 guard !registry.all.isEmpty else { return nil }
@@ -221,10 +226,15 @@ final class ServerCore: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            loop.scheduleTimer(after: timeout) { [self] in
+            let expire: @Sendable () -> Void = { [self] in
                 // Whoever removes the continuation resumes it: exactly once.
                 let expired = registry.withLock { $0.emptyWaiters.removeValue(forKey: id) }
                 expired?.resume(returning: false)
+            }
+            if realTime {
+                loop.scheduleTimer(after: timeout, expire)
+            } else {
+                _ = clock.schedule(at: clock.now.advanced(by: timeout), on: loop, expire)
             }
         }
     }
