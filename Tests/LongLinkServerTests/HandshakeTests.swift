@@ -104,7 +104,7 @@ struct HandshakeTests {
             await clock.advance(by: .seconds(9))
             #expect(server.statistics.openConnections == 1)
             await clock.advance(by: .seconds(1))
-            let frames = try await client.framesUntilClosed()
+            let frames = try await client.framesUntilClosed(within: .seconds(5))
             #expect(frames.contains { if case .goAway = $0 { true } else { false } })
         }
     }
