@@ -52,7 +52,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var windowTimer: (any ScheduledWork)?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
-    /// Reads of a fleet's shared push store (see `ServerConnection+Fleet.swift`).
+    /// Reads of the push store (see `ServerConnection+PushStore.swift`).
     var pushReads = PushReads()
 
     private var decoder: FrameDecoder
