@@ -204,7 +204,8 @@ public final class LongLinkServer: Sendable {
         guard let store = core.immediatePushes else {
             throw LongLinkError(
                 code: .failedPrecondition,
-                message: "this server keeps reliable pushes in a store a round trip away: use publish(to:topic:payload:)")
+                message:
+                    "this server keeps reliable pushes in a store a round trip away: use publish(to:topic:payload:)")
         }
         try core.checkPushSize(topic: topic, payload: payload)
         return stored(try store.append(principal: principal, topic: topic, payload: payload), for: principal)
