@@ -82,7 +82,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LongLinkServerTests",
-            dependencies: ["LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport"]
+            dependencies: [
+                "LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport", "LongLinkTesting",
+            ]
         ),
         // Starts its own redis-server (skipped where none is installed, failed so under CI); the
         // fleet's tests run three servers on it and a real client through fault proxies.

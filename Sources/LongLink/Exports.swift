@@ -10,7 +10,10 @@
 @_exported public import enum LongLinkTransport.CertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
+@_exported public import protocol LongLinkTransport.LongLinkClock
 @_exported public import enum LongLinkTransport.PEMSource
+@_exported public import protocol LongLinkTransport.ScheduledWork
+@_exported public import struct LongLinkTransport.SystemClock
 @_exported public import struct LongLinkTransport.TLSConfiguration
 @_exported public import struct LongLinkTransport.TLSFailure
 @_exported public import struct LongLinkTransport.TLSPublicKeyPin

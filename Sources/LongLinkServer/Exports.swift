@@ -6,9 +6,12 @@
 @_exported public import enum LongLinkTransport.ClientCertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
+@_exported public import protocol LongLinkTransport.LongLinkClock
 @_exported public import enum LongLinkTransport.PEMSource
+@_exported public import protocol LongLinkTransport.ScheduledWork
 @_exported public import struct LongLinkTransport.ServerTLSConfiguration
 @_exported public import struct LongLinkTransport.SocketAddress
+@_exported public import struct LongLinkTransport.SystemClock
 @_exported public import struct LongLinkTransport.TLSFailure
 @_exported public import enum LongLinkTransport.TLSTrustRoots
 @_exported public import enum LongLinkTransport.TLSVersion

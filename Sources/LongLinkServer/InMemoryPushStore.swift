@@ -3,12 +3,18 @@ internal import LongLinkWire
 
 /// A ``PushStore`` in process memory, bounded per principal in count and in bytes.
 ///
+/// It is a ``SharedPushStore`` too, the interface the server speaks to every store: its calls
+/// answer at once, and its observers (the servers of this process given it) hear of each push
+/// stored for a principal they hold, and of each exclusive login, as it happens; no notice is
+/// lost. ``shutdown()`` only stops the reports: the pushes stay, for a server started later with
+/// the same store.
+///
 /// Pushes survive reconnects of the client but not a restart of the server process; each
 /// principal's log has a random epoch, so after a restart its numbering starts again in a new seq
 /// space and clients deliver the new pushes. A principal with nothing stored is forgotten, so
 /// that principals who come and go do not accumulate; when it comes back its log has a new epoch
 /// and its seqs go on above every seq the store has given anyone.
-public final class InMemoryPushStore: PushStore {
+public final class InMemoryPushStore: PushStore, SharedPushStore {
     /// One principal's pushes. Seqs are dense, so slot `i` holds seq `firstSeq + i`; acknowledged
     /// slots become `nil` until the prefix before `head` is compacted away.
     private struct Log {
@@ -53,7 +59,9 @@ public final class InMemoryPushStore: PushStore {
             return result
         }
 
-        mutating func acknowledge(_ seqs: [UInt64]) {
+        mutating func acknowledge(_ seqs: [UInt64], epoch: UInt64) {
+            // Acks of another seq space name other pushes of the same numbers.
+            guard epoch == 0 || epoch == self.epoch else { return }
             let first = firstSeq
             for seq in seqs where seq >= first && seq < nextSeq {
                 let index = Int(seq - first)
@@ -83,6 +91,7 @@ public final class InMemoryPushStore: PushStore {
     /// The most bytes (topics and payloads) of unacknowledged pushes kept per principal.
     public let bytesPerPrincipal: Int
     private let logs = Locked(Logs())
+    private let observers = PushObservers()
 
     /// Creates a store keeping at most `capacityPerPrincipal` unacknowledged pushes and
     /// `bytesPerPrincipal` bytes of their topics and payloads per principal (16 MiB by default).
@@ -119,6 +128,7 @@ public final class InMemoryPushStore: PushStore {
                     "push store full for this principal (at most \(capacity) unacknowledged pushes and \(byteCapacity) bytes)"
             )
         }
+        observers.pushStored(principal: principal.name)
         return stored
     }
 
@@ -130,9 +140,15 @@ public final class InMemoryPushStore: PushStore {
     /// Forgets the given pushes; unknown seqs are ignored. A principal left with nothing stored is
     /// forgotten.
     public func acknowledge(principal: String, seqs: [UInt64]) {
+        acknowledge(principal: principal, seqs: seqs, epoch: 0)
+    }
+
+    /// Forgets the given pushes if the principal's log is still numbered in `epoch` (0: whatever
+    /// its epoch); unknown seqs are ignored. A principal left with nothing stored is forgotten.
+    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) {
         let principal = PrincipalKey(principal)
         return logs.withLock { logs in
-            logs.byPrincipal[principal]?.acknowledge(seqs)
+            logs.byPrincipal[principal]?.acknowledge(seqs, epoch: epoch)
             if logs.byPrincipal[principal]?.unacknowledged == 0 { logs.byPrincipal[principal] = nil }
         }
     }
@@ -140,5 +156,27 @@ public final class InMemoryPushStore: PushStore {
     /// How many pushes of `principal` wait for an acknowledgement.
     public func unacknowledgedCount(principal: String) -> Int {
         logs.withLock { $0.byPrincipal[PrincipalKey(principal)]?.unacknowledged ?? 0 }
+    }
+
+    // MARK: Observation
+
+    /// Reports to `observer` every push stored from now on for a principal it watches, and every
+    /// exclusive login announced.
+    public func startObserving(_ observer: SharedPushObserver) {
+        observers.add(observer)
+    }
+
+    /// Nothing to do: the store asks ``SharedPushObserver/isWatching`` as each push is stored.
+    public func refreshObservation(of principal: String) {}
+
+    /// Tells every observer, the announcing server's too, that `clientID` logged in as `principal`
+    /// with an exclusive binding.
+    public func announceSession(principal: String, clientID: String) {
+        observers.sessionStarted(principal: principal, clientID: clientID)
+    }
+
+    /// Stops reporting to the observers; the pushes stay, for a server started later with this store.
+    public func shutdown() {
+        observers.removeAll()
     }
 }

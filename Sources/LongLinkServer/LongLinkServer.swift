@@ -50,7 +50,8 @@ public final class LongLinkServer: Sendable {
             ?? InMemoryPushStore(
                 capacityPerPrincipal: configuration.pushStoreCapacityPerPrincipal,
                 bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal)
-        self.core = ServerCore(configuration: configuration, router: router, store: store)
+        let pushes = store as? any SharedPushStore ?? LocalPushStore(store)
+        self.core = ServerCore(configuration: configuration, router: router, pushes: pushes)
     }
 
     /// Creates a server of a fleet: reliable pushes and the de-duplication window live in the
@@ -61,9 +62,7 @@ public final class LongLinkServer: Sendable {
     /// and shuts them down when it returns.
     public init(configuration: ServerConfiguration = .init(), router: Router, fleet: FleetStores) {
         self.configuration = configuration
-        self.core = ServerCore(
-            configuration: configuration, router: router, store: InMemoryPushStore(capacityPerPrincipal: 1),
-            fleet: fleet)
+        self.core = ServerCore(configuration: configuration, router: router, pushes: fleet.pushes, fleet: fleet)
     }
 
     private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }
@@ -107,7 +106,7 @@ public final class LongLinkServer: Sendable {
                 admitHandshake: { core.admitHandshake() }, handshakeEnded: { core.handshakeEnded() },
                 onAccept: { connection in core.accept(connection) })
         } catch {
-            await core.shutdownFleet()
+            await core.shutdownStores()
             failStart(error)
             throw error
         }
@@ -129,7 +128,7 @@ public final class LongLinkServer: Sendable {
         } else {
             await drain()
         }
-        await core.shutdownFleet()
+        await core.shutdownStores()
     }
 
     /// Begins a graceful shutdown; ``run()`` returns when it is complete. Safe to call more than once,
@@ -190,58 +189,55 @@ public final class LongLinkServer: Sendable {
 
     // MARK: Pushes
 
-    /// Stores a reliable push for `principal` and sends it on the principal's synced connections.
+    /// Stores a reliable push for `principal` and sends it on the principal's synced connections:
+    /// the synchronous form of ``publish(to:topic:payload:)``, for a store that answers at once.
     ///
     /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
     /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
     /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
     /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it). A
-    /// server of a fleet keeps pushes in a shared store, a round trip away: this throws
+    /// store a round trip away (a fleet's on Redis) cannot answer synchronously: this throws
     /// ``LongLinkError/Code-swift.struct/failedPrecondition`` there; use
     /// ``publish(to:topic:payload:)``.
     @discardableResult
     public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
-        guard core.fleet == nil else {
+        guard let store = core.immediatePushes else {
             throw LongLinkError(
                 code: .failedPrecondition,
-                message: "this server keeps reliable pushes in a fleet's shared store: use publish(to:topic:payload:)")
+                message:
+                    "this server keeps reliable pushes in a store a round trip away: use publish(to:topic:payload:)")
         }
         try core.checkPushSize(topic: topic, payload: payload)
-        let stored = try core.store.append(principal: principal, topic: topic, payload: payload)
-        core.counters.reliablePushesStored.increment()
-        for connection in core.connections(of: principal) {
-            connection.requestPush()
-        }
-        return stored.seq
+        return stored(try store.append(principal: principal, topic: topic, payload: payload), for: principal)
     }
 
-    /// Stores a reliable push for `principal`, in the fleet's shared store or in this server's
-    /// own, and sends it on the principal's synced connections, on whichever server of the fleet
-    /// they are.
+    /// Stores a reliable push for `principal`, in this server's store or the fleet's shared one, and
+    /// sends it on the principal's synced connections, on whichever server of the fleet they are.
     ///
     /// Returns the push's seq. Throws as ``push(to:topic:payload:)`` does, and
-    /// ``LongLinkError/Code-swift.struct/unavailable`` when the shared store cannot be reached:
+    /// ``LongLinkError/Code-swift.struct/unavailable`` when a shared store cannot be reached:
     /// the push was then not stored (or, if the store's reply was lost, may have been; a client
     /// never receives a seq twice).
     @discardableResult
     public func publish(to principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> UInt64 {
-        guard let shared = core.fleet?.pushes else {
-            return try push(to: principal, topic: topic, payload: payload)
-        }
         try core.checkPushSize(topic: topic, payload: payload)
-        let stored: StoredPush
         do {
-            stored = try await shared.append(principal: principal, topic: topic, payload: payload)
+            let push = try await core.pushes.append(principal: principal, topic: topic, payload: payload)
+            return stored(push, for: principal)
         } catch {
             if error.code == .unavailable { core.counters.sharedStoreFailures.increment() }
             throw error
         }
+    }
+
+    /// Counts a stored push and wakes the principal's connections here at once (other servers of
+    /// a fleet when the store's notice reaches them).
+    private func stored(_ push: StoredPush, for principal: String) -> UInt64 {
         core.counters.reliablePushesStored.increment()
-        // Here at once; other servers when the store's notice reaches them.
         for connection in core.connections(of: principal) {
             connection.requestPush()
         }
-        return stored.seq
+        return push.seq
     }
 
     /// Sends a best-effort push (seq 0) to `principal`'s open connections; dropped where a
@@ -310,7 +306,7 @@ public final class LongLinkServer: Sendable {
     private func abortConnections() async {
         let connections = core.beginShutdown()
         for connection in connections { connection.forceClose(mode: .reset) }
-        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: group.next())
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), realTime: true, on: group.next())
     }
 
     private func drain() async {
@@ -325,6 +321,6 @@ public final class LongLinkServer: Sendable {
             return
         }
         for connection in core.allConnections() { connection.forceClose() }
-        _ = await core.waitUntilNoConnections(timeout: .seconds(2), on: loop)
+        _ = await core.waitUntilNoConnections(timeout: .seconds(2), realTime: true, on: loop)
     }
 }

@@ -22,7 +22,13 @@ public struct StoredPush: Sendable, Hashable {
     }
 }
 
-/// Where the server keeps reliable pushes until they are acknowledged.
+/// Where the server keeps reliable pushes until they are acknowledged, in its own process.
+///
+/// The server speaks to every push store through ``SharedPushStore``'s interface (one pump, one
+/// acknowledgement path, one ``LongLinkServer/publish(to:topic:payload:)``); a `PushStore` is one
+/// that answers at once, so the server calls it on its event loop without a round trip, and
+/// ``LongLinkServer/push(to:topic:payload:)`` can store synchronously. ``InMemoryPushStore`` is both;
+/// a `PushStore` of your own that is not a ``SharedPushStore`` is observed within the process.
 ///
 /// Sequence numbers are per principal, assigned by ``append(principal:topic:payload:)`` from 1
 /// upward and strictly increasing within the principal's epoch (``StoredPush/epoch``). Methods are called from event-loop threads and must not block
@@ -40,6 +46,19 @@ public protocol PushStore: Sendable {
     /// Forgets the given pushes of `principal`; unknown seqs are ignored.
     func acknowledge(principal: String, seqs: [UInt64])
 
+    /// Forgets the given pushes of `principal` if its pushes are still numbered in `epoch` (0:
+    /// whatever the epoch), as ``SharedPushStore/acknowledge(principal:seqs:epoch:)``. The server
+    /// calls this one; the default calls ``acknowledge(principal:seqs:)`` whatever the epoch.
+    func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64)
+
     /// How many pushes of `principal` wait for an acknowledgement.
     func unacknowledgedCount(principal: String) -> Int
+}
+
+extension PushStore {
+    /// Forgets the given pushes of `principal` whatever the epoch (for stores that do not number in
+    /// epochs).
+    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) {
+        acknowledge(principal: principal, seqs: seqs)
+    }
 }

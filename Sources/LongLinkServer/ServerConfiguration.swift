@@ -111,6 +111,10 @@ public struct ServerConfiguration: Sendable {
     public var maxOrphanedExecutions: Int = 16_384
     /// How long graceful shutdown and `GoAway` wait for in-flight handlers before closing.
     public var drainTimeout: Duration = .seconds(5)
+    /// The time source of the connections' handshake, heartbeat, drain and push-window timers, and
+    /// of the drain of a graceful shutdown (inject a manual clock in tests; request deadlines and
+    /// the fleet's leases keep real time).
+    public var clock: any LongLinkClock = SystemClock()
     /// How long the server waits after `retry_after_ms` it advertises on graceful shutdown.
     public var shutdownRetryAfter: Duration = .milliseconds(200)
     /// Run handlers on the connection's event loop (no thread hop for quick handlers). Handlers

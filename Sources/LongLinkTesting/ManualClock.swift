@@ -2,7 +2,8 @@ import LongLink
 import LongLinkTransport
 
 /// A ``LongLinkClock`` that moves only when a test advances it: deadlines, heartbeats, backoff and
-/// ack delays fire exactly when the test says, without waiting.
+/// ack delays fire exactly when the test says, without waiting. A server takes one too
+/// (`ServerConfiguration.clock`) for its handshake, heartbeat, drain and push-window timers.
 ///
 /// ```swift
 /// let clock = ManualClock()

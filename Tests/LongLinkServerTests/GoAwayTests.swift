@@ -1,5 +1,6 @@
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -50,6 +51,40 @@ struct GoAwayTests {
             )
             try await group.waitForAll()
             #expect(server.statistics.openConnections == 0)
+        }
+    }
+
+    /// A handler that outlasts the drain after `GoAway`: the connection closes at the drain
+    /// timeout by the server's clock, without the reply.
+    @Test func aDrainPastItsTimeoutClosesWithoutTheReply() async throws {
+        let clock = ManualClock()
+        var configuration = ServerConfiguration.testing
+        configuration.clock = clock
+        configuration.drainTimeout = .seconds(5)
+        let probe = Probe()
+        try await withServer(configuration, probe: probe) { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake()
+            try await client.send(.request(Frame.Request(requestID: "r", method: "gated")))
+            #expect(try await probe.events.next() == "started r")
+            server.goAwayAll(reason: "restarting")
+            guard case .goAway = try await client.nextFrame() else {
+                Issue.record("expected GoAway first")
+                return
+            }
+            // The Pong comes after the drain timer was armed (the same loop, in order).
+            try await client.send(.ping(Frame.Ping(nonce: 1)))
+            guard case .pong = try await client.nextFrame() else {
+                Issue.record("expected the Pong")
+                return
+            }
+            await clock.advance(by: .milliseconds(4_999))
+            #expect(server.statistics.openConnections == 1)
+            await clock.advance(by: .milliseconds(1))
+            // At once, not at a real drain timeout's end.
+            let rest = try await client.framesUntilClosed(within: .seconds(2))
+            #expect(!rest.contains { if case .response = $0 { true } else { false } })
+            probe.gate.put(())
         }
     }
 

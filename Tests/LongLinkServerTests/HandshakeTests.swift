@@ -1,5 +1,6 @@
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -93,11 +94,17 @@ struct HandshakeTests {
     }
 
     @Test func noHelloWithinTheHandshakeTimeoutCloses() async throws {
+        let clock = ManualClock()
         var configuration = ServerConfiguration.testing
-        configuration.handshakeTimeout = .milliseconds(100)
-        try await withServer(configuration) { _, address in
+        configuration.clock = clock
+        configuration.handshakeTimeout = .seconds(10)
+        try await withServer(configuration) { server, address in
             let client = try await FrameClient.connect(to: address)
-            let frames = try await client.framesUntilClosed()
+            try await eventually("the handshake timer is armed") { clock.scheduledCount == 1 }
+            await clock.advance(by: .seconds(9))
+            #expect(server.statistics.openConnections == 1)
+            await clock.advance(by: .seconds(1))
+            let frames = try await client.framesUntilClosed(within: .seconds(5))
             #expect(frames.contains { if case .goAway = $0 { true } else { false } })
         }
     }

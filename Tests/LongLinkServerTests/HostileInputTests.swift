@@ -1,5 +1,6 @@
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 import Testing
@@ -71,8 +72,11 @@ struct HostileInputTests {
     }
 
     @Test func halfAFrameThenSilenceIsClosedByTheHeartbeat() async throws {
+        let clock = ManualClock()
         var configuration = ServerConfiguration.testing
+        configuration.clock = clock
         configuration.minimumHeartbeat = .milliseconds(20)
+        configuration.partialFrameTimeout = .seconds(3_600)
         try await withServer(configuration) { server, address in
             let client = try await FrameClient.connect(to: address)
             let welcome = try await client.handshake(heartbeatMilliseconds: 100)
@@ -80,9 +84,22 @@ struct HostileInputTests {
             var frame: [UInt8] = []
             Frame.request(Frame.Request(requestID: "1", method: "echo", payload: bytes("half"))).encodeDelimited(
                 into: &frame)
-            // On a loaded machine the server may have closed the silent link already: that is the
-            // behaviour under test too, so a failed send is fine.
-            try? await client.sendRaw(Array(frame.prefix(frame.count / 2)))
+            // The Pong says the server read everything before it: the heartbeat is armed, and the
+            // half frame comes after.
+            try await client.send(.ping(Frame.Ping(nonce: 1)))
+            guard case .pong = try await client.nextFrame() else {
+                Issue.record("expected the Pong")
+                return
+            }
+            try await client.sendRaw(Array(frame.prefix(frame.count / 2)))
+            // The Ping's interval and three silent ones at least (four if the bytes are read after
+            // the first tick), one 100 ms interval at a time.
+            var intervals = 0
+            while server.statistics.idleClosures == 0, intervals < 10 {
+                await clock.advance(by: .milliseconds(100))
+                intervals += 1
+            }
+            #expect((4...6).contains(intervals))
             let frames = try await client.framesUntilClosed()
             guard case .goAway(let goAway)? = frames.last else {
                 Issue.record("expected GoAway, got \(frames)")

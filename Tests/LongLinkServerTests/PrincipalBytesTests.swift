@@ -47,8 +47,8 @@ struct PrincipalBytesTests {
             }
             try await nfc.send(.ack(Frame.Ack(seqs: [toNFC])))
             #expect(try await nfc.call("echo", id: "acked").requestID == "acked")
-            #expect(server.core.store.unacknowledgedCount(principal: Self.composed) == 0)
-            #expect(server.core.store.unacknowledgedCount(principal: Self.decomposed) == 1)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: Self.composed) == 0)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: Self.decomposed) == 1)
         }
     }
 

@@ -96,7 +96,7 @@ struct PushTests {
             // Not synced: nothing was sent, so nothing is deleted.
             try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3, 4])))
             #expect(try await client.call("echo", id: "fence-1").requestID == "fence-1")
-            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "erin") == 4)
 
             try await client.send(.sync(Frame.Sync()))
             #expect(try await pushes(client, count: 4).map(\.seq) == [1, 2, 3, 4])
@@ -105,10 +105,10 @@ struct PushTests {
             // Seq 6 does not exist yet and 7 never will before the next push: ignored.
             try await client.send(.ack(Frame.Ack(seqs: [1, 2, 6, 7])))
             #expect(try await client.call("echo", id: "fence-2").requestID == "fence-2")
-            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 3)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "erin") == 3)
             try server.push(to: "erin", topic: "t", payload: [6])
             #expect(try await pushes(client, count: 1).map(\.seq) == [6])
-            #expect(server.core.store.unacknowledgedCount(principal: "erin") == 4)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "erin") == 4)
         }
     }
 
@@ -128,7 +128,7 @@ struct PushTests {
                 (error as? LongLinkError)?.code == .invalidArgument
                     && (error as? LongLinkError)?.message.contains("too large") == true
             }
-            #expect(server.core.store.unacknowledgedCount(principal: "fay") == 1)
+            #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "fay") == 1)
             // The next push gets the next seq: nothing was taken by the refused one.
             let next = try server.push(to: "fay", topic: "t", payload: fits)
             #expect(next == 2)

@@ -17,7 +17,10 @@
 /// principal's observation to be in place before it reads, so that a push stored between the read
 /// and the subscription cannot be missed.
 ///
-/// `LongLinkRedis` provides one on Redis Streams (`RedisPushStore`).
+/// It is the one interface the server speaks to any push store, its own too: ``InMemoryPushStore``
+/// implements it in this process (and an application's ``PushStore`` is wrapped to), so a single
+/// server and a fleet run one pump and one acknowledgement path. `LongLinkRedis` provides one on
+/// Redis Streams (`RedisPushStore`).
 public protocol SharedPushStore: Sendable {
     /// Stores a push for `principal` under the next sequence number and returns it; tells the
     /// observers of every server that holds the principal.

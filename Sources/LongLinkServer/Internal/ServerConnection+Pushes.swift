@@ -1,8 +1,8 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Pushes: the principal binding, `Sync` and `Ack`, the reliable push pump and its send window,
-/// and best-effort pushes.
+/// Pushes: the principal binding, `Sync` and `Ack`, the send window's timer, and best-effort
+/// pushes (the reliable push pump and the store calls are in `ServerConnection+PushStore.swift`).
 extension ServerConnection {
     /// Binds the connection to a principal (any thread; on the loop at once when called there, so
     /// that a login reply cannot overtake its binding).
@@ -72,58 +72,6 @@ extension ServerConnection {
         }
     }
 
-    /// Deletes acknowledged pushes from the store: at once in the server's own store, in the
-    /// background in a fleet's, where the next call leaves only when this one returned.
-    func acknowledge(_ call: AckMerger.Call, principal: String) {
-        if let shared = core.fleet?.pushes {
-            acknowledgeShared(shared, principal: principal, call: call)
-            return
-        }
-        var next: AckMerger.Call? = call
-        while let call = next {
-            core.store.acknowledge(principal: principal, seqs: call.seqs)
-            next = acks.callReturned(succeeded: true)
-        }
-    }
-
-    /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
-    func requestPush() {
-        guard !pushRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        loop.execute { [self] in pumpReliablePushes() }
-    }
-
-    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable
-    /// and the send window has room.
-    func pumpReliablePushes() {
-        pushRequested.store(false, ordering: .releasing)
-        if let shared = core.fleet?.pushes {
-            pumpShared(shared)
-            return
-        }
-        guard let principal = session.reliablePushPrincipal else { return }
-        pushWindow.pumpStarted()
-        while connection.isWritable {
-            let room = pushWindow.room
-            guard room > 0 else {
-                pushWindow.filled()
-                armWindowTimer()
-                break
-            }
-            let batch = core.store.unacknowledged(
-                principal: principal, after: pushWindow.lastSentSeq, limit: min(256, room))
-            guard let last = batch.last else { break }
-            for push in batch {
-                send(
-                    .push(
-                        outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))
-                    ))
-            }
-            core.counters.reliablePushesSent.increment(by: batch.count)
-            pushWindow.sent(count: batch.count, lastSeq: last.seq)
-            acks.sent(first: batch[0].seq, last: last.seq, epoch: last.epoch)
-        }
-    }
-
     /// Arms the timer that opens a full window again when no `Ack` frees room in time: a client may
     /// hold pushes unacknowledged for as long as it likes (LongLink's client holds those of a
     /// topic nobody reads yet), and were they to fill the window, pushes of every other topic
@@ -131,7 +79,7 @@ extension ServerConnection {
     func armWindowTimer() {
         guard windowTimer == nil else { return }
         pushWindow.timerArmed()
-        windowTimer = loop.scheduleTimer(after: configuration.reliablePushWindowTimeout) { [self] in
+        windowTimer = schedule(after: configuration.reliablePushWindowTimeout) { [self] in
             windowTimer = nil
             guard session.phase == .active || session.phase == .draining else { return }
             switch pushWindow.timerFired() {

@@ -49,19 +49,21 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Which acknowledged seqs go to the push store, one call at a time (see ``AckMerger``).
     var acks = AckMerger()
     /// Armed while the push window is full (see ``armWindowTimer()``).
-    var windowTimer: EventLoopTimer?
+    var windowTimer: (any ScheduledWork)?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
-    /// Reads of a fleet's shared push store (see `ServerConnection+Fleet.swift`).
-    var sharedReads = SharedReads()
+    /// Reads of the push store (see `ServerConnection+PushStore.swift`).
+    var pushReads = PushReads()
 
     private var decoder: FrameDecoder
     /// Frames decoded and not yet handled (they wait while the socket is not writable).
     private var frames: [Frame] = []
     private var readingPaused = false
-    private var handshakeTimer: EventLoopTimer?
-    private var heartbeatTimer: EventLoopTimer?
-    private var drainTimer: EventLoopTimer?
+    /// The handshake, heartbeat and drain timers run on the server's clock
+    /// (``ServerConfiguration/clock``), so that tests drive them with a manual one.
+    private var handshakeTimer: (any ScheduledWork)?
+    private var heartbeatTimer: (any ScheduledWork)?
+    private var drainTimer: (any ScheduledWork)?
     private var partialFrame = PartialFrameWatch()
     private var partialFrameTimer: EventLoopTimer?
 
@@ -84,6 +86,11 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         if loop.inEventLoop { body() } else { loop.execute(body) }
     }
 
+    /// Runs `work` on the loop `delay` from now by the server's clock.
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
+        core.clock.schedule(at: core.clock.now.advanced(by: delay), on: loop, work)
+    }
+
     func send(_ frame: Frame) {
         connection.write(encoding: { frame.encodeDelimited(into: &$0) })
     }
@@ -92,7 +99,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func start() {
         connection.start(handler: self)
-        handshakeTimer = loop.scheduleTimer(after: configuration.handshakeTimeout) { [self] in
+        handshakeTimer = schedule(after: configuration.handshakeTimeout) { [self] in
             if let close = session.handshakeTimedOut() { perform(close) }
         }
     }
@@ -185,10 +192,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        let timers = [
-            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, partialFrameTimer, sharedReads.retryTimer,
-        ]
-        for timer in timers.compactMap({ $0 }) {
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+            timer.cancel()
+        }
+        for timer in [partialFrameTimer, pushReads.retryTimer].compactMap({ $0 }) {
             loop.cancelTimer(timer)
         }
         partialFrameTimer = nil
@@ -196,7 +203,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         heartbeatTimer = nil
         drainTimer = nil
         windowTimer = nil
-        sharedReads.retryTimer = nil
+        pushReads.retryTimer = nil
     }
 
     // MARK: Frames
@@ -238,7 +245,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 maxInFlight: UInt32(clamping: configuration.maxInFlightPerConnection))
             negotiateCompression(hello, welcome: &welcome)
             send(.welcome(welcome))
-            if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
+            handshakeTimer?.cancel()
             handshakeTimer = nil
             scheduleHeartbeatTick()
         case .closeConnection(let close):
@@ -258,7 +265,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             switch session.goAwayRequested(goAway) {
             case .sendGoAwayAndDrain(let goAway):
                 send(.goAway(goAway))
-                drainTimer = loop.scheduleTimer(after: configuration.drainTimeout) { [self] in
+                drainTimer = schedule(after: configuration.drainTimeout) { [self] in
                     if let close = session.drainTimedOut() { perform(close) }
                 }
             case .closeConnection(let close):
@@ -327,7 +334,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: Heartbeat
 
     private func scheduleHeartbeatTick() {
-        heartbeatTimer = loop.scheduleTimer(after: session.heartbeat) { [self] in
+        heartbeatTimer = schedule(after: session.heartbeat) { [self] in
             switch session.heartbeatTick() {
             case .scheduleNextTick: scheduleHeartbeatTick()
             case .closeConnection(let close): perform(close)

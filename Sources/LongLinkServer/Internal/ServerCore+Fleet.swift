@@ -7,13 +7,12 @@ extension ServerCore {
     /// running server answers within the deadline, and the claim must not expire before that.
     static let sharedClaimMargin = Duration.seconds(5)
 
-    /// Starts the shared push store's notices: a push stored anywhere for a principal held here
-    /// wakes that principal's connections; lost notices make every connection read its principal's
+    /// Starts the push store's notices: a push stored anywhere for a principal held here wakes
+    /// that principal's connections; lost notices make every connection read its principal's
     /// pushes again from the first unacknowledged one (the store may also have lost its contents
     /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
         fleet?.dedupe?.attach(serverID: configuration.serverID)
-        guard let pushes = fleet?.pushes else { return }
         await pushes.startObserving(
             SharedPushObserver(
                 isWatching: { [weak self] principal in self?.holds(principal) ?? false },
@@ -22,7 +21,7 @@ extension ServerCore {
                 },
                 noticesLost: { [weak self] in
                     guard let self else { return }
-                    for connection in allConnections() { connection.rereadShared() }
+                    for connection in allConnections() { connection.rereadPushes() }
                     // A session notice may have been among those lost.
                     Task { await self.checkSessionRecords(of: self.heldPrincipals()) }
                 },
@@ -33,9 +32,10 @@ extension ServerCore {
     }
 
     /// The principals held here changed for `principal` (its first connection came, or its last
-    /// went): the shared push store follows, in the background.
+    /// went): a push store a round trip away follows, in the background (one in this process asks
+    /// ``holds(_:)`` as it reports, and loses no notice).
     func refreshObservation(of principal: String) {
-        guard let pushes = fleet?.pushes else { return }
+        guard immediatePushes == nil else { return }
         Task {
             await pushes.refreshObservation(of: principal)
             // A session notice published before the subscription was confirmed is missed.
@@ -44,10 +44,10 @@ extension ServerCore {
     }
 
     /// A client logged in as `principal` with an exclusive binding: every session of the principal
-    /// here from another client ends, and in a fleet every other server is told to do the same.
+    /// here from another client ends at once, and the push store tells every server observing it
+    /// (the servers of a fleet) to do the same.
     func sessionStarted(principal: String, clientID: String) {
         endSessions(of: principal, exceptClient: clientID)
-        guard let pushes = fleet?.pushes else { return }
         let counters = self.counters
         Task {
             do throws(LongLinkError) {
@@ -77,9 +77,10 @@ extension ServerCore {
                 + " reply was stored; its resends are answered UNKNOWN")
     }
 
-    /// Closes the shared stores' connections (the server owns them).
-    func shutdownFleet() async {
-        await fleet?.pushes.shutdown()
+    /// Stops the push store's reports and closes the shared stores' connections (the server owns
+    /// them).
+    func shutdownStores() async {
+        await pushes.shutdown()
         await fleet?.dedupe?.shutdown()
     }
 

@@ -15,7 +15,6 @@ extension ServerCore {
     /// Returns false once the store is shut down.
     @discardableResult
     func checkSessionRecords(of principals: [String]) async -> Bool {
-        guard let pushes = fleet?.pushes else { return false }
         guard !principals.isEmpty else { return true }
         let asked = ContinuousClock.now
         do throws(LongLinkError) {
@@ -33,8 +32,9 @@ extension ServerCore {
     }
 
     /// Checks every principal held here each ``sessionCheckInterval`` until the server shuts down.
+    /// Only where notices may be lost: a store in this process loses none, and keeps no records.
     func startSessionChecks() {
-        guard fleet != nil else { return }
+        guard immediatePushes == nil else { return }
         Task { [weak self] in
             while true {
                 do {

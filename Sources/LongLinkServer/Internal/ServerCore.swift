@@ -20,10 +20,18 @@ typealias DedupeWaiters = DedupeWindow<DedupeWaiter>.Waiters
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
-    let store: any PushStore
-    /// The shared stores of a fleet; nil for a server on its own (``store`` and the in-memory window).
+    /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
+    /// through one interface.
+    let pushes: any SharedPushStore
+    /// ``pushes`` when it answers at once (a store in this process): the pump and the acks call it
+    /// on the loop, and ``LongLinkServer/push(to:topic:payload:)`` stores synchronously. nil for a
+    /// store a round trip away.
+    let immediatePushes: (any PushStore)?
+    /// The stores of a fleet; nil for a server on its own (its de-duplication window in memory).
     let fleet: FleetStores?
     let counters = ServerCounters()
+    /// ``ServerConfiguration/clock``, scheduling on the connections' loops.
+    let clock: LoopClock
     let dedupe: Locked<DedupeTable>
 
     private struct Registry {
@@ -40,12 +48,15 @@ final class ServerCore: Sendable {
 
     private let registry = Locked(Registry())
 
-    init(configuration: ServerConfiguration, router: Router, store: any PushStore, fleet: FleetStores? = nil) {
+    /// A server on `pushes`; `fleet` for a server of a fleet (its `pushes` are `pushes`).
+    init(configuration: ServerConfiguration, router: Router, pushes: any SharedPushStore, fleet: FleetStores? = nil) {
         self.configuration = configuration
         self.fleet = fleet
+        self.pushes = pushes
+        self.immediatePushes = pushes as? any PushStore
+        self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
-        self.store = store
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
@@ -200,8 +211,10 @@ final class ServerCore: Sendable {
         return connections
     }
 
-    /// Waits until no connection is open, or `timeout` passes. Returns true when empty.
-    func waitUntilNoConnections(timeout: Duration, on loop: EventLoop) async -> Bool {
+    /// Waits until no connection is open, or `timeout` passes (by the server's clock, or with
+    /// `realTime` by the system's: the last wait of a shutdown must end even if a manual clock
+    /// never moves). Returns true when empty.
+    func waitUntilNoConnections(timeout: Duration, realTime: Bool = false, on loop: EventLoop) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let id: UInt64? = registry.withLock { registry in
                 guard !registry.all.isEmpty else { return nil }
@@ -213,10 +226,15 @@ final class ServerCore: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            loop.scheduleTimer(after: timeout) { [self] in
+            let expire: @Sendable () -> Void = { [self] in
                 // Whoever removes the continuation resumes it: exactly once.
                 let expired = registry.withLock { $0.emptyWaiters.removeValue(forKey: id) }
                 expired?.resume(returning: false)
+            }
+            if realTime {
+                loop.scheduleTimer(after: timeout, expire)
+            } else {
+                _ = clock.schedule(at: clock.now.advanced(by: timeout), on: loop, expire)
             }
         }
     }

@@ -1,17 +1,16 @@
-package import LongLinkTransport
-
 /// Work scheduled on a ``LongLinkClock``, which can be called off.
 public protocol ScheduledWork: Sendable {
     /// Calls the work off; does nothing if it already ran.
     func cancel()
 }
 
-/// The time source behind every deadline, heartbeat, backoff and ack delay of a client.
+/// The time source behind every deadline, heartbeat, backoff and ack delay of a client, and the
+/// handshake, heartbeat, drain and push-window timers of a server.
 ///
-/// The default, ``SystemClock``, reads `ContinuousClock` and fires on the client's own event loop.
+/// The default, ``SystemClock``, reads `ContinuousClock` and fires on the connection's own event loop.
 /// Tests inject a manual clock (`ManualClock` in `LongLinkTesting`) so that timeouts and heartbeats
 /// are driven without waiting. A clock of your own implements ``now`` and
-/// ``schedule(at:_:)``; the client moves the work to its own executor when it runs.
+/// ``schedule(at:_:)``; the client or server moves the work to its own event loop when it runs.
 public protocol LongLinkClock: Sendable {
     /// The current instant.
     var now: ContinuousClock.Instant { get }
@@ -23,8 +22,8 @@ public protocol LongLinkClock: Sendable {
 
 /// A clock that can run work on a given event loop itself: ``SystemClock`` with the loop's own
 /// timers, and the testing kit's manual clock, which waits until the loop has run the work. The
-/// client uses this, when its clock has it, instead of hopping from ``LongLinkClock/schedule(at:_:)``
-/// to its loop. Package API: the event loop is not part of what users see.
+/// client and the server use this, when their clock has it, instead of hopping from
+/// ``LongLinkClock/schedule(at:_:)`` to their loop. Package API: the event loop is not part of what users see.
 package protocol LoopSchedulingClock: LongLinkClock {
     /// Runs `work` on `loop` once `deadline` has passed.
     func schedule(

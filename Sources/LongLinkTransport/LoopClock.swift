@@ -1,21 +1,19 @@
-internal import LongLinkTransport
-
-/// The client's ``LongLinkClock`` as the core uses it: work runs on the client's event loop,
-/// directly when the clock can schedule on a loop (``LoopSchedulingClock``, asked once here rather
+/// A ``LongLinkClock`` as the client's core and the server's connections use it: work runs on a
+/// given event loop, directly when the clock can schedule on a loop (``LoopSchedulingClock``, asked once here rather
 /// than on every timer), otherwise through a hop from the clock's thread.
-struct LoopClock: Sendable {
-    let base: any LongLinkClock
+package struct LoopClock: Sendable {
+    package let base: any LongLinkClock
     private let loopScheduling: (any LoopSchedulingClock)?
 
-    init(_ base: any LongLinkClock) {
+    package init(_ base: any LongLinkClock) {
         self.base = base
         self.loopScheduling = base as? any LoopSchedulingClock
     }
 
-    var now: ContinuousClock.Instant { base.now }
+    package var now: ContinuousClock.Instant { base.now }
 
     /// Runs `work` on `loop` once `deadline` has passed.
-    func schedule(
+    package func schedule(
         at deadline: ContinuousClock.Instant, on loop: EventLoop, _ work: @escaping @Sendable () -> Void
     ) -> any ScheduledWork {
         if let loopScheduling { return loopScheduling.schedule(at: deadline, on: loop, work) }
@@ -26,7 +24,7 @@ struct LoopClock: Sendable {
     ///
     /// Unlike `Task.sleep`, a cancelled sleep releases its timer at once, so a request that is
     /// answered long before its deadline holds no memory until then.
-    func sleep(until deadline: ContinuousClock.Instant, on loop: EventLoop) async throws {
+    package func sleep(until deadline: ContinuousClock.Instant, on loop: EventLoop) async throws {
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -1,0 +1,181 @@
+internal import LongLinkTransport
+internal import LongLinkWire
+
+/// Where a connection's reads of its push store stand (loop-confined).
+struct PushReads {
+    /// A read is on its way to a store a round trip away: pumps wait for it (one read at a time
+    /// keeps seqs in order).
+    var inFlight = false
+    /// A pump was asked for while the read was on its way: pump again when it returns.
+    var again = false
+    /// The principal whose observation the store confirmed for this connection: a `Sync` reads only
+    /// once notices of its principal reach this server, so that nothing stored between the read
+    /// and the subscription is missed.
+    var observed: String?
+    /// Armed after a failed read: the store is asked again when it fires.
+    var retryTimer: EventLoopTimer?
+}
+
+/// One read of the push store: the pushes of `principal` after `after`, at most `limit`, begun in
+/// the window's `generation`.
+struct PushRead {
+    let principal: String
+    let after: UInt64
+    let generation: UInt64
+    let limit: Int
+}
+
+/// The reliable push pump and the acknowledgements, through the one store interface
+/// (``SharedPushStore``): a store that answers at once (``ServerCore/immediatePushes``) is called
+/// on the loop, any other in a task whose result comes back to the loop; what the store answers is
+/// handled by the same code either way.
+extension ServerConnection {
+    /// How long after a failed read of the push store the connection tries again.
+    static let pushReadRetry = Duration.seconds(1)
+
+    /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
+    func requestPush() {
+        guard !pushRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        loop.execute { [self] in pumpReliablePushes() }
+    }
+
+    /// Sends stored pushes after the last one sent, in seq order, while the connection is writable
+    /// and the send window has room.
+    func pumpReliablePushes() {
+        pushRequested.store(false, ordering: .releasing)
+        guard let principal = session.reliablePushPrincipal else { return }
+        guard !pushReads.inFlight else {
+            pushReads.again = true
+            return
+        }
+        pushReads.again = false
+        pushWindow.pumpStarted()
+        while connection.isWritable {
+            let room = pushWindow.room
+            guard room > 0 else {
+                pushWindow.filled()
+                armWindowTimer()
+                return
+            }
+            let read = PushRead(
+                principal: principal, after: pushWindow.lastSentSeq, generation: pushWindow.generation,
+                limit: min(256, room))
+            guard let store = core.immediatePushes else {
+                readInBackground(read)
+                return
+            }
+            let batch = store.unacknowledged(principal: principal, after: read.after, limit: read.limit)
+            guard readReturned(.success(batch), read) else { return }
+        }
+    }
+
+    /// Reads from a store a round trip away; the pushes are sent when they arrive (on the loop).
+    private func readInBackground(_ read: PushRead) {
+        pushReads.inFlight = true
+        let store = core.pushes
+        let observe = !PrincipalKey.same(pushReads.observed, read.principal)
+        Task { [self] in
+            if observe { await store.refreshObservation(of: read.principal) }
+            let result: Result<[StoredPush], LongLinkError>
+            do throws(LongLinkError) {
+                result = .success(
+                    try await store.unacknowledged(principal: read.principal, after: read.after, limit: read.limit))
+            } catch {
+                result = .failure(error)
+            }
+            onLoop { [self] in
+                pushReads.inFlight = false
+                guard session.phase == .active || session.phase == .draining else { return }
+                if observe { pushReads.observed = read.principal }
+                if readReturned(result, read) || pushReads.again { pumpReliablePushes() }
+            }
+        }
+    }
+
+    /// Sends what a read found. Returns whether the pump should read again at once: the store may
+    /// hold more, or the read is stale.
+    private func readReturned(_ result: Result<[StoredPush], LongLinkError>, _ read: PushRead) -> Bool {
+        // A Sync or a new login since the read began: what it found may be behind; read again.
+        guard read.generation == pushWindow.generation,
+            PrincipalKey.same(read.principal, session.reliablePushPrincipal)
+        else { return true }
+        switch result {
+        case .failure:
+            core.counters.sharedStoreFailures.increment()
+            guard pushReads.retryTimer == nil else { return false }
+            pushReads.retryTimer = loop.scheduleTimer(after: Self.pushReadRetry) { [self] in
+                pushReads.retryTimer = nil
+                pumpReliablePushes()
+            }
+            return false
+        case .success(let batch):
+            // The store numbers anew in a new epoch after it lost the principal (Redis restarted
+            // empty, or a store in memory forgot a principal with nothing left): seqs may start
+            // below the last one sent, so read from the start again.
+            if let epoch = pushWindow.lastSentEpoch, let first = batch.first, first.epoch != epoch {
+                pushWindow.restart()
+                return true
+            }
+            var count = 0
+            for push in batch where push.seq > pushWindow.lastSentSeq {
+                send(
+                    .push(
+                        outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))
+                    ))
+                count += 1
+                pushWindow.sent(count: 1, lastSeq: push.seq, epoch: push.epoch)
+                acks.sent(first: push.seq, last: push.seq, epoch: push.epoch)
+            }
+            core.counters.reliablePushesSent.increment(by: count)
+            return batch.count == read.limit
+        }
+    }
+
+    /// Reads the principal's pushes again from the first unacknowledged one, as after a `Sync`
+    /// (any thread): the client drops what it has seen, by epoch and seq.
+    func rereadPushes() {
+        onLoop { [self] in
+            guard session.reliablePushPrincipal != nil else { return }
+            pushWindow.restart()
+            pumpReliablePushes()
+        }
+    }
+
+    /// Deletes acknowledged pushes from the store; acks that arrive while a call is in flight (to a
+    /// store a round trip away) wait in ``acks`` and leave in one call when it returns. A failure
+    /// leaves them stored: they are sent again after the next `Sync`, and the client drops what it
+    /// has seen.
+    func acknowledge(_ call: AckMerger.Call, principal: String) {
+        guard let store = core.immediatePushes else {
+            acknowledgeInBackground(call, principal: principal)
+            return
+        }
+        var next: AckMerger.Call? = call
+        while let call = next {
+            store.acknowledge(principal: principal, seqs: call.seqs, epoch: call.epoch)
+            next = acks.callReturned(succeeded: true)
+        }
+    }
+
+    private func acknowledgeInBackground(_ call: AckMerger.Call, principal: String) {
+        let store = core.pushes
+        let core = self.core
+        Task { [self] in
+            let succeeded: Bool
+            do throws(LongLinkError) {
+                try await store.acknowledge(principal: principal, seqs: call.seqs, epoch: call.epoch)
+                succeeded = true
+            } catch {
+                succeeded = false
+                core.counters.sharedStoreFailures.increment()
+            }
+            onLoop { [self] in
+                // Acks still waiting belong to the principal bound now (a new binding forgets them).
+                guard let next = acks.callReturned(succeeded: succeeded), let principal = session.principal else {
+                    return
+                }
+                acknowledgeInBackground(next, principal: principal)
+            }
+        }
+    }
+}
