@@ -1,5 +1,6 @@
 #if os(Linux)
     import CLinuxSystem
+    import Glibc
 
     /// The Linux calls Swift's Glibc module does not expose (epoll, eventfd, `accept4`, `pthread_setname_np`),
     /// through the `CLinuxSystem` shim, whose C helpers also read and write `struct epoll_event` so that its
@@ -40,7 +41,7 @@
 
         /// `accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`.
         static func acceptNonBlocking(_ fd: Int32) -> Int32 {
-            longlink_accept_nonblocking(fd)
+            longlink_accept(fd, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
         }
 
         /// Names the calling thread (at most 15 bytes are kept).
