@@ -127,4 +127,18 @@ for module in LongLink LongLinkServer LongLinkRedis; do
         fi
     done
 done
+# The transport's I/O tuning inside ConnectionOptions is the package's, not a user's.
+for member in readChunkSize eagerFlushBytes; do
+    printf 'import LongLink\nvar options = ConnectionOptions()\noptions.%s = 1\n' "$member" >"$work/member.swift"
+    if typecheck "$work/member.swift" >"$work/out" 2>&1; then
+        echo "check-import-surface: import LongLink makes ConnectionOptions.$member visible" >&2
+        status=1
+    elif grep -q "'$member' is inaccessible" "$work/out"; then
+        echo "check-import-surface: import LongLink hides ConnectionOptions.$member"
+    else
+        echo "check-import-surface: ConnectionOptions.$member failed for another reason:" >&2
+        cat "$work/out" >&2
+        status=1
+    fi
+done
 exit $status
