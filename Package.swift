@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
-// The layers point one way: Wire <- Transport <- LongLink (client) / LongLinkServer
-// <- LongLinkTesting <- longlink (the tool). The client never imports the server. The benchmarks,
+// The layers point one way: Core <- Wire, Core <- Transport; Wire and Transport <- LongLink (client) /
+// LongLinkServer <- LongLinkTesting <- longlink (the tool). The client never imports the server. The benchmarks,
 // longlink-bench, live in Benchmarks/ beside the tool and use the client and the server.
 import PackageDescription
 
@@ -16,9 +16,11 @@ let package = Package(
         .executable(name: "longlink", targets: ["longlink"]),
     ],
     targets: [
-        // Frames, the protobuf codec, the incremental frame decoder, the shared error type, payload
-        // compression. No I/O.
-        .target(name: "LongLinkWire", dependencies: ["CZlib"]),
+        // The error type and status codes every layer speaks in, and the package's duration helpers.
+        // No dependencies; the wire module re-exports it.
+        .target(name: "LongLinkCore"),
+        // Frames, the protobuf codec, the incremental frame decoder, payload compression. No I/O.
+        .target(name: "LongLinkWire", dependencies: ["LongLinkCore", "CZlib"]),
         // The system's zlib (zlib1g-dev on Debian and Ubuntu), for payload compression.
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
@@ -26,14 +28,20 @@ let package = Package(
         // Darwin paths kept but not built here (a poll loop, no OpenSSL, TLS reported unavailable).
         .target(
             name: "LongLinkTransport",
-            dependencies: ["LongLinkWire", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
+            dependencies: [
+                "LongLinkCore", .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+                .target(name: "CLinuxSystem", condition: .when(platforms: [.linux])),
+            ]
         ),
+        // epoll, eventfd, accept4 and pthread_setname_np, which Swift's Glibc module does not expose, with C
+        // helpers for `struct epoll_event` (packed on x86_64).
+        .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
         // The system OpenSSL (libssl-dev 3.x), found with pkg-config.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The client.
-        .target(name: "LongLink", dependencies: ["LongLinkWire", "LongLinkTransport"]),
+        .target(name: "LongLink", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport"]),
         // The server.
-        .target(name: "LongLinkServer", dependencies: ["LongLinkWire", "LongLinkTransport"]),
+        .target(name: "LongLinkServer", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport"]),
         // The server's stores on Redis (a RESP3 client of its own on the transport's loop), for a
         // fleet of servers that share reliable pushes and the de-dup window.
         .target(name: "LongLinkRedis", dependencies: ["LongLinkWire", "LongLinkTransport", "LongLinkServer"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC archive for the LongLink module without the DocC plugin:
-# extracts symbol graphs with SwiftPM, keeps only LongLink's and LongLinkWire's,
+# extracts symbol graphs with SwiftPM, keeps only LongLink's, LongLinkWire's and LongLinkCore's,
 # qualifies links to re-exported symbols (Scripts/qualify-doc-links.py, needs python3), then
 # runs `docc convert` with warnings treated as errors.
 #
@@ -38,11 +38,11 @@ echo "build-docs: symbol graphs in $graph_dir"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# Only the documented modules: LongLink (the client) and LongLinkWire, which
-# the client builds on (frames, StatusCode, LongLinkError). DocC accepts both
-# in one archive, each as a module page of its own.
+# Only the documented modules: LongLink (the client), LongLinkWire, which the
+# client builds on (frames, payload codecs), and LongLinkCore (StatusCode,
+# LongLinkError). DocC accepts them in one archive, each as a module page of its own.
 shopt -s nullglob
-for module in LongLink LongLinkWire; do
+for module in LongLink LongLinkWire LongLinkCore; do
     for file in "$graph_dir/$module.symbols.json" "$graph_dir/$module"@*.symbols.json; do
         cp "$file" "$work/"
     done
@@ -50,8 +50,8 @@ done
 shopt -u nullglob
 echo "build-docs: using $(cd "$work" && ls | tr '\n' ' ')"
 
-# LongLink re-exports LongLinkWire and LongLinkTransport and its comments name their types
-# unqualified; qualify those links for this two-module archive (see the script's header).
+# LongLink re-exports LongLinkCore, LongLinkWire and LongLinkTransport and its comments name their
+# types unqualified; qualify those links for this archive (see the script's header).
 python3 Scripts/qualify-doc-links.py "$work" "$graph_dir"
 
 output=".build/docs/LongLink.doccarchive"

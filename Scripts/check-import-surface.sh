@@ -21,11 +21,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The system library modules SwiftPM hands to every dependent's compile, and so does this check:
-# zlib's module map (the wire module compresses payloads), and on Linux the transport's OpenSSL.
-# Debug modules are built for testing, so their internal imports must resolve for a client too.
+# zlib's module map (the wire module compresses payloads), and on Linux the transport's OpenSSL and
+# its epoll shim. Debug modules are built for testing, so their internal imports must resolve for a
+# client too.
 clang_modules=(-I "$root/Sources/CZlib")
 if [[ "$(uname -s)" == Linux ]]; then
     clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/COpenSSL/module.modulemap")
+    clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/CLinuxSystem/module.modulemap")
 fi
 
 typecheck() {
@@ -124,5 +126,19 @@ for module in LongLink LongLinkServer LongLinkRedis; do
             status=1
         fi
     done
+done
+# The transport's I/O tuning inside ConnectionOptions is the package's, not a user's.
+for member in readChunkSize eagerFlushBytes; do
+    printf 'import LongLink\nvar options = ConnectionOptions()\noptions.%s = 1\n' "$member" >"$work/member.swift"
+    if typecheck "$work/member.swift" >"$work/out" 2>&1; then
+        echo "check-import-surface: import LongLink makes ConnectionOptions.$member visible" >&2
+        status=1
+    elif grep -q "'$member' is inaccessible" "$work/out"; then
+        echo "check-import-surface: import LongLink hides ConnectionOptions.$member"
+    else
+        echo "check-import-surface: ConnectionOptions.$member failed for another reason:" >&2
+        cat "$work/out" >&2
+        status=1
+    fi
 done
 exit $status

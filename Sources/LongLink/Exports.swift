@@ -7,6 +7,8 @@
 // `LongLinkError.description`) would then need `import LongLinkWire` in the user's file; a scoped
 // re-export makes the declaring module visible for those members too. The server re-exports the
 // same declarations, so a file importing both modules sees one `LongLinkError`, not two.
+@_exported public import struct LongLinkCore.LongLinkError
+@_exported public import struct LongLinkCore.StatusCode
 @_exported public import enum LongLinkTransport.CertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
@@ -20,7 +22,5 @@
 @_exported public import enum LongLinkTransport.TLSTrustRoots
 @_exported public import enum LongLinkTransport.TLSVersion
 @_exported public import struct LongLinkWire.JSONPayloadCodec
-@_exported public import struct LongLinkWire.LongLinkError
 @_exported public import protocol LongLinkWire.PayloadCodec
 @_exported public import struct LongLinkWire.PayloadCompression
-@_exported public import struct LongLinkWire.StatusCode

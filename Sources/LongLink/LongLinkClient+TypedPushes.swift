@@ -17,7 +17,7 @@ extension LongLinkClient {
     /// `AsyncStream`; a push that does not decode is handled as in
     /// ``pushes(topic:as:)-4gdwt``.
     public func pushes<T: LongLinkBinaryMessage>(topic: String, as type: T.Type) -> AsyncStream<T> {
-        typedStream(topic: topic, step: skipping(topic: topic, { try T(serializedPayload: $0.payload) }))
+        typedStream(topic: topic, step: skipping(topic: topic, { try T(serializedBytes: $0.payload) }))
     }
 
     /// The pushes of ``pushes(topic:as:)-4gdwt``, as a sequence that throws why it ended when
@@ -30,7 +30,7 @@ extension LongLinkClient {
     /// throws why it ended when the client ends it (see ``PushSequence``).
     public func throwingPushes<T: LongLinkBinaryMessage>(topic: String, as type: T.Type) -> PushSequence<T> {
         PushSequence(
-            subscription: subscription(topic), step: skipping(topic: topic, { try T(serializedPayload: $0.payload) }))
+            subscription: subscription(topic), step: skipping(topic: topic, { try T(serializedBytes: $0.payload) }))
     }
 
     /// Every push on `topic`, decoded as `T` with the configured codec or handed over as
@@ -50,7 +50,7 @@ extension LongLinkClient {
         -> PushSequence<DecodedPush<T>>
     {
         PushSequence(
-            subscription: subscription(topic), step: surfacing(topic: topic, { try T(serializedPayload: $0.payload) }))
+            subscription: subscription(topic), step: surfacing(topic: topic, { try T(serializedBytes: $0.payload) }))
     }
 
     // MARK: Helpers

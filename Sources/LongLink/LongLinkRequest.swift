@@ -39,7 +39,7 @@ extension LongLinkRequest where Self: Encodable {
 extension LongLinkRequest where Self: LongLinkBinaryMessage {
     /// The request's own binary encoding.
     public func encodePayload(with codec: any PayloadCodec) throws -> [UInt8] {
-        try serializedPayload()
+        try serializedBytes()
     }
 }
 
@@ -53,7 +53,7 @@ extension LongLinkRequest where Reply: Decodable {
 extension LongLinkRequest where Reply: LongLinkBinaryMessage {
     /// Decodes the reply from its own binary encoding.
     public static func decodeReply(from payload: [UInt8], with codec: any PayloadCodec) throws -> Reply {
-        try Reply(serializedPayload: payload)
+        try Reply(serializedBytes: payload)
     }
 }
 

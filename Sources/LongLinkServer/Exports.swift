@@ -3,6 +3,8 @@
 // of those layers (the event loop, connections, listeners, frames) reaches a user's code. The
 // client re-exports the same declarations (see `Sources/LongLink/Exports.swift` for why these are
 // re-exports and not typealiases).
+@_exported public import struct LongLinkCore.LongLinkError
+@_exported public import struct LongLinkCore.StatusCode
 @_exported public import enum LongLinkTransport.ClientCertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions
 @_exported public import enum LongLinkTransport.Endpoint
@@ -16,7 +18,5 @@
 @_exported public import enum LongLinkTransport.TLSTrustRoots
 @_exported public import enum LongLinkTransport.TLSVersion
 @_exported public import struct LongLinkWire.JSONPayloadCodec
-@_exported public import struct LongLinkWire.LongLinkError
 @_exported public import protocol LongLinkWire.PayloadCodec
 @_exported public import struct LongLinkWire.PayloadCompression
-@_exported public import struct LongLinkWire.StatusCode

@@ -195,7 +195,7 @@ public final class LongLinkServer: Sendable {
     /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
     /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
     /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
-    /// ``ServerConfiguration/maxPushFrameBytes`` (it is not stored: no client could read it). A
+    /// ``ServerConfiguration/maxOutgoingFrameBytes`` (it is not stored: no client could read it). A
     /// store a round trip away (a fleet's on Redis) cannot answer synchronously: this throws
     /// ``LongLinkError/Code-swift.struct/failedPrecondition`` there; use
     /// ``publish(to:topic:payload:)``.

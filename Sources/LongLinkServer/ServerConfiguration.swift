@@ -35,12 +35,20 @@ public struct ServerConfiguration: Sendable {
     public var maxAckSeqs: Int = Frame.maxAckSeqs
     /// The largest frame body accepted, in bytes (advertised in `Welcome`).
     public var maxFrameBytes: Int = Frame.defaultMaxFrameBytes
-    /// The largest push frame body, in bytes, the server sends. Clients do not announce their
-    /// limit and use 4 MiB unless configured otherwise, so a larger push would make every client
-    /// of its principal reconnect and receive it again, for ever: ``LongLinkServer/push(to:topic:payload:)``
-    /// refuses one with ``LongLinkError/Code-swift.struct/invalidArgument`` instead, and a
-    /// best-effort push that large is dropped (counted in ``ServerStatistics/bestEffortPushesDropped``).
-    public var maxPushFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The largest frame body, in bytes, the server sends to a client: a push or a reply. Clients
+    /// do not announce their limit and read 4 MiB unless configured otherwise, so a larger frame
+    /// would make the client drop the link and receive it again, for ever.
+    /// ``LongLinkServer/push(to:topic:payload:)`` refuses a larger push with
+    /// ``LongLinkError/Code-swift.struct/invalidArgument`` instead, a best-effort push that large is
+    /// dropped (counted in ``ServerStatistics/bestEffortPushesDropped``), and a larger reply is
+    /// replaced by `RESOURCE_EXHAUSTED`.
+    public var maxOutgoingFrameBytes: Int = Frame.defaultMaxFrameBytes
+    /// The former name of ``maxOutgoingFrameBytes``, which limits replies as well as pushes.
+    @available(*, deprecated, renamed: "maxOutgoingFrameBytes")
+    public var maxPushFrameBytes: Int {
+        get { maxOutgoingFrameBytes }
+        set { maxOutgoingFrameBytes = newValue }
+    }
     /// zlib compression of payloads: with it on (the default), a client that offers compression in
     /// its `Hello` is told yes in `Welcome`; the server then inflates the compressed requests it
     /// admits and compresses replies and pushes of at least `PayloadCompression/minimumBytes` for
@@ -158,8 +166,8 @@ public struct ServerConfiguration: Sendable {
             throw fail("defaultHeartbeat must lie within [minimumHeartbeat, maximumHeartbeat]")
         }
         if maxFrameBytes < 64 || maxFrameBytes > Int(UInt32.max) { throw fail("maxFrameBytes must be 64...UInt32.max") }
-        if maxPushFrameBytes < 64 || maxPushFrameBytes > Int(UInt32.max) {
-            throw fail("maxPushFrameBytes must be 64...UInt32.max")
+        if maxOutgoingFrameBytes < 64 || maxOutgoingFrameBytes > Int(UInt32.max) {
+            throw fail("maxOutgoingFrameBytes must be 64...UInt32.max")
         }
         if pushStoreCapacityPerPrincipal < 1 { throw fail("pushStoreCapacityPerPrincipal must be at least 1") }
         if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }

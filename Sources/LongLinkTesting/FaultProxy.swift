@@ -26,7 +26,7 @@ import LongLinkWire
 /// Memory stays bounded: each direction of each pair holds at most ``bufferLimit`` bytes (plus one read) and
 /// stops reading from its source while that is full or the destination is not writable.
 ///
-/// The proxy runs on ``group``'s event loops, which must keep running until ``stop()`` has returned.
+/// The proxy runs on the process's shared event loops.
 public final class FaultProxy: FaultTarget {
     private enum Phase {
         case idle
@@ -60,8 +60,8 @@ public final class FaultProxy: FaultTarget {
     public let upstream: Endpoint
     /// Where the proxy listens (port 0: a free port; read the real one from ``localAddress``).
     public let listenEndpoint: Endpoint
-    /// The event loops that run the proxy.
-    public let group: EventLoopGroup
+    /// The event loops that run the proxy, which must keep running until ``stop()`` has returned.
+    package let group: EventLoopGroup
     /// The most bytes one direction of one pair holds (and the high watermark of each side's write queue).
     public let bufferLimit: Int
 
@@ -74,11 +74,21 @@ public final class FaultProxy: FaultTarget {
     /// - Parameters:
     ///   - upstream: the server behind the proxy.
     ///   - listenOn: where clients connect; by default a free loopback port.
-    ///   - group: the event loops that run the proxy.
     ///   - bufferLimit: the most bytes one direction of one pair holds (at least 1 KiB).
     ///   - connectTimeout: the budget for each upstream connection.
-    public init(
-        upstream: Endpoint, listenOn: Endpoint = .tcp(host: "127.0.0.1", port: 0), group: EventLoopGroup = .shared,
+    public convenience init(
+        upstream: Endpoint, listenOn: Endpoint = .tcp(host: "127.0.0.1", port: 0), bufferLimit: Int = 256 << 10,
+        connectTimeout: Duration = .seconds(5)
+    ) {
+        self.init(
+            upstream: upstream, listenOn: listenOn, group: .shared, bufferLimit: bufferLimit,
+            connectTimeout: connectTimeout)
+    }
+
+    /// Creates a proxy to `upstream` on `group`'s event loops (the package's tests run it on loops
+    /// of their own).
+    package init(
+        upstream: Endpoint, listenOn: Endpoint = .tcp(host: "127.0.0.1", port: 0), group: EventLoopGroup,
         bufferLimit: Int = 256 << 10, connectTimeout: Duration = .seconds(5)
     ) {
         self.upstream = upstream
@@ -108,7 +118,7 @@ public final class FaultProxy: FaultTarget {
 
     /// Binds ``listenEndpoint`` and starts proxying; returns the bound address.
     ///
-    /// Throws the transport's ``LongLinkWire/LongLinkError`` when binding fails (the proxy can then be started
+    /// Throws the transport's ``LongLinkCore/LongLinkError`` when binding fails (the proxy can then be started
     /// again), `failedPrecondition` when it was already started, and `shutdown` when ``stop()`` came first.
     @discardableResult
     public func start() async throws(LongLinkError) -> SocketAddress {

@@ -131,7 +131,7 @@ public final class LongLinkTestServer: Sendable {
     /// Starts a server instance and returns its address: the configured endpoint the first time, the same address
     /// (same port) every later time. Retries for up to ``bindRetryTimeout`` while that port is still in use.
     ///
-    /// Throws what the server throws when it cannot start (``LongLinkWire/LongLinkError``), or
+    /// Throws what the server throws when it cannot start (``LongLinkCore/LongLinkError``), or
     /// `failedPrecondition` when an instance is running or another lifecycle call is under way.
     @discardableResult
     public func start() async throws -> SocketAddress {

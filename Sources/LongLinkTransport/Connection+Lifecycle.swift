@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 #if canImport(Glibc)
     import Glibc

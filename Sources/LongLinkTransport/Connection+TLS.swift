@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 /// TLS on a ``Connection``: the handshake, decrypting what is read, encrypting what is queued.
 ///

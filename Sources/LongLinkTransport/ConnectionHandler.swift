@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 /// Receives what happens on a ``Connection``: install one with ``Connection/start(handler:)``.
 ///

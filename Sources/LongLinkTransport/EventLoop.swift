@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,9 +54,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         /// True from the moment the loop decides to wait with a timeout (not zero) until that wait
         /// returns: only then must a submitter write the wake-up descriptor. A busy loop picks up
         /// what was submitted in `runQueuedWork`, or else sees it here and does not block, so waking
-        /// it is a system call for nothing. (`longlink-bench rpc` at 1,024 in flight: the callers'
-        /// threads wrote 23,310 wake-ups in 2 s before, 1,801 after; the client's loop read 14,638
-        /// times instead of 5,430.)
+        /// it is a system call for nothing, made by every caller's thread under load.
         var loopMayBlock = false
         var lifecycle = Lifecycle.running
         var terminationWaiters: [OneShot<Void>] = []
@@ -221,7 +219,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     }
 
     /// Stops the loop: runs the work already queued, closes every connection, connect attempt and listener the
-    /// loop owns (connection handlers get `didCloseWith` a ``LongLinkWire/LongLinkError/Code-swift.struct/shutdown``
+    /// loop owns (connection handlers get `didCloseWith` a ``LongLinkCore/LongLinkError/Code-swift.struct/shutdown``
     /// error, waiting `send`s throw it), drops pending timers and ends the thread. Returns at once; idempotent;
     /// callable from any thread.
     public func shutdown() {

@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 import Synchronization
 
 #if canImport(Glibc)

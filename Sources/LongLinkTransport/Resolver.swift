@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 /// Resolves host names to addresses.
 ///
@@ -9,9 +9,9 @@ public enum Resolver {
     /// The addresses of `host` (a name or a numeric IPv4/IPv6 address) for TCP, in the order the system
     /// prefers them, without duplicates.
     ///
-    /// Throws ``LongLinkWire/LongLinkError/Code-swift.struct/addressResolutionFailed`` when the name does not
-    /// resolve, ``LongLinkWire/LongLinkError/Code-swift.struct/invalidConfiguration`` for a port outside
-    /// `0...65535`, and ``LongLinkWire/LongLinkError/Code-swift.struct/cancelled`` when the calling task is
+    /// Throws ``LongLinkCore/LongLinkError/Code-swift.struct/addressResolutionFailed`` when the name does not
+    /// resolve, ``LongLinkCore/LongLinkError/Code-swift.struct/invalidConfiguration`` for a port outside
+    /// `0...65535`, and ``LongLinkCore/LongLinkError/Code-swift.struct/cancelled`` when the calling task is
     /// cancelled (the lookup itself runs to its end in the background).
     public static func resolve(host: String, port: Int) async throws(LongLinkError) -> [SocketAddress] {
         guard (0...65535).contains(port) else {

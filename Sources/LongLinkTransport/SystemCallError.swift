@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 #if canImport(Glibc)
     import Glibc
@@ -6,7 +6,7 @@ import LongLinkWire
     import Darwin
 #endif
 
-/// A failed operating-system call, kept as the ``LongLinkWire/LongLinkError/underlying`` cause of the
+/// A failed operating-system call, kept as the ``LongLinkCore/LongLinkError/underlying`` cause of the
 /// transport's errors.
 public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `errno` value the call set.

@@ -4,8 +4,7 @@ extension Frame {
     /// The bytes are exactly those of
     /// `Frame.request(Frame.Request(requestID: String(requestNumber), …)).encodeDelimited(into:)`;
     /// this form makes neither the id's `String` nor the `Frame` value, because the client writes
-    /// one request per call on its loop (the general path was about a fifth of the loop's time at
-    /// 1,024 requests in flight).
+    /// one request per call on its loop, where those allocations would be a large share of its work.
     package static func encodeDelimitedRequest(
         requestNumber: UInt64, method: String, payload: [UInt8], timeoutMilliseconds: UInt32,
         metadata: [String: String], compression: UInt32 = 0, into buffer: inout [UInt8]
@@ -36,8 +35,8 @@ extension Frame {
     /// stands for: nil unless `requestID` is exactly such an id (decimal digits, no sign, no
     /// leading zero, at most `UInt64.max`), because ids match as strings and "07" is not "7".
     ///
-    /// The client maps every reply's id back to its call with this; `UInt64(_:)`, which also
-    /// takes "+7" and "007", was about 3% of the client's loop at 1,024 requests in flight.
+    /// The client maps every reply's id back to its call with this, on its loop for every reply;
+    /// `UInt64(_:)` would also take "+7" and "007".
     package static func requestNumber(fromID requestID: String) -> UInt64? {
         var value: UInt64 = 0
         var digits = 0

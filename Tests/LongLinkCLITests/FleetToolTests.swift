@@ -24,8 +24,8 @@ func summaryValue(_ label: String, in output: String) -> String? {
     return nil
 }
 
-// Serialized: each test runs several servers, a Redis and a client in processes of their own;
-// together on two cores beside the rest of the suite they starved other tests' bounded waits.
+// Serialized: each test runs several servers, a Redis and a client in processes of their own,
+// which run in parallel would starve other tests' bounded waits on a small machine.
 @Suite("longlink serve --redis, demo --fleet, soak --fleet", .enabled(if: fleetToolTestsEnabled), .serialized)
 struct FleetToolTests {
     /// Two `serve --redis` processes on one Redis: pushes produced on one reach a connection of

@@ -116,7 +116,7 @@ struct PushTests {
     /// would make every client of the principal reconnect and receive it again, for ever.
     @Test func aPushLargerThanTheClientsFrameLimitIsRefused() async throws {
         var configuration = ServerConfiguration.testing
-        configuration.maxPushFrameBytes = 1_000
+        configuration.maxOutgoingFrameBytes = 1_000
         try await withServer(configuration) { server, _ in
             let fits = [UInt8](repeating: 1, count: 900)
             let first = try server.push(to: "fay", topic: "t", payload: fits)

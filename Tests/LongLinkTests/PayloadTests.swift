@@ -77,7 +77,7 @@ struct PayloadTests {
     @Test(.enabled(if: PythonProtobuf.isAvailable, "\(PythonProtobuf.howToEnable)"))
     func aGeneratedLikeMessageReadsAndWritesWhatTheProtobufRuntimeDoes() async throws {
         let python = hexBytes(try await PythonProtobuf.run(["encode", "AAPL", "-12345", "987654321"]))
-        let tick = try Quotes_Tick(serializedPayload: python)
+        let tick = try Quotes_Tick(serializedBytes: python)
         #expect(tick.symbol == "AAPL")
         #expect(tick.priceE4 == -12345)
         #expect(tick.volume == 987_654_321)
@@ -87,7 +87,7 @@ struct PayloadTests {
         mine.priceE4 = 4_200_000
         mine.volume = 7
         mine.flags = [9]
-        let decoded = try await PythonProtobuf.run(["decode", hexString(try mine.serializedPayload())])
+        let decoded = try await PythonProtobuf.run(["decode", hexString(try mine.serializedBytes())])
         #expect(decoded == #"{"symbol": "MSFT", "price_e4": 4200000, "volume": 7, "flags": [9]}"#)
     }
 
@@ -116,7 +116,7 @@ struct PayloadTests {
         #expect(reply.symbol == "AAPL" && reply.priceE4 == 1_890_000 && reply.volume == 42)
         // A binary request with a raw reply: the echo is the request's own bytes.
         let echoed = try await running.client.send(reply)
-        #expect(echoed.bytes == (try reply.serializedPayload()))
+        #expect(echoed.bytes == (try reply.serializedBytes()))
 
         try server.push(to: "quin", topic: "ticks", payload: python)
         let pushed = try await within(.seconds(20), "the tick push") {

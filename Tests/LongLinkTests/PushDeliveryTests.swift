@@ -141,7 +141,7 @@ struct PushDeliveryTests {
         #expect(machine.delivered.count == PushDelivery.epochLimit)
     }
 
-    /// The interleaving CI once saw, without a socket: 1–8 buffered, 9–31 deferred; the consumer
+    /// The same interleaving as in `PushOrderTests`, without a socket: 1–8 buffered, 9–31 deferred; the consumer
     /// catches up and `Sync` goes out; 32–40, written by the server before it read the `Sync`,
     /// arrive before its redelivery and must not overtake 9–31.
     @Test func pushesSentBeforeTheServerReadTheSyncWaitForItsRedelivery() {

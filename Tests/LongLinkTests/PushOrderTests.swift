@@ -73,7 +73,7 @@ struct PushOrderTests {
         }
     }
 
-    /// The interleaving CI once saw: a consumer with room for 8 takes 1–8 and defers 9–31; once it
+    /// A consumer with room for 8 takes 1–8 and defers 9–31; once it
     /// catches up the client sends `Sync`, and 32–40 (sent before the server read it) arrive before
     /// the redelivery of 9–40. They must not be delivered ahead of 9–31.
     @Test func pushesSentBeforeTheServerReadTheSyncDoNotOvertakeTheDeferredOnes() async throws {

@@ -422,8 +422,7 @@ struct PushEdgeCaseTests {
 
     /// The next consumer may register before the one that never took its pushes is gone. They
     /// still reach it: the Sync goes out when the first consumer is removed, not only when a
-    /// consumer arrives (it used to wait for another consumer to arrive, so this one waited
-    /// forever; one full-suite run hung on the test above that way).
+    /// consumer arrives (otherwise this one would wait forever).
     @Test func pushesAConsumerNeverTookReachAConsumerThatRegisteredBeforeItLeft() async throws {
         let (server, running) = try await connected(as: "kai")
         let second: AsyncStream<Push>

@@ -126,7 +126,7 @@ struct ServerBoundsTests {
     /// make the client drop the link, resend, and receive it again until the deadline.
     @Test func aReplyLargerThanTheClientReadsComesBackAsAnError() async throws {
         var serverConfiguration = ServerConfiguration.forClientTests
-        serverConfiguration.maxPushFrameBytes = 1_024
+        serverConfiguration.maxOutgoingFrameBytes = 1_024
         let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.maxFrameBytes = 1_024

@@ -10,7 +10,6 @@ package struct NoFreePort: Error, CustomStringConvertible {
 /// Below Linux's ephemeral range (32768 and up by default): a port the kernel hands out can be
 /// taken meanwhile as the source port of another connection, even of a connection dialling it (a
 /// TCP self-connect, which then succeeds): a server cannot bind it, and a "closed" port answers.
-/// Seen in CI-like runs, both ways.
 package func freePort() async throws -> Int {
     var random = SystemRandomNumberGenerator()
     for _ in 0..<50 {

@@ -34,7 +34,7 @@ struct CandleChart: Sendable, Hashable, LongLinkBinaryMessage {
         self.candles = candles
     }
 
-    init(serializedPayload bytes: [UInt8]) throws {
+    init(serializedBytes bytes: [UInt8]) throws {
         try ProtobufReader.readFields(of: bytes[...]) { field, wireType, reader in
             switch (field, wireType) {
             case (1, .lengthDelimited): symbol = String(decoding: try reader.delimited(), as: UTF8.self)
@@ -63,7 +63,7 @@ struct CandleChart: Sendable, Hashable, LongLinkBinaryMessage {
         return candle
     }
 
-    func serializedPayload() -> [UInt8] {
+    func serializedBytes() -> [UInt8] {
         var writer = ProtobufWriter()
         writer.string(symbol, field: 1)
         writer.varintField(UInt64(intervalSeconds), field: 2)

@@ -20,7 +20,7 @@ import LongLinkWire
 enum PayloadBenchmark {
     static let symbol = "AAPL"
     static let chart = CandleChart.sample(symbol: symbol, count: 500)
-    static let chartBytes = chart.serializedPayload()
+    static let chartBytes = chart.serializedBytes()
     static let chartRequest = CandlesRequest(symbol: symbol, count: 500)
     /// The request's payload, for the calls that send bytes (the codec is not used).
     static let chartRequestBytes = chartRequest.encodePayload(with: JSONPayloadCodec())

@@ -188,9 +188,9 @@ struct BenchCommandTests {
         #expect(chart.candles.count == 500)
         #expect(zip(chart.candles, chart.candles.dropFirst()).allSatisfy { $1.time - $0.time == 60 })
         #expect(chart.candles.allSatisfy { $0.low <= min($0.open, $0.close) && $0.high >= max($0.open, $0.close) })
-        #expect(try CandleChart(serializedPayload: PayloadBenchmark.chartBytes) == chart)
+        #expect(try CandleChart(serializedBytes: PayloadBenchmark.chartBytes) == chart)
         #expect(throws: BenchError.self) {
-            try CandleChart(serializedPayload: Array(PayloadBenchmark.chartBytes.dropLast()))
+            try CandleChart(serializedBytes: Array(PayloadBenchmark.chartBytes.dropLast()))
         }
         // symbol = 1: "AAPL"; count = 2: 500 as a varint.
         #expect(PayloadBenchmark.chartRequestBytes == [0x0A, 4, 0x41, 0x41, 0x50, 0x4C, 0x10, 0xF4, 0x03])

@@ -68,8 +68,8 @@ enum PushScripts {
     ///
     /// Acks usually cover the oldest entries: one `XRANGE` from the stream's start reads them (and
     /// their sizes) and one `XTRIM MINID` drops them by whole stream nodes. Deleting an entry by id
-    /// (`XRANGE id id`, `XDEL`) scans its node from the start, about 5 µs each here, so only seqs
-    /// past an unacknowledged one take that path.
+    /// (`XRANGE id id`, `XDEL`) scans its node from the start, so only seqs past an unacknowledged
+    /// one take that path.
     static let acknowledge = RedisScript(
         """
         if ARGV[1] ~= '0' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end

@@ -14,7 +14,7 @@ extension ServerConnection {
         let runningFor = (timeout ?? configuration.dedupeWindow) + ServerCore.sharedClaimMargin
         let deadline = now.advanced(by: timeout ?? runningFor)
         let requestID = context.requestID
-        let limit = configuration.maxPushFrameBytes
+        let limit = configuration.maxOutgoingFrameBytes
         let core = self.core
         core.counters.handlersRunning.increment()
         let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil

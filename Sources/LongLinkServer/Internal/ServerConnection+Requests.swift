@@ -101,11 +101,11 @@ extension ServerConnection {
             // frame of this connection is handled before it returns), and not counted as running
             // (it is over before anyone could read the counter).
             session.startedInline()
-            let limit = configuration.maxPushFrameBytes
+            let limit = configuration.maxOutgoingFrameBytes
             let response = Self.response(requestID: requestID, limit: limit) { try handler(payload, context) }
             finishedInline(requestID: requestID, token: token, run: run, response: response)
         case .async(let handler):
-            let limit = configuration.maxPushFrameBytes
+            let limit = configuration.maxOutgoingFrameBytes
             core.counters.handlersRunning.increment()
             let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
             let task = Task(executorPreference: executor) { [self] in
@@ -169,7 +169,7 @@ extension ServerConnection {
     }
 
     /// `response`, or `RESOURCE_EXHAUSTED` in its place when its frame is larger than clients read
-    /// (``ServerConfiguration/maxPushFrameBytes``): sent, it would make the client drop the link,
+    /// (``ServerConfiguration/maxOutgoingFrameBytes``): sent, it would make the client drop the link,
     /// resend, and get it again (a stored reply would be replayed the same way).
     static func fitted(_ response: Frame.Response, limit: Int) -> Frame.Response {
         let size = Frame.response(response).encodedSize

@@ -247,19 +247,21 @@ final class ServerCore: Sendable {
         Frame.push(Frame.Push(seq: .max, topic: topic, payload: payload, epoch: .max)).encodedSize
     }
 
-    /// Throws `INVALID_ARGUMENT` for a push larger than ``ServerConfiguration/maxPushFrameBytes``.
+    /// Throws `INVALID_ARGUMENT` for a push larger than ``ServerConfiguration/maxOutgoingFrameBytes``.
     func checkPushSize(topic: String, payload: [UInt8]) throws(LongLinkError) {
         let size = Self.pushFrameSize(topic: topic, payload: payload)
-        guard size > configuration.maxPushFrameBytes else { return }
+        guard size > configuration.maxOutgoingFrameBytes else { return }
         throw LongLinkError(
             code: .invalidArgument,
-            message: "push too large: a \(size)-byte frame, clients read at most \(configuration.maxPushFrameBytes)")
+            message:
+                "push too large: a \(size)-byte frame, clients read at most \(configuration.maxOutgoingFrameBytes)")
     }
 
-    /// Whether a best-effort push fits ``ServerConfiguration/maxPushFrameBytes``; one that does
+    /// Whether a best-effort push fits ``ServerConfiguration/maxOutgoingFrameBytes``; one that does
     /// not is counted as dropped.
     func bestEffortPushFits(topic: String, payload: [UInt8]) -> Bool {
-        guard Self.pushFrameSize(topic: topic, payload: payload) > configuration.maxPushFrameBytes else { return true }
+        let size = Self.pushFrameSize(topic: topic, payload: payload)
+        guard size > configuration.maxOutgoingFrameBytes else { return true }
         counters.bestEffortPushesDropped.increment()
         return false
     }

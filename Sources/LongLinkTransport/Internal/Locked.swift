@@ -12,9 +12,7 @@
 /// A pthread mutex is understood by ThreadSanitizer and is just as cheap uncontended.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Unchecked: the mutex already makes every access exclusive (`withLock` must not be
-    /// re-entered, and a re-entry would deadlock before any check ran).
-    @exclusivity(unchecked) private var value: Value
+    private var value: Value
 
     package init(_ value: Value) {
         self.value = value

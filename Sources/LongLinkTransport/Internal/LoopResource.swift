@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 /// Something an event loop owns: a connection, a listener, a connect in progress. The loop delivers its
 /// readiness events and closes it when the loop shuts down. Loop thread only.

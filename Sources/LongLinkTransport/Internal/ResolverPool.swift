@@ -1,5 +1,5 @@
 import Dispatch
-import LongLinkWire
+import LongLinkCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 #if canImport(Glibc)
     import Glibc
@@ -48,11 +48,11 @@ struct SelectorWaker: Sendable {
         private static let wakeID = UInt64.max
 
         init() throws(LongLinkError) {
-            let epollFD = LinuxSystem.create(flags: LinuxSystem.closeOnExec)
+            let epollFD = LinuxSystem.create()
             guard epollFD >= 0 else {
                 throw LongLinkError.system(errno: errno, function: "epoll_create1")
             }
-            let eventFD = LinuxSystem.eventFD(initial: 0, flags: LinuxSystem.closeOnExec | LinuxSystem.nonBlocking)
+            let eventFD = LinuxSystem.eventFD()
             guard eventFD >= 0 else {
                 let code = errno
                 Sys.close(epollFD)

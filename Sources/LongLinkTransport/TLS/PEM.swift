@@ -1,6 +1,6 @@
 #if canImport(COpenSSL)
     internal import COpenSSL
-    import LongLinkWire
+    import LongLinkCore
 
     /// Reading certificates and keys from PEM files or bytes.
     enum PEM {

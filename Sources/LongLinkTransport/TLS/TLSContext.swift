@@ -1,4 +1,4 @@
-import LongLinkWire
+import LongLinkCore
 
 #if canImport(COpenSSL)
     internal import COpenSSL

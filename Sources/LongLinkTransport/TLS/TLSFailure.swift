@@ -1,7 +1,7 @@
-import LongLinkWire
+import LongLinkCore
 
-/// Why a TLS connection failed: the ``LongLinkWire/LongLinkError/underlying`` cause of every
-/// ``LongLinkWire/LongLinkError/Code-swift.struct/tlsFailure`` error, for an app to switch on.
+/// Why a TLS connection failed: the ``LongLinkCore/LongLinkError/underlying`` cause of every
+/// ``LongLinkCore/LongLinkError/Code-swift.struct/tlsFailure`` error, for an app to switch on.
 ///
 /// ```swift
 /// if error.code == .tlsFailure, let tls = error.underlying as? TLSFailure, tls.reason == .pinMismatch { … }
@@ -64,7 +64,7 @@ public struct TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension LongLinkError {
-    /// A ``LongLinkWire/LongLinkError/Code-swift.struct/tlsFailure`` error with its typed cause.
+    /// A ``LongLinkCore/LongLinkError/Code-swift.struct/tlsFailure`` error with its typed cause.
     static func tls(
         _ reason: TLSFailure.Reason, _ message: String, detail: String = "", file: String = #fileID, line: Int = #line
     ) -> LongLinkError {

@@ -22,6 +22,12 @@ enum SwiftProtobuf {
 
     struct BinaryDecodingError: Error {}
 
+    /// `ExtensionMap`, `BinaryDecodingOptions`, `BinaryEncodingOptions`: the types of the extra
+    /// parameters (with defaults) of `init(serializedBytes:)` and `serializedBytes()`.
+    struct ExtensionMap {}
+    struct BinaryDecodingOptions { init() {} }
+    struct BinaryEncodingOptions { init() {} }
+
     /// Reads fields of the protobuf binary format (varint and length-delimited wire types).
     struct BinaryDecoder {
         private let bytes: [UInt8]
@@ -128,15 +134,18 @@ extension [UInt8]: SwiftProtobuf.SwiftProtobufContiguousBytes {
 }
 
 extension SwiftProtobuf.Message {
-    init<Bytes: SwiftProtobuf.SwiftProtobufContiguousBytes>(serializedBytes bytes: Bytes, partial: Bool = false)
-        throws
-    {
+    init<Bytes: SwiftProtobuf.SwiftProtobufContiguousBytes>(
+        serializedBytes bytes: Bytes, extensions: SwiftProtobuf.ExtensionMap? = nil, partial: Bool = false,
+        options: SwiftProtobuf.BinaryDecodingOptions = SwiftProtobuf.BinaryDecodingOptions()
+    ) throws {
         self.init()
         var decoder = SwiftProtobuf.BinaryDecoder(bytes.bytes)
         try decodeMessage(decoder: &decoder)
     }
 
-    func serializedBytes<Bytes: SwiftProtobuf.SwiftProtobufContiguousBytes>(partial: Bool = false) throws -> Bytes {
+    func serializedBytes<Bytes: SwiftProtobuf.SwiftProtobufContiguousBytes>(
+        partial: Bool = false, options: SwiftProtobuf.BinaryEncodingOptions = SwiftProtobuf.BinaryEncodingOptions()
+    ) throws -> Bytes {
         var visitor = SwiftProtobuf.BinaryEncodingVisitor()
         try traverse(visitor: &visitor)
         return Bytes(visitor.bytes)
@@ -181,8 +190,8 @@ extension Quotes_Tick: SwiftProtobuf.Message {
 // MARK: The app's side, exactly as the docs give it
 
 extension LongLinkBinaryMessage where Self: SwiftProtobuf.Message {
-    init(serializedPayload bytes: [UInt8]) throws { try self.init(serializedBytes: bytes) }
-    func serializedPayload() throws -> [UInt8] { try serializedBytes() }
+    init(serializedBytes bytes: [UInt8]) throws { try self.init(serializedBytes: bytes, extensions: nil) }
+    func serializedBytes() throws -> [UInt8] { try serializedBytes(partial: false) }
 }
 
 extension Quotes_Tick: LongLinkBinaryMessage {}

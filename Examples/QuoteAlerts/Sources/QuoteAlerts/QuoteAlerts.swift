@@ -18,8 +18,8 @@ import LongLink
 //     import SwiftProtobuf
 //
 //     extension LongLinkBinaryMessage where Self: SwiftProtobuf.Message {
-//         init(serializedPayload bytes: [UInt8]) throws { try self.init(serializedBytes: bytes) }
-//         func serializedPayload() throws -> [UInt8] { try serializedBytes() }
+//         init(serializedBytes bytes: [UInt8]) throws { try self.init(serializedBytes: bytes, extensions: nil) }
+//         func serializedBytes() throws -> [UInt8] { try serializedBytes(partial: false) }
 //     }
 //
 //     extension Quotes_Candles: LongLinkBinaryMessage {}

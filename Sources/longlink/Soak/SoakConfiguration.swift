@@ -2,51 +2,51 @@ import LongLink
 import LongLinkServer
 
 /// How a soak run loads the client and how hard it hits the network.
-public struct SoakConfiguration: Sendable {
+struct SoakConfiguration: Sendable {
     /// How long the run lasts, faults and recovery tail included.
-    public var duration: Duration = .seconds(60)
+    var duration: Duration = .seconds(60)
     /// One request every this often.
-    public var requestInterval: Duration = .milliseconds(100)
+    var requestInterval: Duration = .milliseconds(100)
     /// One reliable push emitted every this often.
-    public var pushInterval: Duration = .milliseconds(50)
+    var pushInterval: Duration = .milliseconds(50)
     /// Each request's timeout.
-    public var requestTimeout: Duration = .seconds(3)
+    var requestTimeout: Duration = .seconds(3)
     /// How much later than its deadline a request may return before it counts as hung.
-    public var hangSlack: Duration = .seconds(1)
+    var hangSlack: Duration = .seconds(1)
     /// The client's heartbeat (short, so black holes are noticed within the run).
-    public var heartbeat: Duration = .milliseconds(300)
+    var heartbeat: Duration = .milliseconds(300)
     /// The client's reconnection backoff.
-    public var backoff: Backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(500))
+    var backoff: Backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(500))
     /// Whether faults are injected at all.
-    public var injectsFaults: Bool = true
+    var injectsFaults: Bool = true
     /// The fault-free time at the end, in which every request must succeed again.
-    public var quietTail: Duration = .seconds(6)
+    var quietTail: Duration = .seconds(6)
     /// How much the process's resident memory may grow over the run.
-    public var memoryGrowthLimit: Int = 96 << 20
+    var memoryGrowthLimit: Int = 96 << 20
     /// When the run takes its baseline memory sample, once start-up and the first faults have
     /// settled (at most half the run: a shorter run takes it halfway).
-    public var memoryBaselineTime: Duration = .seconds(300)
+    var memoryBaselineTime: Duration = .seconds(300)
     /// How much the resident memory may grow from the baseline sample to the end of the load: a
     /// run that plateaus stays within it, one that leaks per request or push does not.
-    public var memoryGrowthAfterBaselineLimit: Int = 16 << 20
+    var memoryGrowthAfterBaselineLimit: Int = 16 << 20
     /// Called with the baseline memory sample when it is taken (the report has it too).
-    public var onMemorySample: (@Sendable (SoakMemorySample) -> Void)?
+    var onMemorySample: (@Sendable (SoakMemorySample) -> Void)?
     /// TLS for the server; set it together with ``clientTLS`` to soak over TLS (the fault proxy
     /// forwards the encrypted bytes untouched). `nil`: plain TCP.
-    public var serverTLS: ServerTLSConfiguration?
+    var serverTLS: ServerTLSConfiguration?
     /// TLS for the client (its trust roots must accept ``serverTLS``'s certificate for the name
     /// `localhost` or `127.0.0.1`).
-    public var clientTLS: TLSConfiguration?
+    var clientTLS: TLSConfiguration?
 
     /// A fleet of servers sharing their stores instead of one server; nil: one in-process server
     /// with an in-memory push store.
-    public var fleet: SoakFleet?
+    var fleet: SoakFleet?
 
     /// The default: 60 seconds with faults.
-    public init() {}
+    init() {}
 
     /// A configuration lasting `duration`.
-    public init(duration: Duration) {
+    init(duration: Duration) {
         self.duration = duration
     }
 }
@@ -57,16 +57,16 @@ public struct SoakConfiguration: Sendable {
 /// restarts it, and requests take ``workDuration`` on the server, so that crashes catch some
 /// mid-execution: those may end in `DEADLINE_EXCEEDED` (their claim in the shared de-dup window
 /// outlives the crash), and none may run twice.
-public struct SoakFleet: Sendable {
+struct SoakFleet: Sendable {
     /// How many servers (at least 2).
-    public var servers: Int
+    var servers: Int
     /// Makes the shared stores of each server instance (each instance owns and closes its own).
-    public var stores: @Sendable () throws -> FleetStores
+    var stores: @Sendable () throws -> FleetStores
     /// How long the `work` method takes on the server.
-    public var workDuration: Duration = .milliseconds(200)
+    var workDuration: Duration = .milliseconds(200)
 
     /// A fleet of `servers` servers on the stores `stores` makes.
-    public init(servers: Int, stores: @escaping @Sendable () throws -> FleetStores) {
+    init(servers: Int, stores: @escaping @Sendable () throws -> FleetStores) {
         self.servers = servers
         self.stores = stores
     }

@@ -1,7 +1,7 @@
 import LongLinkTestSupport
 import Testing
 
-@testable import LongLinkTesting
+@testable import longlink
 
 @Suite("Soak memory")
 struct SoakMemoryTests {

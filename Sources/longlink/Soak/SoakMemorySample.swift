@@ -1,34 +1,35 @@
 import Foundation
+import LongLinkTesting
 
 /// The process's memory at one moment of a soak run.
-public struct SoakMemorySample: Sendable, Equatable, CustomStringConvertible {
+struct SoakMemorySample: Sendable, Equatable, CustomStringConvertible {
     /// When, since the run started.
-    public var elapsed: Duration
+    var elapsed: Duration
     /// Resident set size in bytes (``ProcessMemory/residentBytes``).
-    public var residentBytes: Int
+    var residentBytes: Int
     /// Bytes in use on the C heap (``ProcessMemory/heapBytesInUse``).
-    public var heapBytesInUse: Int
+    var heapBytesInUse: Int
 
     /// A sample with the given figures.
-    public init(elapsed: Duration, residentBytes: Int, heapBytesInUse: Int) {
+    init(elapsed: Duration, residentBytes: Int, heapBytesInUse: Int) {
         self.elapsed = elapsed
         self.residentBytes = residentBytes
         self.heapBytesInUse = heapBytesInUse
     }
 
     /// The process's memory now, `elapsed` into the run.
-    public static func now(elapsed: Duration) -> SoakMemorySample {
+    static func now(elapsed: Duration) -> SoakMemorySample {
         SoakMemorySample(
             elapsed: elapsed, residentBytes: ProcessMemory.residentBytes, heapBytesInUse: ProcessMemory.heapBytesInUse)
     }
 
     /// `RSS 21.6 MiB, malloc in use 9.8 MiB`.
-    public var description: String {
+    var description: String {
         "RSS \(Self.mebibytes(residentBytes)), malloc in use \(Self.mebibytes(heapBytesInUse))"
     }
 
     /// `elapsed` as minutes and seconds (`5m00s`).
-    public var elapsedText: String {
+    var elapsedText: String {
         let seconds = Int(elapsed.components.seconds)
         return String(format: "%dm%02ds", seconds / 60, seconds % 60)
     }

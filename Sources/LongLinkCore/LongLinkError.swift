@@ -171,7 +171,7 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// True when the error is a status the server returned, false when the library detected it.
     public var isRemote: Bool
-    /// The error that caused this one, if any (a ``WireFormatError``, a system error).
+    /// The error that caused this one, if any (a malformed frame's `WireFormatError`, a system error).
     public var underlying: (any Error & Sendable)?
     /// The source file that raised the error (for bug reports).
     public var file: String
@@ -189,15 +189,6 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
         self.file = file
         self.line = line
-    }
-
-    /// The error for a non-OK status a server returned. Package API: the wire's `Status` is not part
-    /// of the error's public face, which is ``Code-swift.struct/init(status:)`` and ``isRemote``.
-    package init(status: Frame.Status, file: String = #fileID, line: Int = #line) {
-        let outcomeUnknown = status.code == .unknown && status.detail == Frame.Status.outcomeUnknownDetail
-        self.init(
-            code: outcomeUnknown ? .outcomeUnknown : Code(status: status.code), message: status.message,
-            isRemote: true, file: file, line: line)
     }
 
     /// `code: message (underlying)`.

@@ -2,9 +2,10 @@ import Foundation
 import LongLink
 import LongLinkServer
 import LongLinkTestSupport
-import LongLinkTesting
 import LongLinkTransport
 import Testing
+
+@testable import longlink
 
 @Suite("Chaos soak")
 struct SoakTests {

@@ -1,7 +1,7 @@
 import LongLinkWire
 import Testing
 
-@testable import LongLinkTesting
+@testable import longlink
 
 @Suite("Soak ledger")
 struct SoakLedgerTests {

@@ -2,80 +2,80 @@ import Foundation
 
 /// What a soak run observed. ``passed`` is false when anything hung, was lost, duplicated,
 /// reordered, executed twice, or left behind.
-public struct SoakReport: Sendable, CustomStringConvertible {
+struct SoakReport: Sendable, CustomStringConvertible {
     /// Requests made.
-    public var requestsSent = 0
+    var requestsSent = 0
     /// Requests answered OK.
-    public var requestsSucceeded = 0
+    var requestsSucceeded = 0
     /// Requests that failed with deadline exceeded.
-    public var requestsTimedOut = 0
+    var requestsTimedOut = 0
     /// Requests that failed otherwise (connection lost with an unknown outcome, unavailable).
-    public var requestsFailed = 0
+    var requestsFailed = 0
     /// Requests that returned later than their deadline plus the slack, or never.
-    public var requestsHung = 0
+    var requestsHung = 0
     /// Requests answered OK whose handler ran more than once on the server.
-    public var requestsExecutedTwice = 0
+    var requestsExecutedTwice = 0
     /// Requests started after the faults ended (plus one backoff cap) that did not succeed.
-    public var failuresAfterRecovery = 0
+    var failuresAfterRecovery = 0
     /// Reliable pushes the server emitted.
-    public var pushesEmitted = 0
+    var pushesEmitted = 0
     /// Reliable pushes the consumer received (distinct).
-    public var pushesDelivered = 0
+    var pushesDelivered = 0
     /// Emitted pushes never delivered.
-    public var pushesLost = 0
+    var pushesLost = 0
     /// Pushes delivered more than once.
-    public var pushesDuplicated = 0
+    var pushesDuplicated = 0
     /// Pushes delivered out of seq order.
-    public var pushesOutOfOrder = 0
+    var pushesOutOfOrder = 0
     /// Faults injected (network faults, restarts, GoAways).
-    public var faultsInjected = 0
+    var faultsInjected = 0
     /// Links the client re-established.
-    public var reconnects = 0
+    var reconnects = 0
     /// The longest time from a fault to the next successful request.
-    public var worstRecovery: Duration = .zero
+    var worstRecovery: Duration = .zero
     /// Requests still pending or queued in the client at the end.
-    public var leftPending = 0
+    var leftPending = 0
     /// Resident memory at the start and the end of the run, in bytes.
-    public var residentBytesAtStart = 0
+    var residentBytesAtStart = 0
     /// Resident memory at the end of the run, in bytes.
-    public var residentBytesAtEnd = 0
+    var residentBytesAtEnd = 0
     /// The memory growth allowed.
-    public var memoryGrowthLimit = 0
+    var memoryGrowthLimit = 0
     /// The baseline sample (``SoakConfiguration/memoryBaselineTime``); nil when the run ended first.
-    public var memoryAtBaseline: SoakMemorySample?
+    var memoryAtBaseline: SoakMemorySample?
     /// The sample taken when the load ended, before the client and the servers shut down.
-    public var memoryAtEnd: SoakMemorySample?
+    var memoryAtEnd: SoakMemorySample?
     /// How much resident memory may grow from the baseline sample to the end one.
-    public var memoryGrowthAfterBaselineLimit = Int.max
+    var memoryGrowthAfterBaselineLimit = Int.max
     /// How long the run took.
-    public var elapsed: Duration = .zero
+    var elapsed: Duration = .zero
 
     /// Creates an empty report.
-    public init() {}
+    init() {}
 
     /// Whether resident memory stayed within the limit.
-    public var memoryWithinLimit: Bool { residentBytesAtEnd - residentBytesAtStart <= memoryGrowthLimit }
+    var memoryWithinLimit: Bool { residentBytesAtEnd - residentBytesAtStart <= memoryGrowthLimit }
 
     /// Resident memory's growth from the baseline sample to the end one (0 without both).
-    public var memoryGrowthAfterBaseline: Int {
+    var memoryGrowthAfterBaseline: Int {
         guard let memoryAtBaseline, let memoryAtEnd else { return 0 }
         return memoryAtEnd.residentBytes - memoryAtBaseline.residentBytes
     }
 
     /// Whether resident memory levelled off: from the baseline sample to the end it grew by at most
     /// ``memoryGrowthAfterBaselineLimit``.
-    public var memoryPlateaued: Bool { memoryGrowthAfterBaseline <= memoryGrowthAfterBaselineLimit }
+    var memoryPlateaued: Bool { memoryGrowthAfterBaseline <= memoryGrowthAfterBaselineLimit }
 
     /// True when nothing hung, was lost, duplicated, reordered, executed twice or left pending, every request
     /// after the faults succeeded, and memory stayed within its bounds.
-    public var passed: Bool {
+    var passed: Bool {
         requestsHung == 0 && requestsExecutedTwice == 0 && failuresAfterRecovery == 0 && pushesLost == 0
             && pushesDuplicated == 0 && pushesOutOfOrder == 0 && leftPending == 0 && memoryWithinLimit
             && memoryPlateaued
     }
 
     /// The summary table.
-    public var description: String {
+    var description: String {
         let mib = SoakMemorySample.mebibytes
         var rows: [(String, String)] = [
             ("elapsed", "\(elapsed)"),

@@ -1,4 +1,5 @@
 import LongLinkServer
+import LongLinkTesting
 import LongLinkTransport
 
 extension SoakRunner {

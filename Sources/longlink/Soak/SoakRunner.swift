@@ -1,10 +1,11 @@
 import LongLink
 import LongLinkServer
+import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 
 /// Something that happened during a soak run, for live output.
-public enum SoakEvent: Sendable {
+enum SoakEvent: Sendable {
     /// A request ended: its number, whether it succeeded, what it failed with, how long it took.
     case request(number: Int, error: LongLinkError?, elapsed: Duration)
     /// The consumer received a reliable push.
@@ -27,17 +28,17 @@ public enum SoakEvent: Sendable {
 /// ``SoakConfiguration/fleet``, the servers share their stores, the client knows every server, and
 /// the schedule crashes the server the client is on and restarts it: a request caught by a crash
 /// may time out, and none may run twice.
-public struct SoakRunner: Sendable {
+struct SoakRunner: Sendable {
     /// The run's configuration.
-    public var configuration: SoakConfiguration
+    var configuration: SoakConfiguration
 
     /// Creates a runner.
-    public init(configuration: SoakConfiguration = SoakConfiguration()) {
+    init(configuration: SoakConfiguration = SoakConfiguration()) {
         self.configuration = configuration
     }
 
     /// Runs the soak and returns its report; `onEvent` sees every request, push, fault and state.
-    public func run(onEvent: @escaping @Sendable (SoakEvent) -> Void = { _ in }) async throws -> SoakReport {
+    func run(onEvent: @escaping @Sendable (SoakEvent) -> Void = { _ in }) async throws -> SoakReport {
         let configuration = self.configuration
         let clock = ContinuousClock()
         let start = clock.now

@@ -1,5 +1,6 @@
 import LongLink
 import LongLinkServer
+import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 
