@@ -17,7 +17,7 @@ enum RetryWake: Sendable {
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
 /// and the frames written in one loop pass go out in one system call. The decisions live in three
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests) and ``PushDelivery`` (pushes and acks). The facets:
+/// ``RequestBook`` (pending requests) and ``PushLedger`` (pushes and acks). The facets:
 /// `+Requests`, `+Link`, `+Heartbeat`, `+Pushes`, `+Lifecycle`.
 actor ClientCore {
     nonisolated let loop: EventLoop
@@ -53,10 +53,6 @@ actor ClientCore {
         /// The load the server reported last (in `Welcome` or a `Pong`).
         var loadPermille = 0
         var end: LinkEnd?
-        /// The epoch of the last reliable push received here: the seq space this link's acks are for.
-        var pushEpoch: UInt64?
-        /// The seq of the last reliable push received here (of `pushEpoch`).
-        var lastPushSeq: UInt64?
         /// A retiring link said `GoAway` and closes.
         var goingAway = false
         /// Both sides agreed to compress payloads on this link.
@@ -127,12 +123,9 @@ actor ClientCore {
     // MARK: Pushes
 
     var subscribers: [UInt64: PushSubscriber] = [:]
-    var pushes: PushDelivery
-    var acks: AckBatcher
+    /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
+    var ledger: PushLedger
     var ackTimer: (any ScheduledWork)?
-    /// Acks waiting to be sent: for pushes of an earlier link, until the current one tells its seq
-    /// space; or for a link whose write buffer is full, until the server reads.
-    var acksAwaitingEpoch: [PushKey] = []
     nonisolated let nextSubscriberID = Atomic<UInt64>(0)
     /// Whether the latest link agreed to compression: callers compress a request's payload ahead
     /// only then (the link that writes it decides which form goes out).
@@ -154,9 +147,9 @@ actor ClientCore {
         self.book = RequestBook(
             queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
-        self.pushes = PushDelivery(
-            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes)
-        self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
+        self.ledger = PushLedger(
+            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
+            maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
     }
 
@@ -182,11 +175,5 @@ actor ClientCore {
     func link(_ generation: UInt64) -> Link? {
         guard let link, link.generation == generation else { return sideLink(generation) }
         return link.end == nil ? link : nil
-    }
-
-    /// The current link once `Sync` went out on it: acks and later `Sync`s may follow.
-    var syncedLink: Link? {
-        guard let generation = machine.generation, machine.synced else { return nil }
-        return link(generation)
     }
 }

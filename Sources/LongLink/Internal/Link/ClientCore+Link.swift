@@ -14,9 +14,11 @@ extension ClientCore {
         }
         let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
         self.link = link
+        ledger.linkAttached(generation)
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
             _ = machine.closed(generation, error: error)
+            ledger.linkClosed(generation)
             self.link = nil
             throw error
         }
@@ -68,9 +70,7 @@ extension ClientCore {
             return
         }
         send(.sync(Frame.Sync()), on: link)
-        pushes.syncSent()
-        let waitingAcks = acks.take()
-        if !waitingAcks.isEmpty { sendAck(waitingAcks) }
+        perform(ledger.loginSynced(generation))
         if openQueue { drainQueue(on: link) }
     }
 
@@ -135,7 +135,7 @@ extension ClientCore {
     /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
         guard let link = link(generation), link.connection.isWritable else { return }
-        if let epoch = link.pushEpoch { releaseAcksAwaitingEpoch(epoch) }
+        perform(ledger.linkWritable(generation))
         guard book.queuedCount > 0, machine.phase == .open(generation) else { return }
         drainQueue(on: link)
     }
@@ -249,6 +249,7 @@ extension ClientCore {
         link.tick?.cancel()
         link.probe?.cancel()
         link.end = closed.end
+        ledger.linkClosed(generation)
         settleWrittenRequests(of: link, resendAllowed: closed.resendAllowed)
         link.resumeEndWaiter(.ended(closed.end))
         if machine.shuttingDown { finishShutdownIfIdle() }

@@ -35,6 +35,7 @@ extension ClientCore {
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
         successor?.connection.close(.immediately)
         successor = link
+        ledger.linkAttached(generation)
         if !handOver.held.isEmpty { sideLinkReceived(link, handOver.held) }
         return generation
     }
@@ -80,6 +81,7 @@ extension ClientCore {
             return
         }
         old.goingAway = true
+        ledger.linkGoingAway(generation)
         send(.goAway(Frame.GoAway(code: .ok, reason: "moved to another link")), on: old)
         old.connection.close(.graceful)
     }
@@ -126,6 +128,7 @@ extension ClientCore {
         }
         link.tick?.cancel()
         if link.end == nil { link.end = .closed(error) }
+        ledger.linkClosed(generation)
         let resent = settleWrittenRequests(of: link, resendAllowed: !machine.isStopping)
         if resent > 0, let current = self.link, machine.phase == .open(current.generation) {
             drainQueue(on: current)

@@ -38,6 +38,7 @@ extension ClientCore {
         snapshot.inFlight = book.writtenCount
         snapshot.queuedBytes = book.queuedBytes
         snapshot.writeBufferBytes = link?.connection.bufferedWriteBytes ?? 0
+        snapshot.staleAcksDropped = ledger.staleAcksDropped
         return snapshot
     }
 
@@ -80,8 +81,7 @@ extension ClientCore {
         switch machine.completeShutdown() {
         case .sayGoAwayAndClose(let flushAcks):
             if let link {
-                let remaining = acks.take()
-                if flushAcks, !remaining.isEmpty { sendAck(remaining) }
+                if flushAcks { perform(ledger.flushAcks()) }
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
