@@ -88,7 +88,7 @@ struct ClientModel {
     private mutating func connect() {
         guard link == nil else { return }
         nextGeneration += 1
-        guard case .sendHello = machine.attach(nextGeneration) else { return }
+        guard case .awaitWelcome = machine.attach(nextGeneration) else { return }
         link = Link(generation: nextGeneration)
         pushes.linkAttached(nextGeneration)
         heartbeat = HeartbeatMonitor()

@@ -5,7 +5,7 @@ extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
     /// arrive after this returns reach it).
     nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
-        let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
+        let id = shared.nextSubscriberID.add(1, ordering: .relaxed).newValue
         let subscriber = PushSubscriber(
             id: id, topic: topic, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
             conflationKey: (conflation ?? configuration.pushConflation).key
@@ -46,7 +46,7 @@ extension ClientCore {
     }
 
     func handlePush(_ frame: Frame.Push, on link: Link) {
-        stats.pushesReceived += 1
+        observation.stats.pushesReceived += 1
         var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
         if frame.compression != 0 {
             switch inflated(frame.payload, compression: frame.compression, on: link) {
@@ -67,11 +67,11 @@ extension ClientCore {
         case .ackAgain, .dropDuplicate:
             // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
             // or a consumer holds it.
-            stats.duplicatePushesDropped += 1
+            observation.stats.duplicatePushesDropped += 1
         case .dropDeferred:
-            stats.reliablePushesDeferred += 1
+            observation.stats.reliablePushesDeferred += 1
         case .dropUnwanted:
-            stats.bestEffortPushesDropped += 1
+            observation.stats.bestEffortPushesDropped += 1
         }
     }
 
@@ -84,14 +84,14 @@ extension ClientCore {
             case .accepted: accepted += 1
             case .conflated:
                 accepted += 1
-                stats.bestEffortPushesConflated += 1
+                observation.stats.bestEffortPushesConflated += 1
             case .refused: if !subscriber.isFinished { refused = true }
             }
         }
         if !push.isReliable {
-            if accepted == 0 { stats.bestEffortPushesDropped += 1 }
+            if accepted == 0 { observation.stats.bestEffortPushesDropped += 1 }
         } else if accepted == 0 {
-            stats.reliablePushesDeferred += 1
+            observation.stats.reliablePushesDeferred += 1
         }
         if ledger.offered(push, accepted: accepted, refused: refused) {
             log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
@@ -100,7 +100,7 @@ extension ClientCore {
 
     func collectTaken(from subscriber: PushSubscriber) {
         let seqs = subscriber.drainTaken()
-        stats.pushesDelivered += seqs.count
+        observation.stats.pushesDelivered += seqs.count
         let caughtUp = ledger.deferring && subscribers.values.allSatisfy(\.isBelowHalf)
         perform(ledger.taken(seqs, caughtUp: caughtUp))
     }
@@ -126,15 +126,15 @@ extension ClientCore {
                 }
                 sendAcks(seqs, epoch: epoch, on: link)
             case .armAckTimer:
-                ackTimer = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
+                timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
                     assumeIsolated { core in
-                        core.ackTimer = nil
+                        core.timers.ack = nil
                         core.perform(core.ledger.ackTimerFired())
                     }
                 }
             case .cancelAckTimer:
-                ackTimer?.cancel()
-                ackTimer = nil
+                timers.ack?.cancel()
+                timers.ack = nil
             case .sync(let generation):
                 guard let link = link(generation) else { continue }
                 resync(on: link)
@@ -168,7 +168,7 @@ extension ClientCore {
             let part = Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)])
             send(.ack(Frame.Ack(seqs: part, epoch: epoch)), on: link)
         }
-        stats.acksSent += seqs.count
+        observation.stats.acksSent += seqs.count
     }
 
     /// Ends every consumer's stream with `reason`: why the client stopped.
