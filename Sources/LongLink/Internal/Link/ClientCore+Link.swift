@@ -17,6 +17,7 @@ extension ClientCore {
         ledger.linkAttached(generation)
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
+            // Nothing was written on it: the machine forgets it, no request is settled.
             _ = machine.closed(generation, error: error)
             ledger.linkClosed(generation)
             links[generation] = nil

@@ -20,6 +20,7 @@ extension ClientCore {
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }),
             handOver.closed == nil
         else {
+            // Nothing was written on it: the machine forgets it, no request is settled.
             _ = machine.closed(generation, error: nil)
             throw LongLinkError(code: .connectionLost, message: "the new link dropped before login")
         }

@@ -27,7 +27,9 @@ extension ClientCore {
         let added = ledger.consumerAdded(subscriber.id, topic: subscriber.topic)
         for push in added.pushes {
             let accepted = subscriber.offer(push) != .refused
-            _ = ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
+            if ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
+                log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
+            }
         }
         perform(added.actions)
     }
