@@ -107,7 +107,7 @@ extension LongLinkClient {
                             ? "a push did not decode; no undecodablePushHandler, so it is not acknowledged"
                             : "a push did not decode; it goes to undecodablePushHandler",
                         metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
-                core.onLoop { $0.stats.undecodablePushes += 1 }
+                core.onLoop { $0.observation.stats.undecodablePushes += 1 }
                 guard let handler else { return .release }
                 handler(push, error)
                 return .skip
@@ -125,7 +125,7 @@ extension LongLinkClient {
             case .success(let value):
                 return .deliver(.message(value, push))
             case .failure(let error):
-                core.onLoop { $0.stats.undecodablePushes += 1 }
+                core.onLoop { $0.observation.stats.undecodablePushes += 1 }
                 return .deliver(.undecodable(push, error))
             }
         }

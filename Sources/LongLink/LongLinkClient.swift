@@ -101,7 +101,7 @@ public final class LongLinkClient: Sendable {
     private func compressedAhead(_ payload: [UInt8]) -> [UInt8]? {
         let compression = configuration.compression
         guard compression.isEnabled, payload.count >= compression.minimumBytes,
-            core.linkCompresses.load(ordering: .relaxed)
+            core.shared.linkCompresses.load(ordering: .relaxed)
         else { return nil }
         let outgoing = compression.outgoing(payload)
         return outgoing.compression == PayloadCompressor.none ? nil : outgoing.payload

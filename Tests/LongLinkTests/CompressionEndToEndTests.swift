@@ -30,7 +30,7 @@ struct CompressionEndToEndTests {
             let running = RunningClient(configuration(try proxy.endpoint, compression: compression))
             let alerts = running.client.pushes(topic: "alerts")
             try await running.waitUntilConnected()
-            #expect(running.client.core.linkCompresses.load(ordering: .relaxed) == compression.isEnabled)
+            #expect(running.client.core.shared.linkCompresses.load(ordering: .relaxed) == compression.isEnabled)
             #expect(try await running.client.request("echo", payload: large) == large)
             #expect(try await running.client.request("echo", payload: large) == large)
             try server.server.push(to: "una", topic: "alerts", payload: large)

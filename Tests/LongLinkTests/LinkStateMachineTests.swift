@@ -9,7 +9,7 @@ struct LinkStateMachineTests {
     /// A machine whose link `generation` has logged in.
     private func loggedIn(_ generation: UInt64 = 1) -> LinkStateMachine {
         var machine = LinkStateMachine()
-        #expect(machine.attach(generation).isSendHello)
+        #expect(machine.attach(generation).isAwaitWelcome)
         #expect(machine.receivedWelcome(generation, version: Frame.protocolVersion) == .completeHandshake)
         #expect(machine.loginSucceeded(generation) == .sync(openQueue: true))
         return machine
@@ -18,7 +18,7 @@ struct LinkStateMachineTests {
     @Test func theQueueWaitsForTheLoginAndLoginRequestsGoOnlyOnTheirLink() {
         var machine = LinkStateMachine()
         #expect(machine.route(bypassesGate: false, generation: 0).isQueue)
-        #expect(machine.attach(1).isSendHello)
+        #expect(machine.attach(1).isAwaitWelcome)
         #expect(machine.phase == .handshaking(1))
         // Before Welcome, not even the login step may write.
         #expect(machine.route(bypassesGate: true, generation: 1).isRefusal)
@@ -256,8 +256,8 @@ struct LinkStateMachineTests {
 }
 
 extension LinkStateMachine.AttachAction {
-    fileprivate var isSendHello: Bool {
-        if case .sendHello = self { return true }
+    fileprivate var isAwaitWelcome: Bool {
+        if case .awaitWelcome = self { return true }
         return false
     }
 

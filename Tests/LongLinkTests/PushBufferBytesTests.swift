@@ -29,11 +29,11 @@ struct PushBufferBytesTests {
     }
 
     @Test func pushesHeldWhileNobodyListensAreBoundedInBytes() {
-        var machine = PushDelivery(holdLimit: 100, holdByteLimit: 1_000)
-        #expect(machine.received(push(1, bytes: 700)) == .held)
-        #expect(machine.received(push(2, bytes: 400)) == .dropDeferred)
+        var machine = PushLedger.testing(holdLimit: 100, holdByteLimit: 1_000)
+        #expect(machine.received(push(1, bytes: 700)).delivery == .held)
+        #expect(machine.received(push(2, bytes: 400)).delivery == .dropDeferred)
         #expect(machine.syncWanted)
-        #expect(machine.received(push(3, bytes: 300)) == .held)
+        #expect(machine.received(push(3, bytes: 300)).delivery == .held)
         #expect(machine.heldBytes == 1_000)
         let added = machine.consumerAdded(1, topic: nil)
         #expect(added.pushes.map(\.seq) == [1, 3] && added.sync)

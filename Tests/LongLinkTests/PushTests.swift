@@ -274,16 +274,6 @@ struct PushBookkeepingTests {
         #expect(deduplicator.wasDelivered(22) && deduplicator.wasDelivered(28))
     }
 
-    @Test func acksAreBatchedByCountOrTimer() {
-        var batcher = AckBatcher(maxBatch: 3)
-        #expect(batcher.add(1) == .armTimer)
-        #expect(batcher.add(2) == .none)
-        #expect(batcher.add(3) == .flush([1, 2, 3]))
-        #expect(batcher.add(4) == .armTimer)
-        #expect(batcher.take() == [4])
-        #expect(batcher.take() == [])
-    }
-
     @Test func backoffGrowsWithFullJitterUpToTheCap() {
         let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(2), multiplier: 2)
         #expect(backoff.bound(forAttempt: 0) == .milliseconds(100))

@@ -6,21 +6,22 @@ import LongLinkWire
 extension ClientModel {
     mutating func handlePush(_ frame: Frame.Push) {
         let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        if push.isReliable, link?.pushEpoch != push.epoch { link?.pushEpoch = push.epoch }
         let epochsBefore = Set(pushes.delivered.map(\.epoch))
         defer { forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch))) }
-        switch pushes.received(push) {
+        let received = pushes.received(push, on: link?.generation ?? 0)
+        if received.delivery == .ackAgain {
+            check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
+        }
+        perform(received.actions)
+        switch received.delivery {
         case .offer:
             var accepted = 0
             var refused = false
-            for id in consumers.keys.sorted() where PushDelivery.consumer(wanting: consumers[id]!.topic, takes: push) {
+            for id in consumers.keys.sorted() where PushLedger.consumer(wanting: consumers[id]!.topic, takes: push) {
                 if offer(push, to: id) { accepted += 1 } else { refused = true }
             }
             _ = pushes.offered(push, accepted: accepted, refused: refused)
-        case .ackAgain:
-            check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
-            addAck(push.key)
-        case .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
+        case .ackAgain, .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
             break
         }
     }
@@ -42,6 +43,7 @@ extension ClientModel {
             let accepted = offer(push, to: id)
             _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
         }
+        perform(added.actions)
     }
 
     /// The consumer's app takes up to `count` pushes, and the core collects what it took.
@@ -59,27 +61,29 @@ extension ClientModel {
         consumers[id] = consumer
         let caughtUp = pushes.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
         let epochsBefore = Set(pushes.delivered.map(\.epoch))
-        let action = pushes.taken(keys, caughtUp: caughtUp)
+        let actions = pushes.taken(keys, caughtUp: caughtUp)
         forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
-        for key in action.ack { addAck(key) }
+        perform(actions)
     }
 
     mutating func removeConsumer(_ id: UInt64?) {
         guard let id, let consumer = consumers.removeValue(forKey: id) else { return }
         let untaken = consumer.buffer.filter(\.isReliable)
         let epochsBefore = Set(pushes.delivered.map(\.epoch))
-        let removed = pushes.consumerRemoved(id, untaken: untaken)
+        let actions = pushes.consumerRemoved(id, untaken: untaken)
         forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
-        for key in removed.ack { addAck(key) }
+        perform(actions)
     }
 
-    mutating func addAck(_ key: PushKey) {
-        check(takenByApp.contains(key), "acknowledging \(key), which the app never took")
-        if case .flush(let keys) = acks.add(key) { sendAck(keys) }
-    }
-
-    func sendAck(_ keys: [PushKey]) {
-        for key in keys { check(takenByApp.contains(key), "an Ack for \(key), which the app never took") }
+    /// As `ClientCore.perform`: an ack goes out only for what the app took (the model's links
+    /// always take writes; timers and `Sync`s are the events of the script).
+    func perform(_ actions: [PushLedger.Action]) {
+        for case .ack(_, let epoch, let seqs) in actions {
+            for seq in seqs {
+                let key = PushKey(epoch: epoch, seq: seq)
+                check(takenByApp.contains(key), "an Ack for \(key), which the app never took")
+            }
+        }
     }
 
     mutating func finishConsumers() {
@@ -113,7 +117,7 @@ extension ClientModel {
                 "requests wait in the queue while the open link could take them")
         }
         check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
-        check(pushes.delivered.count <= PushDelivery.epochLimit, "more epochs remembered than the limit")
+        check(pushes.delivered.count <= PushLedger.epochLimit, "more epochs remembered than the limit")
         check(Set(pushes.consumers.keys) == Set(consumers.keys), "consumers differ")
         for (key, state) in pushes.seqs {
             let holders = consumers.values.filter { $0.buffer.contains { $0.key == key } }.count

@@ -10,8 +10,7 @@ struct ClientModel {
     var machine = LinkStateMachine()
     // Small bounds, so that short inputs reach them.
     var book = RequestBook<Int>(queueLimit: 6, queueByteLimit: 96)
-    var pushes = PushDelivery(holdLimit: 3)
-    var acks = AckBatcher(maxBatch: 3)
+    var pushes = PushLedger(holdLimit: 3, maxBatch: 3)
     var heartbeat = HeartbeatMonitor()
 
     /// The current link, as the core's `Link` object knows it.
@@ -26,7 +25,7 @@ struct ClientModel {
     var nextConsumerID: UInt64 = 0
     /// Every reliable push some consumer handed to the app.
     var takenByApp: Set<PushKey> = []
-    /// Epochs whose de-duplicator ``PushDelivery`` forgot (it keeps the last few): their repeats may
+    /// Epochs whose de-duplicator ``PushLedger`` forgot (it keeps the last few): their repeats may
     /// be delivered again, as documented.
     var forgottenEpochs: Set<UInt64> = []
 
@@ -35,7 +34,6 @@ struct ClientModel {
         var welcome: Frame.Welcome?
         var maxFrameBytes = Frame.defaultMaxFrameBytes
         var maxInFlight = Int.max
-        var pushEpoch: UInt64?
         /// The transport was told to close it; its `linkClosed` may follow.
         var closing = false
     }
@@ -66,7 +64,7 @@ struct ClientModel {
             take(from: pick(from: consumers.keys.sorted(), &input), count: 1 + input.int(below: 4))
         case .removeConsumer: removeConsumer(pick(from: consumers.keys.sorted(), &input))
         case .shutdown: shutdown()
-        case .ackTimer: sendAck(acks.take())
+        case .ackTimer: perform(pushes.ackTimerFired())
         case .terminate: terminate()
         }
     }
@@ -90,8 +88,9 @@ struct ClientModel {
     private mutating func connect() {
         guard link == nil else { return }
         nextGeneration += 1
-        guard case .sendHello = machine.attach(nextGeneration) else { return }
+        guard case .awaitWelcome = machine.attach(nextGeneration) else { return }
         link = Link(generation: nextGeneration)
+        pushes.linkAttached(nextGeneration)
         heartbeat = HeartbeatMonitor()
     }
 
@@ -155,6 +154,7 @@ struct ClientModel {
     private mutating func linkClosed() {
         guard let current = link, let closed = machine.closed(current.generation, error: nil) else { return }
         link = nil
+        pushes.linkClosed(current.generation)
         let settlement = book.linkEnded(
             current.generation, resendAllowed: closed.resendAllowed,
             serverDeduplicates: (current.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
@@ -169,8 +169,7 @@ struct ClientModel {
 
     private mutating func openGate(_ generation: UInt64) {
         guard case .sync(let openQueue) = machine.loginSucceeded(generation) else { return }
-        pushes.syncSent()
-        sendAck(acks.take())
+        perform(pushes.loginSynced(generation))
         if openQueue { drainQueue() }
     }
 
@@ -253,8 +252,7 @@ struct ClientModel {
         fail(book.removeAll())
         switch machine.completeShutdown() {
         case .sayGoAwayAndClose(let flushAcks):
-            let remaining = acks.take()
-            if flushAcks { sendAck(remaining) }
+            if flushAcks { perform(pushes.flushAcks()) }
             link?.closing = true
         case .close: link?.closing = true
         case .none: break

@@ -10,15 +10,15 @@ enum RetryWake: Sendable {
 }
 
 /// The client's state, owned by one actor that runs on the client's event loop: the pending
-/// requests with their callers' continuations, the current link, heartbeats, pushes and
+/// requests with their callers' continuations, the links, heartbeats, pushes and
 /// acknowledgements.
 ///
 /// The actor's executor is the event loop of its connections, so frames that arrive are handled
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
 /// and the frames written in one loop pass go out in one system call. The decisions live in three
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests) and ``PushDelivery`` (pushes and acks). The facets:
-/// `+Requests`, `+Link`, `+Heartbeat`, `+Pushes`, `+Lifecycle`.
+/// ``RequestBook`` (pending requests) and ``PushLedger`` (pushes and acks). The facets:
+/// `+Requests`, `+Link`, `+Migration`, `+Heartbeat`, `+Compression`, `+Pushes`, `+Lifecycle`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
@@ -53,12 +53,6 @@ actor ClientCore {
         /// The load the server reported last (in `Welcome` or a `Pong`).
         var loadPermille = 0
         var end: LinkEnd?
-        /// The epoch of the last reliable push received here: the seq space this link's acks are for.
-        var pushEpoch: UInt64?
-        /// The seq of the last reliable push received here (of `pushEpoch`).
-        var lastPushSeq: UInt64?
-        /// A retiring link said `GoAway` and closes.
-        var goingAway = false
         /// Both sides agreed to compress payloads on this link.
         var compresses = false
 
@@ -89,63 +83,74 @@ actor ClientCore {
 
     // MARK: Links
 
-    var link: Link?
-    /// During a migration, the new link logging in beside ``link``.
-    var successor: Link?
-    /// Links replaced by a migration, answering what was written on them before they close.
-    var retiring: [UInt64: Link] = [:]
+    /// Every link the client holds, by generation: the current one (kept once it ended, until the
+    /// next, for the supervisor's wait), a migration's successor and the retiring links. What each
+    /// is, ``LinkStateMachine/role(of:)`` says.
+    var links: [UInt64: Link] = [:]
     var machine = LinkStateMachine()
-    var nextGeneration: UInt64 = 0
 
     // MARK: Requests
 
     var book: RequestBook<PendingRequest.Caller>
     /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline, one timer.
     var deadlines: DeadlineIndex
-    var deadlineTimer: (any ScheduledWork)?
-    var deadlineTimerAt: ContinuousClock.Instant?
 
-    // MARK: Reconnection and shutdown
+    // MARK: Timers, the supervisor's view, pushes, observation
 
-    var shutdownTimer: (any ScheduledWork)?
-    /// When the grace period of a shutdown under way ends; nil otherwise.
-    var shutdownDeadline: ContinuousClock.Instant?
-    var retryWaiter: CheckedContinuation<RetryWake, Never>?
-    var retryTimer: (any ScheduledWork)?
-    var pendingWake: RetryWake?
-    var inBackground = false
-    /// The supervisor knows more than one endpoint: a full server is worth leaving.
-    var hasAlternatives = false
-    /// What the supervisor must look at while connected: network changes
-    /// (``LongLinkClient/networkDidChange()``) and the app's new endpoint lists
-    /// (``LongLinkClient/setEndpoints(_:)``), counted so that a change it was too busy to be woken
-    /// for is still seen.
-    var changes = ChangeCounters()
-    /// The app said the network is metered (cellular): re-probing may pause.
-    var networkIsExpensive = false
-
-    // MARK: Pushes
-
+    var timers = Timers()
+    var supervision = Supervision()
     var subscribers: [UInt64: PushSubscriber] = [:]
-    var pushes: PushDelivery
-    var acks: AckBatcher
-    var ackTimer: (any ScheduledWork)?
-    /// Acks waiting to be sent: for pushes of an earlier link, until the current one tells its seq
-    /// space; or for a link whose write buffer is full, until the server reads.
-    var acksAwaitingEpoch: [PushKey] = []
-    nonisolated let nextSubscriberID = Atomic<UInt64>(0)
-    /// Whether the latest link agreed to compression: callers compress a request's payload ahead
-    /// only then (the link that writes it decides which form goes out).
-    nonisolated let linkCompresses = Atomic<Bool>(false)
+    /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
+    var ledger: PushLedger
+    nonisolated let shared = Shared()
     /// The response cache (in the request layer; the core only invalidates it on pushes).
     nonisolated let responseCache: ResponseCache
+    var observation = Observation()
 
-    // MARK: Observation
+    /// The core's scheduled work, each cancelled when its reason goes away.
+    struct Timers {
+        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, at the earliest deadline.
+        var deadline: (any ScheduledWork)?
+        var deadlineAt: ContinuousClock.Instant?
+        var shutdown: (any ScheduledWork)?
+        /// When the grace period of a shutdown under way ends; nil otherwise.
+        var shutdownDeadline: ContinuousClock.Instant?
+        var retry: (any ScheduledWork)?
+        /// The ack batch's timer (``PushLedger/Action/armAckTimer``).
+        var ack: (any ScheduledWork)?
+    }
 
-    var state = ConnectionState(phase: .idle, reason: "not started")
-    var observers: [UInt64: StateObserver] = [:]
-    var nextObserverID: UInt64 = 0
-    var stats = ClientStatistics()
+    /// What the supervisor waits on and looks at, set by the app's calls.
+    struct Supervision {
+        var retryWaiter: CheckedContinuation<RetryWake, Never>?
+        var pendingWake: RetryWake?
+        var inBackground = false
+        /// The supervisor knows more than one endpoint: a full server is worth leaving.
+        var hasAlternatives = false
+        /// What the supervisor must look at while connected: network changes
+        /// (``LongLinkClient/networkDidChange()``) and the app's new endpoint lists
+        /// (``LongLinkClient/setEndpoints(_:)``), counted so that a change it was too busy to be
+        /// woken for is still seen.
+        var changes = ChangeCounters()
+        /// The app said the network is metered (cellular): re-probing may pause.
+        var networkIsExpensive = false
+    }
+
+    /// What callers read without a hop to the loop.
+    final class Shared: Sendable {
+        let nextSubscriberID = Atomic<UInt64>(0)
+        /// Whether the latest link agreed to compression: callers compress a request's payload
+        /// ahead only then (the link that writes it decides which form goes out).
+        let linkCompresses = Atomic<Bool>(false)
+    }
+
+    /// What the app observes: the connection state, its observers, the statistics.
+    struct Observation {
+        var state = ConnectionState(phase: .idle, reason: "not started")
+        var observers: [UInt64: StateObserver] = [:]
+        var nextObserverID: UInt64 = 0
+        var stats = ClientStatistics()
+    }
 
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
@@ -154,9 +159,9 @@ actor ClientCore {
         self.book = RequestBook(
             queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
-        self.pushes = PushDelivery(
-            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes)
-        self.acks = AckBatcher(maxBatch: configuration.ackBatchSize)
+        self.ledger = PushLedger(
+            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
+            maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
     }
 
@@ -178,15 +183,12 @@ actor ClientCore {
         link.sentSinceTick = true
     }
 
-    /// The link of `generation` (the current one, or a side link of a migration) if it has not ended.
-    func link(_ generation: UInt64) -> Link? {
-        guard let link, link.generation == generation else { return sideLink(generation) }
-        return link.end == nil ? link : nil
-    }
+    /// The current link (also once it ended, until the next one).
+    var link: Link? { machine.latest.flatMap { links[$0] } }
 
-    /// The current link once `Sync` went out on it: acks and later `Sync`s may follow.
-    var syncedLink: Link? {
-        guard let generation = machine.generation, machine.synced else { return nil }
-        return link(generation)
+    /// The link of `generation` (the current one, a successor or a retiring one) if it has not ended.
+    func link(_ generation: UInt64) -> Link? {
+        guard let link = links[generation], link.end == nil else { return nil }
+        return link
     }
 }

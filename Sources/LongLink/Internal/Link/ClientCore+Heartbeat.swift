@@ -5,7 +5,7 @@ extension ClientCore {
     // MARK: Heartbeat and liveness
 
     func scheduleTick(_ link: Link) {
-        let interval = link.heartbeat * (inBackground ? configuration.background.heartbeatMultiplier : 1)
+        let interval = link.heartbeat * (supervision.inBackground ? configuration.background.heartbeatMultiplier : 1)
         let generation = link.generation
         link.tick = clock.schedule(
             at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
@@ -46,7 +46,7 @@ extension ClientCore {
     }
 
     func declareDead(_ link: Link, _ reason: String) {
-        stats.deadLinks += 1
+        observation.stats.deadLinks += 1
         log(.warning, "link to \(link.endpoint) is dead: \(reason)")
         close(link, .immediately, error: LongLinkError(code: .connectionLost, message: reason))
     }
@@ -72,7 +72,7 @@ extension ClientCore {
     // MARK: App lifecycle and network
 
     func networkDidChange() {
-        changes.network += 1
+        supervision.changes.network += 1
         pendingWakeOrResume(.networkChanged)
         // Connected: the supervisor asks the provider again and re-probes.
         link?.resumeEndWaiter(.reprobe)
@@ -80,15 +80,15 @@ extension ClientCore {
     }
 
     func setBackground(_ background: Bool) {
-        guard inBackground != background else { return }
-        inBackground = background
+        guard supervision.inBackground != background else { return }
+        supervision.inBackground = background
         if !background {
             pendingWakeOrResume(.networkChanged)
             probeLiveness()
         }
     }
 
-    var pausesReconnection: Bool { inBackground && configuration.background.pausesReconnection }
+    var pausesReconnection: Bool { supervision.inBackground && configuration.background.pausesReconnection }
 
     /// Waits before the next attempt; ends early on a network change, foreground, or shutdown.
     func waitToRetry(_ delay: Duration?) async -> RetryWake {
@@ -97,14 +97,14 @@ extension ClientCore {
                 continuation.resume(returning: .shutdown)
                 return
             }
-            if let wake = pendingWake {
-                pendingWake = nil
+            if let wake = supervision.pendingWake {
+                supervision.pendingWake = nil
                 continuation.resume(returning: wake)
                 return
             }
-            retryWaiter = continuation
+            supervision.retryWaiter = continuation
             if let delay {
-                retryTimer = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
+                timers.retry = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
                     assumeIsolated { $0.wakeRetry(.timer) }
                 }
             }
@@ -112,36 +112,36 @@ extension ClientCore {
     }
 
     func pendingWakeOrResume(_ wake: RetryWake) {
-        if retryWaiter != nil {
+        if supervision.retryWaiter != nil {
             wakeRetry(wake)
         } else if wake != .timer {
-            pendingWake = wake
+            supervision.pendingWake = wake
         }
     }
 
     func wakeRetry(_ wake: RetryWake) {
-        retryTimer?.cancel()
-        retryTimer = nil
-        guard let waiter = retryWaiter else { return }
-        retryWaiter = nil
+        timers.retry?.cancel()
+        timers.retry = nil
+        guard let waiter = supervision.retryWaiter else { return }
+        supervision.retryWaiter = nil
         waiter.resume(returning: wake)
     }
 
     /// Clears a wake-up that arrived while connected (it concerned the old link).
     func clearPendingWake() {
-        if pendingWake == .networkChanged { pendingWake = nil }
+        if supervision.pendingWake == .networkChanged { supervision.pendingWake = nil }
     }
 
-    func setHasAlternatives(_ value: Bool) { hasAlternatives = value }
+    func setHasAlternatives(_ value: Bool) { supervision.hasAlternatives = value }
 
-    func setNetworkIsExpensive(_ value: Bool) { networkIsExpensive = value }
+    func setNetworkIsExpensive(_ value: Bool) { supervision.networkIsExpensive = value }
 
-    func countFailedConnect() { stats.failedConnects += 1 }
+    func countFailedConnect() { observation.stats.failedConnects += 1 }
 
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
-        changes.list += 1
+        supervision.changes.list += 1
         if let link, link.end == nil {
             link.resumeEndWaiter(.reprobe)
         } else {

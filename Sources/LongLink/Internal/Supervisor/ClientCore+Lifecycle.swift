@@ -5,39 +5,40 @@ extension ClientCore {
     // MARK: Connection states
 
     func setState(_ new: ConnectionState) {
-        state = new
+        observation.state = new
         log(
             new.phase == .stopped && new.error != nil ? .error : .info, "\(new)",
             metadata: new.endpoint.map { ["phase": "\(new.phase)", "endpoint": "\($0)"] } ?? ["phase": "\(new.phase)"])
-        for observer in observers.values { observer.offer(new) }
+        for observer in observation.observers.values { observer.offer(new) }
     }
 
-    var currentState: ConnectionState { state }
+    var currentState: ConnectionState { observation.state }
 
     func addObserver() -> StateObserver {
-        nextObserverID += 1
-        let observer = StateObserver(id: nextObserverID, initial: state)
-        if state.phase == .stopped {
+        observation.nextObserverID += 1
+        let observer = StateObserver(id: observation.nextObserverID, initial: observation.state)
+        if observation.state.phase == .stopped {
             observer.finish()
         } else {
-            observers[observer.id] = observer
+            observation.observers[observer.id] = observer
         }
         return observer
     }
 
     func removeObserver(_ observer: StateObserver) {
-        observers[observer.id] = nil
+        observation.observers[observer.id] = nil
         observer.finish()
     }
 
     // MARK: Statistics
 
     var statistics: ClientStatistics {
-        var snapshot = stats
+        var snapshot = observation.stats
         snapshot.queued = book.queuedCount
         snapshot.inFlight = book.writtenCount
         snapshot.queuedBytes = book.queuedBytes
         snapshot.writeBufferBytes = link?.connection.bufferedWriteBytes ?? 0
+        snapshot.staleAcksDropped = ledger.staleAcksDropped
         return snapshot
     }
 
@@ -55,13 +56,13 @@ extension ClientCore {
         case .failUnwrittenAndWait:
             fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
             wakeRetry(.shutdown)
-            if pendingWake == nil { pendingWake = .shutdown }
+            if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
         case .none:
-            guard let current = shutdownDeadline, deadline < current else { return }
-            shutdownTimer?.cancel()
+            guard let current = timers.shutdownDeadline, deadline < current else { return }
+            timers.shutdown?.cancel()
         }
-        shutdownDeadline = deadline
-        shutdownTimer = clock.schedule(at: deadline, on: loop) { [self] in
+        timers.shutdownDeadline = deadline
+        timers.shutdown = clock.schedule(at: deadline, on: loop) { [self] in
             assumeIsolated { $0.completeShutdown() }
         }
         finishShutdownIfIdle()
@@ -73,15 +74,14 @@ extension ClientCore {
     }
 
     func completeShutdown() {
-        shutdownTimer?.cancel()
-        shutdownTimer = nil
-        shutdownDeadline = nil
+        timers.shutdown?.cancel()
+        timers.shutdown = nil
+        timers.shutdownDeadline = nil
         fail(book.removeAll(), with: LongLinkError(code: .shutdown, message: "the client shut down"))
         switch machine.completeShutdown() {
         case .sayGoAwayAndClose(let flushAcks):
             if let link {
-                let remaining = acks.take()
-                if flushAcks, !remaining.isEmpty { sendAck(remaining) }
+                if flushAcks { perform(ledger.flushAcks()) }
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
@@ -108,8 +108,8 @@ extension ClientCore {
     /// Called when `run()` ends: nothing may wait any more.
     func stopped(_ final: ConnectionState) {
         setState(final)
-        for observer in observers.values { observer.finish() }
-        observers.removeAll()
+        for observer in observation.observers.values { observer.finish() }
+        observation.observers.removeAll()
         finishConsumers(stopReason)
         fail(book.removeAll(), with: stopReason)
     }

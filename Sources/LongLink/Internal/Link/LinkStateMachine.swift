@@ -46,12 +46,15 @@ enum LinkWait: Sendable {
     case goingAway(Frame.GoAway)
 }
 
-/// The lifecycle of the client's links: handshake, login gate, `GoAway`, closing, shutdown and
-/// the terminal error.
+/// The client's connection machine: the lifecycle of every link it holds (handshake, login gate,
+/// `GoAway`, draining, closing), a migration's successor and the retiring links
+/// (`+Migration`), shutdown and the terminal error.
 ///
 /// A plain value: each method is an event and returns what the core must do. The core owns the
-/// sockets, timers and waiters; this owns the decisions. One link at a time, told apart from
-/// earlier ones by its generation, so that late events of an old link change nothing.
+/// sockets, timers and waiters; this owns the decisions. Links are told apart by their generation,
+/// so that late events of a link that is no longer the client's change nothing; ``role(of:)`` says
+/// what a link is, and every frame, close and writability change of any link goes through the same
+/// core method, which asks it.
 struct LinkStateMachine {
     enum Phase: Equatable {
         /// No link.
@@ -68,12 +71,29 @@ struct LinkStateMachine {
         case closing(UInt64)
     }
 
-    private(set) var phase = Phase.idle
+    /// The current link's phase (set here and by a migration's take-over, in `+Migration`).
+    var phase = Phase.idle
     /// `Sync` went out on the current link: acknowledgements may follow it.
-    private(set) var synced = false
-    private(set) var goAway: Frame.GoAway?
+    var synced = false
+    var goAway: Frame.GoAway?
     private(set) var shuttingDown = false
     private(set) var terminalError: LongLinkError?
+    /// The generation of the latest current link, also once it ended (how it ended is read there).
+    var latest: UInt64?
+    /// A migration's new link, logging in beside the current one.
+    var successor: UInt64?
+    /// Links a migration replaced, answering what was written on them; true once the client said
+    /// `GoAway` there.
+    var retiring: [UInt64: Bool] = [:]
+
+    /// The generation of the last link made, whatever became of it.
+    private(set) var lastGeneration: UInt64 = 0
+
+    /// A generation for a new link: never one of an earlier link, so its late events change nothing.
+    mutating func newGeneration() -> UInt64 {
+        lastGeneration += 1
+        return lastGeneration
+    }
 
     /// The generation of the current link, if there is one.
     var generation: UInt64? {
@@ -100,6 +120,10 @@ struct LinkStateMachine {
     /// Where a new request goes: on the link, into the offline queue, or back to its caller.
     /// Login requests (`bypassesGate`) go only on their own link, while it logs in.
     func route(bypassesGate: Bool, generation requested: UInt64) -> RequestRoute {
+        if bypassesGate, successor == requested, admissionError == nil {
+            // The login of a migration's new link.
+            return .write(generation: requested)
+        }
         if bypassesGate {
             guard isEstablished(requested) else {
                 return .refuse(LongLinkError(code: .connectionLost, message: "the link dropped during login"))
@@ -113,18 +137,20 @@ struct LinkStateMachine {
     // MARK: Events
 
     enum AttachAction {
-        case sendHello
+        /// Its `Hello` went out with the connect: hand its `Welcome` to ``receivedWelcome(_:version:)``.
+        case awaitWelcome
         /// A shutdown or terminal error landed while connecting: close the new connection.
         case refuse(LongLinkError)
     }
 
-    /// A new connection of `generation` is up.
+    /// A new connection of `generation` is up, as the current link.
     mutating func attach(_ generation: UInt64) -> AttachAction {
         if let error = admissionError { return .refuse(error) }
+        latest = generation
         phase = .handshaking(generation)
         synced = false
         goAway = nil
-        return .sendHello
+        return .awaitWelcome
     }
 
     enum WelcomeAction: Equatable {
@@ -169,9 +195,14 @@ struct LinkStateMachine {
         case none
     }
 
+    /// The server of `generation` said `GoAway`. On a successor or a retiring link it only leaves:
+    /// what was written there is answered, or resent by the close.
     mutating func receivedGoAway(_ generation: UInt64, _ frame: Frame.GoAway, hasWrittenRequests: Bool)
         -> GoAwayAction
     {
+        if let role = role(of: generation), role != .current {
+            return hasWrittenRequests ? .waitForReplies : .close
+        }
         guard self.generation == generation, phase != .closing(generation) else { return .none }
         goAway = frame
         if phase == .handshaking(generation) {
@@ -196,21 +227,29 @@ struct LinkStateMachine {
     }
 
     /// The client decided to close the link (dead, broke the protocol, login failed); false when it
-    /// is not the current link or is closing already.
+    /// is not the client's or is closing already.
     mutating func closeRequested(_ generation: UInt64) -> Bool {
+        if let role = role(of: generation), role != .current { return true }
         guard self.generation == generation, phase != .closing(generation) else { return false }
         phase = .closing(generation)
         return true
     }
 
     struct ClosedAction {
+        /// What the link was.
+        var role: Role
         var end: LinkEnd
-        /// Written requests may go out again on the next link.
+        /// Written requests may go out again on the current (or next) link.
         var resendAllowed: Bool
     }
 
-    /// The transport closed the link of `generation`; nil when it is not the current one.
+    /// The transport closed the link of `generation`; nil when it is not the client's.
     mutating func closed(_ generation: UInt64, error: LongLinkError?) -> ClosedAction? {
+        if successor == generation || retiring[generation] != nil {
+            let role: Role = successor == generation ? .successor : .retiring
+            if role == .successor { successor = nil } else { retiring[generation] = nil }
+            return ClosedAction(role: role, end: .closed(error), resendAllowed: !isStopping)
+        }
         guard self.generation == generation else { return nil }
         let end: LinkEnd
         if shuttingDown {
@@ -222,7 +261,7 @@ struct LinkStateMachine {
         }
         phase = .idle
         synced = false
-        return ClosedAction(end: end, resendAllowed: !isStopping)
+        return ClosedAction(role: .current, end: end, resendAllowed: !isStopping)
     }
 
     enum ShutdownAction: Equatable {

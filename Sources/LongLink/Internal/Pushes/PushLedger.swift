@@ -1,11 +1,27 @@
-/// The client's decisions about pushes: which consumers get one, which are duplicates, what is
-/// held while nobody listens, when a reliable seq is acknowledged, and when to ask for `Sync`.
+/// The client's one record of pushes, from arrival to acknowledgement: which consumers get one,
+/// which are duplicates, what is held while nobody listens, each link's seq space (epoch and last
+/// seq), the acks owed (batched, per link, or waiting for an epoch or a writable link), and when to
+/// ask for `Sync` and wait for its redelivery.
 ///
-/// A plain value: each method is an event and returns what the core must do; the core owns the
-/// consumers' buffers, the link and the ack timer. Every reliable push the client holds and the app
-/// has not fully taken has one entry in `seqs`, keyed by (epoch, seq); seqs the app has taken are
-/// in `delivered`, one de-duplicator per epoch for the few most recent epochs.
-struct PushDelivery {
+/// A plain value: each method is an event and returns the ``Action``s the core performs; the core
+/// owns the consumers' buffers (the only other holders of a push), the sockets and the ack timer.
+/// Every reliable push the client holds and the app has not fully taken has one entry in `seqs`,
+/// keyed by (epoch, seq); seqs the app has taken are in `delivered`, one de-duplicator per epoch
+/// for the few most recent epochs. Facets: `+Acks` (links and acks), `+Redelivery` (`Sync`).
+struct PushLedger {
+    enum Action: Equatable {
+        /// Send `Ack`s of `epoch` for `seqs` on the link of generation `link`. When that link
+        /// cannot take writes now, hand them back with ``ackBlocked(epoch:seqs:)``.
+        case ack(link: UInt64, epoch: UInt64, seqs: [UInt64])
+        /// The first ack of a batch waits: call ``ackTimerFired()`` after the ack delay.
+        case armAckTimer
+        /// The batch went out before its timer fired.
+        case cancelAckTimer
+        /// Send `Sync` and a `Ping` on the link of generation `link`, then report with
+        /// ``resyncSent(on:barrier:)``.
+        case sync(link: UInt64)
+    }
+
     /// Where one reliable seq is, from its arrival until every consumer that got it took it.
     enum SeqState: Equatable {
         /// No consumer for its topic yet: held here, in arrival order.
@@ -24,21 +40,39 @@ struct PushDelivery {
     /// A consumer was full: reliable pushes are refused (the server keeps them) until it catches up.
     private(set) var deferring = false
     /// A `Sync` is owed as soon as the link allows it.
-    private(set) var syncWanted = false
+    var syncWanted = false
     /// A `Sync` went out on a link already receiving reliable pushes, and its redelivery has not
     /// begun yet (see ``RedeliveryWait``).
-    private(set) var redeliveryWait: RedeliveryWait?
+    var redeliveryWait: RedeliveryWait?
     let holdLimit: Int
     /// The most payload bytes held; a push always fits when nothing is held.
     let holdByteLimit: Int
+
+    // Links and acks (see `+Acks`).
+
+    /// The open links' seq spaces, by generation.
+    var links: [UInt64: LinkSeqSpace] = [:]
+    /// The current link once its login `Sync` went out: new acks and `Sync`s go there.
+    var syncedLink: UInt64?
+    /// Acks owed, waiting for the batch to fill or its timer.
+    var batch: [PushKey] = []
+    var ackTimerArmed = false
+    /// Acks that could go nowhere yet: for pushes of an earlier link, until the current one tells
+    /// its seq space; or for a link whose write buffer is full, until the server reads.
+    var awaiting: [PushKey] = []
+    /// Acks dropped because their seq space is no link's any more.
+    var staleAcksDropped = 0
+    /// The most acks in one batch.
+    let maxBatch: Int
 
     /// Epochs remembered: a client that moves between servers with different stores (and back)
     /// still drops the repeats of the last few.
     static let epochLimit = 4
 
-    init(holdLimit: Int, holdByteLimit: Int = .max) {
+    init(holdLimit: Int, holdByteLimit: Int = .max, maxBatch: Int = 256) {
         self.holdLimit = holdLimit
         self.holdByteLimit = holdByteLimit
+        self.maxBatch = max(1, maxBatch)
     }
 
     /// True when the app has taken `key` before.
@@ -46,7 +80,7 @@ struct PushDelivery {
         delivered.last(where: { $0.epoch == key.epoch })?.seqs.wasDelivered(key.seq) ?? false
     }
 
-    private mutating func markDelivered(_ key: PushKey) {
+    mutating func markDelivered(_ key: PushKey) {
         if let index = delivered.lastIndex(where: { $0.epoch == key.epoch }) {
             delivered[index].seqs.markDelivered(key.seq)
             return
@@ -85,8 +119,21 @@ struct PushDelivery {
         case dropUnwanted
     }
 
+    struct Received: Equatable {
+        var delivery: ReceiveAction
+        /// Acks this push lets go out (it told a link's seq space, or is acknowledged again).
+        var actions: [Action] = []
+    }
+
     /// A push arrived on the link of generation `link`.
-    mutating func received(_ push: Push, on link: UInt64 = 0) -> ReceiveAction {
+    mutating func received(_ push: Push, on link: UInt64 = 0) -> Received {
+        var actions = push.isReliable ? positioned(push, on: link) : []
+        let delivery = deliveryOf(push, on: link)
+        if delivery == .ackAgain { actions += owe(push.key) }
+        return Received(delivery: delivery, actions: actions)
+    }
+
+    private mutating func deliveryOf(_ push: Push, on link: UInt64) -> ReceiveAction {
         let wanted = hasConsumer(for: push)
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
         let stale = isStale(push, on: link)
@@ -121,17 +168,10 @@ struct PushDelivery {
         return true
     }
 
-    struct TakenAction: Equatable {
-        /// Pushes to acknowledge now (every consumer that got them has taken them).
-        var ack: [PushKey] = []
-        /// Deferring ended: ask the server for what it kept.
-        var sync = false
-    }
-
     /// A consumer handed `taken` to the app. `caughtUp` when every consumer's buffer is below half
-    /// full (deferring may end).
-    mutating func taken(_ taken: [PushKey], caughtUp: Bool) -> TakenAction {
-        var action = TakenAction()
+    /// full (deferring may end, and a `Sync` asks the server for what it kept).
+    mutating func taken(_ taken: [PushKey], caughtUp: Bool) -> [Action] {
+        var actions: [Action] = []
         for key in taken {
             guard case .buffered(let holders, _) = seqs[key] else { continue }
             if holders > 1 {
@@ -139,21 +179,21 @@ struct PushDelivery {
             } else {
                 seqs[key] = nil
                 markDelivered(key)
-                action.ack.append(key)
+                actions += owe(key)
             }
         }
         if deferring, caughtUp {
             deferring = false
-            action.sync = true
+            actions += wantSync()
         }
-        return action
+        return actions
     }
 
     struct ConsumerAdded: Equatable {
         /// Held pushes for it, in order: offer them, then report each with ``offered(_:accepted:refused:)``.
         var pushes: [Push] = []
-        /// A `Sync` was owed for pushes nobody could take before.
-        var sync = false
+        /// A `Sync` owed for pushes nobody could take before.
+        var actions: [Action] = []
     }
 
     mutating func consumerAdded(_ id: UInt64, topic: String?) -> ConsumerAdded {
@@ -166,37 +206,31 @@ struct PushDelivery {
             seqs[push.key] = nil
             return true
         }
-        added.sync = syncWanted
+        if syncWanted { added.actions = wantSync() }
         return added
     }
 
-    struct ConsumerRemoved: Equatable {
-        /// Pushes now fully taken by the consumers that remain: acknowledge them.
-        var ack: [PushKey] = []
-        /// Ask the server again for what the consumer never took: a consumer that wants it is
-        /// registered. Otherwise a `Sync` is owed until one arrives.
-        var sync = false
-    }
-
     /// A consumer left; `untaken` are the reliable pushes in its buffer that it never handed over.
-    mutating func consumerRemoved(_ id: UInt64, untaken: [Push]) -> ConsumerRemoved {
-        guard consumers.removeValue(forKey: id) != nil else { return ConsumerRemoved() }
-        var removed = ConsumerRemoved()
+    /// Those the remaining consumers all took are acknowledged; the others are asked for again
+    /// when a consumer that wants them is registered, else a `Sync` is owed until one arrives.
+    mutating func consumerRemoved(_ id: UInt64, untaken: [Push]) -> [Action] {
+        guard consumers.removeValue(forKey: id) != nil else { return [] }
+        var actions: [Action] = []
         var lost: [Push] = []
         for push in untaken {
             switch dropHolder(of: push.key) {
             case .stillHeld: break
-            case .delivered: removed.ack.append(push.key)
+            case .delivered: actions += owe(push.key)
             case .lost: lost.append(push)
             }
         }
-        guard !lost.isEmpty else { return removed }
+        guard !lost.isEmpty else { return actions }
         if lost.contains(where: { hasConsumer(for: $0) }) {
-            removed.sync = true
+            actions += wantSync()
         } else {
             syncWanted = true
         }
-        return removed
+        return actions
     }
 
     private enum HolderDropped {
@@ -222,44 +256,12 @@ struct PushDelivery {
     }
 
     /// A consumer took `push` out of its buffer but let it go without handing it to the app (it did
-    /// not decode and nobody was there to see it): returns the key to acknowledge when the other
-    /// consumers that got it took it. Otherwise it is the server's again, and comes back with a
-    /// later `Sync`; none is asked for now, since the same consumer would let it go again.
-    mutating func released(_ push: Push) -> PushKey? {
-        guard push.isReliable else { return nil }
-        return dropHolder(of: push.key) == .delivered ? push.key : nil
-    }
-
-    /// A `Sync` is owed; the core sends one when the link is logged in.
-    mutating func wantSync() {
-        syncWanted = true
-    }
-
-    /// The `Sync` of a login went out: the link is new, no push was sent on it before.
-    mutating func syncSent() {
-        syncWanted = false
-        redeliveryWait = nil
-    }
-
-    /// A `Sync` went out on the logged-in link of generation `link`, followed by a `Ping` with
-    /// nonce `barrier`; `epoch` and `lastSeq` are those of the last reliable push received there
-    /// (nil: none yet). Reliable pushes on that link are dropped until the redelivery begins.
-    mutating func resyncSent(on link: UInt64, epoch: UInt64?, lastSeq: UInt64?, barrier: UInt64) {
-        syncWanted = false
-        // An earlier wait ends here: this Sync's redelivery brings what it dropped as well.
-        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq)
-    }
-
-    /// The `Pong` with `nonce` arrived. True when a `Sync` must go out again: it answered the
-    /// wait's `Ping`, so everything the server sent before it read the `Sync` has arrived, and
-    /// pushes were dropped with no sign of the redelivery. Those may have been its beginning (seqs
-    /// above all the client saw, after another device acknowledged the lower ones), which no later
-    /// push would bring again.
-    mutating func pongReceived(_ nonce: UInt64) -> Bool {
-        guard let wait = redeliveryWait, wait.barrier == nonce else { return false }
-        redeliveryWait = nil
-        // While deferring, the Sync that ends the deferral brings them.
-        return wait.dropped && !deferring
+    /// not decode and nobody was there to see it): acknowledged when the other consumers that got
+    /// it took it. Otherwise it is the server's again, and comes back with a later `Sync`; none is
+    /// asked for now, since the same consumer would let it go again.
+    mutating func released(_ push: Push) -> [Action] {
+        guard push.isReliable, dropHolder(of: push.key) == .delivered else { return [] }
+        return owe(push.key)
     }
 
     /// The client stopped: every consumer is gone and nothing is held.
@@ -269,52 +271,5 @@ struct PushDelivery {
         held.removeAll()
         heldBytes = 0
         redeliveryWait = nil
-    }
-
-    // MARK: Redelivery after a Sync
-
-    /// A `Sync` sent on a link that is already receiving reliable pushes: the pushes the server
-    /// wrote before it read the `Sync` still arrive after it, ahead of its redelivery. Delivered,
-    /// they would overtake the pushes the client dropped (deferred, or not held) and wants back,
-    /// which come only with the redelivery. So they are dropped too, unacknowledged, until the
-    /// redelivery begins.
-    ///
-    /// The server sends one connection's reliable pushes in strictly increasing seq order, except
-    /// that each `Sync` starts them again from the lowest unacknowledged seq. So a push whose seq
-    /// is not above the one received before it on the link (or one of another epoch: numbering
-    /// that started again) begins a redelivery, which brings, in order, everything sent before it
-    /// that is still unacknowledged, so everything dropped. The redelivery may also begin above
-    /// the last seq, when another connection of the principal acknowledged all the lower ones:
-    /// then the `Pong` to the `Ping` sent right after the `Sync` (the server answers frames in
-    /// order) ends the wait, and what was dropped meanwhile is asked for with one more `Sync`.
-    struct RedeliveryWait: Equatable {
-        /// The generation of the link the `Sync` went out on; pushes on other links pass.
-        let link: UInt64
-        /// The nonce of the `Ping` sent right after the `Sync`.
-        let barrier: UInt64
-        /// The seq space of the link's pushes (nil: none seen yet).
-        var epoch: UInt64?
-        /// The seq of the last reliable push received on the link (nil: none yet).
-        var last: UInt64?
-        /// A push was dropped while waiting.
-        var dropped = false
-    }
-
-    /// True when `push` arrived on the waiting link from before the server read the `Sync`. A
-    /// push that begins the redelivery ends the wait.
-    private mutating func isStale(_ push: Push, on link: UInt64) -> Bool {
-        guard var wait = redeliveryWait, wait.link == link else { return false }
-        if let epoch = wait.epoch, epoch != push.epoch {
-            redeliveryWait = nil
-            return false
-        }
-        if let last = wait.last, push.seq <= last {
-            redeliveryWait = nil
-            return false
-        }
-        wait.epoch = push.epoch
-        wait.last = push.seq
-        redeliveryWait = wait
-        return true
     }
 }

@@ -65,17 +65,13 @@ extension ClientCore {
         }
         let now = clock.now
         if now >= request.deadline {
-            stats.timeouts += 1
+            observation.stats.timeouts += 1
             let error = LongLinkError(
                 code: .deadlineExceeded, message: "the deadline passed before the request was sent")
             resume(caller, of: request, with: .failure(error))
             return
         }
         var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
-        if request.bypassesGate, let successor, successor.generation == request.linkGeneration, successor.end == nil {
-            // The login of a migration's new link.
-            route = .write(generation: successor.generation)
-        }
         var target: Link?
         if case .write(let generation) = route { target = link(generation) }
         if let link = target, !request.bypassesGate,
@@ -119,7 +115,7 @@ extension ClientCore {
                 drainQueue(on: link)
             } else if case .draining = machine.phase {
                 closeIfDrained(generation)
-            } else if retiring[generation] != nil {
+            } else if machine.role(of: generation) == .retiring {
                 retireIfDrained(generation)
             }
         }
@@ -142,13 +138,13 @@ extension ClientCore {
     /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
     /// server's own timer ends the handler at the same moment.
     func expire(_ id: UInt64) {
-        if finish(id, .failure(PendingRequest.timeoutError())) { stats.timeouts += 1 }
+        if finish(id, .failure(PendingRequest.timeoutError())) { observation.stats.timeouts += 1 }
     }
 
     /// The caller gave up: fail the request and tell the server if it has it.
     func cancel(_ id: UInt64) {
         guard let entry = book[id] else { return }
-        stats.cancellations += 1
+        observation.stats.cancellations += 1
         if case .written(let generation) = entry.stage, let link = link(generation) {
             send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
         }
@@ -168,20 +164,20 @@ extension ClientCore {
             return
         }
         send(frame, on: link)
-        stats.requestsSent += 1
+        observation.stats.requestsSent += 1
     }
 
     func handleResponse(_ response: Frame.Response, on link: Link) {
         guard let id = Frame.requestNumber(fromID: response.requestID), let entry = book[id],
             case .written = entry.stage
         else {
-            stats.unknownReplies += 1
+            observation.stats.unknownReplies += 1
             return
         }
-        stats.repliesReceived += 1
+        observation.stats.repliesReceived += 1
         if let status = response.status, status.code != .ok {
             // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
-            if status.code == .deadlineExceeded { stats.timeouts += 1 }
+            if status.code == .deadlineExceeded { observation.stats.timeouts += 1 }
             finish(id, .failure(LongLinkError(status: status)))
         } else {
             finish(id, inflated(response.payload, compression: response.compression, on: link))
@@ -215,18 +211,18 @@ extension ClientCore {
     func armDeadlineTimer(notBefore floor: ContinuousClock.Instant? = nil) {
         guard var earliest = deadlines.earliest else { return }
         if let floor, earliest < floor { earliest = floor }
-        if let armedAt = deadlineTimerAt, armedAt <= earliest { return }
-        deadlineTimer?.cancel()
-        deadlineTimerAt = earliest
-        deadlineTimer = clock.schedule(at: earliest, on: loop) { [self] in
+        if let armedAt = timers.deadlineAt, armedAt <= earliest { return }
+        timers.deadline?.cancel()
+        timers.deadlineAt = earliest
+        timers.deadline = clock.schedule(at: earliest, on: loop) { [self] in
             assumeIsolated { $0.deadlinesDue() }
         }
     }
 
     /// The deadline timer fired: fails every request whose deadline has passed.
     func deadlinesDue() {
-        deadlineTimer = nil
-        deadlineTimerAt = nil
+        timers.deadline = nil
+        timers.deadlineAt = nil
         let now = clock.now
         for id in deadlines.popDue(at: now) { expire(id) }
         armDeadlineTimer(notBefore: now.advanced(by: Self.deadlineResolution))

@@ -4,8 +4,7 @@ internal import LongLinkWire
 extension ClientCore {
     /// Takes a connection that got its `Welcome` (the connect race's winner) as the current link.
     func attach(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
-        nextGeneration += 1
-        let generation = nextGeneration
+        let generation = machine.newGeneration()
         if case .refuse(let error) = machine.attach(generation) {
             // A shutdown (or terminal error) landed while the supervisor was connecting: this link
             // must not come up, or nothing would ever close it.
@@ -13,11 +12,15 @@ extension ClientCore {
             throw error
         }
         let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
-        self.link = link
+        links = links.filter { $0.value.end == nil }
+        links[generation] = link
+        ledger.linkAttached(generation)
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
+            // Nothing was written on it: the machine forgets it, no request is settled.
             _ = machine.closed(generation, error: error)
-            self.link = nil
+            ledger.linkClosed(generation)
+            links[generation] = nil
             throw error
         }
         let welcome = handOver.welcome
@@ -26,11 +29,11 @@ extension ClientCore {
             throw link.end?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
-        stats.connects += 1
-        if stats.connects > 1 { stats.reconnects += 1 }
+        observation.stats.connects += 1
+        if observation.stats.connects > 1 { observation.stats.reconnects += 1 }
         link.adopt(
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
-        linkCompresses.store(link.compresses, ordering: .relaxed)
+        shared.linkCompresses.store(link.compresses, ordering: .relaxed)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
         // waits on the link.
@@ -68,9 +71,7 @@ extension ClientCore {
             return
         }
         send(.sync(Frame.Sync()), on: link)
-        pushes.syncSent()
-        let waitingAcks = acks.take()
-        if !waitingAcks.isEmpty { sendAck(waitingAcks) }
+        perform(ledger.loginSynced(generation))
         if openQueue { drainQueue(on: link) }
     }
 
@@ -89,7 +90,7 @@ extension ClientCore {
                 continuation.resume(returning: .ended(end))
                 return
             }
-            if let seen, seen != changes {
+            if let seen, seen != supervision.changes {
                 continuation.resume(returning: .reprobe)
                 return
             }
@@ -113,16 +114,12 @@ extension ClientCore {
 
     /// Whether the client leaves a server reporting this load (only with somewhere else to go).
     func leavesAt(_ permille: Int) -> Bool {
-        hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
+        supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
     }
 
-    /// Closes the current link (from the supervisor, after a failed login for example).
+    /// Closes a link (from the supervisor, after a failed login for example).
     func closeLink(_ generation: UInt64, error: LongLinkError) {
         guard let link = link(generation) else { return }
-        guard link === self.link else {
-            closeSideLink(generation, error: error)
-            return
-        }
         close(link, .immediately, error: error)
     }
 
@@ -135,22 +132,21 @@ extension ClientCore {
     /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
         guard let link = link(generation), link.connection.isWritable else { return }
-        if let epoch = link.pushEpoch { releaseAcksAwaitingEpoch(epoch) }
+        perform(ledger.linkWritable(generation))
         guard book.queuedCount > 0, machine.phase == .open(generation) else { return }
         drainQueue(on: link)
     }
 
     /// Handles the frames of one read, in order.
+    /// One method for every link: what differs by ``LinkStateMachine/Role`` (a `Pong` measures and
+    /// reports load only on the current link, a `GoAway` drains or leaves) the machine and the
+    /// handlers decide.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
-        guard let link = link(generation) else { return }
-        guard link === self.link else {
-            sideLinkReceived(link, frames)
-            return
-        }
+        guard let link = link(generation), let role = machine.role(of: generation) else { return }
         link.receivedSinceTick = true
         link.receivedSinceProbe = true
         for frame in frames {
-            guard link.end == nil, machine.generation == generation else { return }
+            guard link.end == nil, machine.role(of: generation) == role else { return }
             if link.welcome == nil {
                 guard handleFirstFrame(frame, on: link) else { return }
                 continue
@@ -160,8 +156,9 @@ extension ClientCore {
             case .push(let push): handlePush(push, on: link)
             case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
             case .pong(let pong):
+                guard role == .current else { continue }
                 if let ping = link.ping, ping.nonce == pong.nonce {
-                    stats.lastRoundTrip = clock.now - ping.sentAt
+                    observation.stats.lastRoundTrip = clock.now - ping.sentAt
                     link.ping = nil
                 }
                 reportedLoad(Int(pong.loadPermille), on: link)
@@ -202,11 +199,6 @@ extension ClientCore {
 
     func linkViolated(_ generation: UInt64, _ failure: WireFormatError) {
         guard let link = link(generation) else { return }
-        guard link === self.link else {
-            closeSideLink(
-                generation, error: LongLinkError(code: .protocolViolation, message: "malformed frame: \(failure)"))
-            return
-        }
         if case .frameTooLarge = failure.kind {
             violate(link, "frame too large: \(failure)", code: .frameTooLarge)
         } else {
@@ -226,31 +218,38 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
-        if goAway.reconnect, hasAlternatives, link === self.link, link.welcome != nil {
+        if goAway.reconnect, supervision.hasAlternatives, link === self.link, link.welcome != nil {
             link.resumeEndWaiter(.goingAway(goAway))
         }
         let hasWritten = book.hasWritten(on: link.generation)
         switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {
-        case .failHandshakeAndClose, .close:
+        case .failHandshakeAndClose(let error):
+            link.connection.close(.graceful, error: error)
+        case .close:
             link.connection.close(.graceful)
         case .waitForReplies, .none:
             // Requests written before stay: the server answers them before it closes.
             break
         }
-
     }
 
+    /// One method for every link that closes: its written requests are resent on the current link
+    /// when that is safe, the others failed; the supervisor's wait on the current link ends.
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
-        if self.link?.generation != generation {
-            sideLinkClosed(generation, error)
-            return
-        }
-        guard let link = link(generation), let closed = machine.closed(generation, error: error) else { return }
+        guard let link = link(generation) else { return }
+        let closed = machine.closed(generation, error: error)
         link.tick?.cancel()
         link.probe?.cancel()
-        link.end = closed.end
-        settleWrittenRequests(of: link, resendAllowed: closed.resendAllowed)
-        link.resumeEndWaiter(.ended(closed.end))
+        let end = closed?.end ?? .closed(error)
+        link.end = end
+        ledger.linkClosed(generation)
+        if closed?.role != .current { links[generation] = nil }
+        let resent = settleWrittenRequests(of: link, resendAllowed: closed?.resendAllowed ?? !machine.isStopping)
+        if closed?.role == .current {
+            link.resumeEndWaiter(.ended(end))
+        } else if resent > 0, let current = self.link, machine.phase == .open(current.generation) {
+            drainQueue(on: current)
+        }
         if machine.shuttingDown { finishShutdownIfIdle() }
     }
 
@@ -261,7 +260,7 @@ extension ClientCore {
         let settlement = book.linkEnded(
             link.generation, resendAllowed: resendAllowed,
             serverDeduplicates: (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
-        stats.resends += settlement.resent
+        observation.stats.resends += settlement.resent
         fail(
             settlement.failed,
             with: LongLinkError(

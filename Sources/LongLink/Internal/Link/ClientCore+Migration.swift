@@ -1,0 +1,80 @@
+internal import LongLinkTransport
+internal import LongLinkWire
+
+/// Live migration, make before break: a successor link logs in beside the current one, then takes
+/// the new requests while the old one retires, answering what was written on it before it closes
+/// with `GoAway`. ``LinkStateMachine`` decides (`+Migration`); this performs.
+extension ClientCore {
+    /// Takes a connection that got its `Welcome` as the successor: login requests may go out on
+    /// it, nothing else until ``completeMigration(_:)``.
+    func attachSuccessor(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
+        let generation = machine.newGeneration()
+        let replaced: UInt64?
+        switch machine.attachSuccessor(generation) {
+        case .refuse(let error):
+            pending.close(error: error)
+            throw error
+        case .login(let replacing):
+            replaced = replacing
+        }
+        guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }),
+            handOver.closed == nil
+        else {
+            // Nothing was written on it: the machine forgets it, no request is settled.
+            _ = machine.closed(generation, error: nil)
+            throw LongLinkError(code: .connectionLost, message: "the new link dropped before login")
+        }
+        if let replaced { links[replaced]?.connection.close(.immediately) }
+        let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
+        let welcome = handOver.welcome
+        link.welcome = welcome
+        // Compression is for its login requests; the client-wide flag follows when it takes over.
+        link.adopt(
+            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
+        links[generation] = link
+        ledger.linkAttached(generation)
+        if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }
+        return generation
+    }
+
+    /// The successor's server, as its login step sees it.
+    func successorInfo(_ generation: UInt64) -> ServerInfo? {
+        guard machine.role(of: generation) == .successor, let link = link(generation), let welcome = link.welcome
+        else { return nil }
+        return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
+    }
+
+    /// The successor logged in: it becomes the current link (`Sync`, the queue), and the old one
+    /// retires. False when the successor is gone or the client is stopping.
+    func completeMigration(_ generation: UInt64) -> Bool {
+        guard let new = link(generation), case .takeOver(let retired) = machine.completeMigration(generation) else {
+            return false
+        }
+        if let retired, let old = link(retired) {
+            old.tick?.cancel()
+            old.probe?.cancel()
+            // The supervisor waits on the current link from now on.
+            old.resumeEndWaiter(.ended(.migrated))
+        }
+        shared.linkCompresses.store(new.compresses, ordering: .relaxed)
+        observation.stats.migrations += 1
+        scheduleTick(new)
+        openGate(generation)
+        for old in machine.retiring.keys.sorted() { retireIfDrained(old) }
+        return true
+    }
+
+    /// Closes a retiring link with `GoAway` once nothing written on it waits for a reply.
+    func retireIfDrained(_ generation: UInt64) {
+        guard !book.hasWritten(on: generation), let old = link(generation), machine.retiredLinkDrained(generation)
+        else { return }
+        ledger.linkGoingAway(generation)
+        send(.goAway(Frame.GoAway(code: .ok, reason: "moved to another link")), on: old)
+        old.connection.close(.graceful)
+    }
+
+    /// Closes every successor and retiring link (shutdown, terminal error).
+    func closeSideLinks() {
+        for generation in machine.sideLinks { links[generation]?.connection.close(.graceful) }
+    }
+}

@@ -1,0 +1,182 @@
+internal import LongLinkTransport
+internal import LongLinkWire
+
+extension ClientCore {
+    /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
+    /// arrive after this returns reach it).
+    nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
+        let id = shared.nextSubscriberID.add(1, ordering: .relaxed).newValue
+        let subscriber = PushSubscriber(
+            id: id, topic: topic, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
+            conflationKey: (conflation ?? configuration.pushConflation).key
+        ) {
+            [weak self] subscriber in
+            self?.onLoop { $0.collectTaken(from: subscriber) }
+        }
+        onLoop { $0.addSubscriber(subscriber) }
+        return subscriber
+    }
+
+    /// Registers a consumer; pushes held while nobody listened move to it.
+    func addSubscriber(_ subscriber: PushSubscriber) {
+        if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
+            subscriber.finish(reason: stopReason)
+            return
+        }
+        subscribers[subscriber.id] = subscriber
+        let added = ledger.consumerAdded(subscriber.id, topic: subscriber.topic)
+        for push in added.pushes {
+            let accepted = subscriber.offer(push) != .refused
+            if ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
+                log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
+            }
+        }
+        perform(added.actions)
+    }
+
+    /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
+    /// go back to the server's care, and a `Sync` brings them to whoever wants them.
+    func removeSubscriber(_ id: UInt64) {
+        guard let subscriber = subscribers.removeValue(forKey: id) else { return }
+        collectTaken(from: subscriber)
+        perform(ledger.consumerRemoved(id, untaken: subscriber.finish()))
+    }
+
+    /// A typed stream let a push go without handing it over (see ``PushLedger/released(_:)``).
+    func releasePush(_ push: Push) {
+        perform(ledger.released(push))
+    }
+
+    func handlePush(_ frame: Frame.Push, on link: Link) {
+        observation.stats.pushesReceived += 1
+        var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
+        if frame.compression != 0 {
+            switch inflated(frame.payload, compression: frame.compression, on: link) {
+            case .success(let payload): push.payload = payload
+            case .failure(let error):
+                push.payload = []
+                push.payloadError = error as? LongLinkError
+            }
+        }
+        if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
+        let received = ledger.received(push, on: link.generation)
+        perform(received.actions)
+        switch received.delivery {
+        case .offer:
+            offer(push)
+        case .held:
+            break
+        case .ackAgain, .dropDuplicate:
+            // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
+            // or a consumer holds it.
+            observation.stats.duplicatePushesDropped += 1
+        case .dropDeferred:
+            observation.stats.reliablePushesDeferred += 1
+        case .dropUnwanted:
+            observation.stats.bestEffortPushesDropped += 1
+        }
+    }
+
+    /// Offers `push` to every consumer whose topic matches, and tells the ledger how that went.
+    private func offer(_ push: Push) {
+        var accepted = 0
+        var refused = false
+        for subscriber in subscribers.values where PushLedger.consumer(wanting: subscriber.topic, takes: push) {
+            switch subscriber.offer(push) {
+            case .accepted: accepted += 1
+            case .conflated:
+                accepted += 1
+                observation.stats.bestEffortPushesConflated += 1
+            case .refused: if !subscriber.isFinished { refused = true }
+            }
+        }
+        if !push.isReliable {
+            if accepted == 0 { observation.stats.bestEffortPushesDropped += 1 }
+        } else if accepted == 0 {
+            observation.stats.reliablePushesDeferred += 1
+        }
+        if ledger.offered(push, accepted: accepted, refused: refused) {
+            log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
+        }
+    }
+
+    func collectTaken(from subscriber: PushSubscriber) {
+        let seqs = subscriber.drainTaken()
+        observation.stats.pushesDelivered += seqs.count
+        let caughtUp = ledger.deferring && subscribers.values.allSatisfy(\.isBelowHalf)
+        perform(ledger.taken(seqs, caughtUp: caughtUp))
+    }
+
+    /// Asks the server to send every unacknowledged push again (now, or once logged in).
+    func requestSync() {
+        perform(ledger.wantSync())
+    }
+
+    /// A `Pong` on the current link: it may end the wait for a redelivery.
+    func pushBarrierPassed(_ nonce: UInt64) {
+        perform(ledger.pongReceived(nonce))
+    }
+
+    /// Performs what the ledger decided.
+    func perform(_ actions: [PushLedger.Action]) {
+        for action in actions {
+            switch action {
+            case .ack(let generation, let epoch, let seqs):
+                guard let link = link(generation) else {
+                    ledger.ackBlocked(epoch: epoch, seqs: seqs)
+                    continue
+                }
+                sendAcks(seqs, epoch: epoch, on: link)
+            case .armAckTimer:
+                timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
+                    assumeIsolated { core in
+                        core.timers.ack = nil
+                        core.perform(core.ledger.ackTimerFired())
+                    }
+                }
+            case .cancelAckTimer:
+                timers.ack?.cancel()
+                timers.ack = nil
+            case .sync(let generation):
+                guard let link = link(generation) else { continue }
+                resync(on: link)
+            }
+        }
+    }
+
+    /// Sends `Sync` on a link already synced, and a `Ping` after it.
+    ///
+    /// Pushes the server wrote before it reads this `Sync` still arrive ahead of the redelivery:
+    /// the ledger drops them until it begins (see ``PushLedger/RedeliveryWait``). The `Ping` after
+    /// the `Sync` marks the end of those pushes: the server answers it only after it read the `Sync`.
+    private func resync(on link: Link) {
+        send(.sync(Frame.Sync()), on: link)
+        // Not `sendPing`: the heartbeat's round-trip measurement keeps its own Ping.
+        let nonce = Self.randomNonce()
+        send(.ping(Frame.Ping(nonce: nonce)), on: link)
+        ledger.resyncSent(on: link.generation, barrier: nonce)
+    }
+
+    /// Sends `seqs` of `epoch` as `Ack`s of at most Frame.maxAckSeqs (servers refuse larger ones),
+    /// each naming the epoch, so that a server that numbers anew meanwhile ignores them. A link
+    /// whose write buffer is full (a server flooding pushes without reading) takes none: the
+    /// ledger keeps them until it reads again.
+    private func sendAcks(_ seqs: [UInt64], epoch: UInt64, on link: Link) {
+        guard link.connection.isWritable else {
+            ledger.ackBlocked(epoch: epoch, seqs: seqs)
+            return
+        }
+        for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
+            let part = Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)])
+            send(.ack(Frame.Ack(seqs: part, epoch: epoch)), on: link)
+        }
+        observation.stats.acksSent += seqs.count
+    }
+
+    /// Ends every consumer's stream with `reason`: why the client stopped.
+    func finishConsumers(_ reason: LongLinkError) {
+        for subscriber in subscribers.values { subscriber.finish(reason: reason) }
+        subscribers.removeAll()
+        ledger.removeAll()
+    }
+}
