@@ -246,7 +246,7 @@ struct FaultProxyTests {
             try await session.state.wait("every byte at the server", within: .seconds(60)) {
                 $0.byteCount == 1 + chunks * chunk.count
             }
-            try await withTimeout("the writer to finish") { try await writer.value }
+            try await within(.seconds(10), "the writer to finish") { try await writer.value }
         }
     }
 
@@ -257,8 +257,7 @@ struct FaultProxyTests {
             defer { client.close() }
             try await roundTrip(client, "a", expecting: "a")
             // Long enough for "b" to reach the proxy inside the hole even when the whole suite
-            // loads both cores: with 100 ms, one fresh-clone CI run saw "b" arrive after the hole
-            // had ended, so it was forwarded, not discarded.
+            // loads both cores; arriving after the hole, it would be forwarded, not discarded.
             await proxy.blackHole(.upstream, for: .seconds(1))
             try await client.send("b")
             try await eventually("the proxy to discard the byte") { proxy.statistics.bytesDiscardedUpstream == 1 }
@@ -277,7 +276,7 @@ struct FaultProxyTests {
         let error = try await closeErrorOfConnection(to: try proxy.endpoint)
         #expect(error?.code == .connectionReset)
         #expect(proxy.statistics.upstreamConnectFailures == 1)
-        try await withTimeout("the proxy to stop") { await proxy.stop() }
+        try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
     }
 
     @Test("stop closes every pair and refuses a second start")
@@ -289,7 +288,7 @@ struct FaultProxyTests {
         #expect(address.port != 0)
         let client = try await TestPeer.connect(to: try proxy.endpoint)
         try await roundTrip(client, "x", expecting: "x")
-        try await withTimeout("the proxy to stop") { await proxy.stop() }
+        try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
         try await client.waitForClose()
         #expect(proxy.connections.isEmpty)
         await #expect(throws: LongLinkError.self) { try await proxy.start() }

@@ -1,5 +1,5 @@
 import Foundation
-import LongLinkCLISupport
+import BenchCLISupport
 
 /// `longlink-bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
 ///

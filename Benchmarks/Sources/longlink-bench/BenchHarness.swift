@@ -1,6 +1,6 @@
 import Foundation
 import LongLink
-import LongLinkCLISupport
+import BenchCLISupport
 import LongLinkServer
 import LongLinkTransport
 import Synchronization

@@ -1,6 +1,6 @@
 import Foundation
 import LongLink
-import LongLinkCLISupport
+import BenchCLISupport
 
 /// Measurements that need a process of their own (memory, CPU time): the parent runs the server
 /// and starts this executable again as `longlink-bench _probe`, with the probe's parameters in

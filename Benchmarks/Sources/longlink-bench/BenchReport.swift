@@ -1,5 +1,5 @@
 import Foundation
-import LongLinkCLISupport
+import BenchCLISupport
 import LongLinkWire
 
 /// What a figure must reach: a bound on its value or on its ratio to the baseline.

@@ -1,7 +1,7 @@
 import Foundation
 import LongLink
 import LongLinkServer
-import LongLinkTestSupport
+import LongLinkTesting
 import LongLinkWire
 
 /// `longlink-bench payloads`: what the payload features of issue 24 cost and save, each row beside
