@@ -2,7 +2,7 @@
 // The benchmarks, `longlink-bench`: a package of its own over the main package's products, so that
 // `swift test` in the root builds none of it. Build with
 // `swift build -c release --package-path Benchmarks`; run `Benchmarks/.build/release/longlink-bench`.
-// The bench reaches LongLink through its public API and `@_spi(Benchmarks)` only.
+// The bench reaches LongLink through public API and `@_spi(Benchmarks)` only, never `package` seams.
 import PackageDescription
 
 let package = Package(

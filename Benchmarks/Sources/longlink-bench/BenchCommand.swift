@@ -1,5 +1,5 @@
-import Foundation
 import BenchCLISupport
+import Foundation
 
 /// `longlink-bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
 ///

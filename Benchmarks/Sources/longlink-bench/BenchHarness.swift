@@ -1,7 +1,7 @@
-import Foundation
-import LongLink
 import BenchCLISupport
-import LongLinkServer
+import Foundation
+@_spi(Benchmarks) import LongLink
+@_spi(Benchmarks) import LongLinkServer
 import LongLinkTransport
 import Synchronization
 

@@ -30,7 +30,7 @@ enum BenchProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputs = ["out", "err"].map { directory.appendingPathComponent($0) }
-        for output in outputs { FileManager.default.createFile(atPath: output.path, contents: nil) }
+        for output in outputs { _ = FileManager.default.createFile(atPath: output.path, contents: nil) }
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
