@@ -1,7 +1,8 @@
 // swift-tools-version: 6.2
 // The layers point one way: Core <- Wire, Core <- Transport; Wire and Transport <- LongLink (client) /
 // LongLinkServer <- LongLinkTesting <- longlink (the tool). The client never imports the server. The benchmarks,
-// longlink-bench, live in Benchmarks/ beside the tool and use the client and the server.
+// longlink-bench, are a package of their own in Benchmarks/ over these products, as the fuzz targets
+// in Fuzz/ are: `swift test` here builds neither.
 import PackageDescription
 
 let package = Package(
@@ -61,23 +62,16 @@ let package = Package(
                 "LongLinkCLISupport", "LongLinkRedis",
             ]
         ),
-        // The benchmarks: `swift build -c release --product longlink-bench`. Not a product on
-        // purpose: packages that depend on LongLink get the tool, not the bench.
-        .executableTarget(
-            name: "longlink-bench",
-            dependencies: [
-                "LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "LongLinkCLISupport",
-                "LongLinkTesting", "LongLinkTestSupport", "LongLinkRedis",
-            ],
-            path: "Benchmarks/Sources/longlink-bench"
-        ),
-        // The C heap's statistics (malloc.h), for the soak's memory samples and the bench's "nothing
-        // retained" figure.
+        // The C heap's statistics (malloc.h), for the soak's memory samples and (through
+        // LongLinkTesting's ProcessMemory) the bench's "nothing retained" figure.
         .systemLibrary(name: "CMallocStatistics", path: "Sources/CMallocStatistics"),
-        // Helpers shared by the test targets (bounded waits, a seeded generator, a child-process
-        // runner for the executables); not a product.
+        // The one test kit of the test targets (bounded waits, watched values, a seeded generator, a
+        // raw frame client, the server handlers tests observe, a child-process runner for the tool);
+        // not a product. Every test target but LongLinkAPITests, which imports only the products.
         .target(
-            name: "LongLinkTestSupport", dependencies: ["LongLinkTransport", "LongLinkWire"], path: "Tests/TestSupport"
+            name: "LongLinkTestSupport",
+            dependencies: ["LongLinkTransport", "LongLinkWire", "LongLink", "LongLinkServer", "LongLinkTesting"],
+            path: "Tests/TestSupport"
         ),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
         // OpenSSL directly too: a peer that renegotiates, which LongLink's own sessions never do.
@@ -123,12 +117,6 @@ let package = Package(
                 "longlink", "LongLinkCLISupport", "LongLink", "LongLinkWire", "LongLinkServer", "LongLinkTransport",
                 "LongLinkTestSupport",
             ]
-        ),
-        // Runs the built `longlink-bench` binary briefly; unit tests of its statistics and targets.
-        .testTarget(
-            name: "LongLinkBenchTests",
-            dependencies: ["longlink-bench", "LongLinkTestSupport"],
-            path: "Benchmarks/Tests/LongLinkBenchTests"
         ),
     ]
 )

@@ -1,4 +1,4 @@
-package import LongLinkTransport
+public import LongLinkTransport
 internal import LongLinkWire
 
 /// Everything a ``LongLinkClient`` needs to know; every value but the endpoints has a default.
@@ -77,9 +77,9 @@ public struct ClientConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .seconds(5)
     /// The time source (inject a manual clock in tests).
     public var clock: any LongLinkClock = SystemClock()
-    /// The event loops to use; `nil` uses the process-wide shared group (one loop per core). Package
-    /// API: the event loop is below what users see.
-    package var eventLoopGroup: EventLoopGroup? = nil
+    /// The event loops to use; `nil` uses the process-wide shared group (one loop per core). For the
+    /// testing kit and the benchmarks only: the event loop is below what users see.
+    @_spi(Benchmarks) public var eventLoopGroup: EventLoopGroup? = nil
     /// Socket options for connections.
     public var connectionOptions: ConnectionOptions = .init()
     /// TLS for every connection; `nil` (the default) connects in plain TCP. The handshake runs

@@ -1,4 +1,4 @@
-package import LongLinkTransport
+public import LongLinkTransport
 internal import LongLinkWire
 
 /// How a ``LongLinkServer`` listens, negotiates and limits its connections. Every value has a default.
@@ -136,8 +136,8 @@ public struct ServerConfiguration: Sendable {
     /// ``LongLinkServer/reloadTLS(_:)``.
     public var tls: ServerTLSConfiguration?
     /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
-    /// per core). Package API: the event loop is below what users see.
-    package var eventLoopGroup: EventLoopGroup? = nil
+    /// per core). For the testing kit and the benchmarks only: the event loop is below what users see.
+    @_spi(Benchmarks) public var eventLoopGroup: EventLoopGroup? = nil
     /// Reports the load (0 to 1000) sent in `Welcome` and every `Pong`, which clients use to
     /// choose among servers; `nil` reports the largest of: open connections as a share of
     /// ``maxConnections``, running handlers as a share of ``handlersAtFullLoad``, and the busiest

@@ -1,4 +1,4 @@
-import LongLinkServer
+@_spi(Benchmarks) import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
 

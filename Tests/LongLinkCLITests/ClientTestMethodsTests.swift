@@ -20,7 +20,7 @@ struct ClientTestMethodsTests {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }
 
-        let first = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let first = try await FrameClient.connect(host: "127.0.0.1", port: port)
         _ = try await first.handshake(clientID: "counter")
         let run = try Self.object(try await first.call("count", "{}", id: "r1"))
         #expect(run["request_id"] as? String == "r1")
@@ -28,7 +28,7 @@ struct ClientTestMethodsTests {
         first.close()
 
         // After a reconnect, the same client id sends r1 again: the stored reply, no second run.
-        let again = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let again = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { again.close() }
         _ = try await again.handshake(clientID: "counter")
         #expect(try Self.object(try await again.call("count", "", id: "r1"))["runs"] as? Int == 1)
@@ -38,7 +38,7 @@ struct ClientTestMethodsTests {
         #expect(try Self.object(try await again.call("count", #"{"request_id":"q1"}"#, id: "q2"))["runs"] as? Int == 0)
 
         // Another client may ask about this one's request ids; its own r1 is a different request.
-        let other = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let other = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { other.close() }
         _ = try await other.handshake(clientID: "checker")
         let theirs = try await other.call("count", #"{"request_id":"r1","client_id":"counter"}"#, id: "c1")
@@ -57,7 +57,7 @@ struct ClientTestMethodsTests {
     @Test func countSeesASecondRunWithoutDeduplication() async throws {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed", "--dedupe-window", "0"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "no-dedupe")
         #expect(try Self.object(try await client.call("count", "{}", id: "r1"))["runs"] as? Int == 1)
@@ -70,7 +70,7 @@ struct ClientTestMethodsTests {
     @Test func emitSendsReliableAndBestEffortPushes() async throws {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "emitter")
 

@@ -52,9 +52,9 @@ struct FleetToolTests {
         defer { serverB.terminate() }
 
         // The same client (id and user) on both servers, as after a failover.
-        let onA = try await WireClient.connect(host: "127.0.0.1", port: portA)
+        let onA = try await FrameClient.connect(host: "127.0.0.1", port: portA)
         defer { onA.close() }
-        let onB = try await WireClient.connect(host: "127.0.0.1", port: portB)
+        let onB = try await FrameClient.connect(host: "127.0.0.1", port: portB)
         defer { onB.close() }
         _ = try await onA.handshake(clientID: "fleet-client")
         _ = try await onB.handshake(clientID: "fleet-client")

@@ -30,7 +30,7 @@ struct ServeCommandTests {
             "--heartbeat", "20s", "--dedupe-window", "30s", "--server-id", "cli-test", "--seed", "1",
         ])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
 
         let welcome = try await client.handshake(clientID: "cli-tests")
@@ -107,7 +107,7 @@ struct ServeCommandTests {
         // A one-cent step makes nearly every price move an alert.
         let (server, port) = try await Self.startServer(["--quiet", "--alert-step", "0.01", "--seed", "3"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "alerts")
         _ = try await client.call("login", "carol", id: "1")
@@ -137,7 +137,7 @@ struct ServeCommandTests {
     @Test func aMessageTooLargeToPushIsRefused() async throws {
         let (server, port) = try await Self.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "speaker")
         #expect(try await client.call("room.enter", #"{"room":7,"user":"alice"}"#, id: "1").status == nil)
@@ -153,7 +153,7 @@ struct ServeCommandTests {
     @Test func subscribingNeedsALogin() async throws {
         let (server, port) = try await Self.startServer(["--quiet"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "anonymous")
         let watch = try await client.call("quotes.subscribe", #"["AAPL"]"#, id: "1")
@@ -182,7 +182,7 @@ struct ServeCommandTests {
     @Test func secondSignalExitsAtOnce() async throws {
         let (server, port) = try await Self.startServer(["--no-feed"])
         defer { server.terminate() }
-        let client = try await WireClient.connect(host: "127.0.0.1", port: port)
+        let client = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { client.close() }
         _ = try await client.handshake(clientID: "impatient")
         // A request in flight keeps the graceful shutdown draining for a while.

@@ -1,5 +1,5 @@
 import Foundation
-import LongLinkServer
+@_spi(Benchmarks) import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport
 import LongLinkWire

@@ -244,7 +244,7 @@ struct FaultProxyTests {
             try await session.state.wait("every byte at the server", within: .seconds(60)) {
                 $0.byteCount == 1 + chunks * chunk.count
             }
-            try await withTimeout("the writer to finish") { try await writer.value }
+            try await within(.seconds(10), "the writer to finish") { try await writer.value }
         }
     }
 
@@ -255,7 +255,7 @@ struct FaultProxyTests {
             defer { client.close() }
             try await roundTrip(client, "a", expecting: "a")
             // Long enough for "b" to reach the proxy inside the hole even when the whole suite
-            // loads the machine: a shorter hole can end before "b" arrives, which is then forwarded.
+            // loads both cores; arriving after the hole, it would be forwarded, not discarded.
             await proxy.blackHole(.upstream, for: .seconds(1))
             try await client.send("b")
             try await eventually("the proxy to discard the byte") { proxy.statistics.bytesDiscardedUpstream == 1 }
@@ -274,7 +274,7 @@ struct FaultProxyTests {
         let error = try await closeErrorOfConnection(to: try proxy.endpoint)
         #expect(error?.code == .connectionReset)
         #expect(proxy.statistics.upstreamConnectFailures == 1)
-        try await withTimeout("the proxy to stop") { await proxy.stop() }
+        try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
     }
 
     @Test("stop closes every pair and refuses a second start")
@@ -286,7 +286,7 @@ struct FaultProxyTests {
         #expect(address.port != 0)
         let client = try await TestPeer.connect(to: try proxy.endpoint)
         try await roundTrip(client, "x", expecting: "x")
-        try await withTimeout("the proxy to stop") { await proxy.stop() }
+        try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
         try await client.waitForClose()
         #expect(proxy.connections.isEmpty)
         await #expect(throws: LongLinkError.self) { try await proxy.start() }

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import Testing
@@ -30,7 +31,7 @@ struct FaultScheduleTests {
                 .at(.seconds(2), .cut),
                 .at(.seconds(1), .blackHole(.both, for: .seconds(3))),
             ]
-            let log = try await withTimeout("the schedule") {
+            let log = try await within(.seconds(10), "the schedule") {
                 await schedule.run(on: proxy, sleep: { duration in slept.withLock { $0.append(duration) } }) {
                     record in reported.withLock { $0.append(record) }
                 }
@@ -54,7 +55,7 @@ struct FaultScheduleTests {
             let client = try await TestPeer.connect(to: try proxy.endpoint)
             try await roundTrip(client, "hi", expecting: "hi")
             let start = ContinuousClock.now
-            let log = try await withTimeout("the schedule") {
+            let log = try await within(.seconds(10), "the schedule") {
                 await FaultSchedule([.at(.milliseconds(50), .reset)]).run(on: proxy)
             }
             try await client.waitForClose()
@@ -71,7 +72,7 @@ struct FaultScheduleTests {
             let run = Task { await schedule.run(on: proxy) }
             try await eventually("the first fault") { proxy.statistics.faultsApplied == 1 }
             run.cancel()
-            let log = try await withTimeout("the cancelled run") { await run.value }
+            let log = try await within(.seconds(10), "the cancelled run") { await run.value }
             #expect(log.map(\.fault) == [.latency(.milliseconds(1))])
         }
     }

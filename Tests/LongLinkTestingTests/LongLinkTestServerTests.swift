@@ -1,4 +1,5 @@
 import LongLinkServer
+import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
@@ -46,7 +47,7 @@ struct LongLinkTestServerTests {
         #expect(try await handshake(third) != nil)
         #expect(harness.instancesStarted == 3)
 
-        try await withTimeout("the harness to stop") { await harness.stop() }
+        try await within(.seconds(10), "the harness to stop") { await harness.stop() }
         #expect(!harness.isRunning)
         try await third.waitForClose()
     }
@@ -55,7 +56,7 @@ struct LongLinkTestServerTests {
     func crashThenStart() async throws {
         let harness = Self.makeHarness()
         let address = try await harness.start()
-        try await withTimeout("the crash") { await harness.crash() }
+        try await within(.seconds(10), "the crash") { await harness.crash() }
         #expect(!harness.isRunning)
         #expect(harness.server == nil)
         let refused = try await closeErrorOfConnection(to: try harness.endpoint)
@@ -65,7 +66,7 @@ struct LongLinkTestServerTests {
         let client = try await TestPeer.connect(to: try harness.endpoint)
         defer { client.close() }
         #expect(try await handshake(client) != nil)
-        try await withTimeout("the harness to stop") { await harness.stop() }
+        try await within(.seconds(10), "the harness to stop") { await harness.stop() }
     }
 
     @Test("through a proxy that splits every write into single bytes, the handshake still works")
@@ -81,8 +82,8 @@ struct LongLinkTestServerTests {
         #expect(try await handshake(client)?.serverID == "harness")
         #expect(client.state.value.reads > 10)
         client.close()
-        try await withTimeout("the proxy to stop") { await proxy.stop() }
-        try await withTimeout("the harness to stop") { await harness.stop() }
+        try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
+        try await within(.seconds(10), "the harness to stop") { await harness.stop() }
         await group.shutdownAndWait()
     }
 }

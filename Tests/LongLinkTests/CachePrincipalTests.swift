@@ -60,7 +60,7 @@ struct CachePrincipalTests {
     /// A call made as one user whose reply arrives after another logged in: the reply is the first
     /// user's, and the cache (now the second's) does not keep it.
     @Test func aReplyIsKeptUnderThePrincipalCurrentWhenItsCallWasMade() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in

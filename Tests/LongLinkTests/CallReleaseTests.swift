@@ -13,7 +13,7 @@ import Testing
 struct CallReleaseTests {
     @Test(arguments: deadlineStrategies)
     func aCallEndedAnyWayOnALiveLinkIsReleased(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         // The last call is still running on the server when the client stops: no need to wait for it.
@@ -132,7 +132,7 @@ private final class CallWatch: Sendable {
     var alive: Int { calls.withLock { calls in calls.count(where: { $0.call != nil }) } }
 }
 
-extension ServerProbe {
+extension Probe {
     /// Waits until the `hang` handler runs the request with this id.
     fileprivate func waitForStart(of id: UInt64) async throws {
         while try await events.next(within: .seconds(20), "the server to run request \(id)") != "started \(id)" {}

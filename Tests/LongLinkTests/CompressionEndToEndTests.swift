@@ -24,7 +24,7 @@ struct CompressionEndToEndTests {
     @Test func requestsRepliesAndPushesRoundTripCompressed() async throws {
         var traffic: [Int] = []
         for compression in [PayloadCompression.zlib(), .disabled] {
-            let server = try await RunningServer.start(probe: ServerProbe())
+            let server = try await RunningServer.start(probe: Probe())
             let proxy = FaultProxy(upstream: server.endpoint)
             try await proxy.start()
             let running = RunningClient(configuration(try proxy.endpoint, compression: compression))

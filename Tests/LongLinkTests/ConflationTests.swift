@@ -48,7 +48,7 @@ struct ConflationTests {
     /// (one topic each, conflated by topic, the default) finds the newest tick of each, and every
     /// reliable push among them.
     @Test func aStalledConsumerFindsTheNewestTickPerTopicAndEveryReliablePush() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in _ = try await session.request("login", payload: bytes("vic")) }
         let running = RunningClient(configuration)

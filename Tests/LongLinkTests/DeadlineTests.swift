@@ -8,7 +8,7 @@ import Testing
 struct DeadlineTests {
     @Test(arguments: deadlineStrategies)
     func aDeadlineFailsTheCallPromptlyAndTheServerStopsItsHandlerToo(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()
@@ -42,7 +42,7 @@ struct DeadlineTests {
 
     /// A timeout of centuries is a valid budget: the call is answered, nothing overflows.
     @Test func aTimeoutOfCenturiesWorks() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = RunningClient(.forTests(server.endpoint))
         try await running.waitUntilConnected()
         let reply = try await running.client.request(
@@ -55,7 +55,7 @@ struct DeadlineTests {
     /// A call the server's `DEADLINE_EXCEEDED` fails is a timeout in the statistics, and its
     /// error says it came from the server.
     @Test func aServerDeadlineReplyIsATimeout() async throws {
-        let server = try await RunningServer.start(.forClientTests, probe: ServerProbe())
+        let server = try await RunningServer.start(.testing, probe: Probe())
         let running = RunningClient(ClientConfiguration.forTests(server.endpoint))
         try await running.waitUntilConnected()
         let client = running.client
@@ -78,9 +78,9 @@ struct DeadlineTests {
     /// counters agree.
     @Test(arguments: deadlineStrategies)
     func aMassExpiryResumesEveryCallerOnce(strategy: DeadlineStrategy) async throws {
-        var serverConfiguration = ServerConfiguration.forClientTests
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
-        let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
+        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
         let clock = ManualClock()
         var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = clock
@@ -121,7 +121,7 @@ struct DeadlineTests {
 
     @Test(arguments: deadlineStrategies)
     func theRemainingBudgetTravelsInTimeoutMilliseconds(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = ManualClock()  // never advances: only the server's budget can end the call
@@ -141,7 +141,7 @@ struct DeadlineTests {
 
     @Test(arguments: deadlineStrategies)
     func cancellingTheCallerThrowsCancellationAndCancelsOnTheServer(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()
@@ -161,7 +161,7 @@ struct DeadlineTests {
 
     @Test(arguments: deadlineStrategies)
     func aCallerCancelledBeforeItsRequestIsRegisteredFailsAtOnce(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = RunningClient(.forTests(server.endpoint, strategy: strategy))
         try await running.waitUntilConnected()

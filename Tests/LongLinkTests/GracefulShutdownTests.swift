@@ -11,12 +11,12 @@ import Testing
 struct GracefulShutdownTests {
     private struct Fixture {
         let server: RunningServer
-        let probe: ServerProbe
+        let probe: Probe
         let clock: ManualClock
         let running: RunningClient
 
         static func start() async throws -> Fixture {
-            let probe = ServerProbe()
+            let probe = Probe()
             let server = try await RunningServer.start(probe: probe)
             let clock = ManualClock()
             var configuration = ClientConfiguration.forTests(server.endpoint)

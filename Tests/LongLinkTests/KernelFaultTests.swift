@@ -75,8 +75,8 @@ struct KernelFaultTests {
     /// DROP rules on the server's port: both sockets stay ESTABLISHED with no FIN and no RST. Only
     /// the heartbeat can tell the link is dead.
     @Test func aKernelBlackHoleIsDetectedByTheHeartbeatAndTheClientComesBack() async throws {
-        let probe = ServerProbe()
-        var serverConfiguration = ServerConfiguration.forClientTests
+        let probe = Probe()
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.minimumHeartbeat = .milliseconds(50)
         let server = try await RunningServer.start(serverConfiguration, probe: probe)
         let port = server.address.port ?? 0
@@ -107,7 +107,7 @@ struct KernelFaultTests {
 
     /// 20% of packets dropped at random in both directions: TCP retransmits, every request completes.
     @Test func randomPacketLossSlowsRequestsButLosesNone() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let port = server.address.port ?? 0
         var configuration = ClientConfiguration.forTests(server.endpoint)

@@ -58,7 +58,7 @@ struct LifecycleTests {
     @Test(arguments: deadlineStrategies)
     func whenTheServerIsGoneForGoodQueuedCallsFailAtTheirDeadlines(strategy: DeadlineStrategy) async throws {
         let clock = ManualClock()
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = clock
@@ -118,7 +118,7 @@ struct LifecycleTests {
     }
 
     @Test func inTheBackgroundReconnectionWaitsForTheForeground() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let port = server.address.port ?? 0
         let running = RunningClient(.forTests(server.endpoint))

@@ -96,8 +96,8 @@ struct PayloadTests {
     @Test(.enabled(if: PythonProtobuf.isAvailable, "\(PythonProtobuf.howToEnable)"))
     func binaryMessagesTravelAsTypedRequestsRepliesAndPushes() async throws {
         let python = hexBytes(try await PythonProtobuf.run(["encode", "AAPL", "1890000", "42"]))
-        let probe = ServerProbe()
-        var configuration = ServerConfiguration.forClientTests
+        let probe = Probe()
+        var configuration = ServerConfiguration.testing
         configuration.endpoint = .tcp(host: "127.0.0.1", port: 0)
         var router = probe.router()
         router.register("tick.latest") { payload, _ in
@@ -136,7 +136,7 @@ struct PayloadTests {
             static let method = "echo"
             var text: String
         }
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = loggedIn(server.endpoint, as: "rae")
         try await running.waitUntilConnected()
         let error = await #expect(throws: LongLinkError.self) { try await running.client.send(Echo(text: "x")) }
@@ -154,7 +154,7 @@ struct PayloadTests {
     @Test func anUndecodablePushIsAnElementAndIsAckedOnlyOnceHandedOver() async throws {
         struct Alert: Codable, Sendable, Equatable { var price: Double }
         let store = InMemoryPushStore()
-        let server = try await RunningServer.start(probe: ServerProbe(), store: store)
+        let server = try await RunningServer.start(probe: Probe(), store: store)
         let running = loggedIn(server.endpoint, as: "sol")
         let alerts = running.client.decodedPushes(topic: "alerts", as: Alert.self)
         try await running.waitUntilConnected()
@@ -195,7 +195,7 @@ struct PayloadTests {
     @Test func withoutAHandlerAnUndecodableReliablePushIsNotAcked() async throws {
         struct Alert: Codable, Sendable, Equatable { var price: Double }
         let store = InMemoryPushStore()
-        let server = try await RunningServer.start(probe: ServerProbe(), store: store)
+        let server = try await RunningServer.start(probe: Probe(), store: store)
         let running = loggedIn(server.endpoint, as: "tam")
         let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
         try await running.waitUntilConnected()

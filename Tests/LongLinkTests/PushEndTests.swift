@@ -30,7 +30,7 @@ struct PushEndTests {
     }
 
     @Test func aShutdownEndsThrowingPushesWithTheShutdownCode() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = client(server.endpoint, as: "alice")
         let throwing = running.client.throwingPushes(topic: "alerts")
         let silent = running.client.pushes(topic: "alerts")
@@ -51,7 +51,7 @@ struct PushEndTests {
     }
 
     @Test func aKickEndsThrowingPushesWithGoAway() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = client(server.endpoint, as: "bob")
         let alerts = running.client.throwingPushes(topic: "alerts", as: String.self)
@@ -66,7 +66,7 @@ struct PushEndTests {
     }
 
     @Test func aRejectedLoginEndsThrowingPushesWithUnauthenticated() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = client(server.endpoint, as: "intruder")
         let (_, error) = try await Self.drain(running.client.throwingPushes())
         #expect(error?.code == .unauthenticated)
@@ -76,7 +76,7 @@ struct PushEndTests {
     }
 
     @Test func typedThrowingPushesSkipWhatDoesNotDecode() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = client(server.endpoint, as: "carol")
         let quotes = running.client.throwingPushes(topic: "quotes", as: Int.self)
         try await running.waitUntilConnected()
@@ -96,7 +96,7 @@ struct PushEndTests {
     }
 
     @Test func aCancelledConsumerEndsWithoutAnError() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = client(server.endpoint, as: "dave")
         let alerts = running.client.throwingPushes(topic: "alerts")
         try await running.waitUntilConnected()

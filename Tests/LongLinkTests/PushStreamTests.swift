@@ -13,7 +13,7 @@ struct PushStreamTests {
     /// A server, and a client logged in as `user` with one ack per taken push (so an ack follows
     /// every take at once, and the tests can tell when one is owed).
     private func connected(as user: String) async throws -> (RunningServer, RunningClient) {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.ackBatchSize = 1
         configuration.login = { session in _ = try await session.request("login", payload: bytes(user)) }

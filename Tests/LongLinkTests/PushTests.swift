@@ -21,7 +21,7 @@ struct ClientPushTests {
     }
 
     @Test func reliablePushesArriveInOrderOnceAndAreAcked() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let store = InMemoryPushStore()
         let server = try await RunningServer.start(probe: probe, store: store)
         let running = loggedIn(server.endpoint, as: "alice")
@@ -44,7 +44,7 @@ struct ClientPushTests {
     }
 
     @Test func pushesWaitForAConsumerAndAreNotAckedUntilTaken() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = loggedIn(server.endpoint, as: "carol")
         try await running.waitUntilConnected()
@@ -63,7 +63,7 @@ struct ClientPushTests {
     }
 
     @Test func pushesMissedWhileOfflineArriveAfterReconnectWithoutDuplicates() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let store = InMemoryPushStore()
         var server = try await RunningServer.start(probe: probe, store: store)
         let port = server.address.port ?? 0
@@ -91,7 +91,7 @@ struct ClientPushTests {
     /// new epoch): the client delivers the new pushes although it took the same seqs before, and
     /// the acks it owed the old store are dropped, not applied to the new one's seqs.
     @Test func aServerThatRestartsWithAnEmptyStoreDeliversItsNewPushes() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         var server = try await RunningServer.start(probe: probe, store: InMemoryPushStore())
         let port = server.address.port ?? 0
         // The acks of the first five wait (an hour, or 256 of them) and are still owed at the crash.
@@ -117,9 +117,9 @@ struct ClientPushTests {
     /// 16,384 seqs (and closes the link over it).
     @Test func aLargeAckBatchIsSplitIntoFramesTheServerAccepts() async throws {
         let store = InMemoryPushStore(capacityPerPrincipal: 30_000)
-        var configuration = ServerConfiguration.forClientTests
+        var configuration = ServerConfiguration.testing
         configuration.reliablePushWindow = 30_000
-        let server = try await RunningServer.start(configuration, probe: ServerProbe(), store: store)
+        let server = try await RunningServer.start(configuration, probe: Probe(), store: store)
         let running = loggedIn(server.endpoint, as: "ivy") {
             $0.ackBatchSize = 20_000
             $0.ackDelay = .seconds(3_600)
@@ -147,7 +147,7 @@ struct ClientPushTests {
     /// handler with the codec's error, is counted, and the stream goes on with the next push.
     @Test func anUndecodablePushReachesTheHandlerAndIsCounted() async throws {
         struct Alert: Codable, Sendable, Equatable { var price: Double }
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let undecodable = Mailbox<String>()
         let running = loggedIn(server.endpoint, as: "jo") {
             $0.undecodablePushHandler = { push, _ in undecodable.put(text(push.payload)) }
@@ -180,7 +180,7 @@ struct ClientPushTests {
     }
 
     @Test func bestEffortPushesFlowWithoutAcks() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = loggedIn(server.endpoint, as: "erin")
         let quotes = running.client.pushes(topic: "quotes")
@@ -197,7 +197,7 @@ struct ClientPushTests {
     }
 
     @Test func aSlowConsumerDefersReliablePushesAndGetsThemAllInOrder() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = loggedIn(server.endpoint, as: "fay") { $0.pushBufferLimit = 8 }
         let alerts = running.client.pushes(topic: "alerts")
@@ -221,7 +221,7 @@ struct ClientPushTests {
             var symbol: String
             var price: Double
         }
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = loggedIn(server.endpoint, as: "gus")
         let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
@@ -243,7 +243,7 @@ struct ClientPushTests {
         try await server.stop()
     }
 
-    private func restart(_ old: RunningServer?, probe: ServerProbe, port: Int, store: InMemoryPushStore) async throws
+    private func restart(_ old: RunningServer?, probe: Probe, port: Int, store: InMemoryPushStore) async throws
         -> RunningServer
     {
         if let old {
@@ -340,7 +340,7 @@ struct PushBookkeepingTests {
 struct PushEdgeCaseTests {
     /// A server and a client logged in as `user`, connected.
     private func connected(as user: String) async throws -> (RunningServer, RunningClient) {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in _ = try await session.request("login", payload: bytes(user)) }
         let running = RunningClient(configuration)
@@ -369,7 +369,7 @@ struct PushEdgeCaseTests {
     }
 
     @Test func aTopicNobodyReadsDoesNotStopTheOthers() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.pushBufferLimit = 4
@@ -433,7 +433,7 @@ struct PushEdgeCaseTests {
     }
 
     @Test func aShutdownWhileConnectingEndsRun() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let release = Mailbox<Void>()
         let asked = Mailbox<Void>()

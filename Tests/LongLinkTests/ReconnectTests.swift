@@ -14,7 +14,7 @@ struct ReconnectTests {
         let client = running.client
         let calls = (0..<5).map { n in Task { try await client.request("echo", payload: bytes("queued \(n)")) } }
         try await eventually("the calls are queued") { await client.statistics.queued == 5 }
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe, port: port)
         for (n, call) in calls.enumerated() {
             #expect(text(try await call.value) == "queued \(n)")
@@ -52,7 +52,7 @@ struct ReconnectTests {
     }
 
     @Test func theLoginStepAndSubscriptionsRunBeforeQueuedRequests() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let loginGate = Mailbox<Void>()
         var configuration = ClientConfiguration.forTests(server.endpoint)
@@ -76,7 +76,7 @@ struct ReconnectTests {
     }
 
     @Test func aRejectedLoginIsTerminalAndFailsWhatWaits() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in _ = try await session.request("login", payload: bytes("intruder")) }
@@ -100,7 +100,7 @@ struct ReconnectTests {
     }
 
     @Test func aServerRestartMidRequestResendsAndRunsItOnce() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         var server = try await RunningServer.start(probe: probe)
         let port = server.address.port ?? 0
         var configuration = ClientConfiguration.forTests(server.endpoint)
@@ -126,8 +126,8 @@ struct ReconnectTests {
     }
 
     @Test func withoutDeduplicationAWrittenCallFailsAsOutcomeUnknown() async throws {
-        let probe = ServerProbe()
-        var serverConfiguration = ServerConfiguration.forClientTests
+        let probe = Probe()
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.dedupeWindow = .zero
         let server = try await RunningServer.start(serverConfiguration, probe: probe)
         let running = RunningClient(.forTests(server.endpoint))
@@ -151,7 +151,7 @@ struct ReconnectTests {
     }
 
     @Test func goAwayWithReconnectComesBackAndWithoutStopsForGood() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in _ = try await session.request("login", payload: bytes("bob")) }
@@ -179,7 +179,7 @@ struct ReconnectTests {
         configuration.backoff = Backoff(initial: .seconds(60), maximum: .seconds(60), jitter: false)
         let running = RunningClient(configuration)
         try await running.waitForPhase(.waitingToReconnect)
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe, port: port)
         // The backoff says a minute; the network change says now. The clock never moves.
         running.client.networkDidChange()
@@ -189,7 +189,7 @@ struct ReconnectTests {
     }
 
     @Test func gracefulShutdownLetsInFlightRequestsFinish() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = RunningClient(.forTests(server.endpoint))
         try await running.waitUntilConnected()

@@ -1,4 +1,4 @@
-import LongLink
+@_spi(Benchmarks) import LongLink
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport
@@ -8,7 +8,7 @@ import Testing
 @Suite("Client requests end to end")
 struct ClientRequestTests {
     @Test func aRequestSuspendsUntilItsReply() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let reply = try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
             try await client.request("echo", payload: bytes("hello"))
@@ -27,7 +27,7 @@ struct ClientRequestTests {
             var id: Int
             var members: [String]
         }
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
             let room = try await client.send(EnterRoom(id: 42))
@@ -52,7 +52,7 @@ struct ClientRequestTests {
 
     @Test(arguments: deadlineStrategies)
     func aThousandConcurrentRequestsFromAHundredTasksAllResumeCorrectly(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let mismatches = try await withLongLinkClient(configuration: .forTests(server.endpoint, strategy: strategy)) {
             client in
@@ -86,7 +86,7 @@ struct ClientRequestTests {
     /// a hop; every reply still reaches its own caller.
     @Test(arguments: deadlineStrategies)
     func callersOnTheClientsLoopGetTheirOwnReplies(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let loops = EventLoopGroup(loopCount: 1, name: "test-client")
         let loop = loops.loops[0]
@@ -121,7 +121,7 @@ struct MainActorUseTests {
     /// A view model on the main actor can scope a client: the closure runs in the caller's isolation.
     @MainActor
     @Test func withLongLinkClientRunsInTheCallersIsolation() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         var shown: [String] = []  // main-actor state, touched inside the closure
         try await withLongLinkClient(configuration: .forTests(server.endpoint)) { client in
@@ -135,8 +135,8 @@ struct MainActorUseTests {
     /// RESOURCE_EXHAUSTED by the server).
     @Test(arguments: deadlineStrategies)
     func aBurstBeyondTheServersInFlightLimitWaitsInsteadOfFailing(strategy: DeadlineStrategy) async throws {
-        let probe = ServerProbe()
-        var serverConfiguration = ServerConfiguration.forClientTests
+        let probe = Probe()
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.maxInFlightPerConnection = 4
         let server = try await RunningServer.start(serverConfiguration, probe: probe)
         let running = RunningClient(.forTests(server.endpoint, strategy: strategy))

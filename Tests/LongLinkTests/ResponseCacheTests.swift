@@ -129,7 +129,7 @@ struct CachePolicyTests {
     }
 
     @Test func everyPolicy() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = client(server.endpoint)
         try await running.waitUntilConnected()
@@ -174,7 +174,7 @@ struct CachePolicyTests {
     }
 
     @Test func aPushOnATopicInvalidatesItsReplies() async throws {
-        let server = try await RunningServer.start(probe: ServerProbe())
+        let server = try await RunningServer.start(probe: Probe())
         let running = client(server.endpoint)
         let stream = running.client.pushes(topic: "echo")
         try await running.waitUntilConnected()
@@ -194,7 +194,7 @@ struct CachePolicyTests {
     /// Five identical calls while the server holds the first: one execution, every caller gets
     /// its reply, and a caller that gives up does not take the others down.
     @Test func identicalCallsInFlightShareOneRequest() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = client(server.endpoint)
         try await running.waitUntilConnected()
@@ -221,7 +221,7 @@ struct CachePolicyTests {
     }
 
     @Test func theSharedRequestIsCancelledWhenItsLastCallerLeaves() async throws {
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
         let running = client(server.endpoint)
         try await running.waitUntilConnected()

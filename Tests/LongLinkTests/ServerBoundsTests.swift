@@ -104,9 +104,9 @@ struct ServerBoundsTests {
     /// A request larger than the server's `max_frame_bytes` fails at once with a typed error: sent,
     /// it would make the server close the link, and each resend would do it again.
     @Test func aRequestOverTheServersFrameLimitFailsWithoutCostingTheLink() async throws {
-        var serverConfiguration = ServerConfiguration.forClientTests
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.maxFrameBytes = 2_048
-        let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
+        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.defaultTimeout = .seconds(5)
         let running = RunningClient(configuration)
@@ -125,9 +125,9 @@ struct ServerBoundsTests {
     /// A handler's reply larger than clients read comes back as RESOURCE_EXHAUSTED: sent, it would
     /// make the client drop the link, resend, and receive it again until the deadline.
     @Test func aReplyLargerThanTheClientReadsComesBackAsAnError() async throws {
-        var serverConfiguration = ServerConfiguration.forClientTests
+        var serverConfiguration = ServerConfiguration.testing
         serverConfiguration.maxOutgoingFrameBytes = 1_024
-        let server = try await RunningServer.start(serverConfiguration, probe: ServerProbe())
+        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.maxFrameBytes = 1_024
         configuration.defaultTimeout = .seconds(5)

@@ -23,7 +23,7 @@ struct TLSClientTests {
     @Test("requests and pushes over TLS, by host name, with heartbeats")
     func requestsAndPushes() async throws {
         let certificates = try TestCertificates.make()
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: probe)
         var configuration = clientConfiguration(certificates, .tcp(host: "localhost", port: server.address.port!))
         configuration.heartbeat = .milliseconds(50)
@@ -54,7 +54,7 @@ struct TLSClientTests {
     @Test("through the FaultProxy: a cut link reconnects over TLS and the request still succeeds")
     func faultProxy() async throws {
         let certificates = try TestCertificates.make()
-        let probe = ServerProbe()
+        let probe = Probe()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: probe)
         let proxy = FaultProxy(upstream: server.endpoint)
         let proxied = try await proxy.start()
@@ -72,7 +72,7 @@ struct TLSClientTests {
     @Test("an untrusted server is a tlsFailure the client reports and retries")
     func untrusted() async throws {
         let certificates = try TestCertificates.make()
-        let server = try await RunningServer.start(serverConfiguration(certificates), probe: ServerProbe())
+        let server = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         var configuration = clientConfiguration(certificates, server.endpoint)
         configuration.tls?.trustRoots = .pemFile(certificates.otherCACertificate)
         let running = RunningClient(configuration)
@@ -86,7 +86,7 @@ struct TLSClientTests {
         let certificates = try TestCertificates.make()
         let server = try await RunningServer.start(
             serverConfiguration(certificates, clients: .required(.pemFile(certificates.caCertificate))),
-            probe: ServerProbe())
+            probe: Probe())
         var certified = clientConfiguration(certificates, server.endpoint)
         certified.tls?.certificateChain = .file(certificates.clientCertificate)
         certified.tls?.privateKey = .file(certificates.clientKey)
@@ -104,7 +104,7 @@ struct TLSClientTests {
     @Test("reloadTLS: new connections get the new certificate without a restart")
     func reload() async throws {
         let certificates = try TestCertificates.make()
-        let server = try await RunningServer.start(serverConfiguration(certificates), probe: ServerProbe())
+        let server = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         // This client trusts only the other CA's certificate.
         var configuration = clientConfiguration(certificates, .tcp(host: "localhost", port: server.address.port!))
         configuration.tls?.trustRoots = .pemFile(certificates.otherCACertificate)
@@ -128,14 +128,14 @@ struct TLSClientTests {
     @Test("plain and TLS do not mix: a TLS client at a plain server, a plain client at a TLS server")
     func mismatch() async throws {
         let certificates = try TestCertificates.make()
-        let plain = try await RunningServer.start(probe: ServerProbe())
+        let plain = try await RunningServer.start(probe: Probe())
         let tlsClient = RunningClient(clientConfiguration(certificates, plain.endpoint))
         let reason = try await firstTLSFailure(tlsClient.client)
         #expect(reason == .plaintextPeer || reason == .closedDuringHandshake, "\(String(describing: reason))")
         _ = await tlsClient.stop()
         try await plain.stop()
 
-        let secure = try await RunningServer.start(serverConfiguration(certificates), probe: ServerProbe())
+        let secure = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         let plainClient = RunningClient(ClientConfiguration.forTests(secure.endpoint))
         let states = plainClient.client.connectionStates
         let failed = try await within(.seconds(20), "a failed plain attempt") {

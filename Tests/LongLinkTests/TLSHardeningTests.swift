@@ -22,7 +22,7 @@ struct TLSHardeningTests {
         let certificates = try TestCertificates.make()
         let mutual = try await RunningServer.start(
             serverConfiguration(certificates, clients: .required(.pemFile(certificates.caCertificate))),
-            probe: ServerProbe())
+            probe: Probe())
         var certified = clientConfiguration(certificates, mutual.endpoint)
         certified.tls?.certificateChain = .file(certificates.clientCertificate)
         certified.tls?.privateKey = .file(certificates.clientKey)
@@ -32,7 +32,7 @@ struct TLSHardeningTests {
         _ = await client.stop()
         try await mutual.stop()
 
-        let plain = try await RunningServer.start(serverConfiguration(certificates), probe: ServerProbe())
+        let plain = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         let anonymous = RunningClient(clientConfiguration(certificates, plain.endpoint))
         #expect(text(try await anonymous.client.request("peer")) == "none none")
         _ = await anonymous.stop()
@@ -99,7 +99,7 @@ struct TLSHardeningTests {
         let certificates = try TestCertificates.make()
         var configuration = serverConfiguration(certificates)
         configuration.maxConnections = 100
-        let server = try await RunningServer.start(configuration, probe: ServerProbe())
+        let server = try await RunningServer.start(configuration, probe: Probe())
         let port = try #require(server.address.port)
         // What a first request of a new client takes here and now, before the flood: on a machine
         // loaded by other suites that alone may pass 1 s, and the bound below allows three of it.

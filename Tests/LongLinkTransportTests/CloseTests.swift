@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -25,7 +26,7 @@ private func startStalledProducer(
             }
         }
     }
-    try await handler.log.wait("isWritable to turn false", .seconds(20)) { $0.writabilityChanges.contains(false) }
+    try await handler.log.wait("isWritable to turn false", within: .seconds(20)) { $0.writabilityChanges.contains(false) }
     try await waitForSuspendedSend(connection)
     return (producer, failures)
 }
@@ -136,8 +137,8 @@ struct CloseTests {
         }
         // Close from a thread that is not the loop, with an error of our choosing.
         connection.close(.immediately, error: LongLinkError(code: .goAway, message: "test closes"))
-        try await withTimeout("the producer") { await producer.value }
-        let secondResult = try await withTimeout("the second sender") { await second.value }
+        try await within(.seconds(5), "the producer") { await producer.value }
+        let secondResult = try await within(.seconds(5), "the second sender") { await second.value }
         #expect(failures.value == [.goAway])
         #expect(secondResult == .goAway)
         let log = try await handler.waitForClose()
@@ -163,7 +164,7 @@ struct CloseTests {
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop, options: options)
         let (producer, failures) = try await startStalledProducer(connection, handler: handler)
         connection.close(.graceful)
-        try await withTimeout("the producer") { await producer.value }
+        try await within(.seconds(5), "the producer") { await producer.value }
         #expect(failures.value == [.connectionClosed])
         // The peer never reads, so the graceful close gives up after its timeout.
         let log = try await handler.waitForClose()
@@ -182,7 +183,7 @@ struct CloseTests {
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
         let (producer, failures) = try await startStalledProducer(connection, handler: handler)
         producer.cancel()
-        try await withTimeout("the cancelled producer") { await producer.value }
+        try await within(.seconds(5), "the cancelled producer") { await producer.value }
         #expect(failures.value == [.cancelled])
         let buffered = await onLoop(clientLoop) { connection.bufferedWriteBytes }
         #expect(buffered <= ConnectionOptions().writeBufferHighWatermark + (64 << 10))
@@ -211,7 +212,7 @@ struct CloseTests {
         doomed.shutdown()
         let firstLog = try await firstHandler.waitForClose()
         let secondLog = try await secondHandler.waitForClose()
-        try await withTimeout("the producer") { await producer.value }
+        try await within(.seconds(5), "the producer") { await producer.value }
         #expect(firstLog.closeCode == .shutdown)
         #expect(secondLog.closeCode == .shutdown)
         #expect(failures.value == [.shutdown])
@@ -225,7 +226,7 @@ struct CloseTests {
         #expect(secondHandler.log.value.closeCount == 1)
         // The listener is closed: nothing accepts on its port any more.
         let probeLoop = EventLoop(name: "shutdown-probe")
-        let refused = try await withTimeout("connect to the closed listener") { () async -> LongLinkError? in
+        let refused = try await within(.seconds(5), "connect to the closed listener") { () async -> LongLinkError? in
             do throws(LongLinkError) {
                 _ = try await Connection.connect(
                     to: .tcp(host: "127.0.0.1", port: doomedListener.localAddress.port!), on: probeLoop)
@@ -259,7 +260,7 @@ struct CloseTests {
             connection.close(.graceful)
             serverHandlers.update { $0.append(handler) }
         }
-        let connection = try await withTimeout("connect") {
+        let connection = try await within(.seconds(5), "connect") {
             try await Connection.connect(to: .tcp(host: "127.0.0.1", port: listener.localAddress.port!), on: clientLoop)
         }
         let serverHandler = try await serverHandlers.wait("the server's handler") { !$0.isEmpty }[0]
@@ -289,7 +290,7 @@ struct CloseTests {
         await roundTrips(serverGroup.loops[0])
         try await connection.send([1, 2, 3])
         #expect(try await handler.waitForBytes(3).bytes == [1, 2, 3])
-        let refused = try await withTimeout("connect to the closed listener") { () async -> LongLinkError? in
+        let refused = try await within(.seconds(5), "connect to the closed listener") { () async -> LongLinkError? in
             do throws(LongLinkError) {
                 _ = try await Connection.connect(to: server.endpoint, on: clientLoop)
                 return nil
@@ -308,7 +309,7 @@ struct CloseTests {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "release-server")
         let clientLoop = EventLoop(name: "release-client")
         let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
-        let connection = try await withTimeout("connect") {
+        let connection = try await within(.seconds(5), "connect") {
             try await Connection.connect(to: server.endpoint, on: clientLoop)
         }
         // A handler that holds its connection (a cycle) must still be freed once the connection closed.

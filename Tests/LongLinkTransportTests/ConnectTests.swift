@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 private func connectError(
     _ endpoint: Endpoint, options: ConnectionOptions = .init(), on loop: EventLoop, limit: Duration = .seconds(10)
 ) async throws -> LongLinkError? {
-    try await withTimeout("connect to \(endpoint)", limit) { () async -> LongLinkError? in
+    try await within(limit, "connect to \(endpoint)") { () async -> LongLinkError? in
         do throws(LongLinkError) {
             let connection = try await Connection.connect(to: endpoint, options: options, on: loop)
             connection.close(.immediately)
@@ -99,7 +100,7 @@ struct ConnectTests {
             }
         }
         hanging.cancel()
-        let error = try await withTimeout("the cancelled connect") { await hanging.value }
+        let error = try await within(.seconds(5), "the cancelled connect") { await hanging.value }
         #expect(error?.code == .cancelled)
         for filler in fillers {
             filler.close(.immediately)

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -112,7 +113,7 @@ struct DataFlowTests {
 
         // The peer starts reading: everything arrives, in order.
         serverConnection.eventLoop.execute { serverConnection.resumeReading() }
-        try await withTimeout("the producer", .seconds(30)) { try await producer.value }
+        try await within(.seconds(30), "the producer") { try await producer.value }
         let log = try await serverHandler.waitForBytes(total, .seconds(30))
         sampling.withLock { $0 = false }
         #expect(log.byteCount == total)
@@ -135,7 +136,7 @@ struct DataFlowTests {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "pause-server")
         let clientLoop = EventLoop(name: "pause-client")
         let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
-        let connection = try await withTimeout("connect") {
+        let connection = try await within(.seconds(5), "connect") {
             try await Connection.connect(to: server.endpoint, on: clientLoop)
         }
         let handler = RecordingHandler()

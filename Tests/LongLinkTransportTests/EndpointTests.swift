@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
@@ -57,7 +58,7 @@ struct EndpointTests {
     func resolver() async throws {
         let literal = try await Resolver.resolve(host: "10.1.2.3", port: 7)
         #expect(literal == [SocketAddress(ipAddress: "10.1.2.3", port: 7)!])
-        let local = try await withTimeout("resolving localhost") {
+        let local = try await within(.seconds(5), "resolving localhost") {
             try await Resolver.resolve(host: "localhost", port: 9)
         }
         #expect(!local.isEmpty)
@@ -69,7 +70,7 @@ struct EndpointTests {
 
     @Test("an unresolvable name is addressResolutionFailed")
     func unresolvable() async throws {
-        let outcome = try await withTimeout("resolving an .invalid name", .seconds(30)) {
+        let outcome = try await within(.seconds(30), "resolving an .invalid name") {
             () async -> LongLinkError? in
             do throws(LongLinkError) {
                 _ = try await Resolver.resolve(host: "no-such-host.invalid", port: 80)

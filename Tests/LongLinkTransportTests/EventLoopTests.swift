@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkTransport

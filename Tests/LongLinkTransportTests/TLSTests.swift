@@ -66,7 +66,7 @@ func failedConnect(
     var adjusted = ConnectionOptions()
     adjusted.connectTimeout = timeout
     let options = adjusted
-    return try await withTimeout("a failing TLS connect", .seconds(10)) { () -> LongLinkError? in
+    return try await within(.seconds(10), "a failing TLS connect") { () -> LongLinkError? in
         do throws(LongLinkError) {
             let connection = try await Connection.connect(
                 to: .tcp(host: host, port: port), options: options, tls: tls, on: loop)

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkTransport
@@ -8,43 +9,6 @@ import Testing
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// A wait that did not finish in time.
-struct TestTimeout: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Runs `operation`, failing with ``TestTimeout`` (and cancelling it) when it takes longer than `limit`.
-/// `operation` must end when cancelled; every awaitable in these tests does.
-func withTimeout<T: Sendable>(
-    _ what: String, _ limit: Duration = .seconds(5),
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    return try await withThrowingTaskGroup(of: TimeoutOutcome<T>.self) { group in
-        group.addTask { .value(try await operation()) }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return .timedOut
-        }
-        guard let first = try await group.next() else {
-            throw TestTimeout(what: what)
-        }
-        group.cancelAll()
-        switch first {
-        case .value(let value):
-            return value
-        case .timedOut:
-            Issue.record("timed out after \(limit) waiting for \(what)")
-            throw TestTimeout(what: what)
-        }
-    }
-}
-
-enum TimeoutOutcome<T: Sendable>: Sendable {
-    case value(T)
-    case timedOut
-}
 
 /// Runs `body` on `loop` and returns its result.
 func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
@@ -71,97 +35,7 @@ func waitForSuspendedSend(_ connection: Connection) async throws {
         await Task.yield()
     }
     Issue.record("no send suspended")
-    throw TestTimeout(what: "a suspended send")
-}
-
-/// A value that changes on other threads, with a bounded wait for a condition on it.
-final class Watched<State: Sendable>: Sendable {
-    private struct Waiter: Sendable {
-        var id: Int
-        var predicate: @Sendable (State) -> Bool
-        var continuation: CheckedContinuation<State?, Never>
-    }
-
-    private struct Inner: Sendable {
-        var state: State
-        var waiters: [Waiter] = []
-        var nextID = 0
-        var cancelled: Set<Int> = []
-    }
-
-    private let inner: Locked<Inner>
-
-    init(_ initial: State) {
-        inner = Locked(Inner(state: initial))
-    }
-
-    var value: State {
-        inner.withLock { $0.state }
-    }
-
-    func update(_ body: (inout State) -> Void) {
-        let ready = inner.withLock { inner -> [(CheckedContinuation<State?, Never>, State)] in
-            body(&inner.state)
-            var ready: [(CheckedContinuation<State?, Never>, State)] = []
-            inner.waiters.removeAll { waiter in
-                guard waiter.predicate(inner.state) else {
-                    return false
-                }
-                ready.append((waiter.continuation, inner.state))
-                return true
-            }
-            return ready
-        }
-        for (continuation, state) in ready {
-            continuation.resume(returning: state)
-        }
-    }
-
-    /// Waits until `predicate` holds, at most `limit`.
-    @discardableResult
-    func wait(
-        _ what: String, _ limit: Duration = .seconds(5), until predicate: @escaping @Sendable (State) -> Bool
-    ) async throws -> State {
-        try await withTimeout(what, limit) {
-            guard let state = await self.waitUnbounded(predicate) else {
-                throw CancellationError()
-            }
-            return state
-        }
-    }
-
-    private func waitUnbounded(_ predicate: @escaping @Sendable (State) -> Bool) async -> State? {
-        let id = inner.withLock { inner -> Int in
-            inner.nextID += 1
-            return inner.nextID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<State?, Never>) in
-                let immediate = inner.withLock { inner -> State?? in
-                    if inner.cancelled.remove(id) != nil {
-                        return .some(nil)
-                    }
-                    if predicate(inner.state) {
-                        return .some(inner.state)
-                    }
-                    inner.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
-                    return .none
-                }
-                if let immediate {
-                    continuation.resume(returning: immediate)
-                }
-            }
-        } onCancel: {
-            let continuation = inner.withLock { inner -> CheckedContinuation<State?, Never>? in
-                if let index = inner.waiters.firstIndex(where: { $0.id == id }) {
-                    return inner.waiters.remove(at: index).continuation
-                }
-                inner.cancelled.insert(id)
-                return nil
-            }
-            continuation?.resume(returning: nil)
-        }
-    }
+    throw ConditionTimedOut(what: "a suspended send")
 }
 
 /// What a ``RecordingHandler`` saw.
@@ -280,13 +154,13 @@ final class RecordingHandler: ConnectionHandler, Sendable {
     /// Waits for `didCloseWith`.
     @discardableResult
     func waitForClose(_ limit: Duration = .seconds(5)) async throws -> HandlerLog {
-        try await log.wait("didCloseWith", limit) { $0.closeCount > 0 }
+        try await log.wait("didCloseWith", within: limit) { $0.closeCount > 0 }
     }
 
     /// Waits until `count` bytes arrived.
     @discardableResult
     func waitForBytes(_ count: Int, _ limit: Duration = .seconds(10)) async throws -> HandlerLog {
-        try await log.wait("\(count) bytes", limit) { $0.byteCount >= count }
+        try await log.wait("\(count) bytes", within: limit) { $0.byteCount >= count }
     }
 }
 
@@ -356,7 +230,7 @@ func connectAndStart(
     _ endpoint: Endpoint, on loop: EventLoop, options: ConnectionOptions = .init(),
     handler: RecordingHandler = RecordingHandler()
 ) async throws -> (Connection, RecordingHandler) {
-    let connection = try await withTimeout("connect to \(endpoint)", .seconds(10)) {
+    let connection = try await within(.seconds(10), "connect to \(endpoint)") {
         try await Connection.connect(to: endpoint, options: options, on: loop)
     }
     await onLoop(loop) {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A built executable of this package (`longlink`, `longlink-bench`) run as a child process, with
+/// A built executable of this package (`longlink`) run as a child process, with
 /// its output collected and every wait bounded: a process still running when a wait runs out is
 /// killed and the wait throws.
 package final class ToolProcess: Sendable {
@@ -41,8 +41,7 @@ package final class ToolProcess: Sendable {
     private let output = Mutex(Output())
 
     /// The executable `tool` next to the test bundle (`.build/<triple>/debug`), or the one named
-    /// by the environment: `LONGLINK_TOOL` for `longlink`, `LONGLINK_BENCH_TOOL` for
-    /// `longlink-bench`.
+    /// by the environment (`LONGLINK_TOOL` for `longlink`).
     /// An absolute path (an outside program such as `/usr/bin/openssl`) is used as it is.
     package static func toolURL(_ tool: String = "longlink") throws -> URL {
         if tool.hasPrefix("/") { return URL(fileURLWithPath: tool) }

@@ -1,5 +1,5 @@
+import BenchCLISupport
 import Foundation
-import LongLinkCLISupport
 
 /// `longlink-bench [SCENARIO] [--duration S] [--runs N] [--json]`: benchmarks.
 ///

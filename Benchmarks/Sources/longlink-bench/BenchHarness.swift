@@ -1,7 +1,7 @@
+import BenchCLISupport
 import Foundation
-import LongLink
-import LongLinkCLISupport
-import LongLinkServer
+@_spi(Benchmarks) import LongLink
+@_spi(Benchmarks) import LongLinkServer
 import LongLinkTransport
 import Synchronization
 

@@ -1,6 +1,6 @@
+import BenchCLISupport
 import Foundation
 import LongLink
-import LongLinkCLISupport
 
 /// Measurements that need a process of their own (memory, CPU time): the parent runs the server
 /// and starts this executable again as `longlink-bench _probe`, with the probe's parameters in

@@ -1,5 +1,5 @@
+import BenchCLISupport
 import Foundation
-import LongLinkCLISupport
 import LongLinkWire
 
 /// What a figure must reach: a bound on its value or on its ratio to the baseline.
@@ -275,7 +275,10 @@ struct BenchReport: Sendable {
 
 extension Duration {
     /// The duration in seconds, as a floating-point number.
-    var inSeconds: Double { seconds }
+    var inSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
 
     /// The duration in milliseconds, as a floating-point number.
     var inMilliseconds: Double { inSeconds * 1000 }

@@ -1,5 +1,5 @@
 import LongLink
-import LongLinkTestSupport
+import LongLinkTesting
 
 // The realistic reply of the payloads scenario: a candlestick chart as the trading app fetches it,
 // encoded in the protobuf binary format by hand (LongLink does not depend on SwiftProtobuf) for

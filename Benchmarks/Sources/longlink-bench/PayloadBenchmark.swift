@@ -1,8 +1,8 @@
 import Foundation
 import LongLink
 import LongLinkServer
-import LongLinkTestSupport
-import LongLinkWire
+import LongLinkTesting
+@_spi(Benchmarks) import LongLinkWire
 
 /// `longlink-bench payloads`: what the payload features of issue 24 cost and save, each row beside
 /// its counterpart in the same run against the same server.
@@ -144,14 +144,14 @@ enum PayloadBenchmark {
     /// not; a compressed reply is inflated and compared with `expected`.
     static func wireBytes(port: Int, method: String, zlib: Bool, expected: [UInt8]) async throws -> Double {
         try await onPlainThread("baseline") {
-            let metadata = zlib ? [PayloadCompressor.metadataKey: PayloadCompressor.zlibName] : [:]
+            let metadata = zlib ? PayloadCompression.zlibOfferMetadata : [:]
             let response = try BaselineClient(port: port, metadata: metadata).call(method, payload: [])
             guard response.status == nil else { throw BenchError("\(method) failed: \(response)") }
-            guard response.compression == (zlib ? PayloadCompressor.zlib : PayloadCompressor.none) else {
+            guard response.compression == (zlib ? PayloadCompression.zlibWireValue : PayloadCompression.uncompressedWireValue) else {
                 throw BenchError(
                     "\(method): reply compression \(response.compression) with zlib \(zlib ? "on" : "off")")
             }
-            let payload = zlib ? try PayloadCompressor.inflate(response.payload, limit: 1 << 20) : response.payload
+            let payload = zlib ? try PayloadCompression.inflate(response.payload, limit: 1 << 20) : response.payload
             guard payload == expected else { throw BenchError("\(method): the reply is not the payload sent") }
             return Double(response.payload.count)
         }
@@ -221,18 +221,18 @@ enum PayloadBenchmark {
             var codec = settings
             codec.duration = settings.duration / 5
             for (name, payload) in [("candles", chartBytes), ("records_64k", records)] {
-                guard let deflated = PayloadCompressor.deflate(payload) else {
+                guard let deflated = PayloadCompression.deflate(payload) else {
                     throw BenchError("\(name) did not deflate")
                 }
                 samples["zlib.deflate.\(name)", default: []].append(
-                    try await perCall(codec) { _ = PayloadCompressor.deflate(payload) })
+                    try await perCall(codec) { _ = PayloadCompression.deflate(payload) })
                 // zlib's own default level, beside the library's (1), for the choice of default.
                 samples["zlib.deflate6.\(name)", default: []].append(
-                    try await perCall(codec) { _ = PayloadCompressor.deflate(payload, level: 6) })
+                    try await perCall(codec) { _ = PayloadCompression.deflate(payload, level: 6) })
                 samples["zlib.deflate6_bytes.\(name)", default: []].append(
-                    Double(PayloadCompressor.deflate(payload, level: 6)?.count ?? payload.count))
+                    Double(PayloadCompression.deflate(payload, level: 6)?.count ?? payload.count))
                 samples["zlib.inflate.\(name)", default: []].append(
-                    try await perCall(codec) { _ = try PayloadCompressor.inflate(deflated, limit: 1 << 20) })
+                    try await perCall(codec) { _ = try PayloadCompression.inflate(deflated, limit: 1 << 20) })
             }
             // Without and with compression, the first of the two alternating from run to run.
             for compressed in run % 2 == 1 ? [false, true] : [true, false] {
@@ -321,7 +321,7 @@ enum PayloadBenchmark {
                         key: "payloads.zlib.\(step).\(name)", label: "zlib \(title) alone, \(label)", unit: "µs",
                         samples: samples["zlib.\(step).\(name)"] ?? [],
                         note: name == "candles" && step == "deflate"
-                            ? "PayloadCompressor on one thread, no link (each --duration / 5): what a compressed "
+                            ? "zlib on one thread, no link (each --duration / 5): what a compressed "
                                 + "reply costs in zlib alone, deflated once by the sender and inflated once by the receiver"
                             : nil))
             }

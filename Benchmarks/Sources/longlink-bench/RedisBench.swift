@@ -1,5 +1,5 @@
 import Foundation
-import LongLinkTestSupport
+@_spi(Benchmarks) import LongLinkTesting
 
 /// The Redis binaries `longlink-bench fleet` runs: `redis-server` (its own, on a free port) and
 /// `redis-benchmark` (Redis's own rate on that server, measured in the same run).

@@ -1,5 +1,6 @@
 import LongLink
 import LongLinkServer
+@_spi(Benchmarks) import LongLinkTesting
 import LongLinkTransport
 
 /// `longlink-bench tls`: what TLS costs. The same measurements over TLS and over plain TCP,
@@ -8,12 +9,9 @@ import LongLinkTransport
 /// each, against a bare TCP connect). The certificate is made at start (EC P-256, TLS 1.3).
 enum TLSBenchmark {
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
-        let certificate = try SelfSignedCertificate(commonName: "longlink-bench")
-        let serverTLS = ServerTLSConfiguration(
-            certificateChain: .bytes(certificate.certificatePEM), privateKey: .bytes(certificate.privateKeyPEM))
-        var clientTLS = TLSConfiguration()
-        clientTLS.trustRoots = .pemBytes(certificate.certificatePEM)
-        let client = clientTLS
+        let certificate = try SelfSignedTLS(commonName: "longlink-bench")
+        let serverTLS = certificate.serverConfiguration
+        let client = certificate.clientConfiguration
 
         var samples: [String: [Double]] = [:]
         let plain = try await BenchServer.start()
@@ -43,14 +41,13 @@ enum TLSBenchmark {
                         settings: settings, tls: client
                     ).rate)
             }
-            let context = try TLSContext(client: client)
             let loop = EventLoop(name: "bench-handshakes")
             for run in 1...settings.runs {
                 benchProgress("tls: handshakes, run \(run)/\(settings.runs)")
                 samples["connects.plain", default: []].append(
-                    try await connections(port: plain.port, tls: nil, on: loop, settings: settings))
+                    try await connections(port: plain.port, handshake: false, certificate, on: loop, settings: settings))
                 samples["connects.tls", default: []].append(
-                    try await connections(port: secure.port, tls: context, on: loop, settings: settings))
+                    try await connections(port: secure.port, handshake: true, certificate, on: loop, settings: settings))
             }
             await loop.shutdownAndWait()
         } catch {
@@ -80,15 +77,14 @@ enum TLSBenchmark {
     }
 
     /// Connections per second, one after another, each closed at once.
-    private static func connections(port: Int, tls: TLSContext?, on loop: EventLoop, settings: BenchSettings)
-        async throws -> Double
-    {
+    private static func connections(
+        port: Int, handshake: Bool, _ certificate: SelfSignedTLS, on loop: EventLoop, settings: BenchSettings
+    ) async throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         var count = 0
         while clock.now - start < settings.duration {
-            let connection = try await Connection.connect(
-                to: .tcp(host: "127.0.0.1", port: port), tls: tls, on: loop)
+            let connection = try await certificate.connect(port: port, handshake: handshake, on: loop)
             connection.close(.immediately)
             count += 1
         }

@@ -1,5 +1,4 @@
 import Foundation
-import LongLinkTestSupport
 import Testing
 
 @testable import longlink_bench
@@ -20,9 +19,9 @@ struct BenchCommandTests {
 
     /// Runs the built `longlink-bench` with `arguments`.
     static func bench(_ arguments: [String], within timeout: Duration = .seconds(30)) async throws
-        -> ToolProcess.Outcome
+        -> BenchProcess.Outcome
     {
-        try await ToolProcess.run(arguments, tool: "longlink-bench", within: timeout)
+        try await BenchProcess.run(arguments, within: timeout)
     }
 
     @Test func helpListsEveryScenario() async throws {

@@ -4,26 +4,16 @@ import LongLinkTransport
 import LongLinkWire
 import Synchronization
 
-/// Handlers whose progress tests can observe without sleeping: each reports to `events`, and
-/// `gated` waits until the test opens `gate`.
-final class Probe: Sendable {
-    let events = Mailbox<String>()
-    let gate = Mailbox<Void>()
-    let executions = Atomic<Int>(0)
-
+/// The server tests' handlers: the common ones and those below.
+extension Probe {
     func router() -> Router {
-        var router = Router()
-        router.register("echo") { payload, _ in payload }
+        var router = commonRouter()
         router.register("echo.sync", synchronous: { payload, _ in payload })
         router.register(
             "fail.sync",
             synchronous: { _, _ in
                 throw LongLinkError(code: .failedPrecondition, message: "not now")
             })
-        router.register("count") { payload, _ in
-            let n = self.executions.add(1, ordering: .relaxed).newValue
-            return Array("execution \(n)".utf8) + payload
-        }
         router.register(
             "count.sync",
             synchronous: { payload, _ in
@@ -50,16 +40,6 @@ final class Probe: Sendable {
             struct Secret: Error {}
             throw Secret()
         }
-        router.register("hang") { _, context in
-            self.events.put("started \(context.requestID)")
-            do {
-                try await Task.sleep(for: .seconds(3_600))
-            } catch {
-                self.events.put("cancelled \(context.requestID)")
-                throw error
-            }
-            return []
-        }
         router.register("gated") { payload, context in
             self.events.put("started \(context.requestID)")
             _ = try await self.gate.next(within: .seconds(20), "the test to open the gate")
@@ -75,15 +55,6 @@ final class Probe: Sendable {
         }
         router.register("mirror", request: Point.self) { point, _ in Point(x: point.y, y: point.x) }
         return router
-    }
-}
-
-extension ServerConfiguration {
-    static var testing: ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.serverID = "test-server"
-        configuration.drainTimeout = .seconds(2)
-        return configuration
     }
 }
 
@@ -106,8 +77,4 @@ func withServer(
         server.shutdown()
         try await group.waitForAll()
     }
-}
-
-extension Frame.Response {
-    var text: String { String(decoding: payload, as: UTF8.self) }
 }

@@ -1,3 +1,4 @@
+import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
@@ -13,11 +14,11 @@ func withEchoProxy(
         try await proxy.start()
         try await body(echo, proxy)
     } catch {
-        try? await withTimeout("the proxy to stop") { await proxy.stop() }
+        try? await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
         echo.stop()
         throw error
     }
-    try await withTimeout("the proxy to stop") { await proxy.stop() }
+    try await within(.seconds(10), "the proxy to stop") { await proxy.stop() }
     echo.stop()
 }
 

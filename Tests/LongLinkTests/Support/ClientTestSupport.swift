@@ -3,23 +3,12 @@ import LongLinkServer
 import LongLinkTestSupport
 import Synchronization
 
-/// Server-side handlers whose progress client tests can observe without sleeping.
-final class ServerProbe: Sendable {
-    let events = Mailbox<String>()
-    let gate = Mailbox<Void>()
-    let executions = Atomic<Int>(0)
-    let loginGate = Mailbox<Void>()
-    let gateLogins = Atomic<Bool>(false)
-
+/// The client tests' server handlers: the common ones and those below.
+extension Probe {
     func router() -> Router {
-        var router = Router()
-        router.register("echo") { payload, _ in payload }
+        var router = commonRouter()
         router.register("peer") { _, context in
             Array("\(context.peerCertificateSubject ?? "none") \(context.peerCertificatePin ?? "none")".utf8)
-        }
-        router.register("count") { payload, _ in
-            let n = self.executions.add(1, ordering: .relaxed).newValue
-            return Array("execution \(n)".utf8) + payload
         }
         router.register("login") { payload, context in
             let user = String(decoding: payload, as: UTF8.self)
@@ -40,16 +29,6 @@ final class ServerProbe: Sendable {
         router.register("expire") { _, _ in
             throw LongLinkError(code: .deadlineExceeded, message: "deadline passed")
         }
-        router.register("hang") { _, context in
-            self.events.put("started \(context.requestID)")
-            do {
-                try await Task.sleep(for: .seconds(3_600))
-            } catch {
-                self.events.put("cancelled \(context.requestID)")
-                throw error
-            }
-            return []
-        }
         router.register("gated") { payload, context in
             self.events.put("started gated")
             _ = try await self.gate.next(within: .seconds(20), "the test to open the gate")
@@ -68,15 +47,6 @@ final class ServerProbe: Sendable {
     }
 }
 
-extension ServerConfiguration {
-    static var forClientTests: ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.serverID = "client-test-server"
-        configuration.drainTimeout = .seconds(2)
-        return configuration
-    }
-}
-
 /// A server running on a loopback port for the duration of a test.
 final class RunningServer: Sendable {
     let server: LongLinkServer
@@ -92,7 +62,7 @@ final class RunningServer: Sendable {
     var endpoint: Endpoint { .tcp(host: address.host, port: address.port ?? 0) }
 
     static func start(
-        _ configuration: ServerConfiguration = .forClientTests, probe: ServerProbe, port: Int = 0,
+        _ configuration: ServerConfiguration = .testing, probe: Probe, port: Int = 0,
         store: InMemoryPushStore = InMemoryPushStore()
     ) async throws -> RunningServer {
         var configuration = configuration

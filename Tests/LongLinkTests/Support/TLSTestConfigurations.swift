@@ -7,7 +7,7 @@ import LongLinkTestSupport
 func serverConfiguration(
     _ certificates: TestCertificates, clients: ClientCertificateVerification = .none
 ) -> ServerConfiguration {
-    var configuration = ServerConfiguration.forClientTests
+    var configuration = ServerConfiguration.testing
     var tls = ServerTLSConfiguration(
         certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))
     tls.clientCertificateVerification = clients
