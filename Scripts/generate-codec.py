@@ -124,45 +124,64 @@ class Field:
 
     def size_term(self):
         """The expression of the field's encoded size (0 when it holds its default)."""
-        n, name = self.number, self.name
-        return {
-            "uint32": f"ProtobufWriter.varintFieldSize({n}, UInt64({name}))",
-            "statusCode": f"ProtobufWriter.varintFieldSize({n}, UInt64({name}.rawValue))",
-            "uint64": f"ProtobufWriter.varintFieldSize({n}, {name})",
-            "bool": f"ProtobufWriter.varintFieldSize({n}, {name} ? 1 : 0)",
-            "string": f"ProtobufWriter.stringFieldSize({n}, {name})",
-            "bytes": f"ProtobufWriter.bytesFieldSize({n}, {name})",
-            "stringMap": f"ProtobufWriter.stringMapFieldSize({n}, {name})",
-            "packedUInt64": f"ProtobufWriter.packedUInt64FieldSize({n}, {name})",
-        }[self.kind]
+        return self.spell(0)
 
     def write_statement(self):
         """The statement that writes the field (nothing when it holds its default)."""
-        n, name = self.number, self.name
-        return {
-            "uint32": f"writer.writeUInt32Field({n}, {name})",
-            "statusCode": f"writer.writeUInt32Field({n}, {name}.rawValue)",
-            "uint64": f"writer.writeVarintField({n}, {name})",
-            "bool": f"writer.writeBoolField({n}, {name})",
-            "string": f"writer.writeStringField({n}, {name})",
-            "bytes": f"writer.writeBytesField({n}, {name})",
-            "stringMap": f"writer.writeStringMapField({n}, {name})",
-            "packedUInt64": f"writer.writePackedUInt64Field({n}, {name})",
-        }[self.kind]
+        return self.spell(1)
 
     def read_statement(self, path):
         """The statement that reads one occurrence of the field into the message being decoded."""
-        name, where = self.name, f'"{path}"'
-        return {
-            "uint32": f"{name} = try reader.readUInt32Field(tag, field: {where})",
-            "statusCode": f"{name} = StatusCode(rawValue: try reader.readUInt32Field(tag, field: {where}))",
-            "uint64": f"{name} = try reader.readVarintField(tag, field: {where})",
-            "bool": f"{name} = try reader.readBoolField(tag, field: {where})",
-            "string": f"{name} = try reader.readStringField(tag, field: {where})",
-            "bytes": f"{name} = try reader.readBytesField(tag, field: {where})",
-            "stringMap": f"try reader.readStringMapEntry(tag, into: &{name}, bytes: &{name}Bytes, field: {where})",
-            "packedUInt64": f"try reader.readRepeatedUInt64Field(tag, into: &{name}, field: {where})",
-        }[self.kind]
+        return self.spell(2, path)
+
+    def spell(self, column, path=""):
+        return CODE[self.kind][column].format(n=self.number, name=self.name, path=path)
+
+
+# For each kind of field, the Swift code of its size, its writing and its reading (of one occurrence),
+# with {n} its number, {name} its Swift property and {path} its name in errors.
+CODE = {
+    "uint32": (
+        "ProtobufWriter.varintFieldSize({n}, UInt64({name}))",
+        "writer.writeUInt32Field({n}, {name})",
+        '{name} = try reader.readUInt32Field(tag, field: "{path}")',
+    ),
+    "statusCode": (
+        "ProtobufWriter.varintFieldSize({n}, UInt64({name}.rawValue))",
+        "writer.writeUInt32Field({n}, {name}.rawValue)",
+        '{name} = StatusCode(rawValue: try reader.readUInt32Field(tag, field: "{path}"))',
+    ),
+    "uint64": (
+        "ProtobufWriter.varintFieldSize({n}, {name})",
+        "writer.writeVarintField({n}, {name})",
+        '{name} = try reader.readVarintField(tag, field: "{path}")',
+    ),
+    "bool": (
+        "ProtobufWriter.varintFieldSize({n}, {name} ? 1 : 0)",
+        "writer.writeBoolField({n}, {name})",
+        '{name} = try reader.readBoolField(tag, field: "{path}")',
+    ),
+    "string": (
+        "ProtobufWriter.stringFieldSize({n}, {name})",
+        "writer.writeStringField({n}, {name})",
+        '{name} = try reader.readStringField(tag, field: "{path}")',
+    ),
+    "bytes": (
+        "ProtobufWriter.bytesFieldSize({n}, {name})",
+        "writer.writeBytesField({n}, {name})",
+        '{name} = try reader.readBytesField(tag, field: "{path}")',
+    ),
+    "stringMap": (
+        "ProtobufWriter.stringMapFieldSize({n}, {name})",
+        "writer.writeStringMapField({n}, {name})",
+        'try reader.readStringMapEntry(tag, into: &{name}, bytes: &{name}Bytes, field: "{path}")',
+    ),
+    "packedUInt64": (
+        "ProtobufWriter.packedUInt64FieldSize({n}, {name})",
+        "writer.writePackedUInt64Field({n}, {name})",
+        'try reader.readRepeatedUInt64Field(tag, into: &{name}, field: "{path}")',
+    ),
+}
 
 
 class Message:
@@ -221,11 +240,14 @@ def frame_cases(frame):
     return sorted(cases, key=lambda case: case[0])
 
 
+def file_start():
+    """The header, then the opening of the extension of `Frame` every generated file starts with."""
+    return HEADER.format(command=COMMAND).splitlines() + ["", "extension Frame {"]
+
+
 def encoding_file(cases, messages):
-    lines = HEADER.format(command=COMMAND).splitlines()
+    lines = file_start()
     lines += [
-        "",
-        "extension Frame {",
         "    /// The number of the `body` field that is set and the size of its message, or nil for ``unrecognized``.",
         "    var bodyFieldNumberAndSize: (Int, Int)? {",
         "        switch self {",
@@ -292,10 +314,8 @@ def message_write(message):
 
 
 def decoding_file(cases, messages):
-    lines = HEADER.format(command=COMMAND).splitlines()
+    lines = file_start()
     lines += [
-        "",
-        "extension Frame {",
         "    /// Decodes the `Frame` message that fills the reader's region: a `body` field seen twice is",
         "    /// merged, a `body` field other than the one set so far replaces it (oneof: the last one wins).",
         "    init(reading reader: inout ProtobufReader) throws(WireFormatError) {",
