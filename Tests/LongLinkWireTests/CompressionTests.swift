@@ -122,12 +122,5 @@ struct CompressionTests {
             #expect(bytes.count == frame.encodedSize)
             #expect(try Frame(decoding: bytes) == frame)
         }
-        var fast: [UInt8] = []
-        Frame.encodeDelimitedRequest(
-            requestNumber: 1, method: "m", payload: [1], timeoutMilliseconds: 0, metadata: [:], compression: 1,
-            into: &fast)
-        var general: [UInt8] = []
-        Frame.request(request).encodeDelimited(into: &general)
-        #expect(fast == general)
     }
 }
