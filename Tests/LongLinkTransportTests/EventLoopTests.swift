@@ -92,23 +92,24 @@ struct EventLoopTests {
         @Sendable func record(_ name: String) -> @Sendable () -> Void {
             { fired.update { $0.append(name) } }
         }
-        // Scheduled and cancelled on the loop thread itself, first: the timers scheduled from
-        // here after it keep their order around it however late this task runs (within 100 ms).
-        await onLoop(loop) {
-            let timer = loop.scheduleTimer(after: .milliseconds(10), record("cancelled-inside"))
-            loop.scheduleTimer(after: .milliseconds(150), record("150-inside"))
-            loop.cancelTimer(timer)
-        }
-        loop.scheduleTimer(after: .milliseconds(200), record("200"))
-        loop.scheduleTimer(after: .milliseconds(20), record("20"))
-        let cancelledFromOutside = loop.scheduleTimer(after: .milliseconds(30), record("cancelled-outside"))
-        loop.scheduleTimer(after: .milliseconds(40), record("40a"))
-        loop.scheduleTimer(after: .milliseconds(40), record("40b"))
+        // From another thread: a timer and its cancellation, queued to the loop one after the other.
+        let cancelledFromOutside = loop.scheduleTimer(after: .seconds(1), record("cancelled-outside"))
         loop.cancelTimer(cancelledFromOutside)
-        // The last timer is the marker: once it fired, every cancelled deadline has passed.
-        loop.scheduleTimer(after: .milliseconds(300), record("marker"))
+        // The rest from the loop thread, in one turn: their deadlines are counted from one instant,
+        // so their order does not depend on how late this task or the loop runs.
+        await onLoop(loop) {
+            loop.scheduleTimer(after: .milliseconds(500), record("500"))
+            loop.scheduleTimer(after: .milliseconds(100), record("100"))
+            let timer = loop.scheduleTimer(after: .milliseconds(50), record("cancelled-inside"))
+            loop.scheduleTimer(after: .milliseconds(200), record("200a"))
+            loop.scheduleTimer(after: .milliseconds(200), record("200b"))
+            loop.scheduleTimer(after: .milliseconds(300), record("300"))
+            loop.cancelTimer(timer)
+            // The last timer is the marker: once it fired, every cancelled deadline has passed.
+            loop.scheduleTimer(after: .milliseconds(1_200), record("marker"))
+        }
         let order = try await fired.wait("the marker timer") { $0.contains("marker") }
-        #expect(order == ["20", "40a", "40b", "150-inside", "200", "marker"])
+        #expect(order == ["100", "200a", "200b", "300", "500", "marker"])
         // Cancelling a timer that already fired is a no-op.
         loop.cancelTimer(EventLoopTimer(id: 1))
         await loop.shutdownAndWait()
