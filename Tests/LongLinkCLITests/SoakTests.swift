@@ -19,6 +19,10 @@ struct SoakTests {
         // load tests among them), so its resident memory moves for reasons of theirs too; the
         // standalone `longlink soak` keeps the default, tighter bound.
         configuration.memoryGrowthLimit = 256 << 20
+        // For the same reason a deadline's expiry can reach its caller late when the other suites
+        // hold both cores: a request counts as hung 5 s past its deadline here, not the
+        // standalone soak's 1 s (a request that never returns still counts).
+        configuration.hangSlack = .seconds(5)
         let runner = SoakRunner(configuration: configuration)
         let report = try await runner.run()
         print("soak report:\n\(report)")
@@ -37,6 +41,7 @@ struct SoakTests {
         let certificates = try TestCertificates.make()
         var configuration = SoakConfiguration(duration: .seconds(seconds))
         configuration.memoryGrowthLimit = 256 << 20
+        configuration.hangSlack = .seconds(5)
         configuration.quietTail = .seconds(5)
         configuration.serverTLS = ServerTLSConfiguration(
             certificateChain: .file(certificates.serverCertificate), privateKey: .file(certificates.serverKey))

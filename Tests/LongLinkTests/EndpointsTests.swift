@@ -161,7 +161,7 @@ struct EndpointsTests {
 }
 
 /// Live migration on a manual clock (round trips are still real): one move to a server that became
-/// clearly better, and no flapping over a minute of noisy probes.
+/// clearly better, and no flapping over two minutes of noisy probes.
 @Suite("Migration", .serialized)
 struct MigrationTests {
     @Test func aBetterServerTriggersOneMigrationAndNoFlapping() async throws {
@@ -186,7 +186,7 @@ struct MigrationTests {
         await fleet.proxies[1].apply(.latency(.milliseconds(1), jitter: .microseconds(500)))
         await fleet.proxies[1].acceptConnections()
         var movedAtStep: Int?
-        for step in 1...12 {
+        for step in 1...24 {
             await clock.advance(by: .seconds(5))
             let probes = 2 + 2 * step
             try await eventually("re-probe \(step)") {
@@ -199,9 +199,9 @@ struct MigrationTests {
             #expect(migrations <= 1)
         }
         // Not before the better cost lasted 20 s over at least 3 probes (steps 1 to 5), and within
-        // the minute (a probe spiking on a loaded machine restarts the count, so not always at 5).
+        // two minutes (a probe spiking on a loaded machine restarts the count, so not always at 5).
         #expect(
-            movedAtStep != nil && (5...12).contains(movedAtStep!), "moved at step \(String(describing: movedAtStep))")
+            movedAtStep != nil && (5...24).contains(movedAtStep!), "moved at step \(String(describing: movedAtStep))")
         try await eventually("the move is done") {
             await (try? client.request("server")).map { String(decoding: $0, as: UTF8.self) } == "s1"
         }
