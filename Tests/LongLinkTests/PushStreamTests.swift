@@ -54,6 +54,9 @@ struct PushStreamTests {
         let (server, running) = try await connected(as: "ben")
         let first = running.client.pushes(topic: "alerts")
         let second = running.client.pushes(topic: nil)
+        // Both consumers register in jobs on the client's loop; a call to the core queued after
+        // them returns once they ran, so the pushes below cannot arrive before either is there.
+        _ = await running.client.statistics
         for n in 1...5 { try server.server.push(to: "ben", topic: "alerts", payload: bytes("\(n)")) }
         try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived >= 5 }
         let firstSeqs = try await within(.seconds(10), "the first consumer to take five") {
