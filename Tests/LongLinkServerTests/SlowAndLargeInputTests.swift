@@ -25,15 +25,15 @@ struct SlowAndLargeInputTests {
             try await client.sendRaw([100])
             let trickle = Task {
                 for _ in 0..<99 {
-                    try await Task.sleep(for: .milliseconds(50))
+                    try await Task.sleep(for: .milliseconds(100))
                     try await client.sendRaw([0x00])
                 }
             }
             defer { trickle.cancel() }
             let started = ContinuousClock.now
-            let frames = try await client.framesUntilClosed(within: .seconds(10))
-            // Cut off near the 300 ms deadline, long before the trickle (5 s) would complete the frame.
-            #expect(ContinuousClock.now - started < .seconds(3))
+            let frames = try await client.framesUntilClosed(within: .seconds(15))
+            // Cut off near the 300 ms deadline, long before the trickle (10 s) would complete the frame.
+            #expect(ContinuousClock.now - started < .seconds(6))
             try await eventually("the closure is counted") { server.statistics.idleClosures == 1 }
             // The GoAway says why, when it arrives: a byte the client trickles in after the server
             // closed makes the server's kernel reset the connection, and a reset can discard the

@@ -40,13 +40,15 @@ final class RedisFleet: Sendable {
 
     /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`. Their claims
     /// follow `lease`, and last at first at most `termLimit` (then as long as they are renewed).
+    /// `commandTimeout`, when given, replaces the test Redis's short one for the servers' stores.
     static func start(
         on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600),
-        lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil
+        lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil, commandTimeout: Duration? = nil
     ) async throws -> RedisFleet {
         let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
         var shared = redis.configuration
         shared.keyPrefix = prefix
+        if let commandTimeout { shared.commandTimeout = commandTimeout }
         let redisConfiguration = shared
         let events = Mailbox<String>()
         let logs = Mailbox<String>()
