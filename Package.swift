@@ -72,7 +72,8 @@ let package = Package(
         .target(
             name: "LongLinkTestSupport",
             dependencies: [
-                "LongLinkTransport", "LongLinkWire", "LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkCLISupport",
+                "LongLinkTransport", "LongLinkWire", "LongLink", "LongLinkServer", "LongLinkTesting",
+                "LongLinkCLISupport",
             ],
             path: "Tests/TestSupport"
         ),
@@ -109,7 +110,8 @@ let package = Package(
         .testTarget(
             name: "LongLinkTests",
             dependencies: [
-                "LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport", "LongLinkCLISupport",
+                "LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport",
+                "LongLinkCLISupport",
             ]
         ),
         // Depends on the client and the server products only, and each file imports only what a user

@@ -70,7 +70,8 @@ extension ChildProcess {
                         result = posix_spawn_file_actions_addopen(
                             &actions, fd, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
                     case .file(let file):
-                        result = posix_spawn_file_actions_addopen(&actions, fd, file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                        result = posix_spawn_file_actions_addopen(
+                            &actions, fd, file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
                     case .pipe:
                         break
                     }

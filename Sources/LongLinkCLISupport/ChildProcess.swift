@@ -50,12 +50,14 @@ package final class ChildProcess: Sendable {
         /// The `errno` value.
         package var code: Int32
 
+        /// A failure of `operation` with `errno` `code`.
         package init(executable: String, operation: String, code: Int32) {
             self.executable = executable
             self.operation = operation
             self.code = code
         }
 
+        /// `cannot start EXECUTABLE: OPERATION failed: TEXT (errno N)`.
         package var description: String {
             "cannot start \(executable): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         }
@@ -135,11 +137,11 @@ package final class ChildProcess: Sendable {
         -> Int32?
     {
         let deadline = ContinuousClock.now + timeout
+        let micros = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
         while true {
             if let status = reap() { return status }
             guard ContinuousClock.now < deadline else { return nil }
-            usleep(UInt32(clamping: interval.components.seconds * 1_000_000
-                + interval.components.attoseconds / 1_000_000_000_000))
+            usleep(UInt32(clamping: micros))
         }
     }
 
