@@ -127,7 +127,7 @@ package final class ChildProcess: Sendable {
         while waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
         while true {
             if let status = reap() { return status }
-            usleep(1_000)  // only if waitid failed: a lost child is reported by reap() as -1
+            usleep(1_000)  // a poll, should waitid have failed while the child runs
         }
     }
 
