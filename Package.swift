@@ -52,7 +52,8 @@ let package = Package(
             dependencies: ["LongLinkWire", "LongLinkTransport", "LongLink", "LongLinkServer", "CMallocStatistics"]
         ),
         // The command line's parser, terminal output, JSON writer and exit statuses, shared by the
-        // executables. Its API is `package`: no product, nothing added to what users import.
+        // executables; child processes (posix_spawn), shared with the tests too. Its API is
+        // `package`: no product, nothing added to what users import.
         .target(name: "LongLinkCLISupport"),
         // The command-line tool: demo, serve, request, subscribe, inspect, soak, probe.
         .executableTarget(
@@ -70,7 +71,10 @@ let package = Package(
         // not a product. Every test target but LongLinkAPITests, which imports only the products.
         .target(
             name: "LongLinkTestSupport",
-            dependencies: ["LongLinkTransport", "LongLinkWire", "LongLink", "LongLinkServer", "LongLinkTesting"],
+            dependencies: [
+                "LongLinkTransport", "LongLinkWire", "LongLink", "LongLinkServer", "LongLinkTesting",
+                "LongLinkCLISupport",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LongLinkWireTests", dependencies: ["LongLinkWire", "LongLinkTestSupport"]),
@@ -94,7 +98,7 @@ let package = Package(
             name: "LongLinkRedisTests",
             dependencies: [
                 "LongLinkRedis", "LongLinkServer", "LongLinkTransport", "LongLinkWire", "LongLinkTestSupport", "LongLink",
-                "LongLinkTesting",
+                "LongLinkTesting", "LongLinkCLISupport",
             ]
         ),
         .testTarget(
@@ -105,7 +109,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LongLinkTests",
-            dependencies: ["LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport"]
+            dependencies: [
+                "LongLink", "LongLinkServer", "LongLinkTesting", "LongLinkWire", "LongLinkTestSupport",
+                "LongLinkCLISupport",
+            ]
         ),
         // Depends on the client and the server products only, and each file imports only what a user
         // would: it compiles only if `import LongLink` (or `import LongLinkServer`) alone is enough.

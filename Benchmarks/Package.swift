@@ -28,6 +28,6 @@ let package = Package(
             ]
         ),
         // Runs the built `longlink-bench` briefly; unit tests of its statistics and targets.
-        .testTarget(name: "LongLinkBenchTests", dependencies: ["longlink-bench"]),
+        .testTarget(name: "LongLinkBenchTests", dependencies: ["longlink-bench", "BenchCLISupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import LongLinkCLISupport
 import LongLinkServer
 import LongLinkTestSupport
 import Testing
@@ -28,12 +29,8 @@ enum KernelFaults {
 
     /// Runs iptables with `arguments`; throws when it fails.
     static func iptables(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: iptablesPath)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let process = try ChildProcess(iptablesPath, arguments: arguments)
+        guard process.waitUntilExit() == 0 else {
             throw LongLinkError(code: .ioFailure, message: "iptables \(arguments.joined(separator: " ")) failed")
         }
     }
@@ -48,13 +45,9 @@ enum KernelFaults {
 
     /// Packets dropped by the INPUT chain's DROP rules so far.
     static func droppedPackets() throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: iptablesPath)
-        process.arguments = ["-L", "INPUT", "-v", "-x", "-n"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let process = try ChildProcess(
+            iptablesPath, arguments: ["-L", "INPUT", "-v", "-x", "-n"], standardOutput: .pipe)
+        let output = String(decoding: process.standardOutput!.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return output.split(separator: "\n").filter { $0.contains("DROP") }.compactMap {
             Int($0.split(separator: " ", omittingEmptySubsequences: true).first ?? "")

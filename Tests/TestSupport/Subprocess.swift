@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import LongLinkCLISupport
 
 /// Runs a command with a bounded wait, capturing its output in files (a pipe could fill up and
 /// block the child while we wait for it).
@@ -20,48 +15,40 @@ package enum Subprocess {
     /// process if it runs longer than `timeout`.
     package static func run(_ arguments: [String], timeout: Duration) async throws -> Result {
         let running = try start(arguments)
-        let deadline = ContinuousClock.now + timeout
-        while running.process.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try running.finish()
+        _ = await running.process.waitForExit(within: timeout)
+        let result = running.finish()
+        try Task.checkCancellation()
+        return result
     }
 
     /// The same, for synchronous callers (test traits).
     package static func runBlocking(_ arguments: [String], timeout: Duration) throws -> Result {
         let running = try start(arguments)
-        let deadline = ContinuousClock.now + timeout
-        while running.process.isRunning, ContinuousClock.now < deadline {
-            usleep(10_000)
-        }
-        return try running.finish()
+        _ = running.process.waitUntilExit(within: timeout)
+        return running.finish()
     }
 
     private struct Running {
-        var process: Process
+        var process: ChildProcess
         var outputURL: URL
         var errorURL: URL
 
-        func finish() throws -> Result {
+        func finish() -> Result {
             var timedOut = false
             if process.isRunning {
                 timedOut = true
                 process.terminate()
-                let grace = ContinuousClock.now + .seconds(2)
-                while process.isRunning, ContinuousClock.now < grace {
-                    usleep(10_000)
-                }
-                if process.isRunning {
-                    kill(process.processIdentifier, SIGKILL)
+                if process.waitUntilExit(within: .seconds(2)) == nil {
+                    process.kill()
                 }
             }
-            process.waitUntilExit()
+            let status = process.waitUntilExit()
             defer {
                 try? FileManager.default.removeItem(at: outputURL)
                 try? FileManager.default.removeItem(at: errorURL)
             }
             return Result(
-                status: process.terminationStatus,
+                status: status,
                 output: String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self),
                 errorOutput: String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self),
                 timedOut: timedOut)
@@ -72,15 +59,9 @@ package enum Subprocess {
         let directory = FileManager.default.temporaryDirectory
         let outputURL = directory.appendingPathComponent("longlink-\(UUID().uuidString).out")
         let errorURL = directory.appendingPathComponent("longlink-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        let process = try ChildProcess(
+            "/usr/bin/env", arguments: arguments, standardInput: .nullDevice, standardOutput: .file(outputURL.path),
+            standardError: .file(errorURL.path))
         return Running(process: process, outputURL: outputURL, errorURL: errorURL)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkTransport
 
 /// Certificates made at test time with the `openssl` command line, once per test process, in a
@@ -162,35 +163,25 @@ package struct TestCertificates: Sendable {
     /// Runs a command to completion (at most 30 s) and returns its output.
     @discardableResult
     package static func run(_ arguments: [String], in directory: String) throws(Failure) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0].hasPrefix("/") ? arguments[0] : "/usr/bin/env")
-        process.arguments = arguments[0].hasPrefix("/") ? Array(arguments.dropFirst()) : arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(
+                arguments[0], arguments: Array(arguments.dropFirst()), workingDirectory: directory,
+                standardInput: .nullDevice, standardOutput: .pipe, standardError: .pipe)
         } catch {
             throw Failure(description: "cannot run \(arguments[0]): \(error)")
         }
         // The outputs are small; reading them to the end also waits for the process to close them.
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning && ContinuousClock.now < deadline {
-            usleep(1_000)
-        }
-        if process.isRunning {
+        let text = process.standardOutput!.readDataToEndOfFile()
+        let errorText = process.standardError!.readDataToEndOfFile()
+        guard let status = process.waitUntilExit(within: .seconds(30), pollingEvery: .milliseconds(1)) else {
             process.terminate()
             throw Failure(description: "\(arguments.joined(separator: " ")) did not finish within 30 s")
         }
-        guard process.terminationStatus == 0 else {
+        guard status == 0 else {
             throw Failure(
                 description:
-                    "\(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                    "\(arguments.joined(separator: " ")) failed (\(status)): "
                     + String(decoding: errorText, as: UTF8.self))
         }
         return String(decoding: text, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import Synchronization
 
 /// A built executable of this package (`longlink`) run as a child process, with
@@ -36,7 +37,7 @@ package final class ToolProcess: Sendable {
     }
 
     private let tool: String
-    private let process: Process
+    private let process: ChildProcess
     private let startedAt: ContinuousClock.Instant
     private let output = Mutex(Output())
 
@@ -71,20 +72,13 @@ package final class ToolProcess: Sendable {
     /// Starts `tool arguments…`, with `input` on its standard input (then closed).
     package init(_ arguments: [String], input: [UInt8] = [], tool: String = "longlink") throws {
         self.tool = tool
-        process = Process()
-        process.executableURL = try Self.toolURL(tool)
-        process.arguments = arguments
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        let inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = inPipe
-        try process.run()
+        process = try ChildProcess(
+            try Self.toolURL(tool).path, arguments: arguments, standardInput: .pipe, standardOutput: .pipe,
+            standardError: .pipe)
         startedAt = .now
-        collect(outPipe.fileHandleForReading, isError: false)
-        collect(errPipe.fileHandleForReading, isError: true)
-        let writer = inPipe.fileHandleForWriting
+        collect(process.standardOutput!, isError: false)
+        collect(process.standardError!, isError: true)
+        let writer = process.standardInput!
         let bytes = input
         Thread.detachNewThread {
             if !bytes.isEmpty { try? writer.write(contentsOf: Data(bytes)) }
@@ -121,12 +115,12 @@ package final class ToolProcess: Sendable {
 
     /// Sends `signal` to the process.
     package func send(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        process.send(signal)
     }
 
     /// Kills the process if it still runs (cleanup after a failed test).
     package func terminate() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.kill()
     }
 
     /// Waits for the first complete line of standard output.
@@ -162,11 +156,9 @@ package final class ToolProcess: Sendable {
     /// Waits for the process to exit and for its output to be read completely.
     package func waitForExit(within timeout: Duration = .seconds(20)) async throws -> Outcome {
         try await poll(within: timeout, "\(tool) to exit") {
-            guard !process.isRunning, let closedAt = output.withLock({ $0.closedStreams == 2 ? $0.closedAt : nil })
+            guard let status = process.terminationStatus,
+                let closedAt = output.withLock({ $0.closedStreams == 2 ? $0.closedAt : nil })
             else { return nil }
-            let status =
-                process.terminationReason == .uncaughtSignal
-                ? 128 + process.terminationStatus : process.terminationStatus
             return Outcome(
                 status: status, standardOutput: standardOutput, standardError: standardError,
                 runTime: closedAt - startedAt)

@@ -33,16 +33,10 @@ enum BenchProbe {
         environment.merge(extra) { _, new in new }
         let finalEnvironment = environment
         let (status, output) = try await onPlainThread("bench-probe") { () throws -> (Int32, String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: selfExecutable())
-            process.arguments = [scenarioName]
-            process.environment = finalEnvironment
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            let process = try ChildProcess(
+                selfExecutable(), arguments: [scenarioName], environment: finalEnvironment, standardOutput: .pipe)
+            let data = process.standardOutput!.readDataToEndOfFile()
+            return (process.waitUntilExit(), String(decoding: data, as: UTF8.self))
         }
         guard status == 0, let line = output.split(separator: "\n").first(where: { $0.hasPrefix("probe ") }) else {
             throw BenchError("the \(kind) probe failed (status \(status)): \(output)")

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import Foundation
 @_spi(Benchmarks) import LongLinkTesting
 
@@ -29,14 +30,14 @@ struct RedisTools: Sendable {
 
 /// A `redis-server` of the benchmark's own: a free port, a temporary directory, no persistence
 /// (`--save '' --appendonly no`: the figures are Redis's in-memory rate), stopped by its pid.
-final class RedisBenchServer: @unchecked Sendable {
+final class RedisBenchServer: Sendable {
     let port: Int
     let directory: URL
-    private let process: Process
+    private let process: ChildProcess
 
     var pid: Int32 { process.processIdentifier }
 
-    private init(port: Int, directory: URL, process: Process) {
+    private init(port: Int, directory: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
         self.process = process
@@ -50,16 +51,12 @@ final class RedisBenchServer: @unchecked Sendable {
         // The free port can be taken between the probe and redis-server's bind: try a few.
         for _ in 0..<5 {
             let port = try await freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tools.server)
-            process.arguments = [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-            ]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                tools.server,
+                arguments: [
+                    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                    "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+                ], standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
             let server = RedisBenchServer(port: port, directory: directory, process: process)
             do {
                 try await server.waitUntilReady()
@@ -87,9 +84,8 @@ final class RedisBenchServer: @unchecked Sendable {
 
     /// SIGKILL (nothing of its data is kept) and a bounded wait for the exit.
     private func kill() async {
-        Glibc.kill(pid, SIGKILL)
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        process.kill()
+        _ = await process.waitForExit(within: .seconds(10))
     }
 
     /// Stops the server by its pid and removes its directory.
@@ -236,18 +232,13 @@ enum RedisBenchmarkTool {
                 "-n", String(requests), "--csv",
             ] + command
         let output = try await onPlainThread("redis-benchmark") { () throws -> String in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tools.benchmark)
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw BenchError("redis-benchmark exited with \(process.terminationStatus)")
+            let process = try ChildProcess(
+                tools.benchmark, arguments: arguments, standardInput: .nullDevice, standardOutput: .pipe,
+                standardError: .nullDevice)
+            let data = process.standardOutput!.readDataToEndOfFile()
+            let status = process.waitUntilExit()
+            guard status == 0 else {
+                throw BenchError("redis-benchmark exited with \(status)")
             }
             return String(decoding: data, as: UTF8.self)
         }

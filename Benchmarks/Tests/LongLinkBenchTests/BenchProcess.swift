@@ -1,10 +1,5 @@
+import BenchCLISupport
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The built `longlink-bench` (next to the test bundle) run as a child process, its output in
 /// temporary files (a full pipe would block it), killed when it outlives its bound.
@@ -30,23 +25,15 @@ enum BenchProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputs = ["out", "err"].map { directory.appendingPathComponent($0) }
-        for output in outputs { _ = FileManager.default.createFile(atPath: output.path, contents: nil) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputs[0])
-        process.standardError = try FileHandle(forWritingTo: outputs[1])
-        try process.run()
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                throw Failure(description: "longlink-bench \(arguments) still ran after \(timeout); killed it")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        let process = try ChildProcess(
+            binary.path, arguments: arguments, standardInput: .nullDevice, standardOutput: .file(outputs[0].path),
+            standardError: .file(outputs[1].path))
+        guard let status = await process.waitForExit(within: timeout) else {
+            process.kill()
+            try Task.checkCancellation()
+            throw Failure(description: "longlink-bench \(arguments) still ran after \(timeout); killed it")
         }
         let texts = try outputs.map { String(decoding: try Data(contentsOf: $0), as: UTF8.self) }
-        return Outcome(status: process.terminationStatus, standardOutput: texts[0], standardError: texts[1])
+        return Outcome(status: status, standardOutput: texts[0], standardError: texts[1])
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkRedis
 import LongLinkTransport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -28,16 +28,15 @@ final class LocalRedisServer: Sendable {
     let port: Int
     /// Its working directory (the AOF and its log), removed by ``stop()``.
     let directory: URL
-    /// Its process id.
-    let processIdentifier: Int32
-    // Process is not Sendable; only `isRunning` and the wait in stop() touch it.
-    private let process: Mutex<Process>
+    private let process: ChildProcess
 
-    private init(port: Int, directory: URL, process: Process) {
+    /// Its process id.
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    private init(port: Int, directory: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
-        self.processIdentifier = process.processIdentifier
-        self.process = Mutex(process)
+        self.process = process
     }
 
     /// `redis://127.0.0.1:PORT`.
@@ -75,17 +74,13 @@ final class LocalRedisServer: Sendable {
         // A free port can be taken between the probe and redis-server's bind: a few attempts.
         for _ in 0..<5 {
             let port = try await freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-                "--logfile", directory.appendingPathComponent("redis.log").path,
-            ]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                binary,
+                arguments: [
+                    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                    "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+                    "--logfile", directory.appendingPathComponent("redis.log").path,
+                ], standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
             let server = LocalRedisServer(port: port, directory: directory, process: process)
             if await server.waitUntilAnswering(within: timeout) { return server }
             problem = server.isRunning ? "no answer on port \(port) within \(timeout)" : "it exited at once"
@@ -95,7 +90,7 @@ final class LocalRedisServer: Sendable {
         throw StartFailed(description: "redis-server (\(binary)) did not start: \(problem)")
     }
 
-    var isRunning: Bool { process.withLock { $0.isRunning } }
+    var isRunning: Bool { process.isRunning }
 
     /// Polls `PING` until it answers, the process exits, or `timeout` passes: redis-server is
     /// another process, with nothing to await on.
@@ -110,16 +105,13 @@ final class LocalRedisServer: Sendable {
 
     /// SIGKILL, at once (also from a signal handler): nothing of its data is kept.
     func killNow() {
-        kill(processIdentifier, SIGKILL)
+        process.kill()
     }
 
     /// Kills the process, waits (bounded) for it to end and removes its directory.
     func stop() async {
         killNow()
-        let deadline = ContinuousClock.now + .seconds(5)
-        while isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await process.waitForExit(within: .seconds(5))
         try? FileManager.default.removeItem(at: directory)
     }
 

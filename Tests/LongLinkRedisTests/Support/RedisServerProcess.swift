@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkCLISupport
 import LongLinkTestSupport
 import LongLinkTransport
 import Testing
@@ -46,7 +47,7 @@ final class RedisServerProcess: @unchecked Sendable {
     let port: Int
     let directory: URL
     let setup: Setup
-    private(set) var process: Process
+    private(set) var process: ChildProcess
 
     var configuration: RedisConfiguration {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
@@ -60,7 +61,7 @@ final class RedisServerProcess: @unchecked Sendable {
         return configuration
     }
 
-    private init(port: Int, directory: URL, setup: Setup, process: Process) {
+    private init(port: Int, directory: URL, setup: Setup, process: ChildProcess) {
         self.port = port
         self.directory = directory
         self.setup = setup
@@ -83,8 +84,8 @@ final class RedisServerProcess: @unchecked Sendable {
                 try await server.waitUntilReady()
                 return server
             } catch {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.kill()
+                _ = await process.waitForExit(within: .seconds(10))
                 lastError = error
             }
         }
@@ -94,25 +95,20 @@ final class RedisServerProcess: @unchecked Sendable {
     /// Output goes to the null device: nothing reads it, so no reader threads outlive the test.
     private static func launch(
         _ binary: String, port: Int, directory: URL, persistent: Bool, setup: Setup
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
+    ) throws -> ChildProcess {
+        let arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
             "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
         ]
-        process.arguments! += setup.arguments(port)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(
+            binary, arguments: arguments + setup.arguments(port), standardInput: .nullDevice,
+            standardOutput: .nullDevice, standardError: .nullDevice)
     }
 
-    /// Kills the process (SIGKILL: a child of the test runner may inherit a signal mask that
-    /// blocks SIGTERM, and nothing of its data is needed afterwards) and waits, bounded, for it to end.
+    /// Kills the process (SIGKILL: nothing of its data is needed afterwards) and waits, bounded,
+    /// for it to end.
     private func kill9() async throws {
-        kill(process.processIdentifier, SIGKILL)
+        process.kill()
         try await eventually("redis-server (pid \(process.processIdentifier)) exits", within: .seconds(10)) {
             !process.isRunning
         }
@@ -129,10 +125,10 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Pauses the process (SIGSTOP): connections stay open, nothing answers.
-    func pause() { kill(process.processIdentifier, SIGSTOP) }
+    func pause() { process.send(SIGSTOP) }
 
     /// Resumes a paused process (SIGCONT).
-    func resume() { kill(process.processIdentifier, SIGCONT) }
+    func resume() { process.send(SIGCONT) }
 
     /// Kills the server and starts a fresh one on the same port with no persistence and an empty
     /// directory: every key is gone.
