@@ -19,6 +19,14 @@ struct PushAcknowledgementEndToEndTests {
         return configuration
     }
 
+    /// A server, and a client connected to it as `user`.
+    private func connected(as user: String) async throws -> (RunningServer, RunningClient) {
+        let server = try await RunningServer.start(probe: Probe())
+        let running = RunningClient(configuration(server, as: user))
+        try await running.waitUntilConnected()
+        return (server, running)
+    }
+
     /// A consumer that dies (its task cancelled, its client torn down) between receiving pushes and
     /// acknowledging them gets them again from the next client with the same id; the one it
     /// acknowledged does not come back. Acks given twice, or after the client ended, do nothing.
@@ -70,9 +78,7 @@ struct PushAcknowledgementEndToEndTests {
     /// A stream that ends (released) with a push handed over and unacknowledged gives it back: the
     /// next consumer gets it, and the old delivery's ack does nothing.
     @Test func anUnacknowledgedPushGoesToTheNextConsumerWhenItsStreamEnds() async throws {
-        let server = try await RunningServer.start(probe: Probe())
-        let running = RunningClient(configuration(server, as: "eve"))
-        try await running.waitUntilConnected()
+        let (server, running) = try await connected(as: "eve")
         let delivery: PushDelivery<Int>?
         do {
             let stream = running.client.pushes(topic: "alerts", as: Int.self, acknowledgement: .afterProcessing)
@@ -100,9 +106,7 @@ struct PushAcknowledgementEndToEndTests {
     /// A push that matches a pattern stream and an exact stream goes to both and is acknowledged
     /// once, when the second took it; a push of another topic goes to neither.
     @Test func aPatternAndAnExactConsumerBothGetAPushAckedOnce() async throws {
-        let server = try await RunningServer.start(probe: Probe())
-        let running = RunningClient(configuration(server, as: "pat"))
-        try await running.waitUntilConnected()
+        let (server, running) = try await connected(as: "pat")
         let pattern = try running.client.pushes(matching: "quotes.*")
         let exact = running.client.pushes(topic: "quotes.AAPL")
         _ = await running.client.statistics
