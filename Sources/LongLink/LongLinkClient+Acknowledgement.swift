@@ -37,7 +37,8 @@ extension LongLinkClient {
             unfolding: {
                 await subscription.next { push in
                     switch step(push) {
-                    case .deliver(let message): .deliver(PushDelivery(message: message, push: push, subscriber: acknowledger))
+                    case .deliver(let message):
+                        .deliver(PushDelivery(message: message, push: push, subscriber: acknowledger))
                     case .skip: .skip
                     case .release: .release
                     }

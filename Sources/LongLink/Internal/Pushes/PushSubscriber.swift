@@ -7,9 +7,10 @@ internal import LongLinkWire
 /// A reliable push counts as taken when ``next()`` returns it: its key goes to `taken`, and the
 /// core is told (once per batch) so that it acknowledges what was taken. A consumer that
 /// acknowledges after processing (``unacknowledgedLimit`` set) keeps it in `unacked` instead, until
-/// the app calls ``acknowledge(_:)``; until then it is the consumer's as if still buffered. Several tasks may wait in
-/// ``next()`` at once (two `for await` loops over one stream): each waits its turn in `waiters`,
-/// and each push goes to exactly one of them.
+/// the app calls ``acknowledge(_:)``; until then it is the consumer's as if still buffered.
+///
+/// Several tasks may wait in ``next()`` at once (two `for await` loops over one stream): each
+/// waits its turn in `waiters`, and each push goes to exactly one of them.
 final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
