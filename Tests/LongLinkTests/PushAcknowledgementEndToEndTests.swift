@@ -75,6 +75,32 @@ struct PushAcknowledgementEndToEndTests {
         try await server.stop()
     }
 
+    /// A push handed over and not acknowledged stays the stream's across a reconnection: the
+    /// server's redelivery is dropped as one the app holds, and the late ack goes out on the new
+    /// link.
+    @Test func aDeliveryHeldAcrossAReconnectionIsHandedOverOnceAndItsLateAckCounts() async throws {
+        let (server, running) = try await connected(as: "hal")
+        let stream = running.client.pushes(topic: "alerts", acknowledgement: .afterProcessing)
+        _ = await running.client.statistics
+        let received = Mailbox<PushDelivery<Push>>()
+        let consumer = Task {
+            for await delivery in stream { received.put(delivery) }
+        }
+        try server.server.push(to: "hal", topic: "alerts", payload: bytes("1"))
+        let held = try await received.next(within: .seconds(10), "the delivery")
+        server.server.goAwayAll(reason: "rolling restart", reconnect: true, retryAfter: .milliseconds(10))
+        try await eventually("the redelivery after the reconnection is dropped") {
+            await running.client.statistics.duplicatePushesDropped >= 1
+        }
+        held.ack()
+        try await eventually("the late ack reaches the server") { server.server.statistics.acksReceived >= 1 }
+        try server.server.push(to: "hal", topic: "alerts", payload: bytes("2"))
+        #expect(try await received.next(within: .seconds(10), "the next delivery").push.seq == 2)
+        consumer.cancel()
+        await running.stop()
+        try await server.stop()
+    }
+
     /// A stream that ends (released) with a push handed over and unacknowledged gives it back: the
     /// next consumer gets it, and the old delivery's ack does nothing.
     @Test func anUnacknowledgedPushGoesToTheNextConsumerWhenItsStreamEnds() async throws {
