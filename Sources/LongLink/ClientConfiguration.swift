@@ -58,6 +58,11 @@ public struct ClientConfiguration: Sendable {
     /// the server until the consumer catches up, best-effort pushes are dropped. A push always fits
     /// an empty buffer.
     public var pushBufferBytes: Int = 64 << 20
+    /// The most reliable pushes one stream that acknowledges after processing
+    /// (``PushAcknowledgement/afterProcessing``) holds in its buffer and in the app's hands,
+    /// unacknowledged, together; past it, reliable pushes are left with the server until the app
+    /// acknowledges some, as past ``pushBufferLimit``.
+    public var unacknowledgedPushLimit: Int = 1_000
     /// How a consumer that is behind conflates best-effort pushes: a best-effort push takes the place
     /// of the untaken one with the same key in the consumer's buffer, so the app reads the latest
     /// of each key (the latest price of each symbol) instead of a backlog. By topic by default;
@@ -138,6 +143,7 @@ public struct ClientConfiguration: Sendable {
         if maxInflationRatio < 1 { throw fail("maxInflationRatio must be at least 1") }
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
         if pushBufferBytes < 1 { throw fail("pushBufferBytes must be at least 1") }
+        if unacknowledgedPushLimit < 1 { throw fail("unacknowledgedPushLimit must be at least 1") }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
         try balancing.validate()

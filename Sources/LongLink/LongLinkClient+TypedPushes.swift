@@ -66,7 +66,7 @@ extension LongLinkClient {
         return AsyncStream(unfolding: { await subscription.next(step) }, onCancel: { subscription.cancel() })
     }
 
-    private func codecDecoder<T: Decodable & Sendable>(_ type: T.Type) -> @Sendable (Push) throws -> T {
+    func codecDecoder<T: Decodable & Sendable>(_ type: T.Type) -> @Sendable (Push) throws -> T {
         let codec = configuration.codec
         return { try codec.decode(T.self, from: $0.payload) }
     }
@@ -89,7 +89,7 @@ extension LongLinkClient {
     /// The step of the skipping streams: decoded pushes go to the app; the others to the log, the
     /// count and the handler, and are acknowledged after the handler returned, or left with the
     /// server when there is none.
-    private func skipping<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
+    func skipping<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
         -> @Sendable (Push) -> PushStep<T>
     {
         let logger = configuration.logger

@@ -7,7 +7,7 @@ import Testing
 @Suite("Conflated best-effort pushes")
 struct ConflationTests {
     private func subscriber(limit: Int = 100, _ conflation: PushConflation) -> PushSubscriber {
-        PushSubscriber(id: 1, topic: nil, limit: limit, conflationKey: conflation.key) { _ in }
+        PushSubscriber(id: 1, filter: .all, limit: limit, conflationKey: conflation.key) { _ in }
     }
 
     private func tick(_ symbol: String, _ price: Int) -> Push {

@@ -13,7 +13,7 @@ struct PushBufferBytesTests {
     }
 
     @Test func aConsumersBufferRefusesPastItsBytesAndAlwaysTakesOneIntoAnEmptyBuffer() async {
-        let consumer = PushSubscriber(id: 1, topic: nil, limit: 100, byteLimit: 1_000) { _ in }
+        let consumer = PushSubscriber(id: 1, filter: .all, limit: 100, byteLimit: 1_000) { _ in }
         #expect(consumer.offer(push(1, bytes: 600)) == .accepted)
         #expect(consumer.offer(push(2, bytes: 400)) == .accepted)
         #expect(consumer.offer(push(3, bytes: 1)) == .refused)

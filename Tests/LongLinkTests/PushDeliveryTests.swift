@@ -12,7 +12,7 @@ struct PushDeliveryTests {
     /// Offers `push` as the core does when every matching consumer accepts it; how many did.
     private func deliver(_ push: Push, to machine: inout PushLedger) -> Int {
         guard case .offer = machine.received(push).delivery else { return 0 }
-        let matching = machine.consumers.values.count { PushLedger.consumer(wanting: $0, takes: push) }
+        let matching = machine.consumers.byID.values.count { $0.filter.takes(push) }
         _ = machine.offered(push, accepted: matching, refused: false)
         return matching
     }

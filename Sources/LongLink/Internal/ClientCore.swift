@@ -99,7 +99,8 @@ actor ClientCore {
 
     var timers = Timers()
     var supervision = Supervision()
-    var subscribers: [UInt64: PushSubscriber] = [:]
+    /// The push consumers, by the topics they want.
+    var subscribers = TopicIndex<PushSubscriber>()
     /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
     var ledger: PushLedger
     nonisolated let shared = Shared()

@@ -19,8 +19,9 @@ enum SubscribeCommand: Subcommand {
             order, then asks for missed reliable pushes (Sync). Each push is one line on standard
             output: SEQ<TAB>TOPIC<TAB>PAYLOAD. SEQ is 0 for a best-effort push. PAYLOAD is the text
             when it is UTF-8 without control characters, else 'base64:' and the bytes in base64.
-            A reliable push is acknowledged after its line is written, so one that was never printed
-            comes again next time. Connection changes go to standard error (unless --quiet); the
+            A reliable push is acknowledged when the client hands it over to be printed; with
+            --ack-after-print, only after its line is written, so one that was never printed comes
+            again next time. Connection changes go to standard error (unless --quiet); the
             client reconnects by itself. Bad input from the server (garbage, a frame too large) is
             always reported, one line per drop: 'longlink: the server sent bad input (REASON);
             reconnected' (or '; not reconnected' when the command ended first), --quiet or not.
@@ -40,6 +41,7 @@ enum SubscribeCommand: Subcommand {
                 "subscribe", "METHOD=TEXT",
                 help: "A call replayed after every login (repeatable): quotes.subscribe=[\"AAPL\"]."),
             ClientSupport.clientIDOption,
+            .flag("ack-after-print", help: "Acknowledge a reliable push only after its line is written."),
             .flag("quiet", help: "Do not report connection changes on standard error."),
             ClientSupport.verboseOption,
         ] + ClientSupport.tlsOptions
@@ -60,7 +62,7 @@ enum SubscribeCommand: Subcommand {
         configuration.logger = reporter.logger(passingTo: configuration.logger)
         let client = LongLinkClient(configuration: configuration)
         // Registered before the client runs: nothing that arrives early is missed.
-        let pushes = client.pushes(topic: topic)
+        let pushes = deliveries(of: client, topic: topic, ackAfterPrint: arguments.flag("ack-after-print"))
         let err = Terminal.standardError
         let quiet = arguments.flag("quiet")
         let watcher = LinkWatcher(client, reporter: reporter) { state in
@@ -80,15 +82,7 @@ enum SubscribeCommand: Subcommand {
         }
         defer { signals.cancel() }
 
-        var printed = 0
-        var printedReliable = 0
-        // The sequence ends when the client stops: shutdown (a signal) or a terminal error.
-        for await push in pushes {
-            guard Terminal.standardOutput.line(ClientSupport.line(for: push)) else { break }
-            printed += 1
-            if push.isReliable { printedReliable += 1 }
-            if let count, printed >= count { break }
-        }
+        let printedReliable = await print(pushes, count: count) { Terminal.standardOutput.line($0) }.reliable
 
         // The client learns that a push was taken on its event loop; once it has counted every
         // printed one, the shutdown below sends their acknowledgements before GoAway.

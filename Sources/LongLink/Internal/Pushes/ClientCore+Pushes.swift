@@ -4,10 +4,13 @@ internal import LongLinkWire
 extension ClientCore {
     /// A new consumer's buffer, registered with the core in a job on the loop (so pushes that
     /// arrive after this returns reach it).
-    nonisolated func makeSubscriber(topic: String?, conflation: PushConflation? = nil) -> PushSubscriber {
+    nonisolated func makeSubscriber(
+        filter: TopicFilter, conflation: PushConflation? = nil, acknowledgement: PushAcknowledgement = .atHandOver
+    ) -> PushSubscriber {
         let id = shared.nextSubscriberID.add(1, ordering: .relaxed).newValue
         let subscriber = PushSubscriber(
-            id: id, topic: topic, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
+            id: id, filter: filter, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
+            unacknowledgedLimit: acknowledgement == .afterProcessing ? configuration.unacknowledgedPushLimit : nil,
             conflationKey: (conflation ?? configuration.pushConflation).key
         ) {
             [weak self] subscriber in
@@ -23,8 +26,8 @@ extension ClientCore {
             subscriber.finish(reason: stopReason)
             return
         }
-        subscribers[subscriber.id] = subscriber
-        let added = ledger.consumerAdded(subscriber.id, topic: subscriber.topic)
+        subscribers.insert(subscriber, id: subscriber.id, filter: subscriber.filter)
+        let added = ledger.consumerAdded(subscriber.id, filter: subscriber.filter)
         for push in added.pushes {
             let accepted = subscriber.offer(push) != .refused
             if ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
@@ -37,7 +40,7 @@ extension ClientCore {
     /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
     /// go back to the server's care, and a `Sync` brings them to whoever wants them.
     func removeSubscriber(_ id: UInt64) {
-        guard let subscriber = subscribers.removeValue(forKey: id) else { return }
+        guard let subscriber = subscribers.remove(id) else { return }
         collectTaken(from: subscriber)
         perform(ledger.consumerRemoved(id, untaken: subscriber.finish()))
     }
@@ -77,11 +80,11 @@ extension ClientCore {
         }
     }
 
-    /// Offers `push` to every consumer whose topic matches, and tells the ledger how that went.
+    /// Offers `push` to every consumer that wants its topic, and tells the ledger how that went.
     private func offer(_ push: Push) {
         var accepted = 0
         var refused = false
-        for subscriber in subscribers.values where PushLedger.consumer(wanting: subscriber.topic, takes: push) {
+        subscribers.forEach(taking: push) { subscriber in
             switch subscriber.offer(push) {
             case .accepted: accepted += 1
             case .conflated:
@@ -103,7 +106,7 @@ extension ClientCore {
     func collectTaken(from subscriber: PushSubscriber) {
         let seqs = subscriber.drainTaken()
         observation.stats.pushesDelivered += seqs.count
-        let caughtUp = ledger.deferring && subscribers.values.allSatisfy(\.isBelowHalf)
+        let caughtUp = ledger.deferring && subscribers.byID.values.allSatisfy(\.value.isBelowHalf)
         perform(ledger.taken(seqs, caughtUp: caughtUp))
     }
 
@@ -175,7 +178,7 @@ extension ClientCore {
 
     /// Ends every consumer's stream with `reason`: why the client stopped.
     func finishConsumers(_ reason: LongLinkError) {
-        for subscriber in subscribers.values { subscriber.finish(reason: reason) }
+        for (_, subscriber) in subscribers.byID.values { subscriber.finish(reason: reason) }
         subscribers.removeAll()
         ledger.removeAll()
     }

@@ -30,7 +30,7 @@ struct PushLedger {
         case buffered(holders: Int, taken: Bool)
     }
 
-    private(set) var consumers: [UInt64: String?] = [:]
+    private(set) var consumers = TopicIndex<Void>()
     private(set) var seqs: [PushKey: SeqState] = [:]
     private(set) var held: [Push] = []
     /// The payload bytes of `held`.
@@ -91,14 +91,9 @@ struct PushLedger {
         if delivered.count > Self.epochLimit { delivered.removeFirst() }
     }
 
-    /// The one topic rule: a consumer that wants `topic` (nil for every topic) takes `push`.
-    static func consumer(wanting topic: String?, takes push: Push) -> Bool {
-        topic == nil || topic == push.topic
-    }
-
     /// True when some consumer takes `push`.
     func hasConsumer(for push: Push) -> Bool {
-        consumers.values.contains { Self.consumer(wanting: $0, takes: push) }
+        consumers.contains(taking: push)
     }
 
     // MARK: Events
@@ -197,10 +192,14 @@ struct PushLedger {
     }
 
     mutating func consumerAdded(_ id: UInt64, topic: String?) -> ConsumerAdded {
-        consumers[id] = topic
+        consumerAdded(id, filter: TopicFilter(topic))
+    }
+
+    mutating func consumerAdded(_ id: UInt64, filter: TopicFilter) -> ConsumerAdded {
+        consumers.insert((), id: id, filter: filter)
         var added = ConsumerAdded()
         held.removeAll { push in
-            guard Self.consumer(wanting: topic, takes: push) else { return false }
+            guard filter.takes(push) else { return false }
             added.pushes.append(push)
             heldBytes -= push.payload.count
             seqs[push.key] = nil
@@ -214,7 +213,7 @@ struct PushLedger {
     /// Those the remaining consumers all took are acknowledged; the others are asked for again
     /// when a consumer that wants them is registered, else a `Sync` is owed until one arrives.
     mutating func consumerRemoved(_ id: UInt64, untaken: [Push]) -> [Action] {
-        guard consumers.removeValue(forKey: id) != nil else { return [] }
+        guard consumers.remove(id) != nil else { return [] }
         var actions: [Action] = []
         var lost: [Push] = []
         for push in untaken {

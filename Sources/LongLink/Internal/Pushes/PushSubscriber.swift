@@ -5,9 +5,12 @@ internal import LongLinkWire
 /// the `AsyncStream` that hands them to the app (on any task, from any number of loops).
 ///
 /// A reliable push counts as taken when ``next()`` returns it: its key goes to `taken`, and the
-/// core is told (once per batch) so that it acknowledges what was taken. Several tasks may wait in
-/// ``next()`` at once (two `for await` loops over one stream): each waits its turn in `waiters`,
-/// and each push goes to exactly one of them.
+/// core is told (once per batch) so that it acknowledges what was taken. A consumer that
+/// acknowledges after processing (``unacknowledgedLimit`` set) keeps it in `unacked` instead, until
+/// the app calls ``acknowledge(_:)``; until then it is the consumer's as if still buffered.
+///
+/// Several tasks may wait in ``next()`` at once (two `for await` loops over one stream): each
+/// waits its turn in `waiters`, and each push goes to exactly one of them.
 final class PushSubscriber: Sendable {
     private struct State {
         var buffer: [Push] = []
@@ -26,6 +29,8 @@ final class PushSubscriber: Sendable {
         var endReason: LongLinkError?
         var taken: [PushKey] = []
         var takenReported = false
+        /// Reliable pushes handed over and not yet acknowledged by the app (after processing).
+        var unacked: [PushKey: Push] = [:]
     }
 
     /// A task waiting in ``next(recording:)``; `records` when the push counts as taken on hand-over.
@@ -35,8 +40,11 @@ final class PushSubscriber: Sendable {
     }
 
     let id: UInt64
-    let topic: String?
+    let filter: TopicFilter
     let limit: Int
+    /// Set when the app acknowledges each push after processing it: the most reliable pushes
+    /// buffered and handed over unacknowledged together. Nil: a push is taken at hand-over.
+    let unacknowledgedLimit: Int?
     /// The most payload bytes buffered; a push always fits an empty buffer.
     let byteLimit: Int
     /// The conflation key of a best-effort push (nil: not conflated), or nil for no conflation.
@@ -48,12 +56,13 @@ final class PushSubscriber: Sendable {
     private let onTaken: @Sendable (PushSubscriber) -> Void
 
     init(
-        id: UInt64, topic: String?, limit: Int, byteLimit: Int = .max,
+        id: UInt64, filter: TopicFilter, limit: Int, byteLimit: Int = .max, unacknowledgedLimit: Int? = nil,
         conflationKey: (@Sendable (Push) -> String?)? = nil, onTaken: @escaping @Sendable (PushSubscriber) -> Void
     ) {
         self.id = id
-        self.topic = topic
+        self.filter = filter
         self.limit = limit
+        self.unacknowledgedLimit = unacknowledgedLimit
         self.byteLimit = byteLimit
         self.conflationKey = conflationKey
         self.onTaken = onTaken
@@ -66,8 +75,16 @@ final class PushSubscriber: Sendable {
 
     /// Below half of both bounds: a consumer that fell behind has caught up.
     var isBelowHalf: Bool {
-        state.withLock { $0.buffer.count - $0.head < limit / 2 && $0.bytes < byteLimit / 2 }
+        state.withLock { state in
+            let untaken = state.buffer.count - state.head
+            guard untaken < limit / 2, state.bytes < byteLimit / 2 else { return false }
+            guard let unacknowledgedLimit else { return true }
+            return (untaken + state.unacked.count) * 2 <= unacknowledgedLimit
+        }
     }
+
+    /// How many pushes were handed over and wait for the app's acknowledgement.
+    var unacknowledgedCount: Int { state.withLock { $0.unacked.count } }
 
     /// Why the client ended the stream; nil while it runs, and when it ended because its consumer
     /// was cancelled or released.
@@ -96,9 +113,14 @@ final class PushSubscriber: Sendable {
         let key = push.isReliable ? nil : conflationKey?(push)
         let outcome = state.withLock { state -> Handover in
             guard !state.finished else { return .offered(.refused) }
+            if let unacknowledgedLimit, push.isReliable,
+                state.buffer.count - state.head + state.unacked.count >= unacknowledgedLimit
+            {
+                return .offered(.refused)
+            }
             if !state.waiters.isEmpty {
                 let waiter = state.waiters.removeFirst()
-                let notify = waiter.records && Self.recordTaken(push, in: &state)
+                let notify = waiter.records && handedOver(push, in: &state)
                 return .handed(waiter.continuation, notify: notify)
             }
             if let key, let position = state.latest[key] {
@@ -142,7 +164,7 @@ final class PushSubscriber: Sendable {
                 if state.finished { return .some(nil) }
                 if state.head < state.buffer.count {
                     let push = Self.pop(&state)
-                    notify = recording && Self.recordTaken(push, in: &state)
+                    notify = recording && handedOver(push, in: &state)
                     return .some(push)
                 }
                 state.waiters.append(Waiter(continuation: continuation, records: recording))
@@ -160,7 +182,7 @@ final class PushSubscriber: Sendable {
         let push = state.withLock { state -> Push? in
             guard !state.finished, state.head < state.buffer.count else { return nil }
             let push = Self.pop(&state)
-            notify = recording && Self.recordTaken(push, in: &state)
+            notify = recording && handedOver(push, in: &state)
             return push
         }
         if notify { onTaken(self) }
@@ -193,6 +215,30 @@ final class PushSubscriber: Sendable {
         return push
     }
 
+    /// The app acknowledged `key`, handed over after processing: it counts as taken now. Harmless
+    /// when it was acknowledged before or the stream has ended (the push went back to the server).
+    func acknowledge(_ key: PushKey) {
+        let notify = state.withLock { state -> Bool in
+            guard let push = state.unacked.removeValue(forKey: key) else { return false }
+            return Self.recordTaken(push, in: &state)
+        }
+        if notify { onTaken(self) }
+    }
+
+    /// A push handed over unacknowledged will never be acknowledged (a typed stream let it go):
+    /// false when it is not held (the stream ended, and gave it back already).
+    func forget(_ key: PushKey) -> Bool {
+        state.withLock { $0.unacked.removeValue(forKey: key) != nil }
+    }
+
+    /// Records a push handed over: taken, or held until the app acknowledges it; true when the core
+    /// must be told.
+    private func handedOver(_ push: Push, in state: inout State) -> Bool {
+        guard unacknowledgedLimit != nil, push.isReliable else { return Self.recordTaken(push, in: &state) }
+        state.unacked[push.key] = push
+        return false
+    }
+
     /// Records a reliable push as taken; true when the core must be told (first of a batch).
     private static func recordTaken(_ push: Push, in state: inout State) -> Bool {
         guard push.isReliable else { return false }
@@ -223,11 +269,13 @@ final class PushSubscriber: Sendable {
     }
 
     /// Ends the stream: every waiting task gets nil, and `reason` (when the client ends it for one)
-    /// is kept unless the stream had already ended. Returns the reliable pushes never taken (once).
+    /// is kept unless the stream had already ended. Returns the reliable pushes never taken (once),
+    /// those handed over and not acknowledged with them.
     @discardableResult
     func finish(reason: LongLinkError? = nil) -> [Push] {
         let (waiters, untaken) = state.withLock { state -> ([Waiter], [Push]) in
-            let untaken = state.buffer[state.head...].filter(\.isReliable)
+            let untaken = state.buffer[state.head...].filter(\.isReliable) + state.unacked.values
+            state.unacked.removeAll()
             if !state.finished { state.endReason = reason }
             state.finished = true
             state.buffer.removeAll()

@@ -8,11 +8,18 @@ internal import LongLinkWire
 /// never keeps pushes from being acknowledged or re-sent.
 final class PushSubscription: Sendable {
     private let core: ClientCore
-    private let subscriber: PushSubscriber
+    let subscriber: PushSubscriber
 
-    init(core: ClientCore, topic: String?, conflation: PushConflation? = nil) {
+    init(
+        core: ClientCore, filter: TopicFilter, conflation: PushConflation? = nil,
+        acknowledgement: PushAcknowledgement = .atHandOver
+    ) {
         self.core = core
-        self.subscriber = core.makeSubscriber(topic: topic, conflation: conflation)
+        self.subscriber = core.makeSubscriber(filter: filter, conflation: conflation, acknowledgement: acknowledgement)
+    }
+
+    convenience init(core: ClientCore, topic: String?, conflation: PushConflation? = nil) {
+        self.init(core: core, filter: TopicFilter(topic), conflation: conflation)
     }
 
     /// The next push; nil once the stream has ended.
@@ -23,16 +30,20 @@ final class PushSubscription: Sendable {
     /// The next element `step` makes of a push; nil once the stream has ended.
     ///
     /// The push counts as taken (and a reliable one is acknowledged) only after `step` decided:
-    /// when it is handed over, or skipped after the app saw it; a released one was never taken.
+    /// when it is handed over, or skipped after the app saw it; a released one was never taken. A
+    /// consumer that acknowledges after processing holds a delivered push until the app's ack.
     func next<Element>(_ step: (Push) -> PushStep<Element>) async -> Element? {
-        while let push = await subscriber.next(recording: false) {
+        let holds = subscriber.unacknowledgedLimit != nil
+        while let push = await subscriber.next(recording: holds) {
             switch step(push) {
             case .deliver(let element):
-                subscriber.recordTaken(push)
+                if !holds { subscriber.recordTaken(push) }
                 return element
             case .skip:
-                subscriber.recordTaken(push)
+                if holds { subscriber.acknowledge(push.key) } else { subscriber.recordTaken(push) }
             case .release:
+                // A stream that ended meanwhile gave it back already.
+                if holds, !subscriber.forget(push.key) { continue }
                 core.onLoop { $0.releasePush(push) }
             }
         }
