@@ -6,7 +6,8 @@ internal import LongLinkWire
 /// migrating to a clearly better one), back off when it ends, repeat.
 struct Supervisor {
     let core: ClientCore
-    let configuration: ClientConfiguration
+    /// The client's configuration, with the login step of the current session (`+Relogin`).
+    var configuration: ClientConfiguration
     let directory: EndpointDirectory
     let makeRequestID: @Sendable () -> UInt64
     /// The TLS context of every connection; nil for plain TCP.
@@ -23,10 +24,9 @@ struct Supervisor {
 
     var balancing: Balancing { configuration.balancing }
 
-    func run() async throws {
+    /// One session: connects, logs in and reconnects until a shutdown or the session's end for good.
+    func superviseSession() async {
         var failures = 0
-        await directory.setTLS(tls)
-        await prepare(refreshing: true)
         while await !core.isStopping {
             if await core.pausesReconnection {
                 await core.setState(ConnectionState(phase: .waitingToReconnect, reason: "paused in the background"))
@@ -88,11 +88,6 @@ struct Supervisor {
             case .timer: continue
             }
         }
-        let terminal = await core.terminal
-        await core.stopped(
-            ConnectionState(
-                phase: .stopped, reason: terminal.map { "stopped: \($0.message)" } ?? "shut down", error: terminal))
-        if let terminal { throw terminal }
     }
 
     /// Asks the provider for the list (when there is one and `refreshing`) and probes the endpoints
