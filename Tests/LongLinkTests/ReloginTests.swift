@@ -179,7 +179,7 @@ struct ReloginTests {
         let pushes = client.throwingPushes()
         try await running.waitUntilConnected()
         do {
-            try await client.login(Self.step("frank"))
+            try await within(.seconds(20), "the login to be refused") { try await client.login(Self.step("frank")) }
             Issue.record("a login replaced a running session")
         } catch let error as LongLinkError {
             #expect(error.code == .failedPrecondition)

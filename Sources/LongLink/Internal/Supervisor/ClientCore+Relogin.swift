@@ -9,7 +9,8 @@ struct Relogin {
     /// `run()` supervises and, when the configuration says so, waits for a login after a session ends.
     var supervising = false
     /// The app's next login step until the supervisor takes it, with the `login(_:)` call waiting for that.
-    var pending: (step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
+    var pending: (id: UInt64, step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
+    var lastLoginID: UInt64 = 0
     /// The supervisor, waiting for the app's login.
     var waiter: CheckedContinuation<LoginStep?, Never>?
     /// The app ended the session (``LongLinkClient/logout(reason:)``): `run()` does not throw for it.
@@ -29,19 +30,34 @@ extension ClientCore {
     /// The app's login: returns once the supervisor has taken `step` and requests are admitted
     /// again (they queue behind the new login).
     func login(_ step: @escaping LoginStep) async throws {
-        try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
-            if let refusal = loginRefusal {
-                caller.resume(throwing: refusal)
-            } else if let waiter = relogin.waiter {
-                relogin.waiter = nil
-                beginSession()
-                caller.resume()
-                waiter.resume(returning: step)
-            } else {
-                // The supervisor has not reached its wait yet (the session ended a moment ago).
-                relogin.pending = (step, caller)
+        relogin.lastLoginID += 1
+        let id = relogin.lastLoginID
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
+                if let refusal = loginRefusal {
+                    caller.resume(throwing: refusal)
+                } else if Task.isCancelled {
+                    caller.resume(throwing: CancellationError())
+                } else if let waiter = relogin.waiter {
+                    relogin.waiter = nil
+                    beginSession()
+                    caller.resume()
+                    waiter.resume(returning: step)
+                } else {
+                    // The supervisor has not reached its wait yet (the session ended a moment ago).
+                    relogin.pending = (id, step, caller)
+                }
             }
+        } onCancel: {
+            onLoop { $0.cancelLogin(id) }
         }
+    }
+
+    /// The caller of a login the supervisor has not taken yet was cancelled.
+    private func cancelLogin(_ id: UInt64) {
+        guard let pending = relogin.pending, pending.id == id else { return }
+        relogin.pending = nil
+        pending.caller.resume(throwing: CancellationError())
     }
 
     /// Why a login cannot start now, if it cannot.
