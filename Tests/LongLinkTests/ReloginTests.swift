@@ -57,6 +57,30 @@ struct ReloginTests {
         }
     }
 
+    /// The machine's side: a session that ended for good admits requests and links again only once
+    /// reopened, and never while the client shuts down.
+    @Test func theMachineReopensAfterASessionEndButNotWhileShuttingDown() {
+        var machine = LinkStateMachine()
+        let nothingEnded = machine.reopen()
+        #expect(!nothingEnded)
+        let kicked = machine.terminate(LongLinkError(code: .goAway, message: "kicked"))
+        #expect(kicked)
+        #expect(machine.admissionError?.code == .goAway)
+        let reopened = machine.reopen()
+        #expect(reopened)
+        #expect(machine.admissionError == nil)
+        guard case .awaitWelcome = machine.attach(1) else {
+            Issue.record("a reopened machine refused a link")
+            return
+        }
+        let rejected = machine.terminate(LongLinkError(code: .unauthenticated, message: "rejected"))
+        #expect(rejected)
+        _ = machine.beginShutdown()
+        let reopenedWhileShuttingDown = machine.reopen()
+        #expect(!reopenedWhileShuttingDown)
+        #expect(machine.admissionError?.code == .unauthenticated)
+    }
+
     @Test func aKickedClientLogsInAsAnotherUserUnderTheSameRun() async throws {
         let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
