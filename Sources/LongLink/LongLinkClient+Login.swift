@@ -23,8 +23,8 @@ extension LongLinkClient {
     /// ``logout(reason:)`` first: a login never replaces a running session's user silently), while
     /// another login waits to be taken, or when the configuration or `run()` do not allow it; and
     /// ``LongLinkError/Code-swift.struct/shutdown`` once the client shuts down. Logins that follow
-    /// sessions ended soon after they began wait for the ``ClientConfiguration/backoff``, so a
-    /// server that kicks at every login is not met with a loop.
+    /// sessions the server ended soon after they began wait for the ``ClientConfiguration/backoff``,
+    /// so a server that kicks at every login is not met with a loop; after a logout none waits.
     public func login(_ step: @escaping @Sendable (LoginSession) async throws -> Void) async throws {
         try await core.login(step)
     }

@@ -167,7 +167,8 @@ struct ReloginTests {
     }
 
     /// A server that kicks at every login, and an app that logs in again at every kick: each
-    /// session waits for the backoff, growing, and nothing connects before it passes.
+    /// session waits for the backoff, growing, and nothing connects before it passes; a session
+    /// after the app's own logout does not wait.
     @Test func aServerThatKicksAtEveryLoginIsMetWithTheBackoff() async throws {
         let probe = Probe()
         let server = try await RunningServer.start(probe: probe)
@@ -191,6 +192,11 @@ struct ReloginTests {
             #expect(await client.statistics.connects == round + 1)
             await clock.advance(by: delay)
         }
+        try await running.waitUntilConnected()
+        // A logout is the app's own choice: the next session begins at once, the clock unmoved.
+        await client.logout(reason: "switching users")
+        try await client.login(Self.step("dave"))
+        try await eventually("the session after the logout") { await client.statistics.connects == 5 }
         _ = await running.stop()
         try await server.stop()
     }

@@ -14,8 +14,10 @@ extension Supervisor {
         while true {
             let began = configuration.clock.now
             await session.superviseSession()
-            guard let step = await nextLoginStep() else { break }
-            shortSessions = configuration.clock.now - began < configuration.backoff.resetAfter ? shortSessions + 1 : 0
+            guard let (step, byApp) = await nextLoginStep() else { break }
+            // A logout is the app's choice (switching users, say): no reason to wait.
+            let short = !byApp && configuration.clock.now - began < configuration.backoff.resetAfter
+            shortSessions = short ? shortSessions + 1 : 0
             session.configuration.login = step
             if shortSessions > 0, await !waitBeforeSession(afterShortSessions: shortSessions) { break }
         }
@@ -28,15 +30,15 @@ extension Supervisor {
         if let end, !end.byApp { throw end.error }
     }
 
-    /// After a session ended for good: the app's next login step, or nil to stop (a shutdown, or
-    /// a configuration that stops at the end of a session).
-    private func nextLoginStep() async -> LoginStep? {
+    /// After a session ended for good: the app's next login step and whether the app ended the
+    /// session, or nil to stop (a shutdown, or a configuration that stops at the end of a session).
+    private func nextLoginStep() async -> (LoginStep, byApp: Bool)? {
         guard configuration.waitsForLoginAfterSessionEnd, await !core.isShuttingDown,
             let end = await core.sessionEnd
         else { return nil }
         await core.setState(
             ConnectionState(phase: .waitingToReconnect, reason: "session ended: waiting for login", error: end.error))
-        return await core.waitForLogin()
+        return await core.waitForLogin().map { ($0, end.byApp) }
     }
 
     /// The backoff's delay before a session that follows short ones; false when the client shuts down meanwhile.
