@@ -20,6 +20,20 @@ struct ReloginTests {
         return configuration
     }
 
+    /// A server, and a client that logs in as `user` and waits for a login after a session ends.
+    private static func start(as user: String) async throws -> (Probe, RunningServer, RunningClient) {
+        let probe = Probe()
+        let server = try await RunningServer.start(probe: probe)
+        return (probe, server, RunningClient(configuration(server.endpoint, as: user)))
+    }
+
+    /// Stops the client, whose run() returns without an error, then the server.
+    private static func stopCleanly(_ running: RunningClient, _ server: RunningServer) async throws {
+        let ended = await running.stop()
+        #expect(throws: Never.self) { try ended.get() }
+        try await server.stop()
+    }
+
     /// The room the server says `room.enter` put the caller in: its member is the caller's principal.
     private static let enter = bytes(#"{"id":1}"#)
 
@@ -82,9 +96,7 @@ struct ReloginTests {
     }
 
     @Test func aKickedClientLogsInAsAnotherUserUnderTheSameRun() async throws {
-        let probe = Probe()
-        let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(Self.configuration(server.endpoint, as: "alice"))
+        let (probe, server, running) = try await Self.start(as: "alice")
         let client = running.client
         let alicePushes = client.throwingPushes(topic: "alerts")
         try await running.waitUntilConnected()
@@ -114,9 +126,7 @@ struct ReloginTests {
         #expect(try await Self.first(of: bobPushes) == "for bob")
         #expect(await client.statistics.connects == 2)
         // The last session did not end for good: run() returns without an error.
-        let ended = await running.stop()
-        #expect(throws: Never.self) { try ended.get() }
-        try await server.stop()
+        try await Self.stopCleanly(running, server)
     }
 
     @Test func aRejectedLoginThenGoodCredentialsInWithLongLinkClient() async throws {
@@ -137,9 +147,7 @@ struct ReloginTests {
     /// Alice's cached reply and the pushes held for her (no consumer took them) stay hers: the
     /// next user's calls and streams never see them, though neither login step names its principal.
     @Test func theOldUsersCachedRepliesAndHeldPushesDoNotReachTheNext() async throws {
-        let probe = Probe()
-        let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(Self.configuration(server.endpoint, as: "alice"))
+        let (_, server, running) = try await Self.start(as: "alice")
         let client = running.client
         try await running.waitUntilConnected()
         var cached = RequestOptions()
@@ -202,9 +210,7 @@ struct ReloginTests {
     }
 
     @Test func loginIsRefusedWhileASessionRunsAndFollowsALogout() async throws {
-        let probe = Probe()
-        let server = try await RunningServer.start(probe: probe)
-        let running = RunningClient(Self.configuration(server.endpoint, as: "erin"))
+        let (_, server, running) = try await Self.start(as: "erin")
         let client = running.client
         let pushes = client.throwingPushes()
         try await running.waitUntilConnected()
@@ -223,9 +229,7 @@ struct ReloginTests {
         #expect(text(try await client.request("room.enter", payload: Self.enter)).contains("frank"))
         // A logout the app asked for is not an error of run().
         await client.logout()
-        let ended = await running.stop()
-        #expect(throws: Never.self) { try ended.get() }
-        try await server.stop()
+        try await Self.stopCleanly(running, server)
     }
 
     @Test func withoutTheOptionAKickStillStopsRunAndLoginIsRefused() async throws {
