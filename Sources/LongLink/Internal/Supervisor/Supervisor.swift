@@ -3,7 +3,8 @@ internal import LongLinkWire
 
 /// The supervising loop behind ``LongLinkClient/run()``: choose endpoints, race a connection, log
 /// in, replay subscriptions, `Sync`, open the queue, watch the link (re-probing the others and
-/// migrating to a clearly better one), back off when it ends, repeat.
+/// migrating to a clearly better one), back off when it ends, repeat; after a session's end for good,
+/// wait for the app's next login when the configuration says so (`+Relogin`).
 struct Supervisor {
     let core: ClientCore
     /// The client's configuration, with the login step of the current session (`+Relogin`).
