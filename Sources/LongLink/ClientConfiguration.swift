@@ -44,8 +44,13 @@ public struct ClientConfiguration: Sendable {
     public static let maxFrameBytesLimit = 64 << 20
     /// The login step, run after every connect before queued requests are released. It makes
     /// requests through the ``LoginSession`` it is given. Throwing an error with code
-    /// ``LongLinkError/Code-swift.struct/unauthenticated`` stops the client for good.
+    /// ``LongLinkError/Code-swift.struct/unauthenticated`` ends the session for good.
     public var login: (@Sendable (LoginSession) async throws -> Void)?
+    /// What ``LongLinkClient/run()`` does when a session ends for good (`GoAway` without reconnect,
+    /// a rejected login, ``LongLinkClient/logout(reason:)``). False (the default): it stops and
+    /// throws the reason. True: it stays, waiting for ``LongLinkClient/login(_:)`` to start the
+    /// next session with new credentials on the same client, or for a shutdown.
+    public var waitsForLoginAfterSessionEnd = false
     /// Requests replayed after every login (subscriptions the server forgets when a link drops).
     public var subscriptions: [Subscription] = []
     /// Metadata sent in `Hello` (app version, platform). Never credentials.

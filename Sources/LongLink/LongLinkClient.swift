@@ -280,7 +280,9 @@ public final class LongLinkClient: Sendable {
     }
 
     /// Runs the supervisor until ``shutdown()``, cancellation, or a terminal error (a rejected login,
-    /// `GoAway` without reconnect), which it throws.
+    /// `GoAway` without reconnect), which it throws. With
+    /// ``ClientConfiguration/waitsForLoginAfterSessionEnd`` it stays after such an end, waiting for
+    /// ``login(_:)``, and throws the last session's end only if the client shuts down before one.
     ///
     /// It has the shape of swift-service-lifecycle's `Service.run()`, so a client can run in a
     /// `ServiceGroup` as it is. Cancelling the task that runs `run()` is a shutdown without a grace

@@ -8,7 +8,9 @@
 /// ```
 ///
 /// Throws what `body` throws; when `body` succeeded but the supervisor stopped on a terminal error
-/// (a rejected login, `GoAway` without reconnect), throws that error.
+/// (a rejected login, `GoAway` without reconnect), throws that error. With
+/// ``ClientConfiguration/waitsForLoginAfterSessionEnd`` `body` may log in again after such an end
+/// (``LongLinkClient/login(_:)``); the error is thrown only if the last session ended so.
 public func withLongLinkClient<Result: Sendable>(
     configuration: ClientConfiguration,
     isolation: isolated (any Actor)? = #isolation,

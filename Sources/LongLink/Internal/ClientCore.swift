@@ -18,7 +18,8 @@ enum RetryWake: Sendable {
 /// and the frames written in one loop pass go out in one system call. The decisions live in three
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
 /// ``RequestBook`` (pending requests) and ``PushLedger`` (pushes and acks). The facets:
-/// `+Requests`, `+Link`, `+Migration`, `+Heartbeat`, `+Compression`, `+Pushes`, `+Lifecycle`.
+/// `+Requests`, `+Link`, `+Migration`, `+Heartbeat`, `+Compression`, `+Pushes`, `+Lifecycle`,
+/// `+Relogin`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
@@ -107,6 +108,8 @@ actor ClientCore {
     /// The response cache (in the request layer; the core only invalidates it on pushes).
     nonisolated let responseCache: ResponseCache
     var observation = Observation()
+    /// The wait for the app's next login after a session ended for good (`+Relogin`).
+    var relogin = Relogin()
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {

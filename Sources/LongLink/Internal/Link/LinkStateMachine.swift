@@ -301,4 +301,12 @@ struct LinkStateMachine {
         terminalError = error
         return true
     }
+
+    /// A new session begins after one ended for good (the app logged in again): requests are
+    /// admitted again. False while shutting down or when no session ended.
+    mutating func reopen() -> Bool {
+        guard terminalError != nil, !shuttingDown else { return false }
+        terminalError = nil
+        return true
+    }
 }

@@ -57,6 +57,7 @@ extension ClientCore {
             fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
             wakeRetry(.shutdown)
             if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
+            endLoginWaits()
         case .none:
             guard let current = timers.shutdownDeadline, deadline < current else { return }
             timers.shutdown?.cancel()

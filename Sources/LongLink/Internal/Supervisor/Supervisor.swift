@@ -3,10 +3,12 @@ internal import LongLinkWire
 
 /// The supervising loop behind ``LongLinkClient/run()``: choose endpoints, race a connection, log
 /// in, replay subscriptions, `Sync`, open the queue, watch the link (re-probing the others and
-/// migrating to a clearly better one), back off when it ends, repeat.
+/// migrating to a clearly better one), back off when it ends, repeat; after a session's end for good,
+/// wait for the app's next login when the configuration says so (`+Relogin`).
 struct Supervisor {
     let core: ClientCore
-    let configuration: ClientConfiguration
+    /// The client's configuration, with the login step of the current session (`+Relogin`).
+    var configuration: ClientConfiguration
     let directory: EndpointDirectory
     let makeRequestID: @Sendable () -> UInt64
     /// The TLS context of every connection; nil for plain TCP.
@@ -23,10 +25,9 @@ struct Supervisor {
 
     var balancing: Balancing { configuration.balancing }
 
-    func run() async throws {
+    /// One session: connects, logs in and reconnects until a shutdown or the session's end for good.
+    func superviseSession() async {
         var failures = 0
-        await directory.setTLS(tls)
-        await prepare(refreshing: true)
         while await !core.isStopping {
             if await core.pausesReconnection {
                 await core.setState(ConnectionState(phase: .waitingToReconnect, reason: "paused in the background"))
@@ -88,11 +89,6 @@ struct Supervisor {
             case .timer: continue
             }
         }
-        let terminal = await core.terminal
-        await core.stopped(
-            ConnectionState(
-                phase: .stopped, reason: terminal.map { "stopped: \($0.message)" } ?? "shut down", error: terminal))
-        if let terminal { throw terminal }
     }
 
     /// Asks the provider for the list (when there is one and `refreshing`) and probes the endpoints

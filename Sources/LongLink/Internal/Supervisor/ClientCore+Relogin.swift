@@ -1,0 +1,128 @@
+internal import LongLinkWire
+
+/// The app's login step (``ClientConfiguration/login``, or the one given to ``LongLinkClient/login(_:)``).
+typealias LoginStep = @Sendable (LoginSession) async throws -> Void
+
+/// The core's side of logging in again after a session ended for good: the supervisor waits for
+/// the app's ``LongLinkClient/login(_:)`` (or a shutdown), which hands it the next login step.
+struct Relogin {
+    /// `run()` supervises and, when the configuration says so, waits for a login after a session ends.
+    var supervising = false
+    /// The app's next login step until the supervisor takes it, with the `login(_:)` call waiting for that.
+    var pending: (id: UInt64, step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
+    var lastLoginID: UInt64 = 0
+    /// The supervisor, waiting for the app's login.
+    var waiter: CheckedContinuation<LoginStep?, Never>?
+    /// The app ended the session (``LongLinkClient/logout(reason:)``): `run()` does not throw for it.
+    var loggedOut = false
+}
+
+extension ClientCore {
+    func setSupervising(_ value: Bool) { relogin.supervising = value }
+
+    /// A session ended for good and no other began: what `run()` ends with, unless the app logged out.
+    var sessionEnd: (error: LongLinkError, byApp: Bool)? {
+        machine.terminalError.map { ($0, relogin.loggedOut) }
+    }
+
+    var isShuttingDown: Bool { machine.shuttingDown }
+
+    /// The app's login: returns once the supervisor has taken `step` and requests are admitted
+    /// again (they queue behind the new login).
+    func login(_ step: @escaping LoginStep) async throws {
+        relogin.lastLoginID += 1
+        let id = relogin.lastLoginID
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
+                if let refusal = loginRefusal {
+                    caller.resume(throwing: refusal)
+                } else if Task.isCancelled {
+                    caller.resume(throwing: CancellationError())
+                } else if let waiter = relogin.waiter {
+                    relogin.waiter = nil
+                    beginSession()
+                    caller.resume()
+                    waiter.resume(returning: step)
+                } else {
+                    // The supervisor has not reached its wait yet (the session ended a moment ago).
+                    relogin.pending = (id, step, caller)
+                }
+            }
+        } onCancel: {
+            onLoop { $0.cancelLogin(id) }
+        }
+    }
+
+    /// The caller of a login the supervisor has not taken yet was cancelled.
+    private func cancelLogin(_ id: UInt64) {
+        guard let pending = relogin.pending, pending.id == id else { return }
+        relogin.pending = nil
+        pending.caller.resume(throwing: CancellationError())
+    }
+
+    /// Why a login cannot start now, if it cannot.
+    private var loginRefusal: LongLinkError? {
+        if machine.shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
+        guard relogin.supervising, configuration.waitsForLoginAfterSessionEnd else {
+            return LongLinkError(
+                code: .failedPrecondition,
+                message: "login(_:) needs run() running with waitsForLoginAfterSessionEnd set")
+        }
+        guard machine.terminalError != nil else {
+            return LongLinkError(code: .failedPrecondition, message: "a session is running: call logout() first")
+        }
+        guard relogin.pending == nil else {
+            return LongLinkError(code: .failedPrecondition, message: "a login is already under way")
+        }
+        return nil
+    }
+
+    /// The supervisor's wait for the app's next login step; nil when the client shuts down first.
+    func waitForLogin() async -> LoginStep? {
+        await withCheckedContinuation { waiter in
+            if machine.shuttingDown {
+                waiter.resume(returning: nil)
+            } else if let pending = relogin.pending {
+                relogin.pending = nil
+                beginSession()
+                pending.caller.resume()
+                waiter.resume(returning: pending.step)
+            } else {
+                relogin.waiter = waiter
+            }
+        }
+    }
+
+    /// Admits requests again for the next principal. What belonged to the last one is gone
+    /// already (its requests failed, its pushes dropped with its consumers, in ``terminate(_:)``);
+    /// its cached replies go now, so that the next principal never reads them.
+    private func beginSession() {
+        guard machine.reopen() else { return }
+        relogin.loggedOut = false
+        responseCache.principal = ""
+        responseCache.removeAll()
+    }
+
+    /// The client shuts down: the supervisor's wait and a login waiting for it end.
+    func endLoginWaits() {
+        relogin.waiter?.resume(returning: nil)
+        relogin.waiter = nil
+        relogin.pending?.caller.resume(
+            throwing: LongLinkError(code: .shutdown, message: "the client is shutting down"))
+        relogin.pending = nil
+    }
+
+    /// The app ends the session: what the app took is acknowledged, the server is told `GoAway`,
+    /// and everything pending fails with `error`, as after a kick.
+    func logout(_ error: LongLinkError) {
+        guard machine.terminalError == nil, !machine.shuttingDown else { return }
+        relogin.loggedOut = true
+        if let link, link.end == nil, machine.isEstablished(link.generation) {
+            if machine.synced { perform(ledger.flushAcks()) }
+            send(.goAway(Frame.GoAway(code: .ok, reason: "client logging out")), on: link)
+        }
+        terminate(error)
+        // A supervisor waiting to reconnect sees the end now rather than after its delay.
+        wakeRetry(.timer)
+    }
+}
