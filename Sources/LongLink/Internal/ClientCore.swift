@@ -106,6 +106,8 @@ actor ClientCore {
     /// The response cache (in the request layer; the core only invalidates it on pushes).
     nonisolated let responseCache: ResponseCache
     var observation = Observation()
+    /// The subscriptions kept entered across links (``SubscriptionBook``), and their handles.
+    var subscriptions: SubscriptionState
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
@@ -163,6 +165,8 @@ actor ClientCore {
             holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
             maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
+        self.subscriptions = SubscriptionState(
+            book: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff))
     }
 
     func log(
