@@ -9,7 +9,9 @@
 /// }
 /// ```
 ///
+/// The reply's properties read through the handle (`room.members` for `room.reply.members`).
 /// Releasing the handle does not end the subscription (the room stays entered); ``cancel()`` does.
+@dynamicMemberLookup
 public final class LongLinkSubscription<Reply: Sendable>: Sendable {
     /// The reply to the request that made the subscription.
     public let reply: Reply
@@ -27,6 +29,11 @@ public final class LongLinkSubscription<Reply: Sendable>: Sendable {
         self.replays = replays
         self.id = id
         self.client = client
+    }
+
+    /// A property of ``reply``.
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Reply, Value>) -> Value {
+        reply[keyPath: keyPath]
     }
 
     /// Ends the subscription: it is no longer replayed, ``replays`` ends, and its leave request,
