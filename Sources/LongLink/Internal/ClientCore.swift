@@ -15,10 +15,11 @@ enum RetryWake: Sendable {
 ///
 /// The actor's executor is the event loop of its connections, so frames that arrive are handled
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
-/// and the frames written in one loop pass go out in one system call. The decisions live in three
+/// and the frames written in one loop pass go out in one system call. The decisions live in
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests) and ``PushLedger`` (pushes and acks). The facets:
-/// `+Requests`, `+Link`, `+Migration`, `+Heartbeat`, `+Compression`, `+Pushes`, `+Lifecycle`.
+/// ``RequestBook`` (pending requests), ``PushLedger`` (pushes and acks) and ``SubscriptionBook``
+/// (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
+/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Subscriptions`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
