@@ -50,10 +50,11 @@ extension LongLinkClient {
         let entered = try await core.enterSubscription(
             method: method, payload: payload, leave: leave,
             deadline: configuration.clock.now.advanced(by: timeout ?? configuration.defaultTimeout),
-            deliver: { continuation.yield($0.flatMap { payload in Result { () throws(LongLinkError) in try decode(payload) } }) },
+            deliver: { outcome in
+                let decoded = outcome.flatMap { payload in Result { () throws(LongLinkError) in try decode(payload) } }
+                continuation.yield(decoded)
+            },
             finish: { continuation.finish() })
-        let subscription = LongLinkSubscription(
-            reply: try decode(entered.reply), replays: replays, id: entered.id, client: self)
-        return subscription
+        return LongLinkSubscription(reply: try decode(entered.reply), replays: replays, id: entered.id, client: self)
     }
 }

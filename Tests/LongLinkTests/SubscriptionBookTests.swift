@@ -37,8 +37,8 @@ import Testing
             Issue.record("the first reply goes to the caller")
             return
         }
-        guard case .replayFailed(_, let retryAt) = book.outcome(a, generation: 1, .failure(refused), now: now, random: 0)
-        else {
+        let refusal = book.outcome(a, generation: 1, .failure(refused), now: now, random: 0)
+        guard case .replayFailed(_, let retryAt) = refusal else {
             Issue.record("a refused replay is reported")
             return
         }
@@ -47,8 +47,8 @@ import Testing
         #expect(book.due(now: now + .milliseconds(99), open: 1).isEmpty)
         #expect(book.due(now: retryAt, open: 1).map(\.id) == [a])
         // Refused again: the backoff grows.
-        guard case .replayFailed(_, let later) = book.outcome(a, generation: 1, .failure(refused), now: now, random: 0)
-        else {
+        let again = book.outcome(a, generation: 1, .failure(refused), now: now, random: 0)
+        guard case .replayFailed(_, let later) = again else {
             Issue.record("a refused replay is reported")
             return
         }

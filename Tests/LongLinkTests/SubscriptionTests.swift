@@ -152,6 +152,26 @@ import Testing
         await rooms.stop()
     }
 
+    @Test func aSubscriptionPastItsDeadlineThrowsAndKeepsNothing() async throws {
+        let rooms = try await RoomServers.start(1)
+        await rooms.proxies[0].refuseConnections()
+        let running = RunningClient(.forRooms(rooms.endpoints))
+        let client = running.client
+        do {
+            _ = try await within(.seconds(20), "the subscription to fail") {
+                try await client.subscribe(EnterRoom(room: 8, user: "alice"), timeout: .zero)
+            }
+            Issue.record("expected deadlineExceeded")
+        } catch let error as LongLinkError {
+            #expect(error.code == .deadlineExceeded)
+        }
+        await rooms.proxies[0].acceptConnections()
+        _ = try await client.request("record", payload: bytes("marker"))
+        #expect(try await rooms.next() == "record marker s0")
+        await running.stop()
+        await rooms.stop()
+    }
+
     @Test func aSubscriptionMadeOfflineIsSentByTheNextLogin() async throws {
         let rooms = try await RoomServers.start(1)
         await rooms.proxies[0].refuseConnections()

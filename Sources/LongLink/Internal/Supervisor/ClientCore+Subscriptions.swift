@@ -59,7 +59,10 @@ extension ClientCore {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let sink = SubscriptionSink(first: continuation, deliver: deliver, finish: finish)
-                    onLoop { $0.registerSubscription(ticket, method: method, payload: payload, leave: leave, sink) }
+                    onLoop {
+                        $0.registerSubscription(
+                            ticket, method: method, payload: payload, leave: leave, deadline: deadline, sink)
+                    }
                 }
             } onCancel: {
                 ticket.abandoned.store(true, ordering: .releasing)
@@ -72,7 +75,8 @@ extension ClientCore {
     // MARK: The core's side
 
     func registerSubscription(
-        _ ticket: SubscriptionTicket, method: String, payload: [UInt8], leave: Subscription?, _ sink: SubscriptionSink
+        _ ticket: SubscriptionTicket, method: String, payload: [UInt8], leave: Subscription?,
+        deadline: ContinuousClock.Instant, _ sink: SubscriptionSink
     ) {
         if ticket.abandoned.load(ordering: .acquiring) {
             sink.first?.resume(throwing: CancellationError())
@@ -80,6 +84,10 @@ extension ClientCore {
         }
         do throws(LongLinkError) {
             if let error = machine.admissionError { throw error }
+            // The timeout's job may have run before this one: it found nothing to expire.
+            if clock.now >= deadline {
+                throw LongLinkError(code: .deadlineExceeded, message: "the deadline passed before \(method) was sent")
+            }
             let id = try subscriptions.book.add(method: method, payload: payload, leave: leave)
             ticket.id.store(id, ordering: .releasing)
             subscriptions.sinks[id] = sink
@@ -158,7 +166,8 @@ extension ClientCore {
         var open: UInt64?
         if case .open(let generation) = machine.phase { open = generation }
         let now = clock.now
-        let work = subscriptions.leaves.map(SubscriptionWork.leave)
+        let work =
+            subscriptions.leaves.map(SubscriptionWork.leave)
             + subscriptions.book.due(now: now, open: open).map(SubscriptionWork.send)
         subscriptions.leaves = []
         guard work.isEmpty else {
