@@ -38,18 +38,26 @@ extension LongLinkClient {  // the two lines of the headline, in three
         }
         let room = try await client.enterRoom(EnterRoom(room: 42, user: "alice"))
         #expect(room.members == ["alice"])
-        #expect(try await rooms.next() == "enter 42 alice s0")
-
+        // The server the room is entered on: a loaded machine's probes may prefer either, and a
+        // cut link may come back on either.
+        var current = 0
         var sent = 0
-        func publish(_ count: Int, on server: Int) async throws {
+        // Stored in the servers' shared store, delivered by whichever holds the link.
+        func publish(_ count: Int) async throws {
+            let server = try #require(rooms.server(0) ?? rooms.server(1))
             for _ in 0..<count {
                 sent += 1
                 let alert = #"{"symbol":"AAPL","price":\#(sent)}"#
-                _ = try await rooms.server(server)?.publish(to: "alice", topic: "alerts", payload: Array(alert.utf8))
+                _ = try await server.publish(to: "alice", topic: "alerts", payload: Array(alert.utf8))
             }
         }
-        func expectReplay(on server: String) async throws {
-            #expect(try await rooms.next() == "enter 42 alice \(server)")
+        func enteredOn() async throws -> Int {
+            let event = try await rooms.next()
+            #expect(event.hasPrefix("enter 42 alice s"))
+            return event.hasSuffix("s1") ? 1 : 0
+        }
+        func expectReplay() async throws {
+            current = try await enteredOn()
             let replays = room.replays
             let replayed = try await within(.seconds(20), "the room's replay") {
                 for await outcome in replays { return try outcome.get() }
@@ -58,16 +66,19 @@ extension LongLinkClient {  // the two lines of the headline, in three
             #expect(replayed.room == 42 && replayed.members == ["alice"])
         }
 
-        try await publish(10, on: 0)
-        await rooms.proxies[0].apply(.cut)
-        try await expectReplay(on: "s0")
-        try await publish(10, on: 0)
-        await rooms.proxies[0].apply(.cut)
-        try await expectReplay(on: "s0")
-        try await publish(10, on: 0)
-        await rooms.servers[0].crash()
-        try await expectReplay(on: "s1")
-        try await publish(10, on: 1)
+        current = try await enteredOn()
+        try await publish(10)
+        await rooms.proxies[current].apply(.cut)
+        try await expectReplay()
+        try await publish(10)
+        await rooms.proxies[current].apply(.cut)
+        try await expectReplay()
+        try await publish(10)
+        let crashed = current
+        await rooms.servers[crashed].crash()
+        try await expectReplay()
+        #expect(current != crashed)
+        try await publish(10)
 
         var prices: [Int] = []
         while prices.count < sent { prices.append(Int(try await received.next(within: .seconds(20)).price)) }
@@ -76,7 +87,7 @@ extension LongLinkClient {  // the two lines of the headline, in three
         // Nothing more comes (a duplicate would follow the last one): a marker request round trip
         // through the new server and its push stream.
         _ = try await client.request("record", payload: bytes("marker"))
-        #expect(try await rooms.next() == "record marker s1")
+        #expect(try await rooms.next() == "record marker s\(current)")
         #expect(received.count == 0)
         #expect(loopEnded.count == 0)
         await running.stop()
