@@ -55,6 +55,23 @@ extension LongLinkClient {
                 continuation.yield(decoded)
             },
             finish: { continuation.finish() })
-        return LongLinkSubscription(reply: try decode(entered.reply), replays: replays, id: entered.id, client: self)
+        do {
+            let reply = try decode(entered.reply)
+            return LongLinkSubscription(reply: reply, replays: replays, id: entered.id, client: self)
+        } catch {
+            // No handle to end it with: it ends here, as `cancel()` would end it.
+            await endSubscription(entered.id)
+            throw error
+        }
+    }
+
+    /// Ends subscription `id` and sends its leave request, if it has one to send.
+    func endSubscription(_ id: UInt64) async {
+        guard let leave = await core.cancelSubscription(id) else { return }
+        do {
+            _ = try await request(leave.method, payload: leave.payload)
+        } catch {
+            configuration.logger?(LogRecord(bounded: .warning, "leaving with \(leave.method) failed: \(error)"))
+        }
     }
 }

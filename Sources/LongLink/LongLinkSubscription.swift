@@ -41,11 +41,6 @@ public final class LongLinkSubscription<Reply: Sendable>: Sendable {
     /// ``ClientConfiguration/defaultTimeout``). Returns once the leave was answered; a failed one
     /// is logged. Calling it again does nothing.
     public func cancel() async {
-        guard let leave = await client.core.cancelSubscription(id) else { return }
-        do {
-            _ = try await client.request(leave.method, payload: leave.payload)
-        } catch {
-            client.configuration.logger?(LogRecord(bounded: .warning, "leaving with \(leave.method) failed: \(error)"))
-        }
+        await client.endSubscription(id)
     }
 }

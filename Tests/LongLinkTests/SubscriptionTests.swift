@@ -169,6 +169,33 @@ import Testing
         await rooms.stop()
     }
 
+    @Test func aFirstReplyThatDoesNotDecodeThrowsAndLeaves() async throws {
+        struct Unexpected: Decodable, Sendable { var unknownField: Int }
+        struct EnterOddly: LongLinkRequest, Encodable {
+            typealias Reply = Unexpected
+            static let method = "room.enter"
+            var room: Int
+            var user: String
+        }
+        let rooms = try await RoomServers.start(1)
+        let running = RunningClient(.forRooms(rooms.endpoints))
+        let client = running.client
+        do {
+            _ = try await client.subscribe(EnterOddly(room: 11, user: "alice"), leave: LeaveRoom(room: 11))
+            Issue.record("expected decodingFailed")
+        } catch let error as LongLinkError {
+            #expect(error.code == .decodingFailed)
+        }
+        #expect(try await rooms.next() == "enter 11 alice s0")
+        #expect(try await rooms.next() == "leave 11 s0")
+        // Not kept: not entered again after a reconnect.
+        await rooms.proxies[0].apply(.cut)
+        _ = try await client.request("record", payload: bytes("marker"))
+        #expect(try await rooms.next() == "record marker s0")
+        await running.stop()
+        await rooms.stop()
+    }
+
     @Test func aSubscriptionPastItsDeadlineThrowsAndKeepsNothing() async throws {
         let rooms = try await RoomServers.start(1)
         await rooms.proxies[0].refuseConnections()
