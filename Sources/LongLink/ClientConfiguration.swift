@@ -51,7 +51,9 @@ public struct ClientConfiguration: Sendable {
     /// throws the reason. True: it stays, waiting for ``LongLinkClient/login(_:)`` to start the
     /// next session with new credentials on the same client, or for a shutdown.
     public var waitsForLoginAfterSessionEnd = false
-    /// Requests replayed after every login (subscriptions the server forgets when a link drops).
+    /// Requests replayed after every login, failover and migration (subscriptions the server
+    /// forgets when a link drops): the static case of ``LongLinkClient/subscribe(_:timeout:)``,
+    /// replayed first, in this order, and never ended.
     public var subscriptions: [Subscription] = []
     /// Metadata sent in `Hello` (app version, platform). Never credentials.
     public var metadata: [String: String] = [:]
@@ -174,7 +176,8 @@ public struct BackgroundPolicy: Sendable, Hashable {
     }
 }
 
-/// A request replayed after every login, such as a subscription the server keeps per connection.
+/// A request by method and payload: one replayed after every login, such as a subscription the
+/// server keeps per connection, or the leave request of a run-time subscription.
 public struct Subscription: Sendable, Hashable {
     /// The method to call.
     public var method: String

@@ -311,7 +311,7 @@ public final class LongLinkClient: Sendable {
         try await withTaskCancellationHandler {
             try await Supervisor(
                 core: core, configuration: configuration, directory: directory, makeRequestID: makeRequestID, tls: tls
-            ).run()
+            ).runKeepingSubscriptions()
         } onCancel: {
             core.onLoop { $0.beginShutdown(gracePeriod: .zero) }
         }

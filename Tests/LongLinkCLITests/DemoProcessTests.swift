@@ -24,6 +24,7 @@ struct DemoProcessTests {
         let outcome = try await ToolProcess.run(["demo", "--tls", "--duration", "12s"], within: .seconds(90))
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("(TLS)"))
+        #expect(outcome.standardOutput.contains("entered at run time"))
         let lines = outcome.standardOutput.split(separator: "\n").map(String.init)
         let lost = lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("lost ") }
         #expect(lost?.hasSuffix(" 0") == true, "\(outcome.standardOutput)")

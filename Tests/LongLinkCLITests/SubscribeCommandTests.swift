@@ -99,6 +99,53 @@ struct SubscribeCommandTests {
         #expect(try await restarted.waitForExit().status == 0)
     }
 
+    @Test func enterMakesRunTimeSubscriptionsAndEntersAgainAfterARestart() async throws {
+        let (server, port) = try await ServeCommandTests.startServer(["--quiet"])
+        defer { server.terminate() }
+        let subscriber = try ToolProcess(
+            Self.arguments(
+                port: port,
+                [
+                    "--topic", "quotes", "--enter", #"room.enter={"room":42,"user":"alice"}"#,
+                    "--enter", #"room.enter={"room":7,"user":"alice"}"#,
+                ]))
+        defer { subscriber.terminate() }
+        // One line per room, `entered room.enter: {...}` (the reply's keys in any order).
+        func entered(_ prefix: String, room: Int) -> Bool {
+            subscriber.standardError.split(separator: "\n").contains {
+                $0.hasPrefix("longlink subscribe: \(prefix) room.enter: {") && $0.contains(#""room":\#(room)"#)
+                    && $0.contains(#""members":["alice"]"#)
+            }
+        }
+        try await eventually("both rooms entered") { entered("entered", room: 42) && entered("entered", room: 7) }
+
+        // A server with no memory of the rooms: the client enters both again by itself.
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
+        let (restarted, _) = try await ServeCommandTests.startServer(["--quiet", "--port", "\(port)"])
+        defer { restarted.terminate() }
+        try await eventually("both rooms entered again") {
+            entered("entered again", room: 42) && entered("entered again", room: 7)
+        }
+
+        subscriber.send(SIGINT)
+        #expect(try await subscriber.waitForExit(within: .seconds(10)).status == 0)
+        restarted.send(SIGTERM)
+        #expect(try await restarted.waitForExit().status == 0)
+    }
+
+    @Test func aRefusedEnterIsAnError() async throws {
+        let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
+        defer { server.terminate() }
+        let outcome = try await ToolProcess.run(
+            Self.arguments(port: port, ["--enter", #"room.enter={"room":1,"user":""}"#, "--quiet"]),
+            within: .seconds(10))
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.hasPrefix("error: INVALID_ARGUMENT: "), "\(outcome.standardError)")
+        server.send(SIGTERM)
+        #expect(try await server.waitForExit().status == 0)
+    }
+
     @Test func rejectedLoginIsAnError() async throws {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }

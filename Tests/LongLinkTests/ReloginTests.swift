@@ -174,6 +174,27 @@ struct ReloginTests {
         try await server.stop()
     }
 
+    /// Alice's run-time subscription ends with her session: its handle's replays end, and bob's
+    /// login replays nothing of hers (a room entered as alice is not entered as bob).
+    @Test func theOldUsersRunTimeSubscriptionsEndWithHerSession() async throws {
+        let (probe, server, running) = try await Self.start(as: "alice")
+        let client = running.client
+        try await running.waitUntilConnected()
+        #expect(try await probe.events.next() == "login alice")
+        let room = try await client.subscribe(method: "record", payload: bytes("alice's room"))
+        #expect(try await probe.events.next() == "record alice's room")
+        #expect(server.server.kick(principal: "alice", reason: "kicked") == 1)
+        try await within(.seconds(20), "the handle's replays to end") { for await _ in room.replays {} }
+        try await Self.waitForState(client, "the wait for a login", Self.waitingForLogin(.goAway))
+        try await client.login(Self.step("bob"))
+        #expect(try await probe.events.next() == "login bob")
+        // Sent after bob's login: a replay of alice's room would have come first.
+        #expect(try await client.request("record", payload: bytes("marker")) == bytes("marker"))
+        #expect(try await probe.events.next() == "record marker")
+        _ = await running.stop()
+        try await server.stop()
+    }
+
     /// A server that kicks at every login, and an app that logs in again at every kick: each
     /// session waits for the backoff, growing, and nothing connects before it passes; a session
     /// after the app's own logout does not wait.

@@ -15,11 +15,11 @@ enum RetryWake: Sendable {
 ///
 /// The actor's executor is the event loop of its connections, so frames that arrive are handled
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
-/// and the frames written in one loop pass go out in one system call. The decisions live in three
+/// and the frames written in one loop pass go out in one system call. The decisions live in
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests) and ``PushLedger`` (pushes and acks). The facets:
-/// `+Requests`, `+Link`, `+Migration`, `+Heartbeat`, `+Compression`, `+Pushes`, `+Lifecycle`,
-/// `+Relogin`.
+/// ``RequestBook`` (pending requests), ``PushLedger`` (pushes and acks) and ``SubscriptionBook``
+/// (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
+/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
@@ -110,6 +110,8 @@ actor ClientCore {
     var observation = Observation()
     /// The wait for the app's next login after a session ended for good (`+Relogin`).
     var relogin = Relogin()
+    /// The subscriptions kept entered across links (``SubscriptionBook``), and their handles.
+    var subscriptions: SubscriptionState
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
@@ -167,6 +169,8 @@ actor ClientCore {
             holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
             maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
+        self.subscriptions = SubscriptionState(
+            book: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff))
     }
 
     func log(

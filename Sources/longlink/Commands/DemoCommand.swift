@@ -121,12 +121,12 @@ enum DemoCommand: Subcommand {
             _ = try await session.request("login", payload: Array("alice".utf8))
         }
         configuration.subscriptions = [
-            Subscription(method: "quotes.subscribe", payload: Array(#"["AAPL","MSFT","TSLA","NVDA","AMZN"]"#.utf8)),
-            Subscription(method: "room.enter", payload: Array(#"{"room":42,"user":"alice"}"#.utf8)),
+            Subscription(method: "quotes.subscribe", payload: Array(#"["AAPL","MSFT","TSLA","NVDA","AMZN"]"#.utf8))
         ]
         let client = LongLinkClient(configuration: configuration)
         let quotes = client.pushes(topic: "quotes")
         let alerts = client.pushes(topic: "alerts")
+        let (enteredRooms, enteredRoom) = AsyncStream<LongLinkSubscription<[UInt8]>>.makeStream()
 
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -158,8 +158,26 @@ enum DemoCommand: Subcommand {
                         try await Task.sleep(for: .milliseconds(100))
                     }
                 }
-                // Requests: one every 300 ms, alternating an echo and a chat message.
                 group.addTask {
+                    for await room in enteredRooms {
+                        for await replay in room.replays {
+                            switch replay {
+                            case .success(let reply):
+                                say("room", .green, "entered again: \(String(decoding: reply, as: UTF8.self))")
+                            case .failure(let error):
+                                say("room", .red, "entering again failed: \(error.code): \(error.message)")
+                            }
+                        }
+                    }
+                }
+                // Requests: one every 300 ms, alternating an echo and a chat message, in a room
+                // entered at run time (the client enters it again after every reconnect).
+                group.addTask {
+                    let room = try await client.subscribe(
+                        method: "room.enter", payload: Array(#"{"room":42,"user":"alice"}"#.utf8))
+                    say("room", .green, "entered at run time: \(String(decoding: room.reply, as: UTF8.self))")
+                    enteredRoom.yield(room)
+                    enteredRoom.finish()
                     var number = 0
                     while clock.now - start < duration - .seconds(1) {
                         number += 1

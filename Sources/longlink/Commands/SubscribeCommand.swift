@@ -16,7 +16,10 @@ enum SubscribeCommand: Subcommand {
         summary: "Log in, subscribe and print pushes as they arrive (reliable ones acknowledged).",
         discussion: """
             Connects to --endpoint; after every connect runs --login, then each --subscribe call in
-            order, then asks for missed reliable pushes (Sync). Each push is one line on standard
+            order, then asks for missed reliable pushes (Sync). Each --enter call is made once the
+            client runs, as a run-time subscription: entered again after every reconnect, its reply
+            and each replay's on standard error (unless --quiet); a refused one ends the command
+            with 'error: CODE: message'. Each push is one line on standard
             output: SEQ<TAB>TOPIC<TAB>PAYLOAD. SEQ is 0 for a best-effort push. PAYLOAD is the text
             when it is UTF-8 without control characters, else 'base64:' and the bytes in base64.
             A reliable push is acknowledged when the client hands it over to be printed; with
@@ -40,6 +43,7 @@ enum SubscribeCommand: Subcommand {
             .value(
                 "subscribe", "METHOD=TEXT",
                 help: "A call replayed after every login (repeatable): quotes.subscribe=[\"AAPL\"]."),
+            enterOption,
             ClientSupport.clientIDOption,
             .flag("ack-after-print", help: "Acknowledge a reliable push only after its line is written."),
             .flag("quiet", help: "Do not report connection changes on standard error."),
@@ -52,6 +56,9 @@ enum SubscribeCommand: Subcommand {
         for text in arguments.allValues("subscribe") {
             let call = try ClientSupport.call(text, option: "subscribe")
             configuration.subscriptions.append(Subscription(method: call.method, payload: call.payload))
+        }
+        let enters = try arguments.allValues("enter").map { text throws(UsageError) in
+            try ClientSupport.call(text, option: "enter")
         }
         let count = try arguments.integer("count", in: 1...Int.max)
         let topic = arguments.value("topic")
@@ -69,6 +76,7 @@ enum SubscribeCommand: Subcommand {
             if !quiet, state.phase != .idle { err.line("longlink subscribe: " + Terminal.escaped("\(state)")) }
         }
         let running = Task { try await client.run() }
+        let entering = Task { await enter(enters, client: client, quiet: quiet) }
 
         let signalsSeen = Atomic<Int>(0)
         let signals = SignalWatcher([SIGINT, SIGTERM]) { number in
@@ -95,6 +103,10 @@ enum SubscribeCommand: Subcommand {
             of: running, within: configuration.shutdownGracePeriod + .seconds(2))
         await watcher.finish()
         if case .failure(let error) = outcome {
+            err.line("error: " + ClientSupport.describe(error))
+            return ExitStatus.failure
+        }
+        if let error = await entering.value {
             err.line("error: " + ClientSupport.describe(error))
             return ExitStatus.failure
         }

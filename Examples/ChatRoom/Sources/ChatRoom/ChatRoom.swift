@@ -52,8 +52,10 @@ struct ChatMessage: Decodable, Sendable {
 
 extension LongLinkClient {
     /// Enters a room; suspends until the server's reply for this very request (or its timeout).
-    func enterRoom(_ request: EnterRoom) async throws -> Room {
-        try await send(request)
+    /// The room stays entered: the client sends the request again after every reconnect,
+    /// failover or migration (before queued messages), and each new reply arrives in `replays`.
+    func enterRoom(_ request: EnterRoom) async throws -> LongLinkSubscription<Room> {
+        try await subscribe(request)
     }
 
     /// Sends a message; while offline it waits in the client's queue, within its timeout.
@@ -102,18 +104,14 @@ struct ChatRoom {
     static func run(endpoint: Endpoint, user: String, room: Int) async throws {
         var configuration = ClientConfiguration(endpoints: [endpoint])
         configuration.clientID = "chat-room-\(user)"
-        // After every connect, before queued messages go out: log in, then (as a subscription)
-        // enter the room again, in case the server restarted and forgot its members.
+        // After every connect, before queued messages go out: log in (the room is entered again
+        // right after, in case the server restarted and forgot its members).
         configuration.login = { session in
             _ = try await session.request("login", payload: Array(user.utf8))
         }
-        let enter = EnterRoom(room: room, user: user)
-        configuration.subscriptions = [
-            Subscription(method: EnterRoom.method, payload: try configuration.codec.encode(enter))
-        ]
 
         try await withLongLinkClient(configuration: configuration) { client in
-            let joined = try await client.enterRoom(enter)
+            let joined = try await client.enterRoom(EnterRoom(room: room, user: user))
             print("in room \(joined.room) with \(joined.members.joined(separator: ", ")); type a message")
 
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -123,6 +121,11 @@ struct ChatRoom {
                 group.addTask {
                     for await state in client.connectionStates where state.phase != .connected {
                         print("(link: \(state))")
+                    }
+                }
+                group.addTask {
+                    for await replay in joined.replays {
+                        if case .success(let now) = replay { print("(back in the room with \(now.members.count))") }
                     }
                 }
                 for await line in standardInputLines() where !line.isEmpty {

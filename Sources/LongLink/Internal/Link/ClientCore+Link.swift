@@ -73,6 +73,8 @@ extension ClientCore {
         send(.sync(Frame.Sync()), on: link)
         perform(ledger.loginSynced(generation))
         if openQueue { drainQueue(on: link) }
+        // Subscriptions made while this link logged in go out now.
+        nudgeSubscriptions()
     }
 
     /// Suspends until the link ends, or until `wakeAt` (to re-probe), or until the server reports a

@@ -104,6 +104,7 @@ extension ClientCore {
         if let link, link.end == nil { close(link, .graceful, error: error) }
         closeSideLinks()
         finishConsumers(error)
+        endRunTimeSubscriptions(error)
     }
 
     /// Called when `run()` ends: nothing may wait any more.

@@ -162,9 +162,7 @@ struct Supervisor {
         if let login = configuration.login {
             try await login(session)
         }
-        for subscription in configuration.subscriptions {
-            _ = try await session.request(subscription.method, payload: subscription.payload)
-        }
+        try await replaySubscriptions(on: generation)
     }
 
     static func wrap(_ error: any Error) -> LongLinkError {
