@@ -17,12 +17,13 @@ extension LongLinkServices {
 
     /// Removes a service, draining it within its ``ClientConfiguration/shutdownGracePeriod``; see
     /// ``remove(_:gracePeriod:)``.
-    public func remove(_ name: ServiceName) async throws(LongLinkError) {
+    @discardableResult
+    public func remove(_ name: ServiceName) async throws(LongLinkError) -> LongLinkClient {
         try await take(name, gracePeriod: nil)
     }
 
-    /// Removes a service and shuts its client down gracefully; returns once that client has
-    /// stopped.
+    /// Removes a service and shuts its client down gracefully; returns that client once it has
+    /// stopped (its ``LongLinkClient/statistics`` are final).
     ///
     /// The name is free at once: ``client(_:)`` throws `notFound` for it, and ``add(_:configuration:)``
     /// may use it again. The removed client drains: requests already written get `gracePeriod` to
@@ -30,15 +31,20 @@ extension LongLinkServices {
     /// the client, fail at once with ``LongLinkError/Code-swift.struct/shutdown``. Its push streams
     /// and state stream end. The other services are not touched. Cancelling the calling task cuts
     /// the grace period short. Throws `notFound` when no service has that name.
-    public func remove(_ name: ServiceName, gracePeriod: Duration) async throws(LongLinkError) {
+    ///
+    /// Before ``run()`` the client has never run: it is shut down, and its state stream ends only
+    /// if it is run.
+    @discardableResult
+    public func remove(_ name: ServiceName, gracePeriod: Duration) async throws(LongLinkError) -> LongLinkClient {
         try await take(name, gracePeriod: gracePeriod)
     }
 
-    private func take(_ name: ServiceName, gracePeriod: Duration?) async throws(LongLinkError) {
+    private func take(_ name: ServiceName, gracePeriod: Duration?) async throws(LongLinkError) -> LongLinkClient {
         let action = try table.withLock { table throws(LongLinkError) in try table.remove(name) }
         switch action {
         case .shutDown(let client):
             client.shutdown(gracePeriod: gracePeriod ?? client.configuration.shutdownGracePeriod)
+            return client
         case .shutDownAndWait(let client, let id):
             client.shutdown(gracePeriod: gracePeriod ?? client.configuration.shutdownGracePeriod)
             let table = self.table
@@ -49,6 +55,7 @@ extension LongLinkServices {
             } onCancel: {
                 client.shutdown(gracePeriod: .zero)
             }
+            return client
         }
     }
 }

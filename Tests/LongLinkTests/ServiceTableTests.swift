@@ -1,10 +1,13 @@
-@testable import LongLink
 import Testing
+
+@testable import LongLink
 
 /// The service set's bookkeeping, driven directly: no client here ever runs.
 @Suite("Service table")
 struct ServiceTableTests {
-    private func client() -> LongLinkClient { LongLinkClient(configuration: .init(endpoints: [.tcp(host: "x", port: 1)])) }
+    private func client() -> LongLinkClient {
+        LongLinkClient(configuration: .init(endpoints: [.tcp(host: "x", port: 1)]))
+    }
 
     @Test func addsAreLaunchedOnceAndRefusedWhenTakenOrShutDown() throws {
         var table = ServiceTable(["a": client()])

@@ -1,13 +1,31 @@
-@testable import LongLink
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
+@testable import LongLink
+
 /// Services added and removed while `run()` runs, against real servers on loopback.
 @Suite("Services added and removed", .serialized)
 struct ServicesChangesTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Removes a service, within a bound (a removal waits for the client to stop); the removed
+    /// client must have stopped by then.
+    @discardableResult
+    private func remove(_ name: ServiceName, from services: LongLinkServices, gracePeriod: Duration? = nil)
+        async throws -> LongLinkClient
+    {
+        let removed = try await within(.seconds(20), "'\(name)' to be removed") {
+            if let gracePeriod {
+                try await services.remove(name, gracePeriod: gracePeriod)
+            } else {
+                try await services.remove(name)
+            }
+        }
+        #expect(await removed.connectionState.phase == .stopped)
+        return removed
+    }
 
     /// A service added while the others run starts at once and answers; the one already there keeps
     /// its link. A name in use and a configuration that is not valid are refused, typed.
@@ -24,7 +42,9 @@ struct ServicesChangesTests {
                 try services.add("chat", configuration: .forFleet([fleet.endpoints[0]]))
             }
             #expect(taken?.code == .alreadyExists && taken?.message.contains("chat") == true)
-            let invalid = #expect(throws: LongLinkError.self) { try services.add("trade", configuration: .forFleet([])) }
+            let invalid = #expect(throws: LongLinkError.self) {
+                try services.add("trade", configuration: .forFleet([]))
+            }
             #expect(invalid?.code == .invalidConfiguration)
             #expect(services.names == ["chat", "quotes"])
             #expect(try services.client("chat") === chat)
@@ -81,7 +101,7 @@ struct ServicesChangesTests {
                     answers += 1
                 }
             }
-            try await services.remove("quotes")
+            try await remove("quotes", from: services)
             #expect(services.names == ["chat"])
             for call in draining { #expect(try await call.value == "s0") }
             #expect(fleet.runs.count == 20 && fleet.runs.values.allSatisfy { $0 == 1 })
@@ -107,7 +127,7 @@ struct ServicesChangesTests {
             #expect(text(try await quotes.request("server")) == "s0")
             let pushes = quotes.pushes(topic: "alerts")
             let states = quotes.connectionStates
-            try await services.remove("quotes")
+            try await remove("quotes", from: services)
             #expect(services["quotes"] == nil && services.clients.keys.sorted() == ["chat"])
             let unknown = #expect(throws: LongLinkError.self) { try services.client("quotes") }
             #expect(unknown?.code == .notFound && unknown?.message.contains("quotes") == true)
@@ -130,11 +150,11 @@ struct ServicesChangesTests {
         try await withLongLinkServices(["quotes": .forFleet([fleet.endpoints[0]])]) { services in
             let old = try services.client("quotes")
             #expect(text(try await old.request("server")) == "s0")
-            try await services.remove("quotes")
+            try await remove("quotes", from: services)
             let new = try services.add("quotes", configuration: .forFleet([fleet.endpoints[1]]))
             #expect(try services.client("quotes") === new && new !== old)
             #expect(text(try await services.client("quotes").request("server")) == "s1")
-            try await services.remove("quotes", gracePeriod: .zero)
+            try await remove("quotes", from: services, gracePeriod: .zero)
             try services.add("quotes", configuration: .forFleet([fleet.endpoints[0]]))
             #expect(text(try await services.client("quotes").request("server")) == "s0")
         }
@@ -149,42 +169,45 @@ struct ServicesChangesTests {
 
     /// 16 tasks add and remove the same four names at once, 8 times each (half of them leave their
     /// last name in), calling what they added: every add either succeeds or finds the name taken,
-    /// every remove either succeeds or finds it gone, the set ends as the successes say, no
-    /// removed client is left running, and after shutdown every client that was added has stopped.
+    /// every remove either succeeds or finds it gone and returns once the client has stopped, the
+    /// set ends as the successes say, and after shutdown every client that was added has stopped.
     @Test func addsAndRemovesRacingFromManyTasksEndConsistent() async throws {
         let fleet = try await Fleet.start(1)
         let services = LongLinkServices([:])
         let running = Task { try await services.run() }
         let names: [ServiceName] = ["a", "b", "c", "d"]
         let options = RequestOptions(timeout: .seconds(5))
-        let outcomes = try await withThrowingTaskGroup(of: [Outcome].self) { group in
-            for task in 0..<16 {
-                group.addTask {
-                    var outcomes: [Outcome] = []
-                    for round in 0..<8 {
-                        let name = names[(task + round) % names.count]
-                        do throws(LongLinkError) {
-                            let client = try services.add(name, configuration: .forFleet(fleet.endpoints))
-                            outcomes.append(.added(name, client))
-                            // Another task may remove it meanwhile: then this fails `shutdown`.
-                            if (try? await client.request("server", options: options)) != nil {
-                                outcomes.append(.answered)
+        let outcomes = try await within(.seconds(60), "the adds and removes") {
+            try await withThrowingTaskGroup(of: [Outcome].self) { group in
+                for task in 0..<16 {
+                    group.addTask {
+                        var outcomes: [Outcome] = []
+                        for round in 0..<8 {
+                            let name = names[(task + round) % names.count]
+                            do throws(LongLinkError) {
+                                let client = try services.add(name, configuration: .forFleet(fleet.endpoints))
+                                outcomes.append(.added(name, client))
+                                // Another task may remove it meanwhile: then this fails `shutdown`.
+                                if (try? await client.request("server", options: options)) != nil {
+                                    outcomes.append(.answered)
+                                }
+                            } catch {
+                                #expect(error.code == .alreadyExists)
                             }
-                        } catch {
-                            #expect(error.code == .alreadyExists)
+                            if round == 7 && task.isMultiple(of: 2) { break }
+                            do throws(LongLinkError) {
+                                let removed = try await services.remove(name, gracePeriod: .milliseconds(100))
+                                outcomes.append(.removed(name))
+                                #expect(await removed.connectionState.phase == .stopped)
+                            } catch {
+                                #expect(error.code == .notFound)
+                            }
                         }
-                        if round == 7 && task.isMultiple(of: 2) { break }
-                        do throws(LongLinkError) {
-                            try await services.remove(name, gracePeriod: .milliseconds(100))
-                            outcomes.append(.removed(name))
-                        } catch {
-                            #expect(error.code == .notFound)
-                        }
+                        return outcomes
                     }
-                    return outcomes
                 }
+                return try await group.reduce(into: []) { $0 += $1 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
         }
         var counts: [ServiceName: Int] = [:]
         var added: [LongLinkClient] = []
