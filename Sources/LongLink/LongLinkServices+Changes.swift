@@ -29,8 +29,11 @@ extension LongLinkServices {
     /// may use it again. The removed client drains: requests already written get `gracePeriod` to
     /// be answered, then fail; queued ones (never written) and new ones, from callers still holding
     /// the client, fail at once with ``LongLinkError/Code-swift.struct/shutdown``. Its push streams
-    /// and state stream end. The other services are not touched. Cancelling the calling task cuts
-    /// the grace period short. Throws `notFound` when no service has that name.
+    /// and state stream end. The other services are not touched. Throws `notFound` when no service
+    /// has that name.
+    ///
+    /// Cancelling the calling task fails the removed client's in-flight requests at once (a
+    /// grace period of zero) and returns without waiting for the client to stop.
     ///
     /// Before ``run()`` the client has never run: it is shut down, and its state stream ends only
     /// if it is run.
@@ -48,12 +51,14 @@ extension LongLinkServices {
         case .shutDownAndWait(let client, let id):
             client.shutdown(gracePeriod: gracePeriod ?? client.configuration.shutdownGracePeriod)
             let table = self.table
+            let waiterID = table.withLock { $0.makeWaiterID() }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                    if !table.withLock({ $0.wait(for: id, waiter) }) { waiter.resume() }
+                    if !table.withLock({ $0.wait(for: id, waiter: waiterID, waiter) }) { waiter.resume() }
                 }
             } onCancel: {
                 client.shutdown(gracePeriod: .zero)
+                table.withLock { $0.cancelWait(for: id, waiter: waiterID) }?.resume()
             }
             return client
         }

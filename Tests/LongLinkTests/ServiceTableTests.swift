@@ -42,8 +42,21 @@ struct ServiceTableTests {
         guard case .shutDownAndWait(_, let id) = try table.remove("a") else { throw Failure("a will run") }
         #expect(table.leavingCount == 1)
         #expect(Set(table.takeUnlaunched().map(\.id)).contains(id))
+        // One waiter is cancelled before it waits, one while it waits, one waits to the end.
+        let (early, late, patient) = (table.makeWaiterID(), table.makeWaiterID(), table.makeWaiterID())
+        #expect(table.cancelWait(for: id, waiter: early) == nil)
         await withCheckedContinuation { waiter in
-            let waiting = table.wait(for: id, waiter)
+            let waiting = table.wait(for: id, waiter: early, waiter)
+            #expect(!waiting)
+            waiter.resume()
+        }
+        await withCheckedContinuation { waiter in
+            let waiting = table.wait(for: id, waiter: late, waiter)
+            #expect(waiting)
+            table.cancelWait(for: id, waiter: late)?.resume()
+        }
+        await withCheckedContinuation { waiter in
+            let waiting = table.wait(for: id, waiter: patient, waiter)
             #expect(waiting)
             let waiters = table.finished(id: id, error: nil)
             #expect(waiters.count == 1)
@@ -51,7 +64,7 @@ struct ServiceTableTests {
         }
         #expect(table.leavingCount == 0)
         await withCheckedContinuation { waiter in
-            let waiting = table.wait(for: id, waiter)
+            let waiting = table.wait(for: id, waiter: table.makeWaiterID(), waiter)
             #expect(!waiting)
             waiter.resume()
         }

@@ -24,8 +24,10 @@ struct ServiceTable: Sendable {
         var finished = false
         /// Why the client's `run()` ended, when it threw.
         var failure: (any Error)?
-        /// Removers waiting for the client to stop.
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Removers waiting for the client to stop, by waiter id.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Removers cancelled before they began to wait: they must not wait when they begin.
+        var cancelledWaiters: Set<UInt64> = []
     }
 
     /// A client for `run()` to run.
@@ -48,6 +50,7 @@ struct ServiceTable: Sendable {
     private(set) var services: [ServiceName: Entry] = [:]
     private var leaving: [UInt64: Entry] = [:]
     private var nextID: UInt64 = 0
+    private var nextWaiterID: UInt64 = 0
 
     init(_ clients: [ServiceName: LongLinkClient]) {
         for (name, client) in clients { insert(name, client) }
@@ -123,18 +126,34 @@ struct ServiceTable: Sendable {
 
     /// A launched client's `run()` returned: the removers to resume.
     mutating func finished(id: UInt64, error: (any Error)?) -> [CheckedContinuation<Void, Never>] {
-        if let entry = leaving.removeValue(forKey: id) { return entry.waiters }
+        if let entry = leaving.removeValue(forKey: id) { return Array(entry.waiters.values) }
         guard let name = services.first(where: { $0.value.id == id })?.key else { return [] }
         services[name]?.finished = true
         services[name]?.failure = error
         return []
     }
 
-    /// Waits for a removed service's client to stop; false when it stopped already (resume now).
-    mutating func wait(for id: UInt64, _ waiter: CheckedContinuation<Void, Never>) -> Bool {
-        guard leaving[id] != nil else { return false }
-        leaving[id]?.waiters.append(waiter)
+    /// An id for a remover about to wait.
+    mutating func makeWaiterID() -> UInt64 {
+        nextWaiterID += 1
+        return nextWaiterID
+    }
+
+    /// Waits for a removed service's client to stop; false when it stopped already or the waiter
+    /// was cancelled (resume now).
+    mutating func wait(for id: UInt64, waiter waiterID: UInt64, _ waiter: CheckedContinuation<Void, Never>) -> Bool {
+        guard leaving[id] != nil, leaving[id]?.cancelledWaiters.remove(waiterID) == nil else { return false }
+        leaving[id]?.waiters[waiterID] = waiter
         return true
+    }
+
+    /// A remover's task was cancelled: its continuation to resume now, or nil when it has not
+    /// begun to wait (it will not) or was resumed already.
+    mutating func cancelWait(for id: UInt64, waiter waiterID: UInt64) -> CheckedContinuation<Void, Never>? {
+        guard leaving[id] != nil else { return nil }
+        if let waiter = leaving[id]?.waiters.removeValue(forKey: waiterID) { return waiter }
+        leaving[id]?.cancelledWaiters.insert(waiterID)
+        return nil
     }
 
     /// `run()` returned: the failures of the services still in the set, by name.
