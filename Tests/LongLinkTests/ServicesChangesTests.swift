@@ -137,7 +137,9 @@ struct ServicesChangesTests {
                 for await _ in pushes {}
                 for await _ in states {}
             }
-            let missing = await #expect(throws: LongLinkError.self) { try await services.remove("quotes") }
+            let missing = await #expect(throws: LongLinkError.self) {
+                try await within(.seconds(20), "a second removal") { try await services.remove("quotes") }
+            }
             #expect(missing?.code == .notFound)
             #expect(text(try await services.client("chat").request("server")) == "s0")
         }
