@@ -13,7 +13,9 @@ public struct ServiceName: Hashable, Sendable, Comparable, CustomStringConvertib
         self.rawValue = value
     }
 
+    /// The name, as written.
     public var description: String { rawValue }
 
+    /// Names sort as their strings do.
     public static func < (lhs: ServiceName, rhs: ServiceName) -> Bool { lhs.rawValue < rhs.rawValue }
 }
