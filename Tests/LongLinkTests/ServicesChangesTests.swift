@@ -146,6 +146,36 @@ struct ServicesChangesTests {
         await fleet.stop()
     }
 
+    /// A removal waits for the drain; cancelling the task that removes fails what is in flight at
+    /// once and returns.
+    @Test func cancellingARemovalCutsTheDrainShort() async throws {
+        let gate = Mailbox<Void>()
+        let held = LongLinkTestServer {
+            var router = Router()
+            router.register("hold") { _, _ in
+                try await gate.next(within: .seconds(60))
+                return []
+            }
+            return router
+        }
+        try await held.start()
+        try await withLongLinkServices(["quotes": .forFleet([try held.endpoint])]) { services in
+            let quotes = try services.client("quotes")
+            let call = Task { try await quotes.request("hold", options: RequestOptions(timeout: .seconds(60))) }
+            try await eventually("the call to be in flight") { await quotes.statistics.inFlight == 1 }
+            let removal = Task { try await services.remove("quotes", gracePeriod: .seconds(60)) }
+            try await eventually("the removal to begin") { services["quotes"] == nil }
+            removal.cancel()
+            let error = await #expect(throws: LongLinkError.self) {
+                try await within(.seconds(10), "the call to end") { try await call.value }
+            }
+            #expect(error?.code == .shutdown)
+            _ = try await within(.seconds(10), "the cancelled removal to return") { try await removal.value }
+        }
+        gate.put(())
+        await held.stop()
+    }
+
     /// A name removed can be added again, with other servers; the new client is the one found.
     @Test func aRemovedNameCanBeAddedAgain() async throws {
         let fleet = try await Fleet.start(2)
