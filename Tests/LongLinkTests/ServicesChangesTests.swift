@@ -60,15 +60,7 @@ struct ServicesChangesTests {
     /// every request of the staying service is answered, each run once.
     @Test func removingAServiceUnderLoadLosesNoRequestOfTheOthers() async throws {
         let gate = Mailbox<Void>()
-        let held = LongLinkTestServer {
-            var router = Router()
-            router.register("hold") { payload, _ in
-                try await gate.next(within: .seconds(60))
-                return payload
-            }
-            router.register("echo") { payload, _ in payload }
-            return router
-        }
+        let held = LongLinkTestServer.holding(until: gate)
         try await held.start()
         let fleet = try await Fleet.start(1)
         try await withLongLinkServices([
@@ -150,14 +142,7 @@ struct ServicesChangesTests {
     /// once and returns.
     @Test func cancellingARemovalCutsTheDrainShort() async throws {
         let gate = Mailbox<Void>()
-        let held = LongLinkTestServer {
-            var router = Router()
-            router.register("hold") { _, _ in
-                try await gate.next(within: .seconds(60))
-                return []
-            }
-            return router
-        }
+        let held = LongLinkTestServer.holding(until: gate)
         try await held.start()
         try await withLongLinkServices(["quotes": .forFleet([try held.endpoint])]) { services in
             let quotes = try services.client("quotes")
