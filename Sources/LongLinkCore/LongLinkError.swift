@@ -49,6 +49,8 @@ public struct LongLinkError: Error, Sendable, CustomStringConvertible {
         public static let deadlineExceeded = Code(status: .deadlineExceeded)
         /// The thing asked for does not exist.
         public static let notFound = Code(status: .notFound)
+        /// The thing to create exists already.
+        public static let alreadyExists = Code(status: .alreadyExists)
         /// The caller may not do this.
         public static let permissionDenied = Code(status: .permissionDenied)
         /// A limit was reached: the offline queue is full, too many calls in flight.

@@ -87,14 +87,7 @@ struct ServicesTests {
     /// are answered meanwhile, one after the other, as if nothing happened.
     @Test func aFloodOnOneServiceNeverDelaysAnother() async throws {
         let gate = Mailbox<Void>()
-        let held = LongLinkTestServer {
-            var router = Router()
-            router.register("hold") { _, _ in
-                try await gate.next(within: .seconds(60))
-                return []
-            }
-            return router
-        }
+        let held = LongLinkTestServer.holding(until: gate)
         try await held.start()
         let fleet = try await Fleet.start(1)
         var flooded = ClientConfiguration.forFleet([try held.endpoint])
