@@ -29,11 +29,14 @@ extension Supervisor {
             await directory.recordFailure(first)
             return .failed(error)
         }
+        // Read before the gate opens: a caller whose request goes out on this link then never sees
+        // a clock earlier than the rhythm's start (a manual clock advanced between the two would
+        // shift every re-probe by its step).
+        let connectedAt = configuration.clock.now
         await core.openGate(generation)
         await announce(first, reason: "logged in to server")
         var current = (generation: generation, endpoint: first)
         var decider = MigrationDecider(policy: balancing.migration)
-        let connectedAt = configuration.clock.now
         // Re-probes keep a fixed rhythm from the connect, whatever each one takes.
         let interval = balancing.migration.reprobeInterval
         var reprobeAt = interval.map { connectedAt.advanced(by: $0) }
