@@ -174,7 +174,8 @@ struct ServeCommandTests {
         }
         guard case .response(let response) = late else { return }
         #expect(response.status?.code == .deadlineExceeded)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Far from the sleep's 60 s, with room for a loaded machine's stalls.
+        #expect(ContinuousClock.now - started < .seconds(20))
         server.send(SIGTERM)
         #expect(try await server.waitForExit().status == 0)
     }

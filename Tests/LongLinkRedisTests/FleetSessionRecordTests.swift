@@ -31,7 +31,8 @@ struct FleetSessionRecordTests {
             let error = try await ended.next(within: .seconds(10), "the phone's run() to end")
             #expect(error?.code == .goAway)
             #expect(error?.message.contains("logged in elsewhere") == true)
-            #expect(ContinuousClock.now - start < .seconds(4))
+            // The check runs every second; the record would last 60 s. Room for a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(10))
             #expect(try fleet.server(0).statistics.sessionsReplaced == 1)
             phone.shutdown()
             _ = await run.result

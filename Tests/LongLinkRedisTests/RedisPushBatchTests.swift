@@ -88,7 +88,8 @@ struct RedisPushBatchTests {
             // The call in flight fails at its 2 s command timeout; the batch behind it meets the
             // paused Redis on a fresh connection and fails at the connect timeout (or at once).
             #expect(results.allSatisfy { $0.code == .unavailable }, "\(results)")
-            let bound = configuration.commandTimeout + configuration.connectTimeout + .seconds(2)
+            // Room for a loaded machine's stalls (6.05 s seen in CI against a 2 s margin).
+            let bound = configuration.commandTimeout + configuration.connectTimeout + .seconds(8)
             #expect(ContinuousClock.now - started < bound)
             await store.shutdown()
         }

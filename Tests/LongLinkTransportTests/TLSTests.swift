@@ -234,7 +234,8 @@ struct TLSTests {
             port: silent.localAddress.port!, tls: try clientContext(certificates), timeout: .milliseconds(300),
             on: loop)
         #expect(tlsReason(error) == .handshakeTimeout)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Bounded (300 ms asked), with room for a loaded machine's stalls.
+        #expect(ContinuousClock.now - started < .seconds(15))
 
         let server = try await TLSEchoServer(
             try serverContext(certificates, handshakeTimeout: .milliseconds(200)), group: group)
