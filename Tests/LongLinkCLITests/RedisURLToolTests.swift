@@ -60,8 +60,8 @@ struct RedisURLToolTests {
         }
     }
 
-    @Test func redisCASetsTheTrustRootsOfARedissURLOnly() throws {
-        let certificates = try TestCertificates.make()
+    @Test func redisCASetsTheTrustRootsOfARedissURLOnly() async throws {
+        let certificates = try await TestCertificates.make()
         let configuration = try #require(
             try ServeCommand.redisConfiguration(
                 parse(["--redis", "rediss://127.0.0.1:6380", "--redis-ca", certificates.caCertificate]),

@@ -38,7 +38,7 @@ struct SoakTests {
     @Test(.timeLimit(.minutes(5)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
     func nothingIsLostOverTLS() async throws {
         let seconds = ProcessInfo.processInfo.environment["LONGLINK_TLS_SOAK_SECONDS"].flatMap(Int.init) ?? 20
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         var configuration = SoakConfiguration(duration: .seconds(seconds))
         configuration.memoryGrowthLimit = 256 << 20
         configuration.hangSlack = .seconds(5)

@@ -34,7 +34,7 @@ struct TLSInteropTests {
 
     @Test("the LongLink client against openssl s_server: verified handshake, ALPN, bytes both ways")
     func clientAgainstSServer() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await startSServer(
             certificate: certificates.serverCertificate, key: certificates.serverKey)
         defer { server.terminate() }
@@ -64,7 +64,7 @@ struct TLSInteropTests {
 
     @Test("the LongLink client refuses an openssl s_server whose certificate it does not trust")
     func clientRefusesUntrustedSServer() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await startSServer(
             certificate: certificates.otherServerCertificate, key: certificates.otherServerKey)
         defer { server.terminate() }
@@ -85,7 +85,7 @@ struct TLSInteropTests {
 
     @Test("openssl s_client against longlink serve --tls-*: verified handshake, ALPN, Hello then Welcome")
     func sClientAgainstServe() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (serve, port) = try await TLSToolTests.startTLSServer(certificates, ["--server-id", "s-client-interop"])
         defer { serve.terminate() }
         var hello: [UInt8] = []
@@ -111,7 +111,7 @@ struct TLSInteropTests {
         "Python's ssl module with the official protobuf runtime: a request against longlink serve --tls-*",
         .enabled(if: pythonProtobufAvailable(), "needs python3 with protobuf and grpcio-tools"))
     func pythonRequest() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let generated = certificates.path("python-\(UInt32.random(in: 0...UInt32.max))")

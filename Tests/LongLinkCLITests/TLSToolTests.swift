@@ -15,7 +15,7 @@ struct TLSToolTests {
 
     @Test("request --tls verifies the server: a trusted CA works, the system store alone and a wrong pin fail")
     func request() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await Self.startTLSServer(certificates)
         defer { server.terminate() }
         let endpoint = ["--endpoint", "localhost:\(port)"]
@@ -58,7 +58,7 @@ struct TLSToolTests {
 
     @Test("probe --tls probes through the TLS handshake, and fails an untrusted server")
     func probe() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await Self.startTLSServer(certificates)
         defer { server.terminate() }
         let trusted = try await ToolProcess.run([
@@ -75,7 +75,7 @@ struct TLSToolTests {
 
     @Test("subscribe --tls receives pushes")
     func subscribe() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await Self.startTLSServer(certificates)
         defer { server.terminate() }
         let outcome = try await ToolProcess.run(
@@ -91,7 +91,7 @@ struct TLSToolTests {
 
     @Test("serve --tls-client-ca refuses clients without a certificate")
     func mutualTLS() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let (server, port) = try await Self.startTLSServer(
             certificates, ["--tls-client-ca", certificates.caCertificate])
         defer { server.terminate() }

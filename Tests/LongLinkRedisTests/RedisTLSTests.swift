@@ -122,7 +122,7 @@ struct RedisTLSTests {
     @Test func anUntrustedOrMisnamedCertificateFailsWithATLSFailure() async throws {
         try await withRedisTLSServer { redis in
             var untrusted = redis.configuration
-            untrusted.tls?.trustRoots = .pemFile(try TestCertificates.make().otherCACertificate)
+            untrusted.tls?.trustRoots = .pemFile(try await TestCertificates.make().otherCACertificate)
             var misnamed = redis.configuration
             // Sent as SNI and checked against the certificate, which names localhost and 127.0.0.1.
             misnamed.tls?.serverHostname = "redis.example"

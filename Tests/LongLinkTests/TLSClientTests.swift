@@ -22,7 +22,7 @@ struct TLSClientTests {
 
     @Test("requests and pushes over TLS, by host name, with heartbeats")
     func requestsAndPushes() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let probe = Probe()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: probe)
         var configuration = clientConfiguration(certificates, .tcp(host: "localhost", port: server.address.port!))
@@ -53,7 +53,7 @@ struct TLSClientTests {
 
     @Test("through the FaultProxy: a cut link reconnects over TLS and the request still succeeds")
     func faultProxy() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let probe = Probe()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: probe)
         let proxy = FaultProxy(upstream: server.endpoint)
@@ -71,7 +71,7 @@ struct TLSClientTests {
 
     @Test("an untrusted server is a tlsFailure the client reports and retries")
     func untrusted() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         var configuration = clientConfiguration(certificates, server.endpoint)
         configuration.tls?.trustRoots = .pemFile(certificates.otherCACertificate)
@@ -83,7 +83,7 @@ struct TLSClientTests {
 
     @Test("mutual TLS: a certified client is served, an uncertified one refused and counted")
     func mutualTLS() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let server = try await RunningServer.start(
             serverConfiguration(certificates, clients: .required(.pemFile(certificates.caCertificate))),
             probe: Probe())
@@ -103,7 +103,7 @@ struct TLSClientTests {
 
     @Test("reloadTLS: new connections get the new certificate without a restart")
     func reload() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let server = try await RunningServer.start(serverConfiguration(certificates), probe: Probe())
         // This client trusts only the other CA's certificate.
         var configuration = clientConfiguration(certificates, .tcp(host: "localhost", port: server.address.port!))
@@ -127,7 +127,7 @@ struct TLSClientTests {
 
     @Test("plain and TLS do not mix: a TLS client at a plain server, a plain client at a TLS server")
     func mismatch() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let plain = try await RunningServer.start(probe: Probe())
         let tlsClient = RunningClient(clientConfiguration(certificates, plain.endpoint))
         let reason = try await firstTLSFailure(tlsClient.client)

@@ -19,7 +19,7 @@ import Testing
 struct TLSHardeningTests {
     @Test("a handler sees the mTLS client's certificate subject and pin; nil without one")
     func clientCertificateInContext() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let mutual = try await RunningServer.start(
             serverConfiguration(certificates, clients: .required(.pemFile(certificates.caCertificate))),
             probe: Probe())
@@ -67,7 +67,7 @@ struct TLSHardeningTests {
 
     /// The error of the first time the client's link ends after `method` is sent.
     private func linkEnd(after method: String, at server: ScriptedServer) async throws -> LongLinkError? {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let running = RunningClient(clientConfiguration(certificates, server.endpoint))
         try await running.waitUntilConnected()
         let states = running.client.connectionStates
@@ -84,7 +84,7 @@ struct TLSHardeningTests {
 
     @Test("a TCP close without close_notify mid-frame is tlsFailure(.truncated); between frames, a clean close")
     func truncation() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let server = try await cuttingServer(certificates)
         let cut = try await linkEnd(after: "cut", at: server)
         #expect(cut?.code == .tlsFailure)
@@ -96,7 +96,7 @@ struct TLSHardeningTests {
 
     @Test("5,000 silent sockets against maxConnections 100 over TLS: bounded, and a client connects within 1 s after")
     func silentSocketFlood() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         var configuration = serverConfiguration(certificates)
         configuration.maxConnections = 100
         let server = try await RunningServer.start(configuration, probe: Probe())

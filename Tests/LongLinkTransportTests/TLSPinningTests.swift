@@ -11,7 +11,7 @@ struct TLSPinningTests {
     /// Connects to a real TLS listener presenting `chain` (with `key`) and returns the client's error, nil
     /// when it connected.
     private func connect(chain: String, key: String, client: TLSContext) async throws -> LongLinkError? {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-pinning")
         let loop = EventLoop(name: "tls-pinning-client")
         let server = try await TLSEchoServer(
@@ -29,7 +29,7 @@ struct TLSPinningTests {
 
     @Test("a trusted CA's leaf with the real certificate appended is a pinMismatch naming pins and keys")
     func appendedToTrustedLeaf() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let pinned = try pins(certificates.serverPin)
         let client = try clientContext(certificates) { $0.pinnedPublicKeys = pinned }
         let error = try await connect(chain: certificates.attackerChain, key: certificates.attackerKey, client: client)
@@ -41,7 +41,7 @@ struct TLSPinningTests {
 
     @Test("without verification, a self-signed leaf with the real certificate appended is a pinMismatch")
     func appendedToSelfSignedLeaf() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let pinned = try pins(certificates.serverPin)
         let client = try clientContext(certificates) {
             $0.certificateVerification = .insecureNoVerificationForTesting
@@ -54,7 +54,7 @@ struct TLSPinningTests {
 
     @Test("the honest chain passes, with one pin, two pins (rotation), or the CA's pin, verified or not")
     func honestChain() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let choices = [
             try pins(certificates.serverPin), try pins(certificates.otherServerPin, certificates.serverPin),
             try pins(certificates.caPin),

@@ -67,8 +67,8 @@ import Testing
         }
 
         @Test("a server's renegotiation request is refused by the client")
-        func clientRefuses() throws {
-            let certificates = try TestCertificates.make()
+        func clientRefuses() async throws {
+            let certificates = try await TestCertificates.make()
             let server = try RawServer(certificates)
             let client = try clientContext(certificates).makeSession(serverName: "localhost")
             var handshake: Int32 = 0

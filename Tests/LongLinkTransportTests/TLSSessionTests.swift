@@ -30,8 +30,8 @@ struct TLSSessionTests {
     }
 
     @Test("a handshake and records in memory; a key is checked against its pin")
-    func inMemory() throws {
-        let certificates = try TestCertificates.make()
+    func inMemory() async throws {
+        let certificates = try await TestCertificates.make()
         let client = try clientContext(certificates) {
             $0.pinnedPublicKeys = [TLSPublicKeyPin(base64: certificates.serverPin)!]
         }
@@ -55,8 +55,8 @@ struct TLSSessionTests {
     }
 
     @Test("plain bytes where TLS is expected are plaintextPeer")
-    func plainBytes() throws {
-        let certificates = try TestCertificates.make()
+    func plainBytes() async throws {
+        let certificates = try await TestCertificates.make()
         let server = try serverContext(certificates).makeSession(serverName: nil)
         Array("GET / HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes { server.feed($0) }
         guard case .failed(let failure) = server.handshake() else {

@@ -82,7 +82,7 @@ func failedConnect(
 struct TLSTests {
     @Test("a verified TLS echo: 300 KB both ways, TLS 1.3, ALPN longlink/1, a clean close")
     func echo() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 2, name: "tls-echo")
         let server = try await TLSEchoServer(try serverContext(certificates), group: group)
         let loop = EventLoop(name: "tls-client")
@@ -113,7 +113,7 @@ struct TLSTests {
 
     @Test("verification failures have their own reasons: wrong host, untrusted CA, expired, not yet valid")
     func verificationFailures() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-verify")
         let loop = EventLoop(name: "tls-verify-client")
         let good = try await TLSEchoServer(try serverContext(certificates), group: group)
@@ -160,7 +160,7 @@ struct TLSTests {
 
     @Test("public-key pins: a matching pin connects, a mismatch fails with pinMismatch")
     func pins() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-pins")
         let loop = EventLoop(name: "tls-pins-client")
         let server = try await TLSEchoServer(try serverContext(certificates), group: group)
@@ -181,7 +181,7 @@ struct TLSTests {
 
     @Test("a plain-TCP server answering a TLS client is plaintextPeer")
     func plainServer() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-plain-server")
         let loop = EventLoop(name: "tls-plain-client")
         let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0), group: group) { connection in
@@ -204,7 +204,7 @@ struct TLSTests {
 
     @Test("a TLS server answering a plain client fails the handshake as plaintextPeer and closes")
     func plainClient() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-plain-client")
         let loop = EventLoop(name: "plain-client")
         let server = try await TLSEchoServer(try serverContext(certificates), group: group)
@@ -222,7 +222,7 @@ struct TLSTests {
 
     @Test("a peer that stalls mid-handshake is bounded: the client's connect timeout, the server's handshake timeout")
     func stalledHandshake() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-stall")
         let loop = EventLoop(name: "tls-stall-client")
         // Accepts and reads, never answers.
@@ -252,7 +252,7 @@ struct TLSTests {
 
     @Test("mutual TLS: a client certificate from the trusted CA is accepted; none, or another CA's, is refused")
     func mutualTLS() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-mtls")
         let loop = EventLoop(name: "tls-mtls-client")
         let server = try await TLSEchoServer(
@@ -300,7 +300,7 @@ struct TLSTests {
 
     @Test("the listener asks for the context per connection: a swapped certificate serves new connections")
     func reload() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-reload")
         let loop = EventLoop(name: "tls-reload-client")
         let server = try await TLSEchoServer(try serverContext(certificates), group: group)
@@ -321,8 +321,8 @@ struct TLSTests {
     }
 
     @Test("bad configuration is invalidConfiguration: a missing file, a key that is not the certificate's")
-    func badConfiguration() throws {
-        let certificates = try TestCertificates.make()
+    func badConfiguration() async throws {
+        let certificates = try await TestCertificates.make()
         #expect(throws: LongLinkError.self) {
             try serverContext(certificates, certificate: "/nonexistent/cert.pem")
         }

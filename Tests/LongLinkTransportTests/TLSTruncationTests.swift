@@ -57,7 +57,7 @@ struct TLSTruncationTests {
     }
 
     private func closeError(after bytes: (RawClient) -> [UInt8]) async throws -> HandlerLog {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let group = EventLoopGroup(loopCount: 1, name: "tls-truncation")
         let server = try await TLSEchoServer(try serverContext(certificates), group: group)
         let client = try RawClient.connect(port: server.port, certificates: certificates)

@@ -50,17 +50,31 @@ package struct TestCertificates: Sendable {
         directory + "/" + name
     }
 
+    // Made once, on a thread of its own: the `openssl` runs block, and a test blocked in them (or
+    // waiting for the first caller under a lock) holds one of the few threads that run every task
+    // of the process, stalling other tests' actors and timers for seconds under the whole suite.
     // `Locked`, not `Mutex`: ThreadSanitizer cannot see `Mutex`'s hand-over (see `Locked`).
-    private static let shared = Locked<Result<TestCertificates, Failure>?>(nil)
+    private static let shared = Locked<Task<TestCertificates, any Error>?>(nil)
 
     /// The certificates, made on first use.
-    package static func make() throws -> TestCertificates {
-        try shared.withLock { cached in
-            if let cached { return try cached.get() }
-            let made = Result { () throws(Failure) in try generate() }
-            cached = made
-            return try made.get()
+    package static func make() async throws -> TestCertificates {
+        let task = shared.withLock { task in
+            if let task { return task }
+            let made = Task { try await onOwnThread { () throws(Failure) in try generate() } }
+            task = made
+            return made
         }
+        return try await task.value
+    }
+
+    /// Runs blocking `work` on a thread of its own, not on the threads that run tasks.
+    private static func onOwnThread<T: Sendable>(
+        _ work: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: Result { () throws(Failure) in try work() }) }
+        }
+        return try result.get()
     }
 
     /// True when the `openssl` command line is there (tests that need it are skipped otherwise).

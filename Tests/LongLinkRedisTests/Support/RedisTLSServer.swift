@@ -11,8 +11,8 @@ enum RedisTLSServer {
     static let user = "fleet-app"
     static let password = "tls-pa55-\(UInt32.random(in: 0...UInt32.max))"
 
-    static func setup() throws -> RedisServerProcess.Setup {
-        let certificates = try TestCertificates.make()
+    static func setup() async throws -> RedisServerProcess.Setup {
+        let certificates = try await TestCertificates.make()
         return RedisServerProcess.Setup(
             arguments: { port in
                 [
@@ -36,5 +36,5 @@ enum RedisTLSServer {
 
 /// Runs `body` with a fresh TLS redis-server, stopped afterwards whatever happens.
 func withRedisTLSServer(_ body: (RedisServerProcess) async throws -> Void) async throws {
-    try await withRedisServer(try RedisTLSServer.setup(), body)
+    try await withRedisServer(try await RedisTLSServer.setup(), body)
 }
