@@ -17,7 +17,7 @@ extension ClientModel {
         case .offer:
             var accepted = 0
             var refused = false
-            for id in consumers.keys.sorted() where PushLedger.consumer(wanting: consumers[id]!.topic, takes: push) {
+            for id in consumers.keys.sorted() where TopicFilter(consumers[id]!.topic).takes(push) {
                 if offer(push, to: id) { accepted += 1 } else { refused = true }
             }
             _ = pushes.offered(push, accepted: accepted, refused: refused)
@@ -118,7 +118,7 @@ extension ClientModel {
         }
         check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
         check(pushes.delivered.count <= PushLedger.epochLimit, "more epochs remembered than the limit")
-        check(Set(pushes.consumers.keys) == Set(consumers.keys), "consumers differ")
+        check(Set(pushes.consumers.byID.keys) == Set(consumers.keys), "consumers differ")
         for (key, state) in pushes.seqs {
             let holders = consumers.values.filter { $0.buffer.contains { $0.key == key } }.count
             switch state {
