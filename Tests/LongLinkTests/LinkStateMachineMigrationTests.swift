@@ -139,6 +139,18 @@ struct LinkStateMachineMigrationTests {
         #expect(settled.resent == 1 && settled.failed == [2])
     }
 
+    /// A server that says `GoAway` and closes at once, while the successor still logs in: the
+    /// successor takes over and nothing is retired, so no closed link lingers as retiring.
+    @Test func aMigrationCompletedAfterTheCurrentLinkClosedRetiresNothing() {
+        var machine = loggedIn(1)
+        _ = machine.receivedGoAway(1, Frame.GoAway(reason: "draining", reconnect: true), hasWrittenRequests: false)
+        _ = machine.attachSuccessor(2)
+        #expect(machine.closed(1, error: nil)?.role == .current)
+        #expect(machine.completeMigration(2) == .takeOver(retired: nil))
+        #expect(machine.role(of: 1) == nil && machine.sideLinks.isEmpty)
+        #expect(machine.loginSucceeded(2) == .sync(openQueue: true) && machine.phase == .open(2))
+    }
+
     @Test func aCloseWhileDrainingEndsAsGoAwayAndHandsBackItsCalls() {
         var machine = loggedIn(1)
         var book = book(writtenOn: 1)

@@ -54,6 +54,9 @@ actor ClientCore {
         /// The load the server reported last (in `Welcome` or a `Pong`).
         var loadPermille = 0
         var end: LinkEnd?
+        /// A `GoAway` asking to reconnect that came while the supervisor was not waiting on this
+        /// link: its next wait returns it, so that it moves rather than reconnects after the close.
+        var goingAway: Frame.GoAway?
         /// Both sides agreed to compress payloads on this link.
         var compresses = false
 
@@ -70,6 +73,15 @@ actor ClientCore {
             maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
             maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
             compresses = offeredCompression && PayloadCompressor.advertisesZlib(welcome.metadata)
+        }
+
+        /// Tells the supervisor the server is going away: now if it waits, else on its next wait.
+        func tellGoingAway(_ goAway: Frame.GoAway) {
+            if endWaiter == nil {
+                goingAway = goAway
+            } else {
+                resumeEndWaiter(.goingAway(goAway))
+            }
         }
 
         /// Ends the supervisor's wait on this link, if it waits.

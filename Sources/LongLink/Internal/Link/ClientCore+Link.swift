@@ -88,6 +88,12 @@ extension ClientCore {
                 continuation.resume(returning: .ended(.closed(nil)))
                 return
             }
+            // Before the end: a server that went away (and closed) is left for another, not reconnected to.
+            if let goAway = link.goingAway {
+                link.goingAway = nil
+                continuation.resume(returning: .goingAway(goAway))
+                return
+            }
             if let end = link.end {
                 continuation.resume(returning: .ended(end))
                 return
@@ -221,7 +227,7 @@ extension ClientCore {
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
         if goAway.reconnect, supervision.hasAlternatives, link === self.link, link.welcome != nil {
-            link.resumeEndWaiter(.goingAway(goAway))
+            link.tellGoingAway(goAway)
         }
         let hasWritten = book.hasWritten(on: link.generation)
         switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {

@@ -56,6 +56,8 @@ extension ClientCore {
             // The supervisor waits on the current link from now on.
             old.resumeEndWaiter(.ended(.migrated))
         }
+        // The old current link may have ended already (a server that said GoAway and closed).
+        links = links.filter { $0.value.end == nil }
         shared.linkCompresses.store(new.compresses, ordering: .relaxed)
         observation.stats.migrations += 1
         scheduleTick(new)
