@@ -9,14 +9,17 @@ import Testing
 @Suite("Connect race")
 struct ConnectRaceTests {
     /// Attempts that wait until the test tells each how it ends; cancelling one ends it with
-    /// `cancelled`, as a real connect does.
+    /// `cancelled`, as a real connect does, unless `cancellable` is false: a connect that succeeds
+    /// just as the race cancels it.
     final class Attempts: Sendable {
         let started = Mailbox<String>()
         let discarded = Mailbox<Int>()
         private let outcomes: [String: Mailbox<Result<Int, LongLinkError>>]
+        private let cancellable: Bool
 
-        init(_ names: [String]) {
+        init(_ names: [String], cancellable: Bool = true) {
             outcomes = Dictionary(uniqueKeysWithValues: names.map { ($0, Mailbox()) })
+            self.cancellable = cancellable
         }
 
         func finish(_ name: String, _ result: Result<Int, LongLinkError>) {
@@ -30,6 +33,7 @@ struct ConnectRaceTests {
                 (try? await outcome.next(within: .seconds(30)))
                     ?? .failure(LongLinkError(code: .unknown, message: "test"))
             } onCancel: {
+                guard cancellable else { return }
                 outcome.put(.failure(LongLinkError(code: .cancelled, message: "race decided")))
             }
             return try result.get()
@@ -89,9 +93,11 @@ struct ConnectRaceTests {
     }
 
     /// A race of "a" and "b" with both attempts under way: "b" started when the stagger passed.
-    private func bothStarted() async throws -> (Attempts, Task<ConnectRace.Outcome<Int>, Never>) {
+    private func bothStarted(
+        cancellable: Bool = true
+    ) async throws -> (Attempts, Task<ConnectRace.Outcome<Int>, Never>) {
         let clock = ManualClock()
-        let attempts = Attempts(["a", "b"])
+        let attempts = Attempts(["a", "b"], cancellable: cancellable)
         let task = race(endpoints("a", "b"), attempts, clock: clock)
         #expect(try await attempts.started.next() == "a")
         try await eventually("the stagger timer") { clock.scheduledCount == 1 }
@@ -113,9 +119,10 @@ struct ConnectRaceTests {
     }
 
     /// Two attempts succeed: the race keeps one, and hands the other to `discard` (which closes
-    /// its connection).
+    /// its connection). The loser succeeds although cancelled: were the cancellation to end it
+    /// first, it would never succeed, and the test would depend on which thread ran first.
     @Test func aSecondSuccessIsDiscarded() async throws {
-        let (attempts, task) = try await bothStarted()
+        let (attempts, task) = try await bothStarted(cancellable: false)
         attempts.finish("a", .success(1))
         attempts.finish("b", .success(2))
         let outcome = await task.value
