@@ -92,32 +92,36 @@ struct EndpointsTests {
         configuration.balancing.migration.reprobeInterval = nil
         let running = RunningClient(configuration)
         let client = running.client
-        #expect(try await server(of: client) == "s0")
-        fleet.member("s0").setLoad(960)
+        // The one the client chose (on a loaded machine either may measure cheaper) fills up.
+        let first = try await server(of: client)
+        fleet.member(first).setLoad(960)
         try await eventually("the move") { await client.statistics.migrations == 1 }
-        #expect(try await server(of: client) == "s1")
+        #expect(try await server(of: client) == (first == "s0" ? "s1" : "s0"))
         #expect(await client.statistics.migrations == 1)
         await running.stop()
         await fleet.stop()
     }
 
     /// A server that drains (`GoAway` with reconnect) is left at once for another endpoint while
-    /// requests keep flowing: none fails.
+    /// requests keep flowing: none fails. The server drained is the one the client chose (the
+    /// probes' round trips decide, and on a loaded machine either may measure cheaper).
     @Test func aDrainingServerIsLeftAtOnceWithoutAFailedRequest() async throws {
         let fleet = try await Fleet.start(2, latencies: [.zero, .milliseconds(10)])
         var configuration = ClientConfiguration.forFleet(fleet.endpoints)
         configuration.balancing.migration.reprobeInterval = nil
         let running = RunningClient(configuration)
         let client = running.client
-        #expect(try await server(of: client) == "s0")
+        let first = try await server(of: client)
+        let other = first == "s0" ? "s1" : "s0"
         var served: [String] = []
         for index in 0..<100 {
-            if index == 10 { fleet.member("s0").server.server?.shutdown() }
+            if index == 10 { fleet.member(first).server.server?.shutdown() }
             let by = try await client.request("run", payload: bytes("d\(index)"))
             served.append(String(decoding: by, as: UTF8.self))
-            if served.last == "s1", served.count > 20 { break }
+            if served.last == other, served.count > 20 { break }
         }
-        #expect(served.last == "s1")
+        #expect(served.prefix(10).allSatisfy { $0 == first })
+        #expect(served.last == other)
         #expect(fleet.runs.values.allSatisfy { $0 == 1 })
         #expect(await client.statistics.migrations == 1)
         await running.stop()
