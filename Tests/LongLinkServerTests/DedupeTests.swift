@@ -240,16 +240,12 @@ struct DedupeWindowTests {
     @Test func aFreedShareComesBackEmptyForTheNextClient() {
         var window = Window(window: .seconds(10), capacity: 100, capacityPerClient: 2)
         let now = ContinuousClock.now
-        for id in ["a1", "a2"] {
-            #expect(window.arrive(id, client: "a", waiter: 0, now: now) == "execute")
-            _ = window.finish(id, text: id, now: now)
-        }
+        let aRan = window.store(["a1", "a2"], client: "a", now: now)
+        #expect(aRan)
         // Both of a's entries expire as b arrives: a's share is freed and b gets its number.
         let later = now.advanced(by: .seconds(11))
-        for id in ["b1", "b2"] {
-            #expect(window.arrive(id, client: "b", waiter: 0, now: later) == "execute")
-            _ = window.finish(id, text: id, now: later)
-        }
+        let bRan = window.store(["b1", "b2"], client: "b", now: later)
+        #expect(bRan)
         #expect(window.count == 2)
         // a comes back with a share of its own: its entry evicts none of b's.
         #expect(window.arrive("a3", client: "a", waiter: 0, now: later) == "execute")
@@ -269,10 +265,8 @@ struct DedupeWindowTests {
         #expect(window.arrive("r2", client: "r", waiter: 0, now: now) == "execute")
         let running = window.lastRun
         let later = now.advanced(by: .seconds(11))
-        for id in ["q1", "q2"] {
-            #expect(window.arrive(id, client: "q", waiter: 0, now: later) == "execute")
-            _ = window.finish(id, text: id, now: later)
-        }
+        let qRan = window.store(["q1", "q2"], client: "q", now: later)
+        #expect(qRan)
         #expect(window.finish("r2", run: running, text: "r2", now: later) == [0])
         #expect(window.arrive("q1", client: "q", waiter: 0, now: later) == "replay q1")
         #expect(window.arrive("q2", client: "q", waiter: 0, now: later) == "replay q2")
@@ -364,6 +358,17 @@ struct DedupeWindowProbe {
     {
         guard let run = run ?? lastRun else { return [] }
         return Array(window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now))
+    }
+
+    /// Runs and finishes each of `ids` for `client`, each answered with its own id; false unless
+    /// every one ran.
+    mutating func store(_ ids: [String], client: String, now: ContinuousClock.Instant) -> Bool {
+        var ran = true
+        for id in ids {
+            ran = arrive(id, client: client, waiter: 0, now: now) == "execute" && ran
+            _ = finish(id, text: id, now: now)
+        }
+        return ran
     }
 
     mutating func abandon(_ id: String) -> [Int] {
