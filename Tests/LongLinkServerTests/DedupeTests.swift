@@ -235,6 +235,45 @@ struct DedupeWindowTests {
         #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
     }
 
+    /// A client's share is found by number from its slots: when its last entry goes, the number
+    /// is given to the next new client with nothing of the old share's count or order.
+    @Test func aFreedShareComesBackEmptyForTheNextClient() {
+        var window = Window(window: .seconds(10), capacity: 100, capacityPerClient: 2)
+        let now = ContinuousClock.now
+        let aRan = window.store(["a1", "a2"], client: "a", now: now)
+        #expect(aRan)
+        // Both of a's entries expire as b arrives: a's share is freed and b gets its number.
+        let later = now.advanced(by: .seconds(11))
+        let bRan = window.store(["b1", "b2"], client: "b", now: later)
+        #expect(bRan)
+        #expect(window.count == 2)
+        // a comes back with a share of its own: its entry evicts none of b's.
+        #expect(window.arrive("a3", client: "a", waiter: 0, now: later) == "execute")
+        _ = window.finish("a3", text: "a3", now: later)
+        #expect(window.count == 3)
+        for id in ["b1", "b2"] { #expect(window.arrive(id, client: "b", waiter: 0, now: later) == "replay \(id)") }
+        #expect(window.arrive("a3", client: "a", waiter: 0, now: later) == "replay a3")
+    }
+
+    /// A running entry keeps its client's share while the client's finished entries expire, so
+    /// that its finish counts against its own client, not a newcomer given a freed number.
+    @Test func aRunningEntryKeepsItsClientsShare() {
+        var window = Window(window: .seconds(10), capacity: 100, capacityPerClient: 2)
+        let now = ContinuousClock.now
+        #expect(window.arrive("r1", client: "r", waiter: 0, now: now) == "execute")
+        _ = window.finish("r1", text: "r1", now: now)
+        #expect(window.arrive("r2", client: "r", waiter: 0, now: now) == "execute")
+        let running = window.lastRun
+        let later = now.advanced(by: .seconds(11))
+        let qRan = window.store(["q1", "q2"], client: "q", now: later)
+        #expect(qRan)
+        #expect(window.finish("r2", run: running, text: "r2", now: later) == [0])
+        #expect(window.arrive("q1", client: "q", waiter: 0, now: later) == "replay q1")
+        #expect(window.arrive("q2", client: "q", waiter: 0, now: later) == "replay q2")
+        #expect(window.arrive("r2", client: "r", waiter: 0, now: later) == "replay r2")
+        #expect(window.arrive("r1", client: "r", waiter: 0, now: later) == "execute")
+    }
+
     @Test func anAbandonedExecutionRunsAgainAndALateFinishIsIgnored() {
         var window = Window(window: .seconds(100), capacity: 10)
         let now = ContinuousClock.now
@@ -319,6 +358,17 @@ struct DedupeWindowProbe {
     {
         guard let run = run ?? lastRun else { return [] }
         return Array(window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now))
+    }
+
+    /// Runs and finishes each of `ids` for `client`, each answered with its own id; false unless
+    /// every one ran.
+    mutating func store(_ ids: [String], client: String, now: ContinuousClock.Instant) -> Bool {
+        var ran = true
+        for id in ids {
+            ran = arrive(id, client: client, waiter: 0, now: now) == "execute" && ran
+            _ = finish(id, text: id, now: now)
+        }
+        return ran
     }
 
     mutating func abandon(_ id: String) -> [Int] {

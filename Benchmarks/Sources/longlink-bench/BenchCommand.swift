@@ -23,13 +23,15 @@ enum BenchCommand {
             all        Every scenario below (the default).
             baseline   The bare client alone: blocking socket on a plain thread, same frames, same server.
             rpc        Requests/s with 1, 64 and 1,024 in flight; latency p50/p99/p99.9 with 1 in flight;
-                       each against the baseline measured in the same run.
+                       each against the baseline measured in the same run; 1 in flight against Redis's
+                       PING on one connection (redis-benchmark -c 1), when Redis is installed.
             pushes     Reliable pushes (acked automatically) and best-effort pushes, in messages/s.
             memory     Bytes per pending request at 100,000 pending, beyond a bare suspended task; an
                        idle client's resident memory. Measured in a child process.
             timeouts   100,000 pending requests with one deadline: how late the last one fails, CPU time.
             recovery   Reconnect after a server restart; dead-link detection through a black-holed relay.
-            server     Connections held and requests/s across 2,000 clients.
+            server     Connections held and requests/s across 2,000 clients; the bare client at 64 in
+                       flight against Redis's PING pipelined 64 (redis-benchmark -c 1 -P 64), when installed.
             tls        rpc at 64 in flight and reliable pushes over TLS against plain TCP, as ratios;
                        TLS handshakes per second against plain connects per second.
             payloads   A cacheFirst hit against a round trip; a 500-candle protobuf reply and 64 KiB payloads
@@ -55,7 +57,7 @@ enum BenchCommand {
                 help: "rpc --in-flight only: measure one design alone (baseline, heap, group or loop), to profile it."),
             .value(
                 "redis-bin", "DIR",
-                help: "fleet only: the directory holding redis-server and redis-benchmark (default: PATH, /usr/bin)."),
+                help: "fleet, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )

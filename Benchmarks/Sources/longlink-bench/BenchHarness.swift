@@ -34,6 +34,15 @@ enum RPCDesign: String, CaseIterable, Sendable {
     case group
     /// The deadline heap with the callers' tasks on the client's own loop.
     case loop
+
+    /// The design's part of a figure's key: `default` for the task-group race (the card's default).
+    var key: String {
+        switch self {
+        case .group: "default"
+        case .loop: "on_loop"
+        case .baseline, .heap: rawValue
+        }
+    }
 }
 
 /// A failure of the benchmark itself (not a figure).

@@ -123,7 +123,7 @@ enum RPCBenchmark {
         ] {
             report.add(
                 BenchFigure(
-                    key: "rpc.\(design).in_flight_\(inFlight).cpu_per_request",
+                    key: "rpc.\(RPCDesign(rawValue: design)?.key ?? design).in_flight_\(inFlight).cpu_per_request",
                     label: "rpc CPU per request (server + client), \(inFlight) in flight\(name)", unit: "µs",
                     samples: samples[design + ".cpu"] ?? [], baselineSamples: samples["baseline.cpu"],
                     note: design == "heap"
@@ -155,7 +155,7 @@ enum RPCBenchmark {
         inFlight: Int, taskGroup: Bool, samples: [Double], baseline: [Double]?, target: BenchTarget?
     ) -> BenchFigure {
         BenchFigure(
-            key: taskGroup ? "rpc.task_group.in_flight_\(inFlight).throughput" : "rpc.in_flight_\(inFlight).throughput",
+            key: "rpc.\(taskGroup ? "default" : "heap").in_flight_\(inFlight).throughput",
             label: "rpc throughput, \(inFlight) in flight" + (taskGroup ? ", task-group race" : ""), unit: "req/s",
             samples: samples, baselineSamples: baseline, target: target)
     }
@@ -262,20 +262,20 @@ enum RPCBenchmark {
                 if !placements.isEmpty { figures.append(placementFigure(inFlight: 1_024, placements)) }
                 figures.append(
                     BenchFigure(
-                        key: "rpc.in_flight_64_callers_on_loop.throughput",
+                        key: "rpc.on_loop.in_flight_64.throughput",
                         label: "rpc throughput, 64 in flight, callers on the client's loop", unit: "req/s",
                         samples: onLoop, baselineSamples: baseline[64]))
                 for (index, name) in ["p50", "p99", "p999"].enumerated() {
                     figures.append(
                         BenchFigure(
-                            key: "rpc.latency.\(name)", label: "rpc latency \(name), 1 in flight", unit: "µs",
+                            key: "rpc.heap.latency_\(name)", label: "rpc latency \(name), 1 in flight", unit: "µs",
                             samples: longLinkLatency[index], baselineSamples: baselineLatency[index],
                             target: name == "p50" ? .ratioAtMost(1.5, "<= 1.5x baseline") : nil))
                 }
                 for (index, name) in ["p50", "p99"].enumerated() {
                     figures.append(
                         BenchFigure(
-                            key: "rpc.latency_callers_on_loop.\(name)",
+                            key: "rpc.on_loop.latency_\(name)",
                             label: "rpc latency \(name), 1 in flight, caller on the client's loop", unit: "µs",
                             samples: onLoopLatency[index], baselineSamples: baselineLatency[index]))
                 }
@@ -311,13 +311,14 @@ enum RPCBenchmark {
                 }
                 figures.append(
                     BenchFigure(
-                        key: "rpc.task_group.latency.p50", label: "rpc latency p50, 1 in flight, task-group race",
+                        key: "rpc.default.latency_p50", label: "rpc latency p50, 1 in flight, task-group race",
                         unit: "µs", samples: p50, baselineSamples: baselineP50,
                         target: .ratioAtMost(1.5, "<= 1.5x baseline")))
                 return figures
             }
         }
         for figure in taskGroupFigures { report.add(figure) }
+        try await RedisPing.compareRPC(settings, into: &report)
         report.notes.append(
             "rpc: one server (1 event loop, default configuration: de-duplication on), one LongLinkClient (its own "
                 + "event loop), \(benchPayload.count)-byte echo payloads; baseline = blocking socket on a plain "

@@ -9,8 +9,8 @@ struct RedisTools: Sendable {
     var benchmark: String
 
     /// The binaries in `directory` (`--redis-bin`), else on the PATH or in /usr/bin; a one-line
-    /// reason (with the Debian package) when either is missing.
-    static func find(in directory: String?) -> Result<RedisTools, BenchError> {
+    /// reason (with the Debian package and what `neededBy` them) when either is missing.
+    static func find(in directory: String?, neededBy: String = "the fleet scenario") -> Result<RedisTools, BenchError> {
         let directories =
             directory.map { [$0] }
             ?? (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
@@ -20,7 +20,7 @@ struct RedisTools: Sendable {
             }
             let place = directory.map { "in \($0)" } ?? "on the PATH or in /usr/bin"
             return .failure(
-                BenchError("\(name) not found \(place) (Debian package \(package)); the fleet scenario needs it"))
+                BenchError("\(name) not found \(place) (Debian package \(package)); \(neededBy) needs it"))
         }
         return locate("redis-server", package: "redis-server").flatMap { server in
             locate("redis-benchmark", package: "redis-tools").map { RedisTools(server: server, benchmark: $0) }

@@ -223,5 +223,6 @@ enum ServerBenchmark {
                 key: "server.clients_2000.held_raw", label: "server: connections held, raw frame clients",
                 unit: "connections", samples: bare.map { Double($0.held) },
                 target: .atLeast(Double(clients), ">= \(clients)")))
+        try await RedisPing.compareServer(settings, into: &report)
     }
 }

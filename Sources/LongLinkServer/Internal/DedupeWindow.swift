@@ -14,7 +14,9 @@ internal import LongLinkWire
 /// Entries live in slots (a slot freed by eviction is reused by the next arrival), and the key
 /// index is an open-addressing table of 8-byte buckets holding a slot number and 32 bits of the
 /// key's hash, so that a probe reads no key and growing or removing never hashes a key again. A
-/// run is addressed by its slot, so finishing it needs no lookup.
+/// run is addressed by its slot, so finishing it needs no lookup. A slot also holds the number of
+/// its client's share: the client is looked up once, when its key arrives, and finishing,
+/// evicting and removing reach the share by that number.
 struct DedupeWindow<Waiter: Sendable>: Sendable {
     typealias Key = DedupeKey
 
@@ -74,6 +76,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var generation: UInt64 = 0
         /// When a finished entry expires (see ``DedupeWindow/time(_:since:)``); unused while running.
         var expiresAt: Int64 = 0
+        /// The entry's client's share in ``DedupeWindow/shares`` (valid unless free).
+        var share = 0
     }
 
     /// What an entry holds by reference: its key, the copies waiting while it runs, its reply once
@@ -100,16 +104,25 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// A client's finished entries in completion order (records of entries gone since are skipped).
+    /// It lives while any slot, running or finished, belongs to the client.
     private struct Share {
+        var client: Key.Client?
         var order: [Run] = []
         var head = 0
+        /// Finished entries.
         var count = 0
+        /// Slots, running or finished, that belong to the share.
+        var members = 0
     }
 
     let window: Duration
     let capacity: Int
     let capacityPerClient: Int
-    private var shares: [Key.Client: Share] = [:]
+    /// Shares by number; a number freed when its last slot goes is reused.
+    private var shares: [Share] = []
+    private var freeShares: [Int] = []
+    /// Each client's share number: read when a key is allocated a slot, nowhere else.
+    private var shareNumbers: [Key.Client: Int] = [:]
     /// Slot `i` is `states[i]` and `contents[i]`.
     private var states: [SlotState] = []
     private var contents: [SlotContents] = []
@@ -173,7 +186,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         if states[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
             // old run's place in the completion order no longer removes it).
-            leaveShare(slot)
+            uncount(slot)
             contents[slot].reply = nil
             return .execute(start(slot, waiter: waiter))
         }
@@ -210,42 +223,67 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         states[run.slot].phase = .finished
         states[run.slot].expiresAt = expiresAt
         finishedOrder.append((run, expiresAt, states[run.slot].hash))
-        let client = contents[run.slot].key!.client
-        shares[client, default: Share()].order.append(run)
-        shares[client]!.count += 1
-        evict(client)
+        let share = states[run.slot].share
+        shares[share].order.append(run)
+        shares[share].count += 1
+        evict(share)
         return waiters
     }
 
-    /// Evicts `client`'s oldest finished entries while it is over its share, or while the window
-    /// is over capacity and the client has any: never another client's.
-    private mutating func evict(_ client: Key.Client) {
-        while let share = shares[client], share.count > capacityPerClient || (count > capacity && share.count > 0) {
-            var head = share.head
+    /// Evicts the oldest finished entries of the client owning `share` while it is over its share,
+    /// or while the window is over capacity and the client has any: never another client's.
+    private mutating func evict(_ share: Int) {
+        // Removing the share's last entry frees the share, whose count is then 0.
+        while shares[share].count > capacityPerClient || (count > capacity && shares[share].count > 0) {
+            var head = shares[share].head
             var victim: Run?
-            while head < share.order.count, victim == nil {
-                let run = share.order[head]
+            while head < shares[share].order.count, victim == nil {
+                let run = shares[share].order[head]
                 head += 1
                 if states[run.slot].generation == run.generation, states[run.slot].phase == .finished { victim = run }
             }
-            shares[client]!.head = head
+            shares[share].head = head
             // Every counted entry has a record, so a victim is always found; stop rather than spin.
             guard let victim else { break }
             remove(slot: victim.slot)
         }
-        if var share = shares[client], share.head > 32, share.head * 2 > share.order.count {
-            share.order.removeFirst(share.head)
-            share.head = 0
-            shares[client] = share
+        if shares[share].head > 32, shares[share].head * 2 > shares[share].order.count {
+            shares[share].order.removeFirst(shares[share].head)
+            shares[share].head = 0
         }
     }
 
-    /// A finished entry stops counting toward its client's share (removed, or running again); a
-    /// client with no finished entry left is forgotten.
-    private mutating func leaveShare(_ slot: Int) {
-        guard states[slot].phase == .finished, let client = contents[slot].key?.client else { return }
-        let left = (shares[client]?.count ?? 1) - 1
-        if left > 0 { shares[client]!.count = left } else { shares[client] = nil }
+    /// A finished entry stops counting toward its client's share (removed, or running again).
+    private mutating func uncount(_ slot: Int) {
+        guard states[slot].phase == .finished else { return }
+        shares[states[slot].share].count -= 1
+    }
+
+    /// The share number of `client`, made when it has none; counts one more member slot.
+    private mutating func joinShare(_ client: Key.Client) -> Int {
+        let number: Int
+        if let known = shareNumbers[client] {
+            number = known
+        } else if let free = freeShares.popLast() {
+            number = free
+            shares[number].client = client
+            shareNumbers[client] = number
+        } else {
+            number = shares.count
+            shares.append(Share(client: client))
+            shareNumbers[client] = number
+        }
+        shares[number].members += 1
+        return number
+    }
+
+    /// A slot of `share` was freed: a share with no member slot left is forgotten.
+    private mutating func release(share: Int) {
+        shares[share].members -= 1
+        guard shares[share].members == 0 else { return }
+        if let client = shares[share].client { shareNumbers[client] = nil }
+        shares[share] = Share()
+        freeShares.append(share)
     }
 
     /// The handler was cancelled or timed out: forget the key (a later copy runs again) and hand
@@ -300,19 +338,22 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     // MARK: Slots
 
     private mutating func allocate(_ key: Key) -> Int {
+        let share = joinShare(key.client)
         if let slot = freeSlots.popLast() {
             contents[slot].key = key
             states[slot].hash = key.hash
+            states[slot].share = share
             return slot
         }
-        states.append(SlotState(hash: key.hash))
+        states.append(SlotState(hash: key.hash, share: share))
         contents.append(SlotContents(key: key))
         return states.count - 1
     }
 
     private mutating func remove(slot: Int) {
         guard states[slot].phase != .free else { return }
-        leaveShare(slot)
+        uncount(slot)
+        release(share: states[slot].share)
         removeBucket(bucket(of: slot, hash: states[slot].hash))
         states[slot].phase = .free
         contents[slot].key = nil
