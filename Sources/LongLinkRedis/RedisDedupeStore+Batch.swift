@@ -1,8 +1,8 @@
 internal import LongLinkServer
 internal import LongLinkTransport
 
-/// Group commit: the claims and stored replies queued in one turn (see ``DedupeQueue``) leave in
-/// one pipelined write, one script call per hash tag and kind.
+/// Group commit: the claims (or stored replies) queued in one turn (see ``DedupeQueue``) leave in
+/// one pipelined write, one script call per hash tag.
 extension RedisDedupeStore {
     /// Sends `batch` and resumes every item's outcome with its entry's reply or the batch's error;
     /// returns the number of script calls. Entries of one hash tag go to one script call: Redis

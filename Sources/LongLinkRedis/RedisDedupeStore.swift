@@ -42,8 +42,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
     let keeper: ClaimKeeper
     /// Shortens the first term of every claim (tests: a request that outlives its claim's term).
     let termLimit: Duration?
-    /// Claims and stored replies, sent a batch per round trip.
-    let queue: DedupeQueue
+    /// Claims, sent a batch per round trip.
+    let claims: DedupeQueue
+    /// Stored replies, sent a batch per round trip: a queue of their own, so that a claim never
+    /// waits behind a reply's round trip (the two pipeline on the connection).
+    let replies: DedupeQueue
 
     /// A window on the Redis of `configuration`. Connects on first use. Throws
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
@@ -74,9 +77,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
             client, ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
         )
         self.keeper = keeper
-        self.queue = DedupeQueue { batch in
+        let send: DedupeQueue.Send = { batch in
             await Self.sendBatch(batch, client: client, running: keeper.running)
         }
+        self.claims = DedupeQueue(send: send)
+        self.replies = DedupeQueue(send: send)
     }
 
     /// Names this instance's lease and claims after the server that uses it.
@@ -114,7 +119,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
     func check(_ key: String, runningFor: Duration) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await queue.submit(key, .claim(term: term))
+        let reply = try await claims.submit(key, .claim(term: term))
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
         guard let kind = value.first else {
             keeper.claimed(key, term: term)
@@ -153,7 +158,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
     ) async throws(LongLinkError) -> Bool {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
         keeper.released(key)
-        let result = try await queue.submit(
+        let result = try await replies.submit(
             key, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
         guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
         return stored == 1
@@ -224,11 +229,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
     }
 
     /// Sends the claims and replies already queued, then closes both connections to Redis and wakes
-    /// every waiter; later calls throw
-    /// ``LongLinkError/Code-swift.struct/shutdown``.
+    /// every waiter; later calls throw ``LongLinkError/Code-swift.struct/shutdown``.
     public func shutdown() async {
         keeper.shutdown()
-        await queue.shutdown()
+        await claims.shutdown()
+        await replies.shutdown()
         await client.shutdown()
         await notices.shutdown()
     }

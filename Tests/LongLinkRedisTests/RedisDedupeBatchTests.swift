@@ -45,23 +45,23 @@ struct RedisDedupeBatchTests {
             let store = try RedisDedupeStore(configuration: configuration)
             let other = try RedisDedupeStore(configuration: configuration)
             #expect(try await store.begin(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30)) == .run)
-            let before = store.queue.sent
+            let before = store.claims.sent
             redis.pause()
             let held = Task {
                 try await store.begin(principal: "a", clientID: "c", requestID: "1", runningFor: .seconds(30))
             }
-            try await eventually("the held claim left", within: .seconds(10)) { store.queue.sent.batches > before.batches }
+            try await eventually("the held claim left", within: .seconds(10)) { store.claims.sent.batches > before.batches }
             let claims = (2..<22).map { n in
                 Task {
                     try await store.begin(
                         principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)", runningFor: .seconds(30))
                 }
             }
-            try await eventually("20 claims queued", within: .seconds(10)) { store.queue.queuedCount == 20 }
+            try await eventually("20 claims queued", within: .seconds(10)) { store.claims.queuedCount == 20 }
             redis.resume()
             #expect(try await held.value == .run)
             for claim in claims { #expect(try await claim.value == .run) }
-            let after = store.queue.sent
+            let after = store.claims.sent
             #expect(after.batches - before.batches == 2)
             #expect(after.calls - before.calls == 3)
             for n in 2..<22 {

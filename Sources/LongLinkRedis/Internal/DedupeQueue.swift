@@ -1,14 +1,14 @@
 internal import LongLinkServer
 internal import LongLinkTransport
 
-/// Group commit of ``RedisDedupeStore``'s claims and stored replies: at most one round trip in
-/// flight per store; claims and replies that arrive meanwhile wait and leave together in the next.
+/// Group commit of ``RedisDedupeStore``'s claims, or of its stored replies: at most one round trip
+/// in flight per queue; operations that arrive meanwhile wait and leave together in the next.
 ///
 /// A fleet request costs Redis mostly the call of a command or script, not the work inside it, and
-/// costs its caller a round trip: one pipelined write per batch (one script call per hash tag and
-/// kind, see ``RedisDedupeStore/sendBatch(_:)``) serves every request of the turn. There is no
-/// timer and no waiting for a batch to fill: an operation that finds nothing in flight leaves at
-/// once, and a batch is whatever queued during the previous round trip (at most ``maxItems``).
+/// costs its caller a round trip: one pipelined write per batch (one script call per hash tag, see
+/// ``RedisDedupeStore/sendBatch(_:client:running:)``) serves every request of the turn. There is
+/// no timer and no waiting for a batch to fill: an operation that finds nothing in flight leaves
+/// at once, and a batch is whatever queued during the previous round trip (at most ``maxItems``).
 ///
 /// The sending task is unstructured, so that no caller's cancellation cancels a call that carries
 /// other callers' operations: a cancelled caller only stops waiting for its outcome (the operation
