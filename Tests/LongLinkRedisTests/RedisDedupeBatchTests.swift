@@ -19,7 +19,7 @@ struct RedisDedupeBatchTests {
         let gate = OneShot<Void>()
         let queue = DedupeQueue { batch in
             sent.put(batch.count)
-            if batch.count == 1 { await gate.value() }
+            if batch.contains(where: { $0.key == "k0" }) { await gate.value() }
             for item in batch { item.outcome.resume(.success(.integer(1))) }
             return 1
         }
