@@ -32,8 +32,10 @@ extension RedisDedupeStore {
                     arguments.append(Array(String(window).utf8))
                 }
             }
-            return (script: group[0].operation.isClaim ? DedupeScripts.claimAll : DedupeScripts.finishAll,
-                    keys: keys, arguments: arguments)
+            return (
+                script: group[0].operation.isClaim ? DedupeScripts.claimAll : DedupeScripts.finishAll,
+                keys: keys, arguments: arguments
+            )
         }
         let replies: [RESPValue]
         do throws(LongLinkError) {

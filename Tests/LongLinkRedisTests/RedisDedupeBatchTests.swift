@@ -44,13 +44,16 @@ struct RedisDedupeBatchTests {
             configuration.commandTimeout = .seconds(30)
             let store = try RedisDedupeStore(configuration: configuration)
             let other = try RedisDedupeStore(configuration: configuration)
-            #expect(try await store.begin(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30)) == .run)
+            #expect(
+                try await store.begin(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30)) == .run)
             let before = store.claims.sent
             redis.pause()
             let held = Task {
                 try await store.begin(principal: "a", clientID: "c", requestID: "1", runningFor: .seconds(30))
             }
-            try await eventually("the held claim left", within: .seconds(10)) { store.claims.sent.batches > before.batches }
+            try await eventually("the held claim left", within: .seconds(10)) {
+                store.claims.sent.batches > before.batches
+            }
             let claims = (2..<22).map { n in
                 Task {
                     try await store.begin(
@@ -93,7 +96,9 @@ struct RedisDedupeBatchTests {
             }
             #expect(error.code == .internalError && error.message.contains("WRONGTYPE"), "\(error)")
 
-            let finishes = keys.map { DedupeQueue.Item(key: $0, operation: .finish(value: bytes("Dok"), window: 30_000)) }
+            let finishes = keys.map {
+                DedupeQueue.Item(key: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
+            }
             #expect(await RedisDedupeStore.sendBatch(finishes, client: store.client, running: running) == 1)
             #expect(try await finishes[0].outcome.value().get() == .integer(1))
             #expect(try await finishes[2].outcome.value().get() == .integer(1))

@@ -56,7 +56,8 @@ actor RedisClient {
         var replies = try await send(calls.map { $0.script.evalSHA(keys: $0.keys, arguments: $0.arguments) })
         let unknown = replies.indices.filter { replies[$0].errorText?.starts(with: Array("NOSCRIPT".utf8)) == true }
         guard !unknown.isEmpty else { return replies }
-        let retried = try await send(unknown.map { calls[$0].script.eval(keys: calls[$0].keys, arguments: calls[$0].arguments) })
+        let retried = try await send(
+            unknown.map { calls[$0].script.eval(keys: calls[$0].keys, arguments: calls[$0].arguments) })
         for (index, reply) in zip(unknown, retried) { replies[index] = reply }
         return replies
     }
