@@ -42,6 +42,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
     let keeper: ClaimKeeper
     /// Shortens the first term of every claim (tests: a request that outlives its claim's term).
     let termLimit: Duration?
+    /// Claims, sent a batch per round trip.
+    let claims: DedupeQueue
+    /// Stored replies, sent a batch per round trip: a queue of their own, so that a claim never
+    /// waits behind a reply's round trip (the two pipeline on the connection).
+    let replies: DedupeQueue
 
     /// A window on the Redis of `configuration`. Connects on first use. Throws
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
@@ -68,7 +73,15 @@ public final class RedisDedupeStore: SharedDedupeStore {
         self.keys = RedisKeys(prefix: configuration.keyPrefix)
         self.owner = String(UInt64.random(in: 1...UInt64.max), radix: 36)
         self.notices = DedupeNotices(configuration: configuration, loop: client.loop)
-        self.keeper = ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
+        let (client, keeper) = (
+            client, ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
+        )
+        self.keeper = keeper
+        let send: DedupeQueue.Send = { batch in
+            await Self.sendBatch(batch, client: client, running: keeper.running)
+        }
+        self.claims = DedupeQueue(send: send)
+        self.replies = DedupeQueue(send: send)
     }
 
     /// Names this instance's lease and claims after the server that uses it.
@@ -101,18 +114,17 @@ public final class RedisDedupeStore: SharedDedupeStore {
         case finished([UInt8])
     }
 
-    /// One `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter
-    /// finds the claim without it).
+    /// `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter finds
+    /// the claim without it), in the batch of this turn's claims (``DedupeScripts/claimAll``).
     func check(_ key: String, runningFor: Duration) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let running = keeper.running
-        let reply = try await client.run(RedisCommand("SET", key, running, "NX", "PX", String(term), "GET"))
-        if case .null = reply.unattributed {
+        let reply = try await claims.submit(key, .claim(term: term))
+        guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
+        guard let kind = value.first else {
             keeper.claimed(key, term: term)
             return .claimed
         }
-        guard let value = reply.bytes, let kind = value.first else { throw .redisUnexpected("SET NX GET", reply) }
         switch kind {
         case UInt8(ascii: "D"): return .finished(Array(value.dropFirst()))
         case UInt8(ascii: "U"): throw Self.ownerStopped
@@ -137,21 +149,19 @@ public final class RedisDedupeStore: SharedDedupeStore {
         return marked.int64 == 1
     }
 
-    /// Stores the reply of a request this instance claimed, kept for `window`. Returns false when
-    /// the claim is no longer this instance's (it expired; another server may have run the request).
+    /// Stores the reply of a request this instance claimed, kept for `window`, in the batch of this
+    /// turn's replies (``DedupeScripts/finishAll``). Returns false when the claim is no longer this
+    /// instance's (it expired; another server may have run the request).
     @discardableResult
     public func finish(
         principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
     ) async throws(LongLinkError) -> Bool {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
         keeper.released(key)
-        let result = try await client.run(
-            DedupeScripts.finish, keys: [Array(key.utf8)],
-            arguments: [
-                Array(keeper.running.utf8), [UInt8(ascii: "D")] + reply, Array(String(Self.milliseconds(window)).utf8),
-                Array(keys.dedupeNotice(entry: key).utf8),
-            ])
-        return result.int64 == 1
+        let result = try await replies.submit(
+            key, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
+        guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
+        return stored == 1
     }
 
     /// Forgets a request this instance claimed and did not finish (its handler failed to start, it
@@ -218,10 +228,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
         return try outcome.get()
     }
 
-    /// Closes both connections to Redis and wakes every waiter; later calls throw
-    /// ``LongLinkError/Code-swift.struct/shutdown``.
+    /// Sends the claims and replies already queued, then closes both connections to Redis and wakes
+    /// every waiter; later calls throw ``LongLinkError/Code-swift.struct/shutdown``.
     public func shutdown() async {
         keeper.shutdown()
+        await claims.shutdown()
+        await replies.shutdown()
         await client.shutdown()
         await notices.shutdown()
     }

@@ -177,8 +177,7 @@ extension FleetBenchmark {
     struct RequestRun {
         var rates: [Int: Double] = [:]
         var p50: Double = .nan
-        var claim = Double.nan
-        var finish = Double.nan
+        var scriptCalls = Double.nan
         var commands = Double.nan
         var redisCPUMicroseconds = Double.nan
     }
@@ -211,9 +210,8 @@ extension FleetBenchmark {
                     try await group.waitForAll()
                 }
                 let work = try RedisWork.now(probe).since(start)
-                // The finish script SETs the reply too; the rest of SET is the claims.
-                result.claim = Double(work.count("set") - work.scripts) / Double(count)
-                result.finish = Double(work.scripts) / Double(count)
+                // Claims and stored replies leave in batches, one script call per batch and kind.
+                result.scriptCalls = Double(work.scripts) / Double(count)
                 result.commands = Double(work.commands) / Double(count)
                 result.redisCPUMicroseconds = work.cpuSeconds * 1e6 / Double(count)
                 return result

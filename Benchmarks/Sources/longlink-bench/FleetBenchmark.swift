@@ -200,8 +200,7 @@ enum FleetBenchmark {
                         name + " " + pushes.map { BenchReport.number($0.cpuByRole[role] ?? 0) }.joined(separator: "/")
                     }.joined(separator: ", ")))
         let perRequest: [(String, String, (RequestRun) -> Double)] = [
-            ("claim", "claim (SET NX PX GET)", \.claim), ("finish", "finish (EVALSHA script)", \.finish),
-            ("round_trips", "round trips (claim + finish)", { $0.claim + $0.finish }),
+            ("script_calls", "script calls (claims and stored replies, batched per turn)", \.scriptCalls),
             ("commands", "commands executed (scripts and their calls)", \.commands),
         ]
         for (key, label, value) in perRequest {

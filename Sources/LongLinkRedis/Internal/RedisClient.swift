@@ -48,6 +48,20 @@ actor RedisClient {
         return try reply.checked("EVALSHA")
     }
 
+    /// Runs each call's script pipelined in one write, by its SHA-1, then by its source those Redis
+    /// did not know; returns the replies in order, error replies returned, not thrown.
+    func send(
+        scripts calls: [(script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]])]
+    ) async throws(LongLinkError) -> [RESPValue] {
+        var replies = try await send(calls.map { $0.script.evalSHA(keys: $0.keys, arguments: $0.arguments) })
+        let unknown = replies.indices.filter { replies[$0].errorText?.starts(with: Array("NOSCRIPT".utf8)) == true }
+        guard !unknown.isEmpty else { return replies }
+        let retried = try await send(
+            unknown.map { calls[$0].script.eval(keys: calls[$0].keys, arguments: calls[$0].arguments) })
+        for (index, reply) in zip(unknown, retried) { replies[index] = reply }
+        return replies
+    }
+
     /// Closes the connection; later commands fail with `shutdown`.
     func shutdown() {
         isShutDown = true

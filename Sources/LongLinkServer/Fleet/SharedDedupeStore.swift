@@ -23,7 +23,8 @@ public protocol SharedDedupeStore: Sendable {
     ) async throws(LongLinkError) -> SharedDedupeClaim
 
     /// Stores the reply of a request this store's instance claimed, kept for `window`. Returns
-    /// false when the claim is no longer this instance's (it expired).
+    /// false when the claim is no longer this instance's (it expired). The server calls it once it
+    /// has answered the request's caller, and does not wait for it.
     @discardableResult
     func finish(
         principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration

@@ -134,23 +134,44 @@ extension ServerCore {
         case .run:
             counters.handlersStarted.increment()
             let response = await handler()
-            do throws(LongLinkError) {
-                if let response {
-                    let stored = SharedReply.encode(response, method: method)
-                    let kept = try await store.finish(
-                        principal: principal, clientID: clientID, requestID: requestID, reply: stored,
-                        window: configuration.dedupeWindow)
-                    if !kept { claimLost(requestID: requestID) }
-                } else if !isShuttingDown {
-                    // Cancelled or timed out: a copy may run it again, as in one server's window. A
-                    // server going down leaves its claims to expire instead: it may have done part
-                    // of the work.
+            if let response {
+                storeReply(response, store, key: key, method: method)
+            } else if !isShuttingDown {
+                // Cancelled or timed out: a copy may run it again, as in one server's window. A
+                // server going down leaves its claims to expire instead: it may have done part
+                // of the work.
+                do throws(LongLinkError) {
                     try await store.abandon(principal: principal, clientID: clientID, requestID: requestID)
+                } catch {
+                    counters.sharedStoreFailures.increment()
                 }
-            } catch {
-                counters.sharedStoreFailures.increment()
             }
             return (response, true)
+        }
+    }
+
+    /// Stores the reply of a request this server ran, in the background: the caller is answered at
+    /// once, not a round trip later. Until it is stored, a copy on another server waits for it (the
+    /// claim is still this server's, renewed with its lease); should this server stop in between,
+    /// the lease ends and the copy is answered `UNKNOWN`, as for a crash while the handler ran.
+    private func storeReply(
+        _ response: Frame.Response, _ store: any SharedDedupeStore, key: DedupeKey, method: String
+    ) {
+        let stored = SharedReply.encode(response, method: method)
+        let window = configuration.dedupeWindow
+        Task { [self] in
+            do throws(LongLinkError) {
+                let kept = try await store.finish(
+                    principal: key.client.principal, clientID: key.clientID, requestID: key.requestID,
+                    reply: stored, window: window)
+                if !kept { claimLost(requestID: key.requestID) }
+            } catch {
+                counters.sharedStoreFailures.increment()
+                configuration.logger?(
+                    "LongLinkServer \(configuration.serverID): the reply of fleet request \(key.requestID) could not be"
+                        + " stored (\(error.message)); it went to its caller, and copies wait for the claim's term to"
+                        + " end")
+            }
         }
     }
 }

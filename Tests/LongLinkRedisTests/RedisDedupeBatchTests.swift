@@ -1,0 +1,115 @@
+import LongLink
+import LongLinkServer
+import LongLinkTestSupport
+import LongLinkTesting
+import LongLinkTransport
+import Testing
+
+@testable import LongLinkRedis
+
+/// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:client:running:)``):
+/// the claims and stored replies of one turn leave in one round trip, one script call per hash
+/// tag, each entry settled as if alone.
+@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+struct RedisDedupeBatchTests {
+    /// Operations queued while a batch is in flight leave together in the next, whatever their
+    /// number; the first leaves at once.
+    @Test func operationsQueuedBehindABatchLeaveInTheNext() async throws {
+        let sent = Mailbox<Int>()
+        let gate = OneShot<Void>()
+        let queue = DedupeQueue { batch in
+            sent.put(batch.count)
+            if batch.contains(where: { $0.key == "k0" }) { await gate.value() }
+            for item in batch { item.outcome.resume(.success(.integer(1))) }
+            return 1
+        }
+        let first = Task { try await queue.submit("k0", .claim(term: 1000)) }
+        #expect(try await sent.next(within: .seconds(10), "the first batch") == 1)
+        let rest = (1...10).map { n in Task { try await queue.submit("k\(n)", .claim(term: 1000)) } }
+        try await eventually("ten queued behind the first", within: .seconds(10)) { queue.queuedCount == 10 }
+        gate.resume(())
+        #expect(try await sent.next(within: .seconds(10), "the second batch") == 10)
+        #expect(try await first.value == .integer(1))
+        for task in rest { #expect(try await task.value == .integer(1)) }
+        #expect(queue.sent.batches == 2 && queue.sent.calls == 2)
+    }
+
+    /// 20 claims of two principals made while a claim is on its way cost the next round trip two
+    /// script calls (one per hash tag), and each is the claim `SET NX GET` makes alone: another
+    /// store then finds them running.
+    @Test func concurrentClaimsOfATurnCostOneScriptCallPerTag() async throws {
+        try await withRedisServer { redis in
+            var configuration = redis.configuration
+            // Room for the pause below on a loaded machine.
+            configuration.commandTimeout = .seconds(30)
+            let store = try RedisDedupeStore(configuration: configuration)
+            let other = try RedisDedupeStore(configuration: configuration)
+            #expect(
+                try await store.begin(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30)) == .run)
+            let before = store.claims.sent
+            redis.pause()
+            let held = Task {
+                try await store.begin(principal: "a", clientID: "c", requestID: "1", runningFor: .seconds(30))
+            }
+            try await eventually("the held claim left", within: .seconds(10)) {
+                store.claims.sent.batches > before.batches
+            }
+            let claims = (2..<22).map { n in
+                Task {
+                    try await store.begin(
+                        principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)", runningFor: .seconds(30))
+                }
+            }
+            try await eventually("20 claims queued", within: .seconds(10)) { store.claims.queuedCount == 20 }
+            redis.resume()
+            #expect(try await held.value == .run)
+            for claim in claims { #expect(try await claim.value == .run) }
+            let after = store.claims.sent
+            #expect(after.batches - before.batches == 2)
+            #expect(after.calls - before.calls == 3)
+            for n in 2..<22 {
+                #expect(
+                    try await other.begin(
+                        principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)", runningFor: .seconds(30))
+                        == .running)
+            }
+            await store.shutdown()
+            await other.shutdown()
+        }
+    }
+
+    /// An entry Redis refuses fails only its own operation: the claims and replies beside it in the
+    /// call are made and stored.
+    @Test func anEntryRedisRefusesFailsOnlyItsOwnRequest() async throws {
+        try await withRedisServer { redis in
+            let store = try RedisDedupeStore(configuration: redis.configuration)
+            let keys = ["1", "2", "3"].map { store.keys.dedupe(principal: "p", clientID: "c", requestID: $0) }
+            _ = try await store.client.run(RedisCommand("HSET", keys[1], "f", "v"))
+            let claims = keys.map { DedupeQueue.Item(key: $0, operation: .claim(term: 30_000)) }
+            let running = store.keeper.running
+            #expect(await RedisDedupeStore.sendBatch(claims, client: store.client, running: running) == 1)
+            #expect(try await claims[0].outcome.value().get() == .bulkString([]))
+            #expect(try await claims[2].outcome.value().get() == .bulkString([]))
+            guard case .failure(let error) = await claims[1].outcome.value() else {
+                Issue.record("a claim of a hash succeeded")
+                return
+            }
+            #expect(error.code == .internalError && error.message.contains("WRONGTYPE"), "\(error)")
+
+            let finishes = keys.map {
+                DedupeQueue.Item(key: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
+            }
+            #expect(await RedisDedupeStore.sendBatch(finishes, client: store.client, running: running) == 1)
+            #expect(try await finishes[0].outcome.value().get() == .integer(1))
+            #expect(try await finishes[2].outcome.value().get() == .integer(1))
+            guard case .failure = await finishes[1].outcome.value() else {
+                Issue.record("a reply was stored over a hash")
+                return
+            }
+            #expect(
+                try await store.begin(principal: "p", clientID: "c", requestID: "3", runningFor: .seconds(30))
+                    == .finished(bytes("ok")))
+            await store.shutdown()
+        }
+    }
+}
