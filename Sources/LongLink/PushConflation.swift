@@ -1,9 +1,10 @@
 /// Which best-effort pushes stand for one another when a consumer is behind: pushes with the same
 /// key do, and only the latest one waits in the consumer's buffer.
 ///
-/// A consumer that keeps up never conflates anything: a push goes straight to its waiting task. One
-/// that is behind holds at most one untaken best-effort push per key, in the place where that key's
-/// first untaken push arrived, always the newest. A quote screen keyed by symbol therefore reads the
+/// A consumer that keeps up never conflates anything: the pushes that arrive together (one read)
+/// while its task waits all go to it, and it is woken once for them. One that is behind holds at
+/// most one untaken best-effort push per key, in the place where that key's first untaken push
+/// arrived, always the newest. A quote screen keyed by symbol therefore reads the
 /// freshest price of every symbol, and memory stays bounded by the number of keys (and by
 /// ``ClientConfiguration/pushBufferLimit``). Reliable pushes are never conflated nor dropped.
 ///

@@ -15,7 +15,16 @@ package struct PrincipalKey: Hashable, Sendable, CustomStringConvertible {
     package var description: String { name }
 
     package static func == (lhs: PrincipalKey, rhs: PrincipalKey) -> Bool {
-        lhs.name.utf8.elementsEqual(rhs.name.utf8)
+        sameBytes(lhs.name, rhs.name)
+    }
+
+    /// Compares the contiguous bytes (what a table lookup does per push): iterating the UTF-8
+    /// views instead costs a bounds-checked step per byte.
+    private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { lhs in rhs.withUTF8 { rhs in lhs.elementsEqual(rhs) } }
     }
 
     package func hash(into hasher: inout Hasher) {
@@ -29,7 +38,7 @@ package struct PrincipalKey: Hashable, Sendable, CustomStringConvertible {
     package static func same(_ lhs: String?, _ rhs: String?) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil): true
-        case (let lhs?, let rhs?): lhs.utf8.elementsEqual(rhs.utf8)
+        case (let lhs?, let rhs?): sameBytes(lhs, rhs)
         default: false
         }
     }

@@ -58,6 +58,9 @@ enum PushBenchmark {
         var deferred = 0
         /// Times the server paused reading the connection.
         var readPauses = 0
+        /// Pushes the client read, and best-effort ones a newer push of the same key replaced.
+        var received = 0
+        var conflated = 0
     }
 
     /// Pushes per second received by a LongLinkClient's `pushes(topic:)` consumer.
@@ -95,7 +98,8 @@ enum PushBenchmark {
             return Measured(
                 rate: Double(endCount - startCount) / (endTime - startTime).inSeconds,
                 deferred: statistics.reliablePushesDeferred,
-                readPauses: server.server.statistics.readPauses - pausesBefore)
+                readPauses: server.server.statistics.readPauses - pausesBefore, received: statistics.pushesReceived,
+                conflated: statistics.bestEffortPushesConflated)
         }
     }
 
@@ -172,7 +176,10 @@ enum PushBenchmark {
                                 + "'server stops reading after a Sync-triggered burst'")
                     }
                 } else {
-                    note = "received by the consumer; the producer outruns it, the server drops what it cannot write"
+                    note =
+                        "received by the consumer; the producer outruns it, the server drops what it cannot write; "
+                        + "per run: read by the client \(ours.map { String($0.received) }.joined(separator: "/")), "
+                        + "conflated \(ours.map { String($0.conflated) }.joined(separator: "/"))"
                 }
                 figures.append(
                     BenchFigure(

@@ -114,6 +114,9 @@ actor ClientCore {
     var supervision = Supervision()
     /// The push consumers, by the topics they want.
     var subscribers = TopicIndex<PushSubscriber>()
+    /// Consumers with waiting tasks that pushes of the current read were buffered for: woken
+    /// once the read is handled (see ``PushSubscriber/offer(_:wakeLater:)``).
+    var consumersToWake: [PushSubscriber] = []
     /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
     var ledger: PushLedger
     nonisolated let shared = Shared()

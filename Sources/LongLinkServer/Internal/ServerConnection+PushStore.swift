@@ -116,19 +116,35 @@ extension ServerConnection {
                 pushWindow.restart()
                 return true
             }
-            var count = 0
-            for push in batch where push.seq > pushWindow.lastSentSeq {
-                send(
-                    .push(
-                        outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))
-                    ))
-                count += 1
-                pushWindow.sent(count: 1, lastSeq: push.seq, epoch: push.epoch)
-                acks.sent(first: push.seq, last: push.seq, epoch: push.epoch)
-            }
-            core.counters.reliablePushesSent.increment(by: count)
+            sendStored(batch)
             return batch.count == read.limit
         }
+    }
+
+    /// Sends the pushes of `batch` after the last one sent, and tells the window and the ack
+    /// bookkeeping once per run of one epoch rather than once per push.
+    private func sendStored(_ batch: [StoredPush]) {
+        var lastSeq = pushWindow.lastSentSeq
+        var run: (first: UInt64, last: UInt64, epoch: UInt64, count: Int)?
+        var count = 0
+        for push in batch where push.seq > lastSeq {
+            send(.push(outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))))
+            lastSeq = push.seq
+            count += 1
+            if let current = run, current.epoch == push.epoch {
+                run = (current.first, push.seq, current.epoch, current.count + 1)
+                continue
+            }
+            if let run { sent(run) }
+            run = (push.seq, push.seq, push.epoch, 1)
+        }
+        if let run { sent(run) }
+        core.counters.reliablePushesSent.increment(by: count)
+    }
+
+    private func sent(_ run: (first: UInt64, last: UInt64, epoch: UInt64, count: Int)) {
+        pushWindow.sent(count: run.count, lastSeq: run.last, epoch: run.epoch)
+        acks.sent(first: run.first, last: run.last, epoch: run.epoch)
     }
 
     /// Reads the principal's pushes again from the first unacknowledged one, as after a `Sync`

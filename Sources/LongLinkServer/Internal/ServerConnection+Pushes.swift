@@ -97,14 +97,21 @@ extension ServerConnection {
     /// Sends a best-effort push if the session is established and the connection writable (any
     /// thread).
     func sendBestEffort(topic: String, payload: [UInt8]) {
-        onLoop { [self] in
-            guard session.phase == .active else { return }
-            if connection.isWritable {
-                send(.push(outgoing(Frame.Push(seq: 0, topic: topic, payload: payload))))
-                core.counters.bestEffortPushesSent.increment()
-            } else {
-                core.counters.bestEffortPushesDropped.increment()
-            }
+        // On the loop (a producer there, as a feed usually is) it costs no job per push.
+        guard loop.inEventLoop else {
+            loop.execute { [self] in sendBestEffortOnLoop(topic: topic, payload: payload) }
+            return
+        }
+        sendBestEffortOnLoop(topic: topic, payload: payload)
+    }
+
+    private func sendBestEffortOnLoop(topic: String, payload: [UInt8]) {
+        guard session.phase == .active else { return }
+        if connection.isWritable {
+            send(.push(outgoing(Frame.Push(seq: 0, topic: topic, payload: payload))))
+            core.counters.bestEffortPushesSent.increment()
+        } else {
+            core.counters.bestEffortPushesDropped.increment()
         }
     }
 }

@@ -153,6 +153,8 @@ extension ClientCore {
         guard let link = link(generation), let role = machine.role(of: generation) else { return }
         link.receivedSinceTick = true
         link.receivedSinceProbe = true
+        // The read's pushes reach waiting consumers in one wake each.
+        defer { wakeConsumers() }
         for frame in frames {
             guard link.end == nil, machine.role(of: generation) == role else { return }
             if link.welcome == nil {

@@ -62,11 +62,17 @@ extension ClientCore {
             }
         }
         if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
-        let received = ledger.received(push, on: link.generation)
+        // A best-effort push has no seq to track: it goes to the consumers, if any, and is gone.
+        let consumers = subscribers.matches(for: push)
+        if !push.isReliable {
+            offer(push, to: consumers)
+            return
+        }
+        let received = ledger.received(push, on: link.generation, wanted: !consumers.isEmpty)
         perform(received.actions)
         switch received.delivery {
         case .offer:
-            offer(push)
+            offer(push, to: consumers)
         case .held:
             break
         case .ackAgain, .dropDuplicate:
@@ -81,11 +87,13 @@ extension ClientCore {
     }
 
     /// Offers `push` to every consumer that wants its topic, and tells the ledger how that went.
-    private func offer(_ push: Push) {
+    private func offer(_ push: Push, to consumers: TopicIndex<PushSubscriber>.Matches) {
         var accepted = 0
         var refused = false
-        subscribers.forEach(taking: push) { subscriber in
-            switch subscriber.offer(push) {
+        consumers.forEach { subscriber in
+            let (offered, wake) = subscriber.offer(push, wakeLater: true)
+            if wake { consumersToWake.append(subscriber) }
+            switch offered {
             case .accepted: accepted += 1
             case .conflated:
                 accepted += 1
@@ -101,6 +109,14 @@ extension ClientCore {
         if ledger.offered(push, accepted: accepted, refused: refused) {
             log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
         }
+    }
+
+    /// Wakes the consumers that pushes of the read just handled were buffered for.
+    func wakeConsumers() {
+        guard !consumersToWake.isEmpty else { return }
+        let consumers = consumersToWake
+        consumersToWake.removeAll(keepingCapacity: true)
+        for consumer in consumers { consumer.wakeWaiters() }
     }
 
     func collectTaken(from subscriber: PushSubscriber) {

@@ -120,16 +120,16 @@ struct PushLedger {
         var actions: [Action] = []
     }
 
-    /// A push arrived on the link of generation `link`.
-    mutating func received(_ push: Push, on link: UInt64 = 0) -> Received {
+    /// A push arrived on the link of generation `link`. `wanted`: whether some consumer takes it,
+    /// when the caller looked its consumers up already (nil: the ledger looks).
+    mutating func received(_ push: Push, on link: UInt64 = 0, wanted: Bool? = nil) -> Received {
         var actions = push.isReliable ? positioned(push, on: link) : []
-        let delivery = deliveryOf(push, on: link)
+        let delivery = deliveryOf(push, on: link, wanted: wanted ?? hasConsumer(for: push))
         if delivery == .ackAgain { actions += owe(push.key) }
         return Received(delivery: delivery, actions: actions)
     }
 
-    private mutating func deliveryOf(_ push: Push, on link: UInt64) -> ReceiveAction {
-        let wanted = hasConsumer(for: push)
+    private mutating func deliveryOf(_ push: Push, on link: UInt64, wanted: Bool) -> ReceiveAction {
         guard push.isReliable else { return wanted ? .offer : .dropUnwanted }
         let stale = isStale(push, on: link)
         if wasDelivered(push.key) { return .ackAgain }

@@ -23,6 +23,10 @@ final class PushSubscriber: Sendable {
         var latest: [String: Int] = [:]
         var keyAt: [Int: String] = [:]
         var waiters: [Waiter] = []
+        /// A burst is being buffered for the waiting tasks, woken once it is complete by
+        /// ``wakeWaiters()``: its pushes were not registered for conflation (a consumer that waits
+        /// keeps up, and reads them all).
+        var wakePending = false
         var finished = false
         /// Why the stream ended, when the client ended it (shut down, login rejected, kicked); nil
         /// while it runs and when its own consumer went away.
@@ -73,6 +77,9 @@ final class PushSubscriber: Sendable {
 
     var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// How many tasks wait in ``next(recording:)``.
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
     /// Below half of both bounds: a consumer that fell behind has caught up.
     var isBelowHalf: Bool {
         state.withLock { state in
@@ -92,6 +99,8 @@ final class PushSubscriber: Sendable {
 
     private enum Handover {
         case handed(CheckedContinuation<Push?, Never>, notify: Bool)
+        /// Buffered for the waiting tasks: the first push of a burst.
+        case wakeLater
         case offered(Offered)
     }
 
@@ -110,6 +119,14 @@ final class PushSubscriber: Sendable {
     /// of the same key, so the consumer reads the latest of each key, in the order the keys first
     /// arrived; reliable pushes are never conflated.
     func offer(_ push: Push) -> Offered {
+        offer(push, wakeLater: false).offered
+    }
+
+    /// ``offer(_:)`` for a push of a burst (the frames of one read): when tasks wait, the push is
+    /// buffered for them unconflated, and `wake` is true for the first push of the burst, after
+    /// which the caller must call ``wakeWaiters()`` once the burst is offered. The waiting tasks
+    /// wake once per burst, not once per push.
+    func offer(_ push: Push, wakeLater: Bool) -> (offered: Offered, wake: Bool) {
         let key = push.isReliable ? nil : conflationKey?(push)
         let outcome = state.withLock { state -> Handover in
             guard !state.finished else { return .offered(.refused) }
@@ -119,6 +136,15 @@ final class PushSubscriber: Sendable {
                 return .offered(.refused)
             }
             if !state.waiters.isEmpty {
+                if wakeLater {
+                    guard Self.fits(push, in: state, limit: limit, byteLimit: byteLimit) else {
+                        return .offered(.refused)
+                    }
+                    Self.append(push, in: &state)
+                    let first = !state.wakePending
+                    state.wakePending = true
+                    return first ? .wakeLater : .offered(.accepted)
+                }
                 let waiter = state.waiters.removeFirst()
                 let notify = waiter.records && handedOver(push, in: &state)
                 return .handed(waiter.continuation, notify: notify)
@@ -128,12 +154,8 @@ final class PushSubscriber: Sendable {
                 state.buffer[position - state.base] = push
                 return .offered(.conflated)
             }
-            let untaken = state.buffer.count - state.head
-            guard untaken < limit, untaken == 0 || push.payload.count <= byteLimit - state.bytes else {
-                return .offered(.refused)
-            }
-            state.buffer.append(push)
-            state.bytes += push.payload.count
+            guard Self.fits(push, in: state, limit: limit, byteLimit: byteLimit) else { return .offered(.refused) }
+            Self.append(push, in: &state)
             if let key {
                 let position = state.base + state.buffer.count - 1
                 state.latest[key] = position
@@ -145,10 +167,41 @@ final class PushSubscriber: Sendable {
         case .handed(let waiter, let notify):
             waiter.resume(returning: push)
             if notify { onTaken(self) }
-            return .accepted
+            return (.accepted, false)
+        case .wakeLater:
+            return (.accepted, true)
         case .offered(let offered):
-            return offered
+            return (offered, false)
         }
+    }
+
+    private static func fits(_ push: Push, in state: State, limit: Int, byteLimit: Int) -> Bool {
+        let untaken = state.buffer.count - state.head
+        return untaken < limit && (untaken == 0 || push.payload.count <= byteLimit - state.bytes)
+    }
+
+    private static func append(_ push: Push, in state: inout State) {
+        state.buffer.append(push)
+        state.bytes += push.payload.count
+    }
+
+    /// Hands the pushes buffered by ``offer(_:wakeLater:)`` to the tasks that wait, one each, and
+    /// resumes them (outside the lock); the rest stay buffered for their next call.
+    func wakeWaiters() {
+        var notify = false
+        let handed = state.withLock { state -> [(CheckedContinuation<Push?, Never>, Push)] in
+            state.wakePending = false
+            var handed: [(CheckedContinuation<Push?, Never>, Push)] = []
+            while !state.waiters.isEmpty, state.head < state.buffer.count {
+                let waiter = state.waiters.removeFirst()
+                let push = Self.pop(&state)
+                if waiter.records, handedOver(push, in: &state) { notify = true }
+                handed.append((waiter.continuation, push))
+            }
+            return handed
+        }
+        for (waiter, push) in handed { waiter.resume(returning: push) }
+        if notify { onTaken(self) }
     }
 
     /// The next push, or nil once the subscriber is finished. With `recording` false the push does
@@ -262,6 +315,7 @@ final class PushSubscriber: Sendable {
     func cancelWaiters() {
         let waiters = state.withLock { state -> [Waiter] in
             state.finished = true
+            state.wakePending = false
             defer { state.waiters.removeAll() }
             return state.waiters
         }
@@ -283,6 +337,7 @@ final class PushSubscriber: Sendable {
             state.head = 0
             state.latest.removeAll()
             state.keyAt.removeAll()
+            state.wakePending = false
             defer { state.waiters.removeAll() }
             return (state.waiters, untaken)
         }

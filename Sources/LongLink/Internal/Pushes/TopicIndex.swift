@@ -43,6 +43,29 @@ struct TopicIndex<Value> {
         exact[push.topic] != nil || wildcards.values.contains { $0.filter.takes(push) }
     }
 
+    /// The consumers that take one push, found with one lookup of its topic.
+    struct Matches {
+        /// The consumers of its exact topic.
+        fileprivate let exact: [UInt64: Value]?
+        /// The consumers of every topic and of patterns that take it (empty without any).
+        fileprivate let wildcards: [Value]
+
+        var isEmpty: Bool { exact == nil && wildcards.isEmpty }
+
+        func forEach(_ body: (Value) -> Void) {
+            if let exact {
+                for value in exact.values { body(value) }
+            }
+            for value in wildcards { body(value) }
+        }
+    }
+
+    /// The consumers that take `push`.
+    func matches(for push: Push) -> Matches {
+        let wildcards = self.wildcards.isEmpty ? [] : self.wildcards.values.filter { $0.filter.takes(push) }.map(\.value)
+        return Matches(exact: exact[push.topic], wildcards: wildcards)
+    }
+
     /// Calls `body` with every consumer that takes `push`.
     func forEach(taking push: Push, _ body: (Value) -> Void) {
         if let consumers = exact[push.topic] {
