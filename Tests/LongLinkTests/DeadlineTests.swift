@@ -78,14 +78,7 @@ struct DeadlineTests {
     /// counters agree.
     @Test(arguments: deadlineStrategies)
     func aMassExpiryResumesEveryCallerOnce(strategy: DeadlineStrategy) async throws {
-        var serverConfiguration = ServerConfiguration.testing
-        serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
-        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
-        let clock = ManualClock()
-        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
-        configuration.clock = clock
-        let running = RunningClient(configuration)
-        try await running.waitUntilConnected()
+        let (server, clock, running) = try await startHoldingEveryCall(strategy)
         let client = running.client
         let count = 5_000
         let outcomes = Task {
@@ -124,14 +117,7 @@ struct DeadlineTests {
     /// the same instant, not later).
     @Test(arguments: deadlineStrategies)
     func callsBeyondOneExpirySliceAllFailAtTheirDeadline(strategy: DeadlineStrategy) async throws {
-        var serverConfiguration = ServerConfiguration.testing
-        serverConfiguration.maxInFlightPerConnection = 10_000
-        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
-        let clock = ManualClock()
-        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
-        configuration.clock = clock
-        let running = RunningClient(configuration)
-        try await running.waitUntilConnected()
+        let (server, clock, running) = try await startHoldingEveryCall(strategy)
         let client = running.client
         let count = 3_000
         let timeout = Duration.seconds(60)
@@ -220,5 +206,20 @@ struct DeadlineTests {
         #expect(await client.statistics.inFlight == 0)
         await running.stop()
         try await server.stop()
+    }
+
+    /// A server that holds up to 10,000 calls at once and a connected client on a manual clock.
+    private func startHoldingEveryCall(
+        _ strategy: DeadlineStrategy
+    ) async throws -> (RunningServer, ManualClock, RunningClient) {
+        var serverConfiguration = ServerConfiguration.testing
+        serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
+        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
+        configuration.clock = clock
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        return (server, clock, running)
     }
 }
