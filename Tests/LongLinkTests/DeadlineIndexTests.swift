@@ -33,4 +33,23 @@ struct DeadlineIndexTests {
         #expect(index.popDue(at: origin.advanced(by: now + .seconds(1))).count == model.count)
         #expect(index.earliest == nil && index.entryCount == 0)
     }
+
+    /// With a limit, a pop hands back the earliest due entries only, and the next pops the rest:
+    /// slices of a mass expiry lose and repeat nothing.
+    @Test func aLimitedPopTakesTheEarliestAndLeavesTheRest() {
+        let origin = ContinuousClock.now
+        var index = DeadlineIndex(origin: origin)
+        for id in UInt64(1)...2_500 {
+            // Ids 1...2,500 due in the reverse order, the last one not yet due.
+            index.insert(id, deadline: origin.advanced(by: .microseconds(Int64(2_500 - id))))
+        }
+        let now = origin.advanced(by: .microseconds(2_498))
+        let first = index.popDue(at: now, limit: 1_024)
+        #expect(first == Array((2_500 - 1_023...2_500).reversed()))
+        let second = index.popDue(at: now, limit: 1_024)
+        #expect(second == Array((2_500 - 2_047...2_500 - 1_024).reversed()))
+        let third = index.popDue(at: now, limit: 1_024)
+        #expect(third == Array((2...2_500 - 2_048).reversed()))
+        #expect(index.entryCount == 1 && index.earliest == origin.advanced(by: .microseconds(2_499)))
+    }
 }

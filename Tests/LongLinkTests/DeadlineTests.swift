@@ -78,14 +78,7 @@ struct DeadlineTests {
     /// counters agree.
     @Test(arguments: deadlineStrategies)
     func aMassExpiryResumesEveryCallerOnce(strategy: DeadlineStrategy) async throws {
-        var serverConfiguration = ServerConfiguration.testing
-        serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
-        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
-        let clock = ManualClock()
-        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
-        configuration.clock = clock
-        let running = RunningClient(configuration)
-        try await running.waitUntilConnected()
+        let (server, clock, running) = try await startHoldingEveryCall(strategy)
         let client = running.client
         let count = 5_000
         let outcomes = Task {
@@ -115,6 +108,41 @@ struct DeadlineTests {
         let statistics = await client.statistics
         #expect(statistics.timeouts == count)
         #expect(statistics.inFlight == 0)
+        await running.stop()
+        try await server.stop()
+    }
+
+    /// More calls than one slice of the deadline index's expiry share one deadline: the clock
+    /// moved exactly to that deadline fails every one of them (the slices after the first come at
+    /// the same instant, not later).
+    @Test(arguments: deadlineStrategies)
+    func callsBeyondOneExpirySliceAllFailAtTheirDeadline(strategy: DeadlineStrategy) async throws {
+        let (server, clock, running) = try await startHoldingEveryCall(strategy)
+        let client = running.client
+        let count = 3_000
+        let timeout = Duration.seconds(60)
+        let outcomes = Task {
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        do {
+                            _ = try await client.request("hang", options: RequestOptions(timeout: timeout))
+                            return false
+                        } catch {
+                            return (error as? LongLinkError)?.code == .deadlineExceeded
+                        }
+                    }
+                }
+                var timedOut = 0
+                for await outcome in group where outcome { timedOut += 1 }
+                return timedOut
+            }
+        }
+        try await eventually("every call is written") { await client.statistics.inFlight == count }
+        // Every deadline lies within the time the calls took to be made: at most `timeout` from now.
+        await clock.advance(by: timeout)
+        try await eventually("every call failed", within: .seconds(30)) { await client.statistics.inFlight == 0 }
+        #expect(await outcomes.value == count)
         await running.stop()
         try await server.stop()
     }
@@ -178,5 +206,20 @@ struct DeadlineTests {
         #expect(await client.statistics.inFlight == 0)
         await running.stop()
         try await server.stop()
+    }
+
+    /// A server that holds up to 10,000 calls at once and a connected client on a manual clock.
+    private func startHoldingEveryCall(
+        _ strategy: DeadlineStrategy
+    ) async throws -> (RunningServer, ManualClock, RunningClient) {
+        var serverConfiguration = ServerConfiguration.testing
+        serverConfiguration.maxInFlightPerConnection = 10_000  // the server must hold every call
+        let server = try await RunningServer.start(serverConfiguration, probe: Probe())
+        let clock = ManualClock()
+        var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
+        configuration.clock = clock
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        return (server, clock, running)
     }
 }

@@ -219,12 +219,19 @@ extension ClientCore {
         }
     }
 
-    /// The deadline timer fired: fails every request whose deadline has passed.
+    /// How many deadline entries one run of ``deadlinesDue()`` takes at most, so that the loop goes
+    /// back to its sockets between slices when many requests time out together.
+    static let expiriesPerSlice = 1_024
+
+    /// The deadline timer fired: fails the requests whose deadline has passed, a slice at a time;
+    /// with more due, the timer fires again at the loop's next turn.
     func deadlinesDue() {
         timers.deadline = nil
         timers.deadlineAt = nil
         let now = clock.now
-        for id in deadlines.popDue(at: now) { expire(id) }
-        armDeadlineTimer(notBefore: now.advanced(by: Self.deadlineResolution))
+        let due = deadlines.popDue(at: now, limit: Self.expiriesPerSlice)
+        for id in due { expire(id) }
+        let more = due.count == Self.expiriesPerSlice
+        armDeadlineTimer(notBefore: more ? now : now.advanced(by: Self.deadlineResolution))
     }
 }

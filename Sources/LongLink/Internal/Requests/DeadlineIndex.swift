@@ -37,12 +37,12 @@ struct DeadlineIndex {
         siftUp(heap.count - 1)
     }
 
-    /// Removes and returns the ids of every entry due at `now` (live or not: the caller skips the
-    /// ones that ended).
-    mutating func popDue(at now: ContinuousClock.Instant) -> [UInt64] {
+    /// Removes and returns the ids of the entries due at `now`, earliest first, at most `limit` of
+    /// them (live or not: the caller skips the ones that ended).
+    mutating func popDue(at now: ContinuousClock.Instant, limit: Int = .max) -> [UInt64] {
         let now = time(now)
         var due: [UInt64] = []
-        while let first = heap.first, first.deadline <= now {
+        while due.count < limit, let first = heap.first, first.deadline <= now {
             due.append(first.id)
             removeFirst()
         }
