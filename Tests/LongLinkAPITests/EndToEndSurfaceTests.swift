@@ -6,7 +6,7 @@ import Testing
 
 /// Every wait is bounded by the time limit: when it cancels the test, the loops end and the tasks
 /// are cancelled (which stops the client and the server).
-@Suite("A client and a server through their public API alone", .timeLimit(.minutes(1)))
+@Suite("A client and a server through their public API alone", .timeLimit(.minutes(10)))
 struct EndToEndSurfaceTests {
     private func value(of task: Task<Void, any Error>) async throws {
         try await withTaskCancellationHandler {

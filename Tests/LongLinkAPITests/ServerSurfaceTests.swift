@@ -3,7 +3,7 @@
 import LongLinkServer
 import Testing
 
-@Suite("What import LongLinkServer gives a server", .timeLimit(.minutes(1)))
+@Suite("What import LongLinkServer gives a server", .timeLimit(.minutes(10)))
 struct ServerSurfaceTests {
     @Test func handlersNeedOnlyLongLinkServerTypes() async throws {
         var router = Router()

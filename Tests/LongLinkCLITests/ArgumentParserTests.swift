@@ -1,9 +1,10 @@
 import LongLinkCLISupport
+import LongLinkTestSupport
 import Testing
 
 @testable import longlink
 
-@Suite("Argument parser")
+@Suite("Argument parser", .sharedMachine)
 struct ArgumentParserTests {
     static let spec = CommandSpec(
         name: "test",
@@ -89,7 +90,7 @@ struct ArgumentParserTests {
     }
 }
 
-@Suite("Durations on the command line")
+@Suite("Durations on the command line", .sharedMachine)
 struct DurationTextTests {
     @Test func units() {
         #expect(DurationText.parse("5s") == .seconds(5))
@@ -127,7 +128,7 @@ struct DurationTextTests {
     }
 }
 
-@Suite("Terminal helpers")
+@Suite("Terminal helpers", .sharedMachine)
 struct TerminalTests {
     @Test func columnsAlign() {
         let text = Terminal.columns([["a", "one"], ["long-name", "two"]])

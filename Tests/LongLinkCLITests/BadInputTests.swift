@@ -8,7 +8,7 @@ import Testing
 
 /// What `longlink request` and `longlink subscribe` say when the server breaks the protocol and
 /// the client recovers: one line on standard error per recovery, even when everything then works.
-@Suite("bad server input")
+@Suite("bad server input", .sharedMachine)
 struct BadInputTests {
     /// The one line the tools print per recovery; the reason inside is the client's own text.
     static func recoveryLines(_ standardError: String) -> [String] {

@@ -1,5 +1,6 @@
 import Foundation
 import LongLinkCLISupport
+import LongLinkTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Testing
     import Darwin
 #endif
 
-@Suite("ChildProcess: posix_spawn, statuses, pipes, files, inherited descriptors")
+@Suite("ChildProcess: posix_spawn, statuses, pipes, files, inherited descriptors", .sharedMachine)
 struct ChildProcessTests {
     @Test func theExitCodeIsTheStatus() throws {
         let child = try ChildProcess("/bin/sh", arguments: ["-c", "exit 3"])

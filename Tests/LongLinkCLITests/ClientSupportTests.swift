@@ -1,11 +1,12 @@
 import LongLink
 import LongLinkCLISupport
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import longlink
 
-@Suite("Client command helpers")
+@Suite("Client command helpers", .sharedMachine)
 struct ClientSupportTests {
     @Test func pushLines() {
         #expect(

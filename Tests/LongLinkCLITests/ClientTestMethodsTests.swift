@@ -8,7 +8,7 @@ import Testing
 
 /// `count` and `emit`, the methods `longlink serve` offers for testing a client, over raw frames
 /// against the real process.
-@Suite("longlink serve: count and emit")
+@Suite("longlink serve: count and emit", .sharedMachine)
 struct ClientTestMethodsTests {
     static func object(_ response: Frame.Response) throws -> [String: Any] {
         try #require(

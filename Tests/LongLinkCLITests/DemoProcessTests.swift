@@ -2,10 +2,10 @@ import Foundation
 import LongLinkTestSupport
 import Testing
 
-@Suite("longlink demo")
+@Suite("longlink demo", .sharedMachine)
 struct DemoProcessTests {
     /// The README's first command, shortened: the summary names lost and duplicated, both 0.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func theDemoEndsWithASummaryOfNothingLost() async throws {
         let outcome = try await ToolProcess.run(["demo", "--duration", "12s", "--quiet"], within: .seconds(90))
         #expect(outcome.status == 0)
@@ -19,7 +19,7 @@ struct DemoProcessTests {
         #expect(faults != nil && faults?.hasSuffix(" 0") == false)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func theDemoOverTLSMakesItsCertificateAndLosesNothing() async throws {
         let outcome = try await ToolProcess.run(["demo", "--tls", "--duration", "12s"], within: .seconds(90))
         #expect(outcome.status == 0, "\(outcome.standardError)")

@@ -1,11 +1,12 @@
 import Foundation
 import LongLinkCLISupport
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import longlink
 
-@Suite("Demo service pieces")
+@Suite("Demo service pieces", .sharedMachine)
 struct DemoTests {
     @Test func walkIsDeterministicPerSeedAndSymbol() {
         var first = QuoteWalk(seed: 42)

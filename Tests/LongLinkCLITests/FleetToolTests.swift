@@ -26,12 +26,12 @@ func summaryValue(_ label: String, in output: String) -> String? {
 
 // Serialized: each test runs several servers, a Redis and a client in processes of their own,
 // which run in parallel would starve other tests' bounded waits on a small machine.
-@Suite("longlink serve --redis, demo --fleet, soak --fleet", .enabled(if: fleetToolTestsEnabled), .serialized)
+@Suite("longlink serve --redis, demo --fleet, soak --fleet", .sharedMachine, .enabled(if: fleetToolTestsEnabled), .serialized)
 struct FleetToolTests {
     /// Two `serve --redis` processes on one Redis: pushes produced on one reach a connection of
     /// the same user on the other, and a request resent to the other is answered from the shared
     /// window instead of running again.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func twoServeProcessesShareTheirPushesAndTheirDedupWindow() async throws {
         let redis = try await LocalRedisServer.start()
         do {
@@ -87,7 +87,7 @@ struct FleetToolTests {
         #expect(try await serverB.waitForExit().status == 0)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func theFleetDemoCrashesTheClientsServerAndLosesNothing() async throws {
         let outcome = try await ToolProcess.run(
             ["demo", "--fleet", "3", "--duration", "10s", "--quiet"], within: .seconds(90))
@@ -102,7 +102,7 @@ struct FleetToolTests {
         #expect(Int(summaryValue("requests ok", in: output) ?? "") ?? 0 > 10)
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func theFleetSoakReportsNothingLostDuplicatedRunTwiceOrHung() async throws {
         let outcome = try await ToolProcess.run(
             ["soak", "--fleet", "3", "--duration", "20s", "--quiet"], within: .seconds(120))
@@ -121,7 +121,7 @@ struct FleetToolTests {
     }
 }
 
-@Suite("longlink fleet options")
+@Suite("longlink fleet options", .sharedMachine)
 struct FleetOptionTests {
     @Test func aBadRedisURLIsAUsageError() async throws {
         let outcome = try await ToolProcess.run(["serve", "--port", "0", "--redis", "http://127.0.0.1:6379"])

@@ -5,7 +5,7 @@ import Testing
 
 @testable import longlink
 
-@Suite("longlink inspect")
+@Suite("longlink inspect", .sharedMachine)
 struct InspectCommandTests {
     /// One frame of every kind, with non-default fields.
     static let frames: [Frame] = [

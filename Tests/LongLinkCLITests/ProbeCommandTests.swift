@@ -3,7 +3,7 @@ import LongLinkTestSupport
 import Testing
 
 /// `longlink probe` and several `--endpoint`s, run as processes against `longlink serve`.
-@Suite("longlink probe")
+@Suite("longlink probe", .sharedMachine)
 struct ProbeCommandTests {
     /// A near server reporting 95% load, an idle one, and a port nobody listens on: the probe
     /// reports each as it is and chooses the idle one.

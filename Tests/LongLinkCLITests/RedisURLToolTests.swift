@@ -7,7 +7,7 @@ import Testing
 @testable import longlink
 
 /// Where `serve` reads the Redis URL from, and that it never prints the password.
-@Suite("longlink serve: the Redis URL and its password")
+@Suite("longlink serve: the Redis URL and its password", .sharedMachine)
 struct RedisURLToolTests {
     private func parse(_ arguments: [String]) throws -> ParsedArguments {
         try ArgumentParser.parse(["--port", "0"] + arguments, for: ServeCommand.spec)

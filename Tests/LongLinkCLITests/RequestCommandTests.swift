@@ -4,7 +4,7 @@ import LongLinkTransport
 import Testing
 
 /// `longlink request` run as a process against `longlink serve`.
-@Suite("longlink request")
+@Suite("longlink request", .sharedMachine)
 struct RequestCommandTests {
     /// Runs `longlink request --endpoint 127.0.0.1:port …`.
     static func request(port: Int, _ arguments: [String], input: [UInt8] = []) async throws -> ToolProcess.Outcome {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import longlink
 
-@Suite("longlink serve")
+@Suite("longlink serve", .sharedMachine)
 struct ServeCommandTests {
     /// Starts `longlink serve` and returns it with the port from its first line.
     static func startServer(_ extra: [String] = []) async throws -> (ToolProcess, Int) {

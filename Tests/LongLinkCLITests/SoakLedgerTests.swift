@@ -1,9 +1,10 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import longlink
 
-@Suite("Soak ledger")
+@Suite("Soak ledger", .sharedMachine)
 struct SoakLedgerTests {
     /// However many requests a run makes, the ledger keeps only those in flight.
     @Test func endedRequestsLeaveNothingBehind() {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import longlink
 
-@Suite("Soak memory")
+@Suite("Soak memory", .sharedMachine)
 struct SoakMemoryTests {
     /// The soak's growth: a task group kept every finished request task (a few KiB each) until the
     /// end of the run. The soak's table of request tasks lets each go as it ends.
@@ -59,7 +59,7 @@ struct SoakMemoryTests {
 
     /// A run takes the baseline sample (halfway through a run shorter than twice its time), hands
     /// it over when taken, and samples again when the load ends.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aRunSamplesItsMemoryTwice() async throws {
         var configuration = SoakConfiguration(duration: .seconds(10))
         configuration.injectsFaults = false

@@ -7,11 +7,11 @@ import Testing
 
 @testable import longlink
 
-@Suite("Chaos soak")
+@Suite("Chaos soak", .sharedMachine)
 struct SoakTests {
     /// The soak from the field, about a minute long (`LONGLINK_SOAK_SECONDS` changes it): nothing may
     /// hang, be lost, be duplicated or run twice, whatever the network does.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func nothingIsLostOnABadNetwork() async throws {
         let seconds = ProcessInfo.processInfo.environment["LONGLINK_SOAK_SECONDS"].flatMap(Int.init) ?? 60
         var configuration = SoakConfiguration(duration: .seconds(seconds))
@@ -35,7 +35,7 @@ struct SoakTests {
 
     /// The same soak over TLS, shorter (`LONGLINK_TLS_SOAK_SECONDS`, default 20): every reconnect
     /// after a fault is a new handshake through the fault proxy.
-    @Test(.timeLimit(.minutes(5)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    @Test(.timeLimit(.minutes(10)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
     func nothingIsLostOverTLS() async throws {
         let seconds = ProcessInfo.processInfo.environment["LONGLINK_TLS_SOAK_SECONDS"].flatMap(Int.init) ?? 20
         let certificates = try await TestCertificates.make()

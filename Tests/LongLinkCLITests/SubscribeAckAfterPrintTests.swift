@@ -7,7 +7,7 @@ import Testing
 
 /// `longlink subscribe --ack-after-print`, through the command's own stream and print loop against
 /// a real server: a push whose line was not written is not acknowledged.
-@Suite("longlink subscribe --ack-after-print")
+@Suite("longlink subscribe --ack-after-print", .sharedMachine)
 struct SubscribeAckAfterPrintTests {
     /// A server whose `login` binds the user it is given.
     private static func startServer() async throws -> (LongLinkServer, Task<Void, any Error>, Int) {

@@ -3,7 +3,7 @@ import LongLinkTestSupport
 import Testing
 
 /// `longlink subscribe` run as a process against `longlink serve`.
-@Suite("longlink subscribe")
+@Suite("longlink subscribe", .sharedMachine)
 struct SubscribeCommandTests {
     /// `subscribe` as alice, watching AAPL, with `extra` options.
     static func arguments(port: Int, _ extra: [String]) -> [String] {

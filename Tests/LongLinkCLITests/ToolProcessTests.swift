@@ -1,7 +1,7 @@
 import LongLinkTestSupport
 import Testing
 
-@Suite("longlink: help and usage errors")
+@Suite("longlink: help and usage errors", .sharedMachine)
 struct ToolUsageTests {
     @Test func helpListsEveryCommand() async throws {
         let outcome = try await ToolProcess.run(["--help"])

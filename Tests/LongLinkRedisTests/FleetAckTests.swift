@@ -9,7 +9,7 @@ import Testing
 
 /// Acks in a fleet, sent by a raw client as LongLink's client never would: repeated by the
 /// hundred thousand, or of an epoch Redis has since forgotten.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(3)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct FleetAckTests {
     /// 200,000 `Ack{[1]}` after one push: Redis hears of the ack once, and another client's
     /// requests (each a claim and a finish in Redis) keep their quiet latency once the server has
@@ -53,10 +53,10 @@ struct FleetAckTests {
                 try await acker.barrier(nonce: 2)
                 let loaded = try await p99(of: 400, other)
                 print("another client's p99: quiet \(quiet), after 200,000 more Ack{[1]} \(loaded)")
-                // Three times the quiet p99, that taken as at least 20 ms: below that a loaded
-                // 2-core machine's scheduling (or a sanitizer's) is the noise, while one script
-                // call per Ack queues seconds of scripts ahead of every claim.
-                #expect(loaded <= max(quiet, .milliseconds(20)) * 3)
+                // One script call per Ack queues seconds of scripts ahead of every claim; a loaded
+                // 2-core machine's scheduling (or a sanitizer's) moves this p99 by tens of
+                // milliseconds. So: three times the quiet p99, and never below half a second.
+                #expect(loaded <= max(quiet * 3, .milliseconds(500)))
             }
             acker.close()
             await fleet.stop()

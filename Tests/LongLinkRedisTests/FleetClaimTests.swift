@@ -9,7 +9,7 @@ import Testing
 /// The claims of a fleet's shared de-dup window follow their owner: a stopped server's requests are
 /// answered `UNKNOWN` within its lease, a live server's claims outlive their first term, and a
 /// stored reply answers only the method it was stored for. Real Redis, real servers, real clients.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct FleetClaimTests {
     /// `slow` with `name` under a 20 s deadline, from `client`; its error code, nil on success.
     private func slowCall(

@@ -8,7 +8,7 @@ import Testing
 
 /// "caf\u{E9}" (NFC) and "cafe\u{301}" (NFD) are two principals in a fleet too: their keys and
 /// notice channels in Redis are different bytes, and no server's table merges them.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct FleetPrincipalTests {
     static let composed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

@@ -8,7 +8,7 @@ import Testing
 
 /// Exclusive logins in a fleet hold when their notice is lost: the record each one leaves in
 /// Redis is read by the servers.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct FleetSessionRecordTests {
     /// The tablet's exclusive login elsewhere left its record, but its notice never went out (as
     /// when the publish is lost, or the server's subscription was not confirmed yet): the phone's

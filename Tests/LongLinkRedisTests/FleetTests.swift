@@ -7,7 +7,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// One real Redis, three real servers sharing it, a real client: the fleet's promises.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct FleetTests {
     /// The next `count` pushes of `stream`, within 20 s.
     private func take(_ count: Int, from stream: AsyncStream<Push>) async throws -> [Push] {

@@ -21,7 +21,7 @@ final class ScriptedRedis: ConnectionHandler, @unchecked Sendable {
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {}
 }
 
-@Suite struct HostileRedisTests {
+@Suite(.sharedMachine) struct HostileRedisTests {
     func configuration(for answer: [UInt8]?) async throws -> (RedisConfiguration, Listener) {
         let listener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0)) { connection in
             connection.start(handler: ScriptedRedis(answer: answer))

@@ -8,7 +8,7 @@ import Testing
 
 /// A server on its own (``InMemoryPushStore``) and a server of a fleet (``RedisPushStore``) run one
 /// push path: the same publish, pump, acks by epoch and `Sync`, seen from a raw client.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(2)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct OneStorePathTests {
     enum Store: String, CaseIterable, CustomTestStringConvertible {
         case memory, redis

@@ -4,7 +4,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// Every RESP3 type, whole and split at every byte, and hostile bytes.
-@Suite struct RESPParserTests {
+@Suite(.sharedMachine) struct RESPParserTests {
     static let samples: [(String, [UInt8], RESPValue)] = [
         ("simple string", bytes("+OK\r\n"), .simpleString(bytes("OK"))),
         ("simple error", bytes("-ERR unknown command\r\n"), .simpleError(bytes("ERR unknown command"))),

@@ -5,7 +5,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// The client's pure parts: URLs, backoff, error replies.
-@Suite struct RedisClientUnitTests {
+@Suite(.sharedMachine) struct RedisClientUnitTests {
     @Test func urlsParse() throws {
         let plain = try RedisConfiguration(url: "redis://cache.local")
         #expect(plain.host == "cache.local" && plain.port == 6379 && plain.database == 0 && plain.password == nil)
@@ -64,7 +64,7 @@ import Testing
 }
 
 /// The client against a real redis-server.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisClientTests {
     @Test func pipelinedCommandsGetTheirRepliesInOrder() async throws {
         try await withRedisServer { redis in

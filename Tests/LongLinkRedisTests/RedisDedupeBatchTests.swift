@@ -10,7 +10,7 @@ import Testing
 /// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:client:running:)``):
 /// the claims and stored replies of one turn leave in one round trip, one script call per hash
 /// tag, each entry settled as if alone.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisDedupeBatchTests {
     /// Operations queued while a batch is in flight leave together in the next, whatever their
     /// number; the first leaves at once.

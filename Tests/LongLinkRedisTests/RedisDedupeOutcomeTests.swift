@@ -7,7 +7,7 @@ import Testing
 /// ``RedisDedupeStore/awaitOutcome(principal:clientID:requestID:runningFor:until:)``: a copy of a
 /// request that reached server B while server A runs it waits for A's outcome, woken by the notice
 /// A's `finish` or `abandon` publishes, bounded by its deadline and its task's cancellation.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisDedupeOutcomeTests {
     /// Polls so slow that only a notice can wake a waiter within the test's bounds.
     static let noticesOnly: (first: Duration, last: Duration) = (.seconds(60), .seconds(60))

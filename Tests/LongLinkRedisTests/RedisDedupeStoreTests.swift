@@ -6,7 +6,7 @@ import Testing
 
 /// ``RedisDedupeStore`` against a real redis-server: `SET NX` semantics across store instances
 /// (as across servers), the owner check, expiry and outages.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisDedupeStoreTests {
     @Test func theFirstClaimRunsLaterOnesWaitThenGetTheReply() async throws {
         try await withRedisServer { redis in

@@ -6,7 +6,7 @@ import Testing
 
 /// ``LongLinkServer/FleetStores/redis(_:capacityPerPrincipal:bytesPerPrincipal:)``: the server's
 /// fleet stores, made on one Redis configuration.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisFleetStoresTests {
     @Test func fleetStoresOnRedisAreTheRedisStores() async throws {
         try await withRedisServer { redis in

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Batches are made deterministic by pausing Redis (SIGSTOP): the first append's call is then in
 /// flight and stuck, and the next ones queue behind it (``ProduceQueue/queuedCount(_:)``).
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisPushBatchTests {
     @Test func concurrentAppendsGetDistinctSeqsInEachCallersOrderAndAllAreStored() async throws {
         try await withRedisServer { redis in

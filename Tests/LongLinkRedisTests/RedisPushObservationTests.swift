@@ -7,7 +7,7 @@ import Testing
 /// Cross-server delivery: a ``RedisPushStore`` observing principals hears pushes that another
 /// store (another server) stored, subscribes and unsubscribes as the observer's answer changes,
 /// and reports lost notices after its pub/sub connection comes back.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisPushObservationTests {
     /// What a server would hand the store: the principals it holds, and mailboxes for the reports.
     final class Server: Sendable {

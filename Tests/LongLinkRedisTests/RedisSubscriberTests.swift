@@ -6,7 +6,7 @@ import Testing
 
 /// Pub/sub on its own connection: messages as RESP3 pushes through a callback, and a new
 /// `subscribed` after Redis came back, with the channels subscribed again.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisSubscriberTests {
     @Test func messagesArriveAndSubscriptionsSurviveARestart() async throws {
         try await withRedisServer { redis in

@@ -6,7 +6,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// URLs with TLS and credentials, and the password kept out of every text.
-@Suite struct RedisURLTests {
+@Suite(.sharedMachine) struct RedisURLTests {
     @Test func redissAndCredentialsParse() throws {
         let tls = try RedisConfiguration(url: "rediss://app:s%3Acret@cache.example:6380/2")
         #expect(tls.tls == TLSConfiguration() && tls.host == "cache.example" && tls.port == 6380)
@@ -62,7 +62,7 @@ import Testing
 }
 
 /// The fleet stores against a redis-server that speaks only TLS, as an ACL user.
-@Suite(.enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisTLSTests {
     @Test func theFleetStoresWorkOverVerifiedTLSAsTheACLUser() async throws {
         try await withRedisTLSServer { redis in

@@ -1,8 +1,9 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
-@Suite("Ack merger: which acks reach the store, one call at a time")
+@Suite("Ack merger: which acks reach the store, one call at a time", .sharedMachine)
 struct AckMergerTests {
     @Test func onlySeqsSentInTheCurrentSpaceAreAcknowledged() {
         var acks = AckMerger()

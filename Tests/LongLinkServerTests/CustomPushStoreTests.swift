@@ -8,7 +8,7 @@ import Testing
 
 /// An application's own ``PushStore`` (not a ``SharedPushStore``): the server wraps it in the one
 /// interface, so `publish`, `push(to:)`, the pump and the acks all reach it.
-@Suite("A push store of the application's")
+@Suite("A push store of the application's", .sharedMachine)
 struct CustomPushStoreTests {
     /// A synchronous store only: it keeps its pushes in an ``InMemoryPushStore`` and counts the
     /// acknowledgement calls that reach it.

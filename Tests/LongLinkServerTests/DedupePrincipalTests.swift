@@ -7,7 +7,7 @@ import Testing
 
 /// The de-duplication window serves a stored reply only to the principal it was made for, and
 /// only for the method it answered: client ids are not secrets.
-@Suite("De-duplication and principals")
+@Suite("De-duplication and principals", .sharedMachine)
 struct DedupePrincipalTests {
     /// A connection with `clientID`, logged in as `principal` (anonymous when nil).
     static func connect(_ address: SocketAddress, clientID: String, as principal: String?) async throws

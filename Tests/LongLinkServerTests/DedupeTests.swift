@@ -5,7 +5,7 @@ import Testing
 
 @testable import LongLinkServer
 
-@Suite("De-duplication")
+@Suite("De-duplication", .sharedMachine)
 struct DedupeTests {
     @Test func aResendAfterReconnectReplaysTheStoredReply() async throws {
         let probe = Probe()
@@ -173,7 +173,7 @@ struct DedupeTests {
     }
 }
 
-@Suite("DedupeWindow state machine")
+@Suite("DedupeWindow state machine", .sharedMachine)
 struct DedupeWindowTests {
     typealias Window = DedupeWindowProbe
 

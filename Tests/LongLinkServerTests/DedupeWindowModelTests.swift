@@ -6,7 +6,7 @@ import Testing
 
 /// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
 /// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
-@Suite("DedupeWindow against a reference model", .serialized)
+@Suite("DedupeWindow against a reference model", .sharedMachine, .serialized)
 struct DedupeWindowModelTests {
     /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
     /// with a small capacity, so that the index grows, evicts and shifts buckets back constantly;
@@ -79,7 +79,7 @@ struct DedupeWindowModelTests {
     }
 }
 
-@Suite("DedupeKey")
+@Suite("DedupeKey", .sharedMachine)
 struct DedupeKeyTests {
     @Test func equalIdsMakeEqualKeysWhicheverWayTheClientIsGiven() {
         let client = DedupeKey.Client("phone-1")

@@ -5,7 +5,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("GoAway and shutdown")
+@Suite("GoAway and shutdown", .sharedMachine)
 struct GoAwayTests {
     @Test func kickingAPrincipalSendsGoAwayAndCloses() async throws {
         try await withServer { server, address in

@@ -5,7 +5,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("Handshake")
+@Suite("Handshake", .sharedMachine)
 struct HandshakeTests {
     @Test func welcomeCarriesTheNegotiatedValues() async throws {
         var configuration = ServerConfiguration.testing

@@ -5,7 +5,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("Hostile input")
+@Suite("Hostile input", .sharedMachine)
 struct HostileInputTests {
     private func expectGoAway(_ client: FrameClient, code: StatusCode) async throws {
         let frames = try await client.framesUntilClosed()

@@ -1,12 +1,13 @@
 import LongLinkWire
 import Synchronization
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
 /// ``InMemoryPushStore`` through ``SharedPushStore``, the one interface the server speaks to every
 /// push store: append, read, acknowledge by epoch, observe.
-@Suite("InMemoryPushStore as a SharedPushStore")
+@Suite("InMemoryPushStore as a SharedPushStore", .sharedMachine)
 struct InMemorySharedPushStoreTests {
     @Test func appendReadAndAcknowledgeByEpoch() async throws {
         let store: any SharedPushStore = InMemoryPushStore(capacityPerPrincipal: 2)

@@ -8,7 +8,7 @@ import Testing
 /// Bombs for an unknown method cost the server no inflating: measured in CPU time and in another
 /// connection's echo. A load test (named so): the sanitizer runs, which make everything several
 /// times slower, skip it.
-@Suite("Inflation under a flood of bombs", .serialized)
+@Suite("Inflation under a flood of bombs", .sharedMachine, .serialized)
 struct InflationLoadTests {
     /// The 99th percentile (nearest rank).
     static func p99(_ durations: [Duration]) -> Duration {
@@ -67,10 +67,11 @@ struct InflationLoadTests {
                     + "\(echoes.count) echoes during the flood, p99 \(floodP99), slowest \(echoes.max() ?? .zero); "
                     + "quiet p99 \(quietP99)")
             #expect(perBomb < .microseconds(300))
-            // Under 50 ms, or within 2x of the quiet value when the machine's load alone makes echoes
-            // slower than that (other suites, other builds). A loop busy inflating (16 ms a bomb,
-            // hundreds queued) delays echoes by seconds either way.
-            #expect(floodP99 < max(.milliseconds(50), quietP99 * 2))
+            // Under 250 ms, or within 2x of the quiet value when the machine's load alone makes
+            // echoes slower than that (other suites, other builds): a loaded 2-core machine moves
+            // this p99 by tens of milliseconds, while a loop busy inflating (16 ms a bomb, hundreds
+            // queued) delays echoes by seconds.
+            #expect(floodP99 < max(.milliseconds(250), quietP99 * 2))
             // Still a working connection.
             #expect(try await bomber.call("echo", bytes("after"), id: "after").text == "after")
         }

@@ -8,7 +8,7 @@ import Testing
 /// was sent: bombs past the ratio or the connection's budget are answered `RESOURCE_EXHAUSTED`,
 /// and the connection stays. (The flood of bombs for an unknown method is in
 /// `InflationLoadTests`.)
-@Suite("Inflation bounds", .serialized)
+@Suite("Inflation bounds", .sharedMachine, .serialized)
 struct InflationTests {
     /// Zeros deflated at level 9: about 1:1000.
     static func bomb(inflatingTo size: Int) throws -> [UInt8] {

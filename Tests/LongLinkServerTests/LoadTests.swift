@@ -4,7 +4,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("Load")
+@Suite("Load", .sharedMachine)
 struct LoadTests {
     /// 2,000 connections open at once, each doing request/response: every one is answered.
     @Test func twoThousandConcurrentConnectionsAreAllAnswered() async throws {

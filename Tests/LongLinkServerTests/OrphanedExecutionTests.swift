@@ -7,7 +7,7 @@ import Testing
 
 /// With de-duplication, a handler whose connection closed keeps running so that the client's
 /// resend can join it; these tests hold it to its request's deadline and to a bound.
-@Suite("Orphaned executions")
+@Suite("Orphaned executions", .sharedMachine)
 struct OrphanedExecutionTests {
     @Test func anOrphanedHandlerStillEndsAtItsRequestsDeadline() async throws {
         let probe = Probe()

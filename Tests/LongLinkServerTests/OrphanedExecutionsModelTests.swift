@@ -1,9 +1,10 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
 /// The orphan table's bounds, driven directly.
-@Suite("Orphaned executions model")
+@Suite("Orphaned executions model", .sharedMachine)
 struct OrphanedExecutionsModelTests {
     @Test func boundsPerClientAndInAll() {
         var orphans = OrphanedExecutions<Int, String>(maxPerClient: 2, maxTotal: 3)

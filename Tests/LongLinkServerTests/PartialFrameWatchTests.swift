@@ -1,8 +1,9 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
-@Suite("Partial frame watch")
+@Suite("Partial frame watch", .sharedMachine)
 struct PartialFrameWatchTests {
     @Test func armsOnceAndClosesWhenTheSameFrameIsStillIncomplete() {
         var watch = PartialFrameWatch()

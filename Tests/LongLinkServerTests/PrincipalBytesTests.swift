@@ -7,7 +7,7 @@ import Testing
 
 /// "caf\u{E9}" (NFC) and "cafe\u{301}" (NFD) are equal Swift `String`s but different bytes, and
 /// so two principals: on one server as in Redis.
-@Suite("Principals are their UTF-8 bytes")
+@Suite("Principals are their UTF-8 bytes", .sharedMachine)
 struct PrincipalBytesTests {
     static let composed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

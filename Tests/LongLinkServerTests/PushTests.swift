@@ -5,7 +5,7 @@ import Testing
 
 @testable import LongLinkServer
 
-@Suite("Pushes, Ack and Sync")
+@Suite("Pushes, Ack and Sync", .sharedMachine)
 struct PushTests {
     private func login(_ client: FrameClient, as user: String) async throws {
         #expect(
@@ -205,7 +205,7 @@ struct PushTests {
     }
 }
 
-@Suite("Backpressure recovery")
+@Suite("Backpressure recovery", .sharedMachine)
 struct BackpressureRecoveryTests {
     /// A Sync that makes the server write past its high watermark inside the read callback (the
     /// server pauses reading) must not leave the connection unread once the queue drains, even when

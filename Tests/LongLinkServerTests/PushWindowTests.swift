@@ -10,7 +10,7 @@ import Testing
 /// "Nothing more was sent" is observed without waiting for a silence: a synchronous echo sent
 /// afterwards is answered inline, in order on the connection, so any push the server had sent
 /// first would arrive before its reply.
-@Suite("Reliable push window")
+@Suite("Reliable push window", .sharedMachine)
 struct PushWindowTests {
     /// A window that only an Ack opens, unless `timeout` says otherwise.
     private static func configuration(window: Int, timeout: Duration = .seconds(3_600)) -> ServerConfiguration {

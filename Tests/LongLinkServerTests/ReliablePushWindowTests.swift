@@ -1,8 +1,9 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
-@Suite("Reliable push window bookkeeping")
+@Suite("Reliable push window bookkeeping", .sharedMachine)
 struct ReliablePushWindowTests {
     @Test("room shrinks with what is sent and grows with acks of what was sent")
     func acksFreeRoom() {

@@ -5,7 +5,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("Requests")
+@Suite("Requests", .sharedMachine)
 struct RequestTests {
     @Test func repliesCarryTheRequestIDAndMayComeInAnyOrder() async throws {
         let probe = Probe()

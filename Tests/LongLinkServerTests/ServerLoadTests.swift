@@ -7,7 +7,7 @@ import Testing
 @testable import LongLinkServer
 
 /// The load a server reports in `Welcome` and every `Pong`, by the documented formula.
-@Suite("Server load")
+@Suite("Server load", .sharedMachine)
 struct ServerLoadTests {
     private func pongLoad(_ client: FrameClient, nonce: UInt64) async throws -> UInt32? {
         try await client.send(.ping(Frame.Ping(nonce: nonce)))

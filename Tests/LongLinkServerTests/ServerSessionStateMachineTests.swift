@@ -1,11 +1,12 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
 /// The session's state machine driven directly, without sockets: the execution attached to a
 /// request is a label.
-@Suite("Server session state machine")
+@Suite("Server session state machine", .sharedMachine)
 struct ServerSessionStateMachineTests {
     typealias Machine = ServerSessionStateMachine<String>
 

@@ -7,7 +7,7 @@ import Testing
 
 /// A fleet request's reply goes to its caller as soon as the handler returns: storing it in the
 /// shared window follows in the background, and a store that fails then is counted and logged.
-@Suite("Storing a fleet request's reply")
+@Suite("Storing a fleet request's reply", .sharedMachine)
 struct SharedReplyStoringTests {
     /// Gives every request to this server, and holds each `finish` until an outcome is put in
     /// ``outcomes`` (or a minute passes: then it fails).

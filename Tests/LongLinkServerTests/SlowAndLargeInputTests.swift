@@ -6,7 +6,7 @@ import Testing
 
 /// Input that is well formed but costs the server time or memory: a frame that trickles in, and
 /// frames with huge repeated fields. And the empty frame, which costs nothing.
-@Suite("Slow and large input")
+@Suite("Slow and large input", .sharedMachine)
 struct SlowAndLargeInputTests {
     private func goAwayBeforeClose(_ close: FrameClient) async throws -> Frame.GoAway? {
         let frames = try await close.framesUntilClosed(within: .seconds(10))

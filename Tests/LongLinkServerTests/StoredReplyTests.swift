@@ -1,9 +1,10 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkServer
 
-@Suite("Stored replies")
+@Suite("Stored replies", .sharedMachine)
 struct StoredReplyTests {
     @Test("a stored reply gives back the same payload and status, inline or not")
     func roundTripsOnBothSidesOfTheInlineLimit() {

@@ -5,7 +5,7 @@ import LongLinkWire
 import Synchronization
 import Testing
 
-@Suite("FaultProxy")
+@Suite("FaultProxy", .sharedMachine)
 struct FaultProxyTests {
     @Test("forwards both ways; 1 MiB of random bytes arrives intact")
     func forwardsLargeTransfersIntact() async throws {

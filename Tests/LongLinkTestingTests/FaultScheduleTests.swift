@@ -3,7 +3,7 @@ import LongLinkTesting
 import LongLinkTransport
 import Testing
 
-@Suite("FaultSchedule")
+@Suite("FaultSchedule", .sharedMachine)
 struct FaultScheduleTests {
     @Test("the timeline expands timed faults and orders by offset")
     func timeline() {

@@ -5,7 +5,7 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
-@Suite("LongLinkTestServer")
+@Suite("LongLinkTestServer", .sharedMachine)
 struct LongLinkTestServerTests {
     private static func makeHarness() -> LongLinkTestServer {
         var configuration = ServerConfiguration()

@@ -7,7 +7,7 @@ import Testing
 @testable import LongLink
 
 /// Whose replies the response cache keeps, and who may read its files.
-@Suite("Response cache: principals and files")
+@Suite("Response cache: principals and files", .sharedMachine)
 struct CachePrincipalTests {
     /// "caf\u{E9}" and "cafe\u{301}" are equal `String`s but two principals (their bytes differ):
     /// switching from one to the other clears the cache, in memory and on disk.

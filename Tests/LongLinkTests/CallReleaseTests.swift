@@ -9,7 +9,7 @@ import Testing
 /// Nothing is retained after completion: once a caller has its outcome, the core holds no
 /// reference to its call, whichever way the call ended (`longlink-bench memory` measures the same
 /// in bytes).
-@Suite("Calls are released once they end")
+@Suite("Calls are released once they end", .sharedMachine)
 struct CallReleaseTests {
     @Test(arguments: deadlineStrategies)
     func aCallEndedAnyWayOnALiveLinkIsReleased(strategy: DeadlineStrategy) async throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Compression between client and server")
+@Suite("Compression between client and server", .sharedMachine)
 struct CompressionEndToEndTests {
     /// 64 KiB of quote lines: compresses well, as JSON and protobuf replies of records do.
     private let large = Array(

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Conflated best-effort pushes")
+@Suite("Conflated best-effort pushes", .sharedMachine)
 struct ConflationTests {
     private func subscriber(limit: Int = 100, _ conflation: PushConflation) -> PushSubscriber {
         PushSubscriber(id: 1, filter: .all, limit: limit, conflationKey: conflation.key) { _ in }

@@ -6,7 +6,7 @@ import Testing
 @testable import LongLink
 
 /// The connect race on a manual clock, with attempts the test finishes by hand.
-@Suite("Connect race")
+@Suite("Connect race", .sharedMachine)
 struct ConnectRaceTests {
     /// Attempts that wait until the test tells each how it ends; cancelling one ends it with
     /// `cancelled`, as a real connect does, unless `cancellable` is false: a connect that succeeds

@@ -3,7 +3,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Deadline index")
+@Suite("Deadline index", .sharedMachine)
 struct DeadlineIndexTests {
     /// Random inserts (many sharing a deadline, some before the origin) and pops at a moving `now`
     /// against a sorted model: every pop hands back exactly the ids due, and `earliest` is the

@@ -4,7 +4,7 @@ import LongLinkTestSupport
 import LongLinkTesting
 import Testing
 
-@Suite("Deadlines and cancellation")
+@Suite("Deadlines and cancellation", .sharedMachine)
 struct DeadlineTests {
     @Test(arguments: deadlineStrategies)
     func aDeadlineFailsTheCallPromptlyAndTheServerStopsItsHandlerToo(strategy: DeadlineStrategy) async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import LongLink
 
 /// The scorer, the ranking and the ban, as plain values with time passed in.
-@Suite("Endpoint table")
+@Suite("Endpoint table", .sharedMachine)
 struct EndpointTableTests {
     let near = Endpoint.tcp(host: "near.example", port: 1)
     let far = Endpoint.tcp(host: "far.example", port: 1)

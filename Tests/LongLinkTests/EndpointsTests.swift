@@ -6,7 +6,7 @@ import Testing
 
 /// Balancing, failover and migration against several real servers on loopback, each behind a
 /// proxy that gives it its own latency, each reporting a load the test sets.
-@Suite("Endpoints", .serialized)
+@Suite("Endpoints", .sharedMachine, .serialized)
 struct EndpointsTests {
     private func server(of client: LongLinkClient) async throws -> String {
         String(decoding: try await client.request("server"), as: UTF8.self)
@@ -166,7 +166,7 @@ struct EndpointsTests {
 
 /// Live migration on a manual clock (round trips are still real): one move to a server that became
 /// clearly better, and no flapping over two minutes of noisy probes.
-@Suite("Migration", .serialized)
+@Suite("Migration", .sharedMachine, .serialized)
 struct MigrationTests {
     @Test func aBetterServerTriggersOneMigrationAndNoFlapping() async throws {
         // s0: about 40 ms round trip, noisy; s1 refuses connections at first, so s0 is chosen.

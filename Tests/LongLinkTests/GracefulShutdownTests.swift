@@ -7,7 +7,7 @@ import Testing
 
 /// `shutdown(gracePeriod:)` drains calls in flight, and a cancellation of `run()` (what a service
 /// group does after its own grace period) cuts the drain short. Time is the test's: a manual clock.
-@Suite("Graceful shutdown and cancellation of run()")
+@Suite("Graceful shutdown and cancellation of run()", .sharedMachine)
 struct GracefulShutdownTests {
     private struct Fixture {
         let server: RunningServer

@@ -25,7 +25,7 @@ extension LongLinkClient {  // the two lines of the headline, in three
 /// against two real servers behind fault proxies: the link is cut twice and the client fails
 /// over once, and the room is entered again each time while every reliable alert arrives once
 /// and the loop never ends or notices.
-@Suite struct HeadlineTests {
+@Suite(.sharedMachine) struct HeadlineTests {
     @Test func theRoomIsEnteredAgainAndEveryAlertArrivesOnceAcrossCutsAndAFailover() async throws {
         let rooms = try await RoomServers.start(2, latencies: [.zero, .milliseconds(20)])
         let running = RunningClient(.forRooms(rooms.endpoints))

@@ -5,7 +5,7 @@ import LongLinkWire
 import Synchronization
 import Testing
 
-@Suite("A server that misbehaves")
+@Suite("A server that misbehaves", .sharedMachine)
 struct HostileServerTests {
     @Test func lateDuplicateAndUnknownRepliesAreDroppedAndCounted() async throws {
         let server = try await ScriptedServer.start { frame, peer in

@@ -7,7 +7,7 @@ import Testing
 
 /// Whole sessions with a server that misbehaves on purpose: each test bounds the client's memory,
 /// checks the typed error it reports, that it backs off, and that no caller waits past its deadline.
-@Suite("A hostile server, session by session")
+@Suite("A hostile server, session by session", .sharedMachine)
 struct HostileSessionTests {
     /// How long a call that must fail at its deadline may take, at most: its timeout plus slack for
     /// a loaded machine (ThreadSanitizer runs these too).

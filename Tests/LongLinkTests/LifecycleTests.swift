@@ -7,7 +7,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Heartbeat, liveness and app lifecycle")
+@Suite("Heartbeat, liveness and app lifecycle", .sharedMachine)
 struct LifecycleTests {
     @Test func theHeartbeatMonitorPingsAfterOneQuietIntervalAndGivesUpAfterTwo() {
         var monitor = HeartbeatMonitor()

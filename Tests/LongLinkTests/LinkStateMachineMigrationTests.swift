@@ -1,11 +1,12 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The connection machine's successor and retiring links, and every close path handing back every
 /// pending call: no socket, no event loop, no clock.
-@Suite("Link state machine: migration and close paths")
+@Suite("Link state machine: migration and close paths", .sharedMachine)
 struct LinkStateMachineMigrationTests {
     private func loggedIn(_ generation: UInt64 = 1) -> LinkStateMachine {
         var machine = LinkStateMachine()

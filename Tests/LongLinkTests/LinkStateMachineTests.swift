@@ -1,10 +1,11 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The link lifecycle and the request book, driven directly: no socket, no event loop, no clock.
-@Suite("Link state machine")
+@Suite("Link state machine", .sharedMachine)
 struct LinkStateMachineTests {
     /// A machine whose link `generation` has logged in.
     private func loggedIn(_ generation: UInt64 = 1) -> LinkStateMachine {

@@ -1,9 +1,10 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The hysteresis of live migration, with time passed in.
-@Suite("Migration decider")
+@Suite("Migration decider", .sharedMachine)
 struct MigrationDeciderTests {
     let target = Endpoint.tcp(host: "better", port: 1)
     let another = Endpoint.tcp(host: "another", port: 1)

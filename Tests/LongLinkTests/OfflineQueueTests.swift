@@ -3,7 +3,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Offline queue")
+@Suite("Offline queue", .sharedMachine)
 struct OfflineQueueTests {
     /// Random appends, removals of ended requests, pops and resends against an array model: the
     /// queue gives the ids back in the model's order, and its slots stay within twice its requests

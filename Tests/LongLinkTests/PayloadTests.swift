@@ -48,7 +48,7 @@ extension Quotes_Tick: LongLinkRequest {
     static let method = "echo"
 }
 
-@Suite("Payloads: JSON, binary messages, raw bytes, decoding failures")
+@Suite("Payloads: JSON, binary messages, raw bytes, decoding failures", .sharedMachine)
 struct PayloadTests {
     private func loggedIn(
         _ endpoint: Endpoint, as user: String, _ adjust: (inout ClientConfiguration) -> Void = { _ in }

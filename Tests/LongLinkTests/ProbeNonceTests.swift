@@ -7,7 +7,7 @@ import Testing
 @testable import LongLink
 
 /// A server that answers pings it has not seen yet must not look closer than it is.
-@Suite("Probe nonces")
+@Suite("Probe nonces", .sharedMachine)
 struct ProbeNonceTests {
     /// The server holds each real `Pong` 100 ms, and meanwhile sends `Pong(1)`, `Pong(2)` and
     /// `Pong(3)` every 5 ms: with nonces 1, 2, 3 the probe would take those for answers and

@@ -6,7 +6,7 @@ import Testing
 @testable import LongLink
 
 /// Acknowledgement after processing and topic patterns against a real server on loopback.
-@Suite("Push acknowledgement and patterns end to end")
+@Suite("Push acknowledgement and patterns end to end", .sharedMachine)
 struct PushAcknowledgementEndToEndTests {
     /// A client of `server` with client id `clientID`, logged in as `user`, with one ack per take.
     private func configuration(_ server: RunningServer, as user: String, clientID: String = "device-1")

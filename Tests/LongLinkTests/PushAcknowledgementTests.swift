@@ -1,11 +1,12 @@
 import LongLinkTransport
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// A consumer that acknowledges after processing, without a socket: what it hands over is the
 /// consumer's until the app's ack, and given back when it ends.
-@Suite("Push acknowledgement after processing")
+@Suite("Push acknowledgement after processing", .sharedMachine)
 struct PushAcknowledgementTests {
     /// The seqs the consumer reported taken, in order.
     private final class Taken: Sendable {

@@ -6,7 +6,7 @@ import Testing
 /// The client's push buffers are bounded in payload bytes as well as in count, and past the byte
 /// bound a push meets the count bound's policy: refused by a consumer's buffer (a reliable one
 /// stays with the server), or left with the server when nobody listens yet.
-@Suite("Push buffers bounded in bytes")
+@Suite("Push buffers bounded in bytes", .sharedMachine)
 struct PushBufferBytesTests {
     private func push(_ seq: UInt64, bytes: Int) -> Push {
         Push(seq: seq, topic: "alerts", payload: [UInt8](repeating: 1, count: bytes))

@@ -6,7 +6,7 @@ import Testing
 
 /// The pushes of one read offered to a consumer whose task waits: buffered as a burst, and the
 /// task woken once for all of them (``PushSubscriber/offer(_:wakeLater:)``).
-@Suite("Push bursts handed over in one wake")
+@Suite("Push bursts handed over in one wake", .sharedMachine)
 struct PushBurstTests {
     private func consumer(limit: Int = 100) -> PushSubscriber {
         PushSubscriber(id: 1, filter: .all, limit: limit, conflationKey: PushConflation.byTopic.key) { _ in }

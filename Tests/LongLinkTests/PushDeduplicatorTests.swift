@@ -3,7 +3,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Push de-duplication")
+@Suite("Push de-duplication", .sharedMachine)
 struct PushDeduplicatorTests {
     /// A hostile or confused server's first push carries the largest seq: the pushes after it are
     /// still delivered (none is taken for a repeat, acked and dropped).

@@ -1,9 +1,10 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// Push delivery decided without a socket: de-duplication, holding, taking, acks and `Sync`.
-@Suite("Push delivery state machine")
+@Suite("Push delivery state machine", .sharedMachine)
 struct PushDeliveryTests {
     private func push(_ seq: UInt64, _ topic: String = "alerts") -> Push {
         Push(seq: seq, topic: topic, payload: [])

@@ -5,7 +5,7 @@ import Testing
 @testable import LongLink
 
 /// `throwingPushes` ends with the reason the client stopped; `pushes` ends silently.
-@Suite("Why push sequences end")
+@Suite("Why push sequences end", .sharedMachine)
 struct PushEndTests {
     private func client(_ endpoint: Endpoint, as user: String) -> RunningClient {
         var configuration = ClientConfiguration.forTests(endpoint)

@@ -1,10 +1,11 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The push ledger's links and acks, without a socket: batching, which link carries each ack, and
 /// what happens to the acks owed when a link closes, retires or cannot take writes.
-@Suite("Push ledger acks")
+@Suite("Push ledger acks", .sharedMachine)
 struct PushLedgerTests {
     private func reliable(_ seq: UInt64, epoch: UInt64) -> Push {
         Push(seq: seq, topic: "alerts", payload: [], epoch: epoch)

@@ -7,7 +7,7 @@ import Testing
 /// The order of reliable pushes when the client sends `Sync` on a link that is already receiving
 /// them: what the server wrote before it read that `Sync` still arrives after it, ahead of the
 /// redelivery. A scripted server replays exactly that interleaving, so each run is the same.
-@Suite("Push order after a Sync on a busy link")
+@Suite("Push order after a Sync on a busy link", .sharedMachine)
 struct PushOrderTests {
     /// A server's store of one principal's reliable pushes, played by hand on the connection's
     /// event loop (every script call runs there).

@@ -8,7 +8,7 @@ import Testing
 
 /// Pushes as the design card shapes them: an `AsyncStream` per consumer, acknowledged after
 /// hand-over.
-@Suite("Push streams")
+@Suite("Push streams", .sharedMachine)
 struct PushStreamTests {
     /// A server, and a client logged in as `user` with one ack per taken push (so an ack follows
     /// every take at once, and the tests can tell when one is owed).

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Pushes and acknowledgements")
+@Suite("Pushes and acknowledgements", .sharedMachine)
 struct ClientPushTests {
     private func loggedIn(
         _ endpoint: Endpoint, as user: String, clientID: String? = nil,
@@ -254,7 +254,7 @@ struct ClientPushTests {
     }
 }
 
-@Suite("Push bookkeeping")
+@Suite("Push bookkeeping", .sharedMachine)
 struct PushBookkeepingTests {
     @Test func theDeduplicatorRemembersDeliveredSeqsAcrossGaps() {
         var deduplicator = PushDeduplicator(capacity: 4)
@@ -336,7 +336,7 @@ struct PushBookkeepingTests {
     }
 }
 
-@Suite("Push delivery edge cases")
+@Suite("Push delivery edge cases", .sharedMachine)
 struct PushEdgeCaseTests {
     /// A server and a client logged in as `user`, connected.
     private func connected(as user: String) async throws -> (RunningServer, RunningClient) {

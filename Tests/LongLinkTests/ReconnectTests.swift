@@ -6,7 +6,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Offline queue, login, reconnection")
+@Suite("Offline queue, login, reconnection", .sharedMachine)
 struct ReconnectTests {
     @Test func requestsMadeWhileOfflineGoOutOnceTheServerIsUp() async throws {
         let port = try await freePort()

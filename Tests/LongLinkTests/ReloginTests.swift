@@ -7,7 +7,7 @@ import Testing
 
 /// Logging in again on the same client after a session ended for good: a kick, a rejected login,
 /// a logout.
-@Suite("Login again after a session ends")
+@Suite("Login again after a session ends", .sharedMachine)
 struct ReloginTests {
     private static func step(_ user: String) -> @Sendable (LoginSession) async throws -> Void {
         { session in _ = try await session.request("login", payload: bytes(user)) }

@@ -5,7 +5,7 @@ import LongLinkTransport
 import Synchronization
 import Testing
 
-@Suite("Client requests end to end")
+@Suite("Client requests end to end", .sharedMachine)
 struct ClientRequestTests {
     @Test func aRequestSuspendsUntilItsReply() async throws {
         let probe = Probe()
@@ -116,7 +116,7 @@ struct ClientRequestTests {
     }
 }
 
-@Suite("Scoped client from main-actor code")
+@Suite("Scoped client from main-actor code", .sharedMachine)
 struct MainActorUseTests {
     /// A view model on the main actor can scope a client: the closure runs in the caller's isolation.
     @MainActor

@@ -6,7 +6,7 @@ import Testing
 
 @testable import LongLink
 
-@Suite("Response cache")
+@Suite("Response cache", .sharedMachine)
 struct ResponseCacheTests {
     /// A directory of its own for one test's cache files (not created).
     static func scratch() -> String {
@@ -108,7 +108,7 @@ struct ResponseCacheTests {
     }
 }
 
-@Suite("Cache policies and coalescing, end to end")
+@Suite("Cache policies and coalescing, end to end", .sharedMachine)
 struct CachePolicyTests {
     private func client(_ endpoint: Endpoint, _ adjust: (inout ClientConfiguration) -> Void = { _ in }) -> RunningClient
     {

@@ -7,7 +7,7 @@ import Testing
 @testable import LongLink
 
 /// What a client does with values a server supplies that it must not trust as they are.
-@Suite("Server-supplied values are bounded")
+@Suite("Server-supplied values are bounded", .sharedMachine)
 struct ServerBoundsTests {
     @Test func theBoundsWidenToIncludeTheClientsOwnProposal() {
         #expect(ServerBounds.heartbeat(offered: 0, proposed: .seconds(15)) == .seconds(15))

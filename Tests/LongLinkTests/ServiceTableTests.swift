@@ -1,9 +1,10 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The service set's bookkeeping, driven directly: no client here ever runs.
-@Suite("Service table")
+@Suite("Service table", .sharedMachine)
 struct ServiceTableTests {
     private func client() -> LongLinkClient {
         LongLinkClient(configuration: .init(endpoints: [.tcp(host: "x", port: 1)]))

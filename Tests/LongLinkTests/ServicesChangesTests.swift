@@ -6,7 +6,7 @@ import Testing
 @testable import LongLink
 
 /// Services added and removed while `run()` runs, against real servers on loopback.
-@Suite("Services added and removed", .serialized)
+@Suite("Services added and removed", .sharedMachine, .serialized)
 struct ServicesChangesTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 

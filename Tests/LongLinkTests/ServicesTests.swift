@@ -16,7 +16,7 @@ extension LongLinkServices {
 }
 
 /// Several named services under one `run()`, against real servers.
-@Suite("Services", .serialized)
+@Suite("Services", .sharedMachine, .serialized)
 struct ServicesTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 

@@ -1,10 +1,11 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// The subscription book without a socket: what each login replays, what goes out between
 /// logins, which outcomes count, and the backoff of refused replays.
-@Suite struct SubscriptionBookTests {
+@Suite(.sharedMachine) struct SubscriptionBookTests {
     let now = ContinuousClock.now
     let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(1), multiplier: 2, jitter: false)
     let refused = LongLinkError(code: .unavailable, message: "refused")

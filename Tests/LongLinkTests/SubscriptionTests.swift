@@ -7,7 +7,7 @@ import Testing
 /// Run-time subscriptions against real servers behind fault proxies: replayed after a reconnect,
 /// a failover and a migration, before queued requests and in the order made; a refused replay
 /// reported on its handle without holding up the others; the leave request on cancel.
-@Suite struct SubscriptionTests {
+@Suite(.sharedMachine) struct SubscriptionTests {
     struct EnterRoom: LongLinkRequest, Encodable {
         typealias Reply = RoomServers.RoomReply
         static let method = "room.enter"

@@ -15,6 +15,7 @@ import Testing
 /// message is reported as truncation, and a handler sees the client's certificate.
 @Suite(
     "TLS handshake limits, truncation and client certificates",
+    .sharedMachine,
     .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
 struct TLSHardeningTests {
     @Test("a handler sees the mTLS client's certificate subject and pin; nil without one")

@@ -1,10 +1,11 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLink
 
 /// NATS-style topic patterns, matched on the client, without a socket: the matcher, the errors, and
 /// the ledger's view of a pattern consumer beside an exact one.
-@Suite("Topic patterns")
+@Suite("Topic patterns", .sharedMachine)
 struct TopicPatternTests {
     @Test(arguments: [
         ("quotes.*", "quotes.AAPL", true),

@@ -38,7 +38,7 @@ private func settle(_ loops: EventLoop...) async {
     }
 }
 
-@Suite("Closing")
+@Suite("Closing", .sharedMachine)
 struct CloseTests {
     @Test("the peer closing gives didCloseWith(nil) exactly once; later writes and sends are ignored or throw")
     func peerCloses() async throws {

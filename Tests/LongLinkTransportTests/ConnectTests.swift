@@ -25,7 +25,7 @@ private func connectError(
     }
 }
 
-@Suite("Connecting")
+@Suite("Connecting", .sharedMachine)
 struct ConnectTests {
     @Test("a port nobody listens on is connectionRefused")
     func refused() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LongLinkTransport
 
-@Suite("Writing, backpressure and reading")
+@Suite("Writing, backpressure and reading", .sharedMachine)
 struct DataFlowTests {
     @Test("1,000 small writes in one loop iteration reach the peer intact in a few system calls")
     func coalescedWrites() async throws {

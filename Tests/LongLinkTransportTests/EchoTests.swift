@@ -1,4 +1,5 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkTransport
@@ -9,7 +10,7 @@ import Testing
     import Darwin
 #endif
 
-@Suite("Echo over every kind of socket")
+@Suite("Echo over every kind of socket", .sharedMachine)
 struct EchoTests {
     /// Connects to an echo server at `endpoint`, sends a payload in several sends, and checks it comes back.
     private func echo(bind endpoint: Endpoint, connectTo target: ((Endpoint) -> Endpoint)? = nil) async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LongLinkTransport
 
-@Suite("Endpoint and SocketAddress")
+@Suite("Endpoint and SocketAddress", .sharedMachine)
 struct EndpointTests {
     @Test(
         "parsing valid endpoints",

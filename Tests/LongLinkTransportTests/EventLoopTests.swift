@@ -22,7 +22,7 @@ private actor LoopBoundCounter {
     }
 }
 
-@Suite("EventLoop")
+@Suite("EventLoop", .sharedMachine)
 struct EventLoopTests {
     @Test("execute runs work on the loop thread in FIFO order")
     func executeIsFIFOOnLoop() async throws {

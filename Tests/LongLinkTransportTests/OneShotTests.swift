@@ -1,9 +1,10 @@
+import LongLinkTestSupport
 import Testing
 
 @testable import LongLinkTransport
 
 /// ``OneShot``: one value, from any thread, to one waiting task.
-@Suite struct OneShotTests {
+@Suite(.sharedMachine) struct OneShotTests {
     @Test func aValueResumedBeforeOrAfterTheWaitArrivesOnceAndLaterResumesAreRefused() async {
         let early = OneShot<Int>()
         #expect(!early.isResolved)

@@ -8,7 +8,7 @@ import Testing
 ///
 /// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
 /// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
-@Suite("Timer heap", .serialized)
+@Suite("Timer heap", .sharedMachine, .serialized)
 struct TimerHeapTests {
     private struct Model {
         var timers: [(deadline: UInt64, id: UInt64)] = []

@@ -1,9 +1,10 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 /// Forward compatibility and proto3 semantics: unknown fields and frame kinds are skipped,
 /// `seqs` is read packed or unpacked, duplicate fields follow the proto3 rules.
-@Suite("Compatibility and proto3 rules")
+@Suite("Compatibility and proto3 rules", .sharedMachine)
 struct CompatibilityTests {
     private func decode(_ bytes: String) throws -> Frame {
         try Frame(decoding: hex(bytes))

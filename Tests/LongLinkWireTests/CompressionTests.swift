@@ -2,7 +2,7 @@ import LongLinkTestSupport
 import LongLinkWire
 import Testing
 
-@Suite("Payload compression (zlib)")
+@Suite("Payload compression (zlib)", .sharedMachine)
 struct CompressionTests {
     private let text = Array(String(repeating: "AAPL 189.50 190.10 188.90 189.95 1200;", count: 500).utf8)
 

@@ -1,7 +1,8 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
-@Suite("Decoding limits")
+@Suite("Decoding limits", .sharedMachine)
 struct DecodingLimitsTests {
     private static func decode(_ frame: Frame, limits: Frame.DecodingLimits) -> Result<[Frame], WireFormatError> {
         var bytes: [UInt8] = []

@@ -1,7 +1,8 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
-@Suite("Durations in wire fields")
+@Suite("Durations in wire fields", .sharedMachine)
 struct DurationWireTests {
     @Test func millisecondFieldsTruncateAndClamp() {
         #expect(Duration.seconds(15).wireMilliseconds == 15_000)

@@ -4,7 +4,7 @@ import Testing
 
 /// Errors from the incremental decoder: limits checked on the prefix alone, absolute offsets, and
 /// a decoder that stays failed.
-@Suite("Frame decoder errors")
+@Suite("Frame decoder errors", .sharedMachine)
 struct FrameDecoderErrorTests {
     private let limit = Frame.defaultMaxFrameBytes
 

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
 /// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
-@Suite("Fuzzing", .serialized)
+@Suite("Fuzzing", .sharedMachine, .serialized)
 struct FuzzTests {
     /// Valid encodings with a few random mutations each, made one at a time as they are consumed
     /// (so that a test can yield between them).

@@ -1,10 +1,11 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 /// Frames checked byte for byte against encodings worked out by hand from the protobuf encoding
 /// rules (tag = field << 3 | wire type; varints least significant group first), so the codec is
 /// shown to speak protobuf and not only to agree with itself.
-@Suite("Golden bytes")
+@Suite("Golden bytes", .sharedMachine)
 struct GoldenBytesTests {
     struct Golden: Sendable, CustomTestStringConvertible {
         var name: String

@@ -26,6 +26,7 @@ enum InteropEnvironment {
 /// other encoded, and both describe the frames in the same JSON shape for comparison.
 @Suite(
     "Interop with the official protobuf runtime",
+    .sharedMachine,
     .enabled(if: InteropEnvironment.isAvailable, "\(InteropEnvironment.howToEnable)"))
 struct InteropTests {
     /// A scratch directory holding the generated Python classes.

@@ -3,7 +3,7 @@ import LongLinkWire
 import Testing
 
 /// Malformed input must be a clean `WireFormatError` naming the kind, the field and the offset.
-@Suite("Malformed input")
+@Suite("Malformed input", .sharedMachine)
 struct MalformedInputTests {
     /// Decodes `bytes` as one message and returns the error.
     private func messageError(_ bytes: String) -> WireFormatError? {

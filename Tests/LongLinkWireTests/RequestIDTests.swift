@@ -3,7 +3,7 @@ import Testing
 
 @testable import LongLinkWire
 
-@Suite("Request ids read back as numbers")
+@Suite("Request ids read back as numbers", .sharedMachine)
 struct RequestIDTests {
     static let numbers: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, (1 << 46) - 1, 1 << 46, UInt64.max - 1, .max]
 

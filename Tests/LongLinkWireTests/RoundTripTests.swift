@@ -4,7 +4,7 @@ import Testing
 
 /// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
 /// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
-@Suite("Round trips", .serialized)
+@Suite("Round trips", .sharedMachine, .serialized)
 struct RoundTripTests {
     /// Encodes, decodes and re-encodes; the frame and the bytes must both survive.
     private func expectRoundTrip(_ frame: Frame, sourceLocation: SourceLocation = #_sourceLocation) throws {

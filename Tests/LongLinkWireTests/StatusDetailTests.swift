@@ -1,8 +1,9 @@
 import LongLinkWire
+import LongLinkTestSupport
 import Testing
 
 /// `Status.detail` (field 3): its bytes, its round trip, and the one value clients act on.
-@Suite("Status detail")
+@Suite("Status detail", .sharedMachine)
 struct StatusDetailTests {
     private func response(code: StatusCode, detail: UInt32) -> Frame.Response {
         var status = Frame.Status(code: code, message: "m")

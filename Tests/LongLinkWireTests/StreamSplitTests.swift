@@ -6,7 +6,7 @@ import Testing
 ///
 /// Serialized: its loops are CPU-bound, so its cases run one at a time (each yielding, see `Pacer`)
 /// rather than all at once queueing ahead of every other test's work on the two cooperative threads.
-@Suite("Stream splitting", .serialized)
+@Suite("Stream splitting", .sharedMachine, .serialized)
 struct StreamSplitTests {
     /// Feeds `chunks` through `append` + `next`, yielding now and then (see `Pacer`).
     private func decodeByAppending(_ chunks: some Sequence<ArraySlice<UInt8>>) async throws -> [Frame] {

@@ -5,7 +5,7 @@ import Testing
 
 /// The reader checks UTF-8 by decoding with repair and comparing with the input; this checks that
 /// trick against the standard library's own validating initialiser.
-@Suite("UTF-8 validation")
+@Suite("UTF-8 validation", .sharedMachine)
 struct UTF8ValidationTests {
     private func agree(_ bytes: [UInt8]) -> Bool {
         let expected = String(validating: bytes, as: UTF8.self)

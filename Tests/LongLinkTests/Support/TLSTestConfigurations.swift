@@ -21,5 +21,7 @@ func clientConfiguration(_ certificates: TestCertificates, _ endpoint: Endpoint)
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.trustRoots = .pemFile(certificates.caCertificate)
     configuration.tls = tls
+    // Handshakes cost real CPU; a whole parallel test run must not time them out.
+    configuration.connectTimeout = .seconds(10)
     return configuration
 }
