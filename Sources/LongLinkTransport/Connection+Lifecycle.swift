@@ -39,7 +39,7 @@ extension Connection {
             return
         }
         var wanted: IOEvents = []
-        if readingEnabled {
+        if readingEnabled || isLingering {
             wanted.insert(.readable)
         }
         if awaitingWritable {
@@ -112,24 +112,62 @@ extension Connection {
         switch state {
         case .closed:
             return
-        case .closing(let pending):
+        case .closing(let pending), .lingering(let pending):
             if mode != .graceful {
                 finish(reset: mode == .reset, reason: error ?? pending)
             }
         case .open:
             if mode == .graceful && tls != nil { prepareTLSClose() }
-            guard mode == .graceful, queuedBytes > 0 else {
+            guard mode == .graceful else {
                 finish(reset: mode == .reset, reason: error)
                 return
             }
             state = .closing(error)
             failSendWaiters(error ?? .closedConnection())
-            flushNow()
-            if case .closing = state {
-                gracefulTimer = eventLoop.scheduleTimer(after: options.gracefulCloseTimeout) { [self] in
-                    closeOnLoop(.immediately, error: error)
-                }
+            if queuedBytes > 0 {
+                flushNow()
+            } else {
+                linger(error)
             }
+            if case .closed = state { return }
+            // Writing what is queued and lingering after it are bounded together.
+            gracefulTimer = eventLoop.scheduleTimer(after: options.gracefulCloseTimeout) { [self] in
+                closeOnLoop(.immediately, error: error)
+            }
+        }
+    }
+
+    var isLingering: Bool {
+        if case .lingering = state { return true }
+        return false
+    }
+
+    /// Everything queued is written: shuts the write side (the peer reads to our end of stream) and
+    /// waits for the peer's own end, dropping what it still sends.
+    func linger(_ reason: LongLinkError?) {
+        guard Sys.shutdownWrite(fd) else {
+            finish(reset: false, reason: reason)
+            return
+        }
+        state = .lingering(reason)
+        updateInterest()
+    }
+
+    /// Reads and drops what a peer sends after our end; its end of stream (or an error) closes.
+    func dropLingeringBytes() {
+        guard case .lingering(let reason) = state else { return }
+        let size = options.readChunkSize
+        let buffer = eventLoop.readBuffer(size: size)
+        for _ in 0..<4 {
+            let count = read(fd, buffer.baseAddress, size)
+            if count > 0 {
+                if count < size { return }
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            finish(reset: false, reason: reason)
+            return
         }
     }
 
@@ -186,6 +224,10 @@ extension Connection: LoopResource {
             flushNow()
         }
         if case .closed = state {
+            return
+        }
+        if isLingering {
+            dropLingeringBytes()
             return
         }
         if readingEnabled && !events.isDisjoint(with: [.readable, .hangup, .error]) {

@@ -41,6 +41,11 @@ public final class Connection: Hashable, @unchecked Sendable {
         case open
         /// A graceful close is writing what is queued; the associated error is the one to report.
         case closing(LongLinkError?)
+        /// Everything was written and the write side shut down; the peer's late bytes are read and
+        /// dropped until it closes too (or the graceful timeout passes). Closing the socket while
+        /// bytes still arrive would make the kernel reset it, and a reset makes the peer's kernel
+        /// discard what it has not read yet: our last frames, a `GoAway` among them.
+        case lingering(LongLinkError?)
         case closed
     }
 
@@ -179,7 +184,7 @@ public final class Connection: Hashable, @unchecked Sendable {
         case .open:
             updateInterest()
             if tls != nil { scheduleTLSRead() }
-        case .closing:
+        case .closing, .lingering:
             break
         case .closed:
             eventLoop.executeLocal { [self] in
@@ -443,7 +448,7 @@ public final class Connection: Hashable, @unchecked Sendable {
             }
         }
         if queuedBytes == 0, case .closing(let reason) = state {
-            finish(reset: false, reason: reason)
+            linger(reason)
             return
         }
         updateInterest()

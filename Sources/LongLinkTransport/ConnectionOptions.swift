@@ -19,8 +19,8 @@ public struct ConnectionOptions: Sendable {
     /// from one read) reaches the peer only when all of it is done, and the two sides take turns
     /// instead of working at the same time.
     package var eagerFlushBytes: Int = 8 << 10
-    /// How long a graceful close (a drain, a shutdown) may spend writing what is queued before it
-    /// closes anyway.
+    /// How long a graceful close (a drain, a shutdown) may spend writing what is queued and then
+    /// waiting for the peer's end of stream before it closes anyway.
     public var gracefulCloseTimeout: Duration = .seconds(2)
 
     /// The defaults.

@@ -123,7 +123,8 @@ struct EndpointsTests {
         #expect(served.prefix(10).allSatisfy { $0 == first })
         #expect(served.last == other)
         #expect(fleet.runs.values.allSatisfy { $0 == 1 })
-        #expect(await client.statistics.migrations == 1)
+        let statistics = await client.statistics
+        #expect(statistics.migrations == 1, "\(statistics)")
         await running.stop()
         await fleet.stop()
     }

@@ -60,7 +60,7 @@ struct TopicPatternTests {
         index.insert("other", id: 4, filter: .exact("alerts"))
         func takers(_ topic: String) -> [String] {
             var found: [String] = []
-            index.forEach(taking: Push(seq: 1, topic: topic, payload: [])) { found.append($0) }
+            index.matches(for: Push(seq: 1, topic: topic, payload: [])).forEach { found.append($0) }
             return found.sorted()
         }
         #expect(takers("quotes.AAPL") == ["all", "exact", "pattern"])

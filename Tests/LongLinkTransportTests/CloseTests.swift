@@ -338,6 +338,41 @@ struct CloseTests {
         await clientLoop.shutdownAndWait()
         await serverGroup.shutdownAndWait()
     }
+
+    /// The server's last frame (a `GoAway`, say) followed by a graceful close while the client still
+    /// sends: the client reads that frame, then a clean end of stream. Closing the socket with the
+    /// client's bytes unread would reset it, and the reset would discard the frame before the
+    /// client read it.
+    @Test("a graceful close lingers: the peer reads the last bytes although it kept sending")
+    func gracefulCloseLingers() async throws {
+        let serverGroup = EventLoopGroup(loopCount: 1, name: "linger-server")
+        let clientLoop = EventLoop(name: "linger-client")
+        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup)
+        let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
+        let (serverConnection, serverHandler) = try await server.connection()
+        try await connection.send([1])
+        try await serverHandler.waitForBytes(1)
+        // The server reads no more; the client reads nothing until the server has closed.
+        await onLoop(serverConnection.eventLoop) { serverConnection.pauseReading() }
+        await onLoop(clientLoop) { connection.pauseReading() }
+        try await connection.send([UInt8](repeating: 2, count: 4_096))
+        await onLoop(serverConnection.eventLoop) {
+            serverConnection.write(Array("BYE".utf8))
+            serverConnection.close(.graceful)
+        }
+        // Past the point where the server's kernel would have answered the late bytes with a reset.
+        await roundTrips(serverConnection.eventLoop, 5)
+        await onLoop(clientLoop) { connection.resumeReading() }
+        let log = try await handler.waitForClose()
+        #expect(log.bytes == Array("BYE".utf8))
+        #expect(log.closedCleanly, "\(String(describing: log.closeError))")
+        // The client's end of stream ends the server's wait well before its graceful timeout.
+        let serverLog = try await serverHandler.waitForClose(.seconds(1))
+        #expect(serverLog.closedCleanly)
+        server.listener.close()
+        await clientLoop.shutdownAndWait()
+        await serverGroup.shutdownAndWait()
+    }
 }
 
 /// A weak reference to a handler, readable from any thread.

@@ -138,6 +138,15 @@ enum Sys {
         #endif
     }
 
+    /// Shuts the write side of a socket (the peer reads end of stream); false when it failed.
+    static func shutdownWrite(_ fd: Int32) -> Bool {
+        #if os(Linux)
+            return Glibc.shutdown(fd, Int32(SHUT_WR)) == 0
+        #else
+            return Darwin.shutdown(fd, SHUT_WR) == 0
+        #endif
+    }
+
     static func close(_ fd: Int32) {
         #if os(Linux)
             _ = Glibc.close(fd)

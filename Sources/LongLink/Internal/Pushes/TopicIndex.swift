@@ -65,12 +65,4 @@ struct TopicIndex<Value> {
         let wildcards = self.wildcards.isEmpty ? [] : self.wildcards.values.filter { $0.filter.takes(push) }.map(\.value)
         return Matches(exact: exact[push.topic], wildcards: wildcards)
     }
-
-    /// Calls `body` with every consumer that takes `push`.
-    func forEach(taking push: Push, _ body: (Value) -> Void) {
-        if let consumers = exact[push.topic] {
-            for value in consumers.values { body(value) }
-        }
-        for (filter, value) in wildcards.values where filter.takes(push) { body(value) }
-    }
 }
