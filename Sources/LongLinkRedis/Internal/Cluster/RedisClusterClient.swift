@@ -20,6 +20,15 @@ actor RedisClusterClient {
     private var refreshing: Task<Result<ClusterTopology, LongLinkError>, Never>?
     private var nodes: [ClusterTopology.Address: RedisClient] = [:]
     private var isShutDown = false
+    /// How many `MOVED` and `ASK` replies were followed, and how often the map was loaded: for
+    /// tests and diagnostics.
+    private(set) var counts = Counts()
+
+    struct Counts: Sendable, Equatable {
+        var moved = 0
+        var asked = 0
+        var loads = 0
+    }
 
     /// `seeds` are the nodes the map is first loaded from; every node is reached with the first
     /// seed's settings (credentials, TLS, timeouts) and its own host and port.
@@ -97,22 +106,29 @@ actor RedisClusterClient {
         if isShutDown { throw LongLinkError(code: .shutdown, message: "the Redis cluster client was shut down") }
         if let refreshing { return try await refreshing.value.get() }
         let candidates = candidates()
+        // A node that has not yet heard of a failover still names the failed primary: a map whose
+        // primaries are all healthy wins over the first one loaded.
         let task = Task { () -> Result<ClusterTopology, LongLinkError> in
             var lastError = LongLinkError.redisUnavailable("no Redis cluster node to load the slot map from")
+            var first: ClusterTopology?
             for client in candidates {
                 do throws(LongLinkError) {
-                    return .success(
-                        try ClusterTopology(shardsReply: try await client.run(RedisCommand("CLUSTER", "SHARDS"))))
+                    let reply = try await client.run(RedisCommand("CLUSTER", "SHARDS"))
+                    let loaded = try ClusterTopology(shardsReply: reply)
+                    if loaded.shards.allSatisfy(\.primary.isHealthy) { return .success(loaded) }
+                    first = first ?? loaded
                 } catch {
                     lastError = error
                 }
             }
+            if let first { return .success(first) }
             return .failure(.redisUnavailable("no Redis cluster node answered CLUSTER SHARDS", cause: lastError))
         }
         refreshing = task
         let result = await task.value
         refreshing = nil
         let loaded = try result.get()
+        counts.loads += 1
         topology = loaded
         isStale = false
         retire(keeping: loaded)
@@ -136,8 +152,9 @@ actor RedisClusterClient {
             switch action {
             case .deliver: break
             case .fail(let error): throw error
-            case .resend: break
+            case .resend: counts.asked += 1
             case .moved(let slot, let address):
+                counts.moved += 1
                 if let moved = topology?.moving(slot: slot, to: address) { topology = moved } else { isStale = true }
             case .refreshAfter(let delay):
                 do { try await Task.sleep(for: delay) } catch {

@@ -1,0 +1,145 @@
+import LongLinkServer
+import LongLinkTestSupport
+import Testing
+
+@testable import LongLinkRedis
+
+/// ``RedisClusterClient`` against a real three-primary cluster the test starts: keys spread by
+/// slot, a slot migrated live (`ASK`, then `MOVED`), a primary killed (`unavailable` until its
+/// replica takes over).
+@Suite(
+    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled && RedisClusterProcess.cliEnabled),
+    .timeLimit(.minutes(10)))
+struct RedisClusterTests {
+    static let keys = RedisKeys(prefix: "longlink:")
+
+    static func set(_ key: String, _ value: String) -> RedisCommand { RedisCommand("SET", key, value).keyed(1..<2) }
+    static func get(_ key: String) -> RedisCommand { RedisCommand("GET", key).keyed(1..<2) }
+
+    /// The node process listening at `address`.
+    static func node(_ cluster: RedisClusterProcess, _ address: ClusterTopology.Address) throws -> RedisServerProcess {
+        try #require(cluster.nodes.first { $0.port == address.port })
+    }
+
+    @Test func principalsSpreadOverEveryPrimary() async throws {
+        try await withRedisCluster { cluster in
+            let client = RedisClusterClient(seeds: [cluster.seeds[0]])
+            let principals = (0..<300).map { "user-\($0)" }
+            // One pipelined batch: split by node, the replies back in the caller's order.
+            let replies = try await client.send(principals.map { Self.set(Self.keys.meta(principal: $0), $0) })
+            #expect(replies.allSatisfy { $0.string == "OK" })
+            let read = try await client.send(principals.map { Self.get(Self.keys.meta(principal: $0)) })
+            #expect(read.map(\.string) == principals)
+            let topology = try await client.refreshTopology()
+            var counts: [Int64] = []
+            for primary in topology.primaries {
+                counts.append(
+                    try await cluster.run(RedisCommand("DBSIZE"), on: try Self.node(cluster, primary)).int64 ?? -1)
+            }
+            #expect(counts.count == 3 && counts.allSatisfy { $0 > 50 } && counts.reduce(0, +) == 300, "\(counts)")
+            do throws(LongLinkError) {
+                _ = try await client.run(RedisCommand("MGET", "{a}1", "{b}2").keyed(1..<3))
+                Issue.record("a cross-slot command ran")
+            } catch {
+                #expect(error.code == .invalidArgument)
+            }
+            await client.shutdown()
+        }
+    }
+
+    @Test func aSlotMigratedLiveLosesNoAcknowledgedWrite() async throws {
+        try await withRedisCluster { cluster in
+            let client = RedisClusterClient(seeds: cluster.seeds)
+            let principal = "alice"
+            let slot = ClusterSlot.of(Array(Self.keys.meta(principal: principal).utf8))
+            let topology = try await client.refreshTopology()
+            let source = try #require(
+                topology.shards.first { $0.primary.address == topology.primary(forSlot: slot)?.address })
+            let target = try #require(topology.shards.first { $0.primary.id != source.primary.id })
+            let from = try Self.node(cluster, source.primary.address)
+            let to = try Self.node(cluster, target.primary.address)
+            func key(_ index: Int) -> String { Self.keys.tag(principal: principal) + ":k\(index)" }
+
+            // Written before the move, on the source.
+            for index in 0..<20 { _ = try await client.run(Self.set(key(index), "\(index)")) }
+            // A writer and reader of the principal's keys throughout the move.
+            let writer = Task { () throws -> [Int] in
+                var acknowledged: [Int] = []
+                for index in 1000..<1400 {
+                    guard (try? await client.run(Self.set(key(index), "\(index)")))?.string == "OK" else { continue }
+                    acknowledged.append(index)
+                    let value = try await client.run(Self.get(key(index))).string
+                    #expect(value == "\(index)", "key \(index) read back during the move")
+                    if Task.isCancelled { break }
+                }
+                return acknowledged
+            }
+            _ = try await cluster.run(
+                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", source.primary.id), on: to)
+            _ = try await cluster.run(
+                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", target.primary.id), on: from)
+            // A key the source does not have goes to the target: ASK.
+            #expect(try await client.run(Self.set(key(5000), "new")).string == "OK")
+            while true {
+                let batch =
+                    try await cluster.run(RedisCommand("CLUSTER", "GETKEYSINSLOT", "\(slot)", "100"), on: from)
+                    .elements?.compactMap(\.string) ?? []
+                if batch.isEmpty { break }
+                _ = try await cluster.run(
+                    RedisCommand(
+                        ["MIGRATE", "127.0.0.1", "\(to.port)", "", "0", "5000", "KEYS"].map { Array($0.utf8) }
+                            + batch.map { Array($0.utf8) }), on: from)
+            }
+            for primary in topology.primaries {
+                _ = try await cluster.run(
+                    RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
+                    on: try Self.node(cluster, primary))
+            }
+            let acknowledged = try await writer.value
+            // The map still names the source: MOVED, then the target.
+            for index in Array(0..<20) + acknowledged {
+                #expect(try await client.run(Self.get(key(index))).string == "\(index)", "key \(index)")
+            }
+            #expect(try await client.run(Self.get(key(5000))).string == "new")
+            let counts = await client.counts
+            #expect(counts.asked > 0 && counts.moved > 0, "\(counts)")
+            #expect(!acknowledged.isEmpty)
+            let owner = try await client.refreshTopology().primary(forSlot: slot)
+            #expect(owner?.id == target.primary.id)
+            await client.shutdown()
+        }
+    }
+
+    @Test func aKilledPrimaryIsUnavailableUntilItsReplicaTakesOver() async throws {
+        try await withRedisCluster { cluster in
+            let client = RedisClusterClient(seeds: cluster.seeds)
+            let key = Self.keys.meta(principal: "bob")
+            let slot = ClusterSlot.of(Array(key.utf8))
+            #expect(try await client.run(Self.set(key, "before")).string == "OK")
+            let primary = try #require(try await client.refreshTopology().primary(forSlot: slot))
+            try await Self.node(cluster, primary.address).crash()
+            let timeout = cluster.seeds[0].commandTimeout
+            var failures = 0
+            try await eventually("the replica serves slot \(slot)", within: .seconds(30)) {
+                let started = ContinuousClock.now
+                do throws(LongLinkError) {
+                    _ = try await client.run(Self.set(key, "after"))
+                    return true
+                } catch {
+                    #expect(error.code == .unavailable, "\(error)")
+                    #expect(ContinuousClock.now - started < timeout + .seconds(1), "failed after its deadline")
+                    failures += 1
+                    return false
+                }
+            }
+            #expect(failures > 0)
+            #expect(try await client.run(Self.get(key)).string == "after")
+            // Every node learns of the failover by gossip: bounded.
+            try await eventually("the map names a new primary for slot \(slot)", within: .seconds(10)) {
+                let owner = (try? await client.refreshTopology())?.primary(forSlot: slot)
+                return owner != nil && owner?.id != primary.id
+            }
+            await client.shutdown()
+        }
+    }
+}
