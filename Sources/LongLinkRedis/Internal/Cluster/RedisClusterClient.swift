@@ -3,7 +3,8 @@ internal import LongLinkWire
 
 /// Commands to a Redis Cluster: each goes to the primary serving its keys' slot, over one
 /// ``RedisClient`` per node (which opens its connection when first needed and reconnects with
-/// its backoff).
+/// its backoff). Scripts (``RedisCommandRunner``) go by their keys' slot; a node that does not
+/// know one runs it by its source.
 ///
 /// An actor: it owns the slot map and the node clients; ``ClusterRoute`` decides where each
 /// command goes and what a reply means. The map is loaded with `CLUSTER SHARDS` from any
@@ -12,7 +13,7 @@ internal import LongLinkWire
 /// run (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`), within ``RedisConfiguration/commandTimeout``
 /// of the first seed; an error from a node's connection fails the command at once, since it may
 /// have run.
-actor RedisClusterClient {
+actor RedisClusterClient: RedisCommandRunner {
     let seeds: [RedisConfiguration]
     let loop: EventLoop
     private var topology: ClusterTopology?
@@ -68,35 +69,6 @@ actor RedisClusterClient {
         for (index, action) in later.sorted(by: { $0.index < $1.index }) {
             replies[index] = try await follow(commands[index], route: &routes[index], after: action)
         }
-        return replies
-    }
-
-    /// Sends one command and returns its reply, throwing an error reply as a typed error.
-    func run(_ command: RedisCommand) async throws(LongLinkError) -> RESPValue {
-        let replies = try await send([command])
-        guard let reply = replies.first else { throw .redisUnexpected(command.name, .null) }
-        return try reply.checked(command.name)
-    }
-
-    /// Runs `script` by its SHA-1 on the primary of its keys' slot, and by its source when that
-    /// node does not know it.
-    func run(_ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]]) async throws(LongLinkError) -> RESPValue {
-        let replies = try await send(scripts: [(script, keys, arguments)])
-        guard let reply = replies.first else { throw .redisUnexpected("EVALSHA", .null) }
-        return try reply.checked("EVALSHA")
-    }
-
-    /// Runs each call's script by its SHA-1, then by its source those nodes did not know; returns
-    /// the replies in order, error replies returned, not thrown.
-    func send(
-        scripts calls: [(script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]])]
-    ) async throws(LongLinkError) -> [RESPValue] {
-        var replies = try await send(calls.map { $0.script.evalSHA(keys: $0.keys, arguments: $0.arguments) })
-        let unknown = replies.indices.filter { replies[$0].errorText?.starts(with: Array("NOSCRIPT".utf8)) == true }
-        guard !unknown.isEmpty else { return replies }
-        let retried = try await send(
-            unknown.map { calls[$0].script.eval(keys: calls[$0].keys, arguments: calls[$0].arguments) })
-        for (index, reply) in zip(unknown, retried) { replies[index] = reply }
         return replies
     }
 
