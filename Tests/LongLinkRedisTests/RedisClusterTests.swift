@@ -47,6 +47,48 @@ struct RedisClusterTests {
         }
     }
 
+    /// The same calls through ``RedisCommandRunner`` on one Redis and on a cluster: scripts by
+    /// their keys' slot, each node that does not know a script running it by its source.
+    static func scriptsRun(on runner: some RedisCommandRunner, principals: [String]) async throws {
+        let script = RedisScript("redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])")
+        for round in 0..<2 {
+            let replies = try await runner.send(
+                scripts: principals.map {
+                    (script, [Array(keys.meta(principal: $0).utf8)], [Array("\($0)-\(round)".utf8)])
+                })
+            #expect(replies.map(\.string) == principals.map { "\($0)-\(round)" }, "round \(round)")
+        }
+        let one = try await runner.run(
+            script, keys: [Array(keys.meta(principal: "x").utf8)], arguments: [Array("1".utf8)])
+        #expect(one.string == "1")
+        #expect(try await runner.run(get(keys.meta(principal: principals[0]))).string == "\(principals[0])-1")
+    }
+
+    @Test func scriptsRunOnOneRedisAndOnTheCluster() async throws {
+        let principals = (0..<30).map { "p\($0)" }
+        try await withRedisServer { redis in
+            let client = RedisClient(configuration: redis.configuration)
+            try await Self.scriptsRun(on: client, principals: principals)
+            await client.shutdown()
+        }
+        try await withRedisCluster { cluster in
+            let client = RedisClusterClient(seeds: cluster.seeds)
+            try await Self.scriptsRun(on: client, principals: principals)
+            // Sent to their slots' primaries in the first place: no redirection.
+            #expect(await client.counts.moved == 0 && client.counts.asked == 0)
+            // Every primary was asked for the script and ran it by its source first.
+            for primary in try await client.refreshTopology().primaries {
+                let exists = try await cluster.run(
+                    RedisCommand(
+                        "SCRIPT", "EXISTS",
+                        RedisScript("redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])").sha),
+                    on: try Self.node(cluster, primary))
+                #expect(exists.elements?.first?.int64 == 1, "\(primary)")
+            }
+            await client.shutdown()
+        }
+    }
+
     @Test func aSlotMigratedLiveLosesNoAcknowledgedWrite() async throws {
         try await withRedisCluster { cluster in
             let client = RedisClusterClient(seeds: cluster.seeds)

@@ -1,7 +1,8 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Commands to one Redis (``RedisCommandRunner``'s `run` and scripts on top), on one connection opened when first needed and again after it closed.
+/// Commands to one Redis, on one connection opened when first needed and again after it closed
+/// (``RedisCommandRunner`` adds `run` and the script calls).
 ///
 /// An actor: it owns the connection and the reconnection backoff. Commands do not queue while
 /// Redis is away: a command that finds no connection tries to open one (sharing an attempt already
