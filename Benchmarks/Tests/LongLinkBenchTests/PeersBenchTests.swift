@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import longlink_bench
+
+/// `longlink-bench peers`: core NATS beside LongLink when NATS and Go are installed, a clean skip
+/// when they are not (CI installs neither).
+@Suite("longlink-bench peers")
+struct PeersBenchTests {
+    static let natsPresent: Bool = {
+        guard NATSPeer.locate("nats-server") != nil, NATSPeer.locate("go") != nil else {
+            print("LongLinkBenchTests: nats-server or go not on the PATH; the NATS run is skipped")
+            return false
+        }
+        return true
+    }()
+
+    static let keys = [
+        "peers.nats.pubsub", "peers.nats.request_reply.in_flight_1", "peers.nats.request_reply.in_flight_64",
+        "peers.nats.request_reply.in_flight_1024", "peers.nats.request_reply.p50",
+    ]
+
+    static func results(_ outcome: BenchProcess.Outcome) throws -> (results: [String: Any], notes: [String]) {
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+        return (try #require(object["results"] as? [String: Any]), try #require(object["notes"] as? [String]))
+    }
+
+    /// Without nats-server on the PATH: what to install, no rows, exit status 0.
+    @Test func missingNATSSkipsWithWhatToInstall() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "/nonexistent-\(UUID().uuidString)"
+        let outcome = try await BenchProcess.run(
+            ["peers", "--duration", "0.1", "--runs", "1", "--json"], environment: environment, within: .seconds(60))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let (results, notes) = try Self.results(outcome)
+        #expect(results.isEmpty)
+        #expect(notes.count == 1, "\(notes)")
+        #expect(notes.first?.hasPrefix("peers: NATS rows skipped: nats-server and go not on the PATH") == true)
+        #expect(notes.first?.contains(NATSPeer.install) == true)
+        #expect(outcome.standardError.contains(NATSPeer.install))
+    }
+
+    /// With NATS and Go: every row, each with LongLink's figure, NATS's and their ratio.
+    @Test(.enabled(if: natsPresent)) func everyRowHasBothFiguresAndTheRatio() async throws {
+        let outcome = try await BenchProcess.run(
+            ["peers", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(300))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let (results, notes) = try Self.results(outcome)
+        #expect(Set(results.keys) == Set(Self.keys), "notes: \(notes)")
+        for key in Self.keys {
+            let row = try #require(results[key] as? [String: Any], "\(key)")
+            for field in ["value", "baseline", "ratio"] {
+                #expect((row[field] as? Double ?? 0) > 0, "\(key).\(field): \(row)")
+            }
+        }
+    }
+}
