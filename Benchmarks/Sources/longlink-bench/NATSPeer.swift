@@ -125,6 +125,9 @@ final class NATSPeer: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+        if let status = server.terminationStatus {
+            throw BenchError("nats-server on port \(port) exited with \(status) before it greeted")
+        }
         throw BenchError("nats-server on port \(port) did not greet within 10 s")
     }
 

@@ -41,6 +41,34 @@ struct PeersBenchTests {
         #expect(outcome.standardError.contains(NATSPeer.install))
     }
 
+    /// A `go` whose build fails (as without Debian's NATS client): the compiler's first line, no
+    /// rows, exit status 0; nats-server is never started.
+    @Test func goClientThatDoesNotCompileSkipsWithTheCompilersMessage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scripts = [
+            "go": "#!/bin/sh\necho 'main.go:27:2: cannot find package \"github.com/nats-io/nats.go\"' >&2\nexit 1\n",
+            "nats-server": "#!/bin/sh\nexit 1\n",
+        ]
+        for (name, text) in scripts {
+            let path = directory.appendingPathComponent(name).path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = directory.path
+        let outcome = try await BenchProcess.run(
+            ["peers", "--duration", "0.1", "--runs", "1", "--json"], environment: environment, within: .seconds(60))
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        let (results, notes) = try Self.results(outcome)
+        #expect(results.isEmpty)
+        #expect(notes.count == 1, "\(notes)")
+        let note = try #require(notes.first)
+        #expect(note.hasPrefix("peers: NATS rows skipped: the NATS Go client did not compile (main.go:27:2: cannot find"))
+        #expect(note.contains(NATSPeer.install))
+    }
+
     /// With NATS and Go: every row, each with LongLink's figure, NATS's and their ratio.
     @Test(.enabled(if: natsPresent)) func everyRowHasBothFiguresAndTheRatio() async throws {
         let outcome = try await BenchProcess.run(
