@@ -64,6 +64,20 @@ func main() {
 	fmt.Println(string(out))
 }
 
+// connectTwo opens two connections: each side of a measurement has its own.
+func connectTwo(url string) (*nats.Conn, *nats.Conn, error) {
+	first, err := nats.Connect(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	second, err := nats.Connect(url)
+	if err != nil {
+		first.Close()
+		return nil, nil, err
+	}
+	return first, second, nil
+}
+
 // window counts what `count` reaches over `duration`, after `warmUp`.
 func window(count *atomic.Int64, warmUp, duration time.Duration) float64 {
 	time.Sleep(warmUp)
@@ -77,15 +91,11 @@ func window(count *atomic.Int64, warmUp, duration time.Duration) float64 {
 // counting deliveries; core NATS drops what a slow subscriber cannot take, as our best-effort
 // pushes do.
 func pubSub(url string, payload []byte, warmUp, duration time.Duration) (result, error) {
-	sub, err := nats.Connect(url)
+	sub, pub, err := connectTwo(url)
 	if err != nil {
 		return result{}, err
 	}
 	defer sub.Close()
-	pub, err := nats.Connect(url)
-	if err != nil {
-		return result{}, err
-	}
 	defer pub.Close()
 	var received atomic.Int64
 	subscription, err := sub.Subscribe("bench", func(*nats.Msg) { received.Add(1) })
@@ -119,15 +129,11 @@ func pubSub(url string, payload []byte, warmUp, duration time.Duration) (result,
 // requestReply: a responder echoing on one connection, `inFlight` goroutines each looping on
 // Request on another.
 func requestReply(url string, payload []byte, inFlight int, warmUp, duration time.Duration) (result, error) {
-	server, err := nats.Connect(url)
+	server, client, err := connectTwo(url)
 	if err != nil {
 		return result{}, err
 	}
 	defer server.Close()
-	client, err := nats.Connect(url)
-	if err != nil {
-		return result{}, err
-	}
 	defer client.Close()
 	if _, err := server.Subscribe("echo", func(m *nats.Msg) { m.Respond(m.Data) }); err != nil {
 		return result{}, err

@@ -26,19 +26,27 @@ struct PeersBenchTests {
         return (try #require(object["results"] as? [String: Any]), try #require(object["notes"] as? [String]))
     }
 
-    /// Without nats-server on the PATH: what to install, no rows, exit status 0.
-    @Test func missingNATSSkipsWithWhatToInstall() async throws {
+    /// `peers` with `path` as its PATH, expected to skip: exit status 0, no rows, one note naming
+    /// what to install. Returns the note and the standard error.
+    static func skipped(path: String) async throws -> (note: String, standardError: String) {
         var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = "/nonexistent-\(UUID().uuidString)"
+        environment["PATH"] = path
         let outcome = try await BenchProcess.run(
             ["peers", "--duration", "0.1", "--runs", "1", "--json"], environment: environment, within: .seconds(60))
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
-        let (results, notes) = try Self.results(outcome)
+        let (results, notes) = try results(outcome)
         #expect(results.isEmpty)
         #expect(notes.count == 1, "\(notes)")
-        #expect(notes.first?.hasPrefix("peers: NATS rows skipped: nats-server and go not on the PATH") == true)
-        #expect(notes.first?.contains(NATSPeer.install) == true)
-        #expect(outcome.standardError.contains(NATSPeer.install))
+        let note = try #require(notes.first)
+        #expect(note.contains(NATSPeer.install))
+        return (note, outcome.standardError)
+    }
+
+    /// Without nats-server on the PATH: what to install, no rows, exit status 0.
+    @Test func missingNATSSkipsWithWhatToInstall() async throws {
+        let (note, standardError) = try await Self.skipped(path: "/nonexistent-\(UUID().uuidString)")
+        #expect(note.hasPrefix("peers: NATS rows skipped: nats-server and go not on the PATH"))
+        #expect(standardError.contains(NATSPeer.install))
     }
 
     /// A `go` whose build fails (as without Debian's NATS client): the compiler's first line, no
@@ -56,17 +64,8 @@ struct PeersBenchTests {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
         }
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = directory.path
-        let outcome = try await BenchProcess.run(
-            ["peers", "--duration", "0.1", "--runs", "1", "--json"], environment: environment, within: .seconds(60))
-        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
-        let (results, notes) = try Self.results(outcome)
-        #expect(results.isEmpty)
-        #expect(notes.count == 1, "\(notes)")
-        let note = try #require(notes.first)
+        let (note, _) = try await Self.skipped(path: directory.path)
         #expect(note.hasPrefix("peers: NATS rows skipped: the NATS Go client did not compile (main.go:27:2: cannot find"))
-        #expect(note.contains(NATSPeer.install))
     }
 
     /// With NATS and Go: every row, each with LongLink's figure, NATS's and their ratio.
