@@ -56,7 +56,7 @@ final class NATSPeer: Sendable {
         benchProgress("peers: building \(source.path) with \(go)")
         let build = try await runChild(
             "go build", go, arguments: ["build", "-o", program, source.path], environment: buildEnvironment(directory),
-            capture: .standardError)
+            capture: .standardError, killedAfter: .seconds(600))
         guard build.status == 0 else {
             let reason = build.output.split(whereSeparator: \.isNewline).prefix(3).joined(separator: "; ")
             return skip("the NATS Go client did not compile (\(reason)); Debian: \(install)", &notes)
@@ -167,7 +167,9 @@ final class NATSPeer: Sendable {
             "-url", "nats://127.0.0.1:\(port)", "-duration", "\(Int(settings.duration.inMicroseconds))us",
             "-warmup", "\(Int(settings.warmUp.inMicroseconds))us",
         ]
-        let run = try await runChild("nats-peer", program, arguments: timing + arguments, capture: .standardOutput)
+        let run = try await runChild(
+            "nats-peer", program, arguments: timing + arguments, capture: .standardOutput,
+            killedAfter: settings.warmUp + settings.duration + .seconds(60))
         guard run.status == 0 else { throw BenchError("nats-peer \(arguments) exited with \(run.status)") }
         do {
             return try JSONDecoder().decode(Measured.self, from: Data(run.output.utf8))

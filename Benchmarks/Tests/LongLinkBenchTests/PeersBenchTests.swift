@@ -68,6 +68,15 @@ struct PeersBenchTests {
         #expect(note.hasPrefix("peers: NATS rows skipped: the NATS Go client did not compile (main.go:27:2: cannot find"))
     }
 
+    /// A peer that hangs is killed at its bound: the run goes on with a failure, never waits for it.
+    @Test func aHungChildIsKilledAtItsBound() async throws {
+        let started = ContinuousClock.now
+        let run = try await runChild(
+            "sleep", "/bin/sleep", arguments: ["60"], capture: .standardOutput, killedAfter: .milliseconds(100))
+        #expect(run.status != 0)
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
     /// With NATS and Go: every row, each with LongLink's figure, NATS's and their ratio.
     @Test(.enabled(if: natsPresent)) func everyRowHasBothFiguresAndTheRatio() async throws {
         let outcome = try await BenchProcess.run(
