@@ -56,8 +56,8 @@ enum PeersBenchmark {
                             samples: pushes.map(\.rate), baselineSamples: pubSub.map(\.rate),
                             note: "delivered to one consumer; baseline: one NATS publisher and one subscriber on one "
                                 + "subject, each on a connection of its own; per run NATS's subscriber dropped "
-                                + pubSub.map { String($0.dropped) }.joined(separator: "/")
-                                + ", our client conflated " + pushes.map { String($0.conflated) }.joined(separator: "/"))
+                                + pubSub.map { String($0.dropped) }.joined(separator: "/") + ", our client conflated "
+                                + pushes.map { String($0.conflated) }.joined(separator: "/"))
                     ]
                     for inFlight in levels {
                         figures.append(

@@ -29,8 +29,8 @@ enum BenchProcess {
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputs = ["out", "err"].map { directory.appendingPathComponent($0) }
         let process = try ChildProcess(
-            binary.path, arguments: arguments, environment: environment, standardInput: .nullDevice, standardOutput: .file(outputs[0].path),
-            standardError: .file(outputs[1].path))
+            binary.path, arguments: arguments, environment: environment, standardInput: .nullDevice,
+            standardOutput: .file(outputs[0].path), standardError: .file(outputs[1].path))
         guard let status = await process.waitForExit(within: timeout) else {
             process.kill()
             try Task.checkCancellation()

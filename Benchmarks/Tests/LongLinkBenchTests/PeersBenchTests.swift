@@ -65,7 +65,8 @@ struct PeersBenchTests {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
         }
         let (note, _) = try await Self.skipped(path: directory.path)
-        #expect(note.hasPrefix("peers: NATS rows skipped: the NATS Go client did not compile (main.go:27:2: cannot find"))
+        #expect(
+            note.hasPrefix("peers: NATS rows skipped: the NATS Go client did not compile (main.go:27:2: cannot find"))
     }
 
     /// A peer that hangs is killed at its bound: the run goes on with a failure, never waits for it.
