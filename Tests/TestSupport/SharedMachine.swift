@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LongLinkTransport
 import Testing
 
 /// A trait for suites whose tests run real servers, sockets, processes or timers: at most
@@ -49,10 +49,11 @@ private final class Turns: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    // LongLink's own lock (pthread), which ThreadSanitizer understands.
+    private let state: Locked<State>
 
     init(_ width: Int) {
-        state = Mutex(State(free: width))
+        state = Locked(State(free: width))
     }
 
     func take() async {
