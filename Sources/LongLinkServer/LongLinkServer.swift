@@ -257,7 +257,9 @@ public final class LongLinkServer: Sendable {
         }
     }
 
-    /// Closes every connection of `principal` with `GoAway`; returns how many there were.
+    /// Closes every connection of `principal` with `GoAway`; returns how many there were. A
+    /// connection told to go away before (draining its requests, or closing) is not counted: it
+    /// has left its principal already.
     ///
     /// `reconnect: false` tells the client to stop for good (kicked: logged in elsewhere, banned).
     @discardableResult

@@ -26,7 +26,9 @@ func summaryValue(_ label: String, in output: String) -> String? {
 
 // Serialized: each test runs several servers, a Redis and a client in processes of their own,
 // which run in parallel would starve other tests' bounded waits on a small machine.
-@Suite("longlink serve --redis, demo --fleet, soak --fleet", .sharedMachine, .enabled(if: fleetToolTestsEnabled), .serialized)
+@Suite(
+    "longlink serve --redis, demo --fleet, soak --fleet", .sharedMachine, .enabled(if: fleetToolTestsEnabled),
+    .serialized)
 struct FleetToolTests {
     /// Two `serve --redis` processes on one Redis: pushes produced on one reach a connection of
     /// the same user on the other, and a request resent to the other is answered from the shared

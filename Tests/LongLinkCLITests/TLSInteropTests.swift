@@ -7,7 +7,9 @@ import Testing
 
 /// TLS against peers nobody here wrote: `openssl s_server` and `s_client`, and Python's `ssl`
 /// module with the official protobuf runtime.
-@Suite("TLS interop with OpenSSL's tools and Python", .sharedMachine, .enabled(if: TestCertificates.opensslAvailable, "needs openssl"))
+@Suite(
+    "TLS interop with OpenSSL's tools and Python", .sharedMachine,
+    .enabled(if: TestCertificates.opensslAvailable, "needs openssl"))
 struct TLSInteropTests {
     static let openssl = "/usr/bin/openssl"
 

@@ -4,7 +4,9 @@ import Testing
 
 /// `longlink serve --tls-*` with `request` and `subscribe --tls`, as processes, with certificates
 /// the `openssl` command line makes.
-@Suite("longlink over TLS", .sharedMachine, .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+@Suite(
+    "longlink over TLS", .sharedMachine,
+    .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
 struct TLSToolTests {
     static func startTLSServer(_ certificates: TestCertificates, _ extra: [String] = []) async throws
         -> (ToolProcess, Int)

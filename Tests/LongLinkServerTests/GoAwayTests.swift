@@ -27,6 +27,31 @@ struct GoAwayTests {
         }
     }
 
+    /// A kicked session leaves its principal when told to go, not when its socket closes: a
+    /// client that neither reads nor closes keeps the socket open (the server lingers), and the
+    /// principal is free meanwhile.
+    @Test func aKickedSessionThatLingersIsNoLongerItsPrincipals() async throws {
+        var configuration = ServerConfiguration.testing
+        configuration.connectionOptions.gracefulCloseTimeout = .seconds(60)
+        try await withServer(configuration) { server, address in
+            let client = try await FrameClient.connect(to: address)
+            _ = try await client.handshake(clientID: "e")
+            #expect(try await client.call("login", bytes("eve"), id: "l").text == "welcome")
+            await onLoop(client.connection.eventLoop) { client.connection.pauseReading() }
+            #expect(server.kick(principal: "eve", reason: "first") == 1)
+            try await eventually("the kick to reach the session") {
+                server.kick(principal: "eve", reason: "again") == 0
+            }
+            #expect(server.statistics.openConnections == 1, "the kicked socket lingers")
+            await onLoop(client.connection.eventLoop) { client.connection.resumeReading() }
+            guard case .goAway(let goAway)? = try await client.framesUntilClosed().first else {
+                Issue.record("expected GoAway first")
+                return
+            }
+            #expect(goAway.reason == "first")
+        }
+    }
+
     @Test func gracefulShutdownSendsGoAwayAndLetsInFlightRequestsFinish() async throws {
         let probe = Probe()
         let server = LongLinkServer(configuration: .testing, router: probe.router())

@@ -289,4 +289,18 @@ extension ServerSessionStateMachineTests {
         _ = machine.connectionClosed()
         #expect(machine.reliablePushPrincipal == nil)
     }
+
+    @Test("a draining session binds no principal: it has left its principal's connections for good")
+    func aDrainingSessionBindsNoPrincipal() {
+        var machine = Self.busy()
+        guard case .sendGoAwayAndDrain = machine.goAwayRequested(Frame.GoAway(code: .unavailable)) else {
+            Issue.record("a busy session did not drain")
+            return
+        }
+        guard case .ignore = machine.bound(principal: "alice") else {
+            Issue.record("a draining session was bound (a login answered during the drain)")
+            return
+        }
+        #expect(machine.principal == nil)
+    }
 }

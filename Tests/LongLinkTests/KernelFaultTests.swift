@@ -63,7 +63,9 @@ enum KernelFaults {
     }
 }
 
-@Suite("Kernel faults (network namespace, iptables)", .sharedMachine, .enabled(if: KernelFaults.available, KernelFaults.skipReason))
+@Suite(
+    "Kernel faults (network namespace, iptables)", .sharedMachine,
+    .enabled(if: KernelFaults.available, KernelFaults.skipReason))
 struct KernelFaultTests {
     /// DROP rules on the server's port: both sockets stay ESTABLISHED with no FIN and no RST. Only
     /// the heartbeat can tell the link is dead.

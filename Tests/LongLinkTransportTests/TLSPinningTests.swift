@@ -6,7 +6,9 @@ import Testing
 
 /// Pins are checked over the verified chain (the leaf only without verification), so a man in the
 /// middle who appends the real server's certificate to a leaf of his own is refused.
-@Suite("TLS pinning over the verified chain", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line"))
+@Suite(
+    "TLS pinning over the verified chain", .sharedMachine,
+    .enabled(if: opensslAvailable, "needs the openssl command line"))
 struct TLSPinningTests {
     /// Connects to a real TLS listener presenting `chain` (with `key`) and returns the client's error, nil
     /// when it connected.

@@ -9,7 +9,9 @@ import Testing
 
     /// Renegotiation is refused: a TLS 1.2 server made with OpenSSL directly asks LongLink's client
     /// session to renegotiate, in memory, and the renegotiation never completes.
-    @Suite("TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line"))
+    @Suite(
+        "TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line")
+    )
     struct TLSRenegotiationTests {
         /// A TLS 1.2 server `SSL` between two memory BIOs, outside LongLink's TLS code.
         private final class RawServer {

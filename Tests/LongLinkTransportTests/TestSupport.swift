@@ -10,15 +10,6 @@ import Testing
     import Darwin
 #endif
 
-/// Runs `body` on `loop` and returns its result.
-func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        loop.execute {
-            continuation.resume(returning: body())
-        }
-    }
-}
-
 /// Lets `loop` run `count` full iterations of queued work (each round trip is one hop onto the loop).
 func roundTrips(_ loop: EventLoop, _ count: Int = 3) async {
     for _ in 0..<count {

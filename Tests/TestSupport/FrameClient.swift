@@ -39,7 +39,8 @@ package final class FrameClient: ConnectionHandler, @unchecked Sendable {
     }
 
     package static func connect(host: String, port: Int, readingPaused: Bool = false) async throws -> FrameClient {
-        let connection = try await Connection.connect(to: .tcp(host: host, port: port), on: EventLoopGroup.shared.next())
+        let connection = try await Connection.connect(
+            to: .tcp(host: host, port: port), on: EventLoopGroup.shared.next())
         let client = FrameClient(connection: connection)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             connection.eventLoop.execute {
@@ -171,5 +172,14 @@ package final class FrameClient: ConnectionHandler, @unchecked Sendable {
 
     package func close() {
         connection.close(.immediately)
+    }
+}
+
+/// Runs `body` on `loop` and returns its result.
+package func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        loop.execute {
+            continuation.resume(returning: body())
+        }
     }
 }

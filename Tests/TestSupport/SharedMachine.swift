@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
+import LongLinkTransport
 import Testing
 
-/// A trait for suites whose tests run real servers, sockets, processes or timers: at most
-/// ``SharedMachine/width`` such tests run at once across the whole test run.
+/// A trait for test suites (every top-level suite of the test targets but the API-surface ones,
+/// which import LongLink alone): at most ``SharedMachine/width`` of their tests run at once across
+/// the whole test run.
 ///
 /// Swift Testing starts every test at once by default. Hundreds of end-to-end tests then share two
 /// cores, and a test's own bounds (a request's timeout, a failover's budget) measure the crowd rather
@@ -49,10 +50,11 @@ private final class Turns: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    // LongLink's own lock (pthread), which ThreadSanitizer understands.
+    private let state: Locked<State>
 
     init(_ width: Int) {
-        state = Mutex(State(free: width))
+        state = Locked(State(free: width))
     }
 
     func take() async {

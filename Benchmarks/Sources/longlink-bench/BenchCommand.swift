@@ -12,13 +12,13 @@ enum BenchCommand {
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
     static let names = [
         "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "fleet",
-        "all",
+        "peers", "all",
     ]
 
     static let spec = CommandSpec(
         program: "longlink-bench", name: "",
         summary:
-            "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server, payloads, fleet.",
+            "Measure performance against a bare baseline client: rpc, pushes, memory, timeouts, recovery, server, payloads, fleet, peers.",
         discussion: """
             all        Every scenario below (the default).
             baseline   The bare client alone: blocking socket on a plain thread, same frames, same server.
@@ -41,6 +41,12 @@ enum BenchCommand {
                        produce script) on the same Redis; requests/s with the Redis de-dup window beside
                        the in-memory one; failover between two servers; Redis ops per push and per request;
                        connections per server. Starts its own redis-server; not part of all.
+            peers      Core NATS beside LongLink, alternating: best-effort pushes (32 B) against NATS pub/sub;
+                       rpc (default design) against NATS request-reply at 1, 64 and 1,024 in flight, and
+                       the p50 round trip at 1. Starts its own nats-server and builds Peers/nats/main.go with
+                       GOPATH=/usr/share/gocode GO111MODULE=off go build. Needs nats-server and go on the PATH
+                       (Debian: apt-get install nats-server golang-go golang-github-nats-io-go-nats-dev;
+                       nats-server is in /usr/sbin); without them it says so and exits 0. Not part of all.
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
         positionals: [
@@ -128,6 +134,7 @@ enum BenchCommand {
         case "payloads": try await PayloadBenchmark.run(settings, into: &report)
         case "wire": WireBenchmark.run(settings, into: &report)
         case "fleet": try await FleetBenchmark.run(settings, into: &report)
+        case "peers": try await PeersBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")
         }
     }

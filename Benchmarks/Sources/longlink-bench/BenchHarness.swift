@@ -327,6 +327,32 @@ func onPlainThread<Value: Sendable>(
     }
 }
 
+/// Which of a child's outputs ``runChild(_:_:arguments:environment:capture:)`` returns; the other is discarded.
+enum ChildOutput: Sendable {
+    case standardOutput
+    case standardError
+}
+
+/// Runs `executable` to its end on a plain thread; returns its exit status and the output `capture` names.
+/// A child still running after `limit` is killed (its status then says so), so that a hung peer
+/// cannot hang the run.
+func runChild(
+    _ name: String, _ executable: String, arguments: [String], environment: [String: String]? = nil,
+    capture: ChildOutput, killedAfter limit: Duration? = nil
+) async throws -> (status: Int32, output: String) {
+    try await onPlainThread(name) { () throws -> (status: Int32, output: String) in
+        let process = try ChildProcess(
+            executable, arguments: arguments, environment: environment, standardInput: .nullDevice,
+            standardOutput: capture == .standardOutput ? .pipe : .nullDevice,
+            standardError: capture == .standardError ? .pipe : .nullDevice)
+        if let limit {
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { process.kill() }
+        }
+        let data = (process.standardOutput ?? process.standardError)!.readDataToEndOfFile()
+        return (process.waitUntilExit(), String(decoding: data, as: UTF8.self))
+    }
+}
+
 /// What the process uses: resident memory and CPU time.
 enum ProcessUsage {
     /// Resident set size in bytes, from /proc/self/statm.

@@ -231,18 +231,9 @@ enum RedisBenchmarkTool {
                 "-h", "127.0.0.1", "-p", String(port), "-c", String(clients), "-P", String(pipeline),
                 "-n", String(requests), "--csv",
             ] + command
-        let output = try await onPlainThread("redis-benchmark") { () throws -> String in
-            let process = try ChildProcess(
-                tools.benchmark, arguments: arguments, standardInput: .nullDevice, standardOutput: .pipe,
-                standardError: .nullDevice)
-            let data = process.standardOutput!.readDataToEndOfFile()
-            let status = process.waitUntilExit()
-            guard status == 0 else {
-                throw BenchError("redis-benchmark exited with \(status)")
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-        return try parse(output)
+        let run = try await runChild("redis-benchmark", tools.benchmark, arguments: arguments, capture: .standardOutput)
+        guard run.status == 0 else { throw BenchError("redis-benchmark exited with \(run.status)") }
+        return try parse(run.output)
     }
 
     /// The rate and p50 of the last CSV row: `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",…`.

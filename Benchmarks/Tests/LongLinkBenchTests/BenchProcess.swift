@@ -15,7 +15,10 @@ enum BenchProcess {
         var standardError: String
     }
 
-    static func run(_ arguments: [String], within timeout: Duration) async throws -> Outcome {
+    /// `environment` replaces the test's own when given.
+    static func run(_ arguments: [String], environment: [String: String]? = nil, within timeout: Duration)
+        async throws -> Outcome
+    {
         let bundle = Bundle.main.bundleURL
         let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("longlink-bench") }
         guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
@@ -26,8 +29,8 @@ enum BenchProcess {
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputs = ["out", "err"].map { directory.appendingPathComponent($0) }
         let process = try ChildProcess(
-            binary.path, arguments: arguments, standardInput: .nullDevice, standardOutput: .file(outputs[0].path),
-            standardError: .file(outputs[1].path))
+            binary.path, arguments: arguments, environment: environment, standardInput: .nullDevice,
+            standardOutput: .file(outputs[0].path), standardError: .file(outputs[1].path))
         guard let status = await process.waitForExit(within: timeout) else {
             process.kill()
             try Task.checkCancellation()

@@ -222,7 +222,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             case .ignore: break
             }
         case .goAway:
-            if let close = session.receivedGoAway() { perform(close) }
+            if let close = session.receivedGoAway() { perform(close) } else { leavePrincipal() }
         case .unrecognized:
             // An empty frame, or a kind this server does not know: ignored in every phase, before
             // Hello too (it is not "a first frame other than Hello").
@@ -264,6 +264,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         onLoop { [self] in
             switch session.goAwayRequested(goAway) {
             case .sendGoAwayAndDrain(let goAway):
+                leavePrincipal()
                 send(.goAway(goAway))
                 drainTimer = schedule(after: configuration.drainTimeout) { [self] in
                     if let close = session.drainTimedOut() { perform(close) }
@@ -290,10 +291,17 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .idle, .slowFrame: core.counters.idleClosures.increment()
         case .unsupportedVersion, .connectionLimit, .drained, .drainTimedOut: break
         }
+        leavePrincipal()
         if let goAway = close.goAway { send(.goAway(goAway)) }
         cancelTimers()
         release(close.inFlight[...], shuttingDown: core.isShuttingDown)
         connection.close(.graceful)
+    }
+
+    /// The session is draining or closed: it leaves its principal's connections now, not when
+    /// its socket closes (a graceful close lingers until the peer closes, up to its timeout).
+    private func leavePrincipal() {
+        if let principal = session.principal { core.detach(self, principal: principal) }
     }
 
     /// How many requests of a closed session ``release(_:shuttingDown:)`` lets go of per loop

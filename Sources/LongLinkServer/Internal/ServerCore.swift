@@ -160,6 +160,14 @@ final class ServerCore: Sendable {
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
+    /// Takes a session that is going away out of its principal's connections at once, while it
+    /// still drains and lingers (it stays among the open connections until its socket closes):
+    /// a kick, an exclusive login or a push must not find a session that has been told to leave.
+    func detach(_ session: ServerConnection, principal: String) {
+        let left = registry.withLock { Self.remove(session, principal: principal, from: &$0) }
+        if left { refreshObservation(of: principal) }
+    }
+
     func rebind(_ session: ServerConnection, from old: String?, to new: String) {
         let (left, arrived) = registry.withLock { registry -> (String?, Bool) in
             guard registry.all[session.connection.id] != nil else { return (nil, false) }

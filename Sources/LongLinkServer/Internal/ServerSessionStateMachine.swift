@@ -273,14 +273,17 @@ struct ServerSessionStateMachine<Execution> {
         /// Move the connection from `old` to the new principal in the server's registry and
         /// start its reliable pushes afresh (they flow after the next `Sync`).
         case rebind(from: String?)
-        /// Closed, or bound to that principal already.
+        /// Draining or closed, or bound to that principal already.
         case ignore
     }
 
     /// A handler (typically the login) bound the connection to `principal`.
     mutating func bound(principal newPrincipal: String) -> BindAction {
         // By bytes: another spelling of the same name in Unicode is another principal.
-        guard phase != .closed, !PrincipalKey.same(principal, newPrincipal) else { return .ignore }
+        // Going away: the session has left its principal's connections and does not join another's.
+        guard phase == .active || phase == .awaitingHello, !PrincipalKey.same(principal, newPrincipal) else {
+            return .ignore
+        }
         let old = principal
         principal = newPrincipal
         synced = false

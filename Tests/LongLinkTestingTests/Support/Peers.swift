@@ -14,15 +14,6 @@ struct PeerState: Sendable {
     var writability: [Bool] = []
 }
 
-/// Runs `body` on `loop` and returns its result.
-func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        loop.execute {
-            continuation.resume(returning: body())
-        }
-    }
-}
-
 /// A connection handler that records what arrives and, optionally, echoes it back (with backpressure: it stops
 /// reading while its connection is not writable).
 final class TestPeer: ConnectionHandler, Sendable {
