@@ -5,9 +5,12 @@ internal import LongLinkTransport
 /// one pipelined write, one script call per hash tag.
 extension RedisDedupeStore {
     /// Sends `batch` and resumes every item's outcome with its entry's reply or the batch's error;
-    /// returns the number of script calls. Entries of one hash tag go to one script call: Redis
-    /// Cluster runs a script only on keys of one slot.
-    static func sendBatch(_ batch: [DedupeQueue.Item], client: RedisClient, running: String) async -> Int {
+    /// returns the number of script calls, also told to `sending` before the round trip. Entries of
+    /// one hash tag go to one script call: Redis Cluster runs a script only on keys of one slot.
+    @discardableResult
+    static func sendBatch(
+        _ batch: [DedupeQueue.Item], client: RedisClient, running: String, sending: (Int) -> Void = { _ in }
+    ) async -> Int {
         var groups: [[DedupeQueue.Item]] = []
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
@@ -37,6 +40,7 @@ extension RedisDedupeStore {
                 keys: keys, arguments: arguments
             )
         }
+        sending(calls.count)
         let replies: [RESPValue]
         do throws(LongLinkError) {
             replies = try await client.send(scripts: calls)

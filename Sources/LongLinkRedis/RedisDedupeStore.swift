@@ -77,8 +77,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
             client, ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
         )
         self.keeper = keeper
-        let send: DedupeQueue.Send = { batch in
-            await Self.sendBatch(batch, client: client, running: keeper.running)
+        let send: DedupeQueue.Send = { batch, sending in
+            await Self.sendBatch(batch, client: client, running: keeper.running, sending: sending)
         }
         self.claims = DedupeQueue(send: send)
         self.replies = DedupeQueue(send: send)

@@ -6,7 +6,7 @@ internal import LongLinkTransport
 ///
 /// A fleet request costs Redis mostly the call of a command or script, not the work inside it, and
 /// costs its caller a round trip: one pipelined write per batch (one script call per hash tag, see
-/// ``RedisDedupeStore/sendBatch(_:client:running:)``) serves every request of the turn. There is
+/// ``RedisDedupeStore/sendBatch(_:client:running:sending:)``) serves every request of the turn. There is
 /// no timer and no waiting for a batch to fill: an operation that finds nothing in flight leaves
 /// at once, and a batch is whatever queued during the previous round trip (at most ``maxItems``).
 ///
@@ -34,8 +34,9 @@ final class DedupeQueue: Sendable {
         let outcome = OneShot<Result<RESPValue, LongLinkError>>()
     }
 
-    /// Sends one batch, resumes each item's outcome and returns how many calls it took.
-    typealias Send = @Sendable (_ batch: [Item]) async -> Int
+    /// Sends one batch and resumes each item's outcome; tells `sending` how many calls it takes
+    /// before any outcome is resumed (so that a caller who got its reply finds them counted).
+    typealias Send = @Sendable (_ batch: [Item], _ sending: @escaping @Sendable (Int) -> Void) async -> Void
 
     static let maxItems = 256
 
@@ -110,8 +111,7 @@ final class DedupeQueue: Sendable {
                 for waiter in drained { waiter.resume(()) }
                 return
             }
-            let calls = await send(batch)
-            state.withLock { $0.calls += calls }
+            await send(batch) { [state] calls in state.withLock { $0.calls += calls } }
         }
     }
 
