@@ -27,9 +27,14 @@ actor RedisClient: RedisCommandRunner {
     /// Sends `commands` pipelined and returns their replies in order; error replies are returned,
     /// not thrown (see ``RESPValue/checked(_:)``). Throws `unavailable` when Redis cannot be reached
     /// or does not answer within ``RedisConfiguration/commandTimeout``.
-    func send(_ commands: [RedisCommand]) async throws(LongLinkError) -> [RESPValue] {
+    func send(_ commands: [RedisCommand], replicas: Int) async throws(LongLinkError) -> [RESPValue] {
         let connection = try await currentConnection()
-        return try await connection.send(commands, timeout: configuration.commandTimeout)
+        guard replicas > 0 else { return try await connection.send(commands, timeout: configuration.commandTimeout) }
+        var replies = try await connection.send(
+            commands + [RedisDurability.wait(replicas, within: configuration.commandTimeout)],
+            timeout: configuration.commandTimeout)
+        try RedisDurability.check(replies.removeLast(), replicas: replicas)
+        return replies
     }
 
     /// Closes the connection; later commands fail with `shutdown`.

@@ -41,8 +41,11 @@ actor RedisClusterClient: RedisCommandRunner {
     /// Sends `commands`, each to its slot's primary (pipelined per node, the nodes at once), and
     /// returns their replies in order; error replies are returned, not thrown. Throws
     /// `invalidArgument` for a command whose keys span several slots, before anything is sent.
-    func send(_ commands: [RedisCommand]) async throws(LongLinkError) -> [RESPValue] {
-        let deadline = ContinuousClock.now + (seeds.first?.commandTimeout ?? .seconds(2))
+    /// With `replicas`, each node's batch (and each command sent again) is followed by `WAIT`.
+    func send(_ commands: [RedisCommand], replicas: Int) async throws(LongLinkError) -> [RESPValue] {
+        let timeout = seeds.first?.commandTimeout ?? .seconds(2)
+        let deadline = ContinuousClock.now + timeout
+        let wait = replicas > 0 ? [RedisDurability.wait(replicas, within: timeout)] : []
         var routes: [ClusterRoute] = []
         routes.reserveCapacity(commands.count)
         for command in commands { routes.append(try ClusterRoute(command, deadline: deadline)) }
@@ -56,18 +59,19 @@ actor RedisClusterClient: RedisCommandRunner {
             }
         }
         var replies = [RESPValue](repeating: .null, count: commands.count)
-        for (address, result) in await sendAtOnce(groups.map { ($0.key, $0.value.map { commands[$0] }) }) {
+        for (address, result) in await sendAtOnce(groups.map { ($0.key, $0.value.map { commands[$0] } + wait) }) {
             let sent = groups[address]!
-            let received: [RESPValue]
+            var received: [RESPValue]
             do throws(LongLinkError) { received = try result.get() } catch { throw lost(address, error) }
-            guard received.count == sent.count else { throw .redisUnexpected("a pipelined batch", .null) }
+            guard received.count == sent.count + wait.count else { throw .redisUnexpected("a pipelined batch", .null) }
+            if replicas > 0 { try RedisDurability.check(received.removeLast(), replicas: replicas) }
             for (index, reply) in zip(sent, received) {
                 let action = routes[index].received(reply, from: address, at: .now)
                 if case .deliver = action { replies[index] = reply } else { later.append((index, action)) }
             }
         }
         for (index, action) in later.sorted(by: { $0.index < $1.index }) {
-            replies[index] = try await follow(commands[index], route: &routes[index], after: action)
+            replies[index] = try await follow(commands[index], route: &routes[index], after: action, replicas: replicas, wait: wait)
         }
         return replies
     }
@@ -117,7 +121,8 @@ actor RedisClusterClient: RedisCommandRunner {
 
     /// Drives one command from `action` (what its last reply meant) until it is answered or fails.
     private func follow(
-        _ command: RedisCommand, route: inout ClusterRoute, after action: ClusterRoute.Action
+        _ command: RedisCommand, route: inout ClusterRoute, after action: ClusterRoute.Action, replicas: Int,
+        wait: [RedisCommand]
     ) async throws(LongLinkError) -> RESPValue {
         var action = action
         while true {
@@ -139,14 +144,14 @@ actor RedisClusterClient: RedisCommandRunner {
             case .unserved:
                 action = route.unserved(at: .now)
             case .node(let address, let asking):
-                let batch = asking ? [RedisCommand("ASKING"), command] : [command]
-                let replies: [RESPValue]
+                let batch = (asking ? [RedisCommand("ASKING"), command] : [command]) + wait
+                var replies: [RESPValue]
                 do throws(LongLinkError) { replies = try await client(for: address).send(batch) } catch {
                     throw lost(address, error)
                 }
-                guard let reply = replies.last, replies.count == batch.count else {
-                    throw .redisUnexpected(command.name, .null)
-                }
+                guard replies.count == batch.count else { throw .redisUnexpected(command.name, .null) }
+                if !wait.isEmpty { try RedisDurability.check(replies.removeLast(), replicas: replicas) }
+                guard let reply = replies.last else { throw .redisUnexpected(command.name, .null) }
                 action = route.received(reply, from: address, at: .now)
                 if case .deliver = action { return reply }
             }
@@ -193,12 +198,23 @@ actor RedisClusterClient: RedisCommandRunner {
         return try await refreshTopology()
     }
 
-    private func client(for address: ClusterTopology.Address) -> RedisClient {
-        if let client = nodes[address] { return client }
+    /// The primary serving `key`'s slot in the current map (loaded when stale); nil when no
+    /// primary serves it.
+    func primary(for key: [UInt8]) async throws(LongLinkError) -> ClusterTopology.Address? {
+        try await currentTopology().primary(forSlot: ClusterSlot.of(key))?.address
+    }
+
+    /// How a node is reached: the first seed's settings with the node's host and port.
+    nonisolated func configuration(for address: ClusterTopology.Address) -> RedisConfiguration {
         var configuration = seeds.first ?? RedisConfiguration()
         configuration.host = address.host
         configuration.port = address.port
-        let client = RedisClient(configuration: configuration, loop: loop)
+        return configuration
+    }
+
+    private func client(for address: ClusterTopology.Address) -> RedisClient {
+        if let client = nodes[address] { return client }
+        let client = RedisClient(configuration: configuration(for: address), loop: loop)
         nodes[address] = client
         return client
     }
