@@ -25,11 +25,16 @@ struct RedisClusterFailoverTests {
     }
 
     static func shard(of principal: String, in cluster: RedisClusterProcess) async throws -> Shard {
-        let map = RedisClusterClient(seeds: cluster.seeds)
-        let topology = try await map.refreshTopology()
-        await map.shutdown()
         let slot = ClusterSlot.of(Array(RedisKeys(prefix: "").tag(principal: principal).utf8))
-        let shard = try #require(topology.shards.first { $0.primary.address == topology.primary(forSlot: slot)?.address })
+        // A node may list a new replica in its shard a moment after the cluster says it is ok.
+        let shard = try await retrying("the shard of slot \(slot) with its replica") { () throws -> ClusterTopology.Shard in
+            let map = RedisClusterClient(seeds: cluster.seeds)
+            defer { Task { await map.shutdown() } }
+            let topology = try await map.refreshTopology()
+            let shard = topology.shards.first { $0.primary.address == topology.primary(forSlot: slot)?.address }
+            guard let shard, !shard.replicas.isEmpty else { throw ConditionTimedOut(what: "a replica") }
+            return shard
+        }
         let replica = try #require(shard.replicas.first)
         return Shard(
             slot: slot, primary: try RedisClusterFleetTests.node(cluster, shard.primary.address),

@@ -113,7 +113,7 @@ struct RedisClusterFleetTests {
 
     /// The principal's slot moves to another primary while its client is connected: the node it
     /// left unsubscribes s0 from the channel; s0 subscribes on the new primary and reads again,
-    /// so the push produced there after the move arrives.
+    /// so the push produced there right after the move arrives.
     @Test func aReshardedSlotKeepsItsPushesComing() async throws {
         try await withRedisCluster { cluster in
             let fleet = try await RedisFleet.start(onCluster: cluster, count: 2)
@@ -149,12 +149,13 @@ struct RedisClusterFleetTests {
                     RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
                     on: try Self.node(cluster, primary))
             }
-            let channel = RedisKeys(prefix: fleet.prefix).channel(principal: principal)
-            try await eventually("s0 subscribed on the new primary", within: .seconds(20)) {
-                (try? await Self.shardSubscribers(cluster, target.primary.address, channel)) == 1
-            }
+            // Produced at once: its notice may go out before s0 subscribed on the new primary; the
+            // read that follows the subscription finds it then.
             try await Self.publish(fleet, 1, to: principal, "after")
             #expect(try await subscriber.next("the push after the move") == "after")
+            let channel = RedisKeys(prefix: fleet.prefix).channel(principal: principal)
+            #expect(try await Self.shardSubscribers(cluster, target.primary.address, channel) == 1)
+            #expect(try await Self.shardSubscribers(cluster, source.primary.address, channel) == 0)
             #expect(subscriber.received.count == 0)
             #expect(await subscriber.client.statistics.pushesDelivered == 2)
             await subscriber.stop()
