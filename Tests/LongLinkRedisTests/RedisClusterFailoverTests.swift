@@ -172,4 +172,38 @@ struct RedisClusterFailoverTests {
             await dedupe.shutdown()
         }
     }
+
+    /// While no primary serves the principal's slot (its primary killed, the replica not yet
+    /// promoted), a request is answered `UNAVAILABLE` well within its deadline and never runs;
+    /// once the replica serves the slot, the same request runs, once.
+    @Test func aSlotWithoutAPrimaryFailsRequestsInTimeAndRunsNothing() async throws {
+        try await withRedisCluster { cluster in
+            let fleet = try await RedisFleet.start(onCluster: cluster, count: 2, slowFor: .milliseconds(10))
+            let principal = "caller"
+            let shard = try await Self.shard(of: principal, in: cluster)
+            try await withLongLinkClient(configuration: .forRedisFleet([fleet.endpoints[0]], user: principal)) { client in
+                #expect(try await client.request("server") == bytes("s0"))
+                await shard.primary.crash()
+                let options = RequestOptions(timeout: .seconds(10))
+                let started = ContinuousClock.now
+                do {
+                    _ = try await client.request("slow", payload: bytes("during"), options: options)
+                    Issue.record("a request ran while its slot had no primary")
+                } catch let error as LongLinkError {
+                    #expect(error.code == .unavailable, "\(error)")
+                }
+                #expect(ContinuousClock.now - started < .seconds(5), "not answered within the deadline")
+                try await eventually("the request runs once the replica serves the slot", within: .seconds(60)) {
+                    (try? await client.request("slow", payload: bytes("after"), options: options)) != nil
+                }
+            }
+            // The counter's key has no hash tag: its slot may be the killed primary's too.
+            let runs = try await Self.retrying("the runs counted") {
+                (during: try await fleet.runs("during"), after: try await fleet.runs("after"))
+            }
+            #expect(runs.during == 0)
+            #expect(runs.after == 1)
+            await fleet.stop()
+        }
+    }
 }
