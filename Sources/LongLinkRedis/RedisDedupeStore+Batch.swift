@@ -14,7 +14,8 @@ extension RedisDedupeStore {
         var groups: [[DedupeQueue.Item]] = []
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
-            let key = GroupKey(tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim)
+            let key = GroupKey(
+                tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim)
             if let index = groupOf[key] {
                 groups[index].append(item)
             } else {

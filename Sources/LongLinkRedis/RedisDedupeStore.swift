@@ -66,7 +66,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// follow the owner's `lease`. Each entry lives on the primary serving its principal's slot
     /// (a connection without a login: its client's), and its notices go by sharded pub/sub.
     /// Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings or no seed.
-    public convenience init(cluster seeds: [RedisConfiguration], lease: ClaimLease = ClaimLease()) throws(LongLinkError) {
+    public convenience init(cluster seeds: [RedisConfiguration], lease: ClaimLease = ClaimLease()) throws(LongLinkError)
+    {
         try RedisConfiguration.validate(cluster: seeds)
         try self.init(
             backend: .cluster(seeds), keyPrefix: seeds[0].keyPrefix, lease: lease,

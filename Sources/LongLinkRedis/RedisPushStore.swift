@@ -80,7 +80,8 @@ public final class RedisPushStore: SharedPushStore {
         self.keys = RedisKeys(prefix: keyPrefix)
         let (keys, capacity, bytes) = (keys, self.capacityPerPrincipal, self.bytesPerPrincipal)
         self.produces = ProduceQueue { principal, batch in
-            await Self.produce(batch, principal: principal, backend: backend, keys: keys, capacity: capacity, bytes: bytes)
+            await Self.produce(
+                batch, principal: principal, backend: backend, keys: keys, capacity: capacity, bytes: bytes)
         }
     }
 
@@ -270,7 +271,8 @@ public final class RedisPushStore: SharedPushStore {
         _ = try await client.run(
             PushScripts.announceSession, keys: [Array(keys.session(principal: principal).utf8)],
             arguments: [
-                Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8), backend.publish,
+                Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8),
+                backend.publish,
             ])
     }
 

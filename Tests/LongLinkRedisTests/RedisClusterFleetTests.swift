@@ -64,12 +64,8 @@ struct RedisClusterFleetTests {
     static func shardSubscribers(
         _ cluster: RedisClusterProcess, _ node: ClusterTopology.Address, _ channel: String
     ) async throws -> Int64 {
-        let reply = try await cluster.run(RedisCommand("PUBSUB", "SHARDNUMSUB", channel), on: try Self.node(cluster, node))
+        let reply = try await cluster.run(RedisCommand("PUBSUB", "SHARDNUMSUB", channel), on: try cluster.node(node))
         return reply.elements?.last?.int64 ?? -1
-    }
-
-    static func node(_ cluster: RedisClusterProcess, _ address: ClusterTopology.Address) throws -> RedisServerProcess {
-        try #require(cluster.nodes.first { $0.port == address.port })
     }
 
     /// Publishes on member `index`, retrying (bounded) while the cluster is failing over.
@@ -102,7 +98,7 @@ struct RedisClusterFleetTests {
                 #expect(try await Self.shardSubscribers(cluster, primary, keys.channel(principal: principal)) == 1)
             }
             for primary in topology.primaries {
-                let size = try await cluster.run(RedisCommand("DBSIZE"), on: try Self.node(cluster, primary)).int64
+                let size = try await cluster.run(RedisCommand("DBSIZE"), on: try cluster.node(primary)).int64
                 #expect((size ?? 0) > 0, "no keys on \(primary)")
             }
             for subscriber in subscribers { await subscriber.stop() }
@@ -128,27 +124,8 @@ struct RedisClusterFleetTests {
             #expect(try await subscriber.next("the push before the move") == "before")
 
             let slot = ClusterSlot.of(Array(RedisKeys(prefix: "").tag(principal: principal).utf8))
-            let from = try Self.node(cluster, source.primary.address)
-            let to = try Self.node(cluster, target.primary.address)
-            _ = try await cluster.run(
-                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", source.primary.id), on: to)
-            _ = try await cluster.run(
-                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", target.primary.id), on: from)
-            while true {
-                let batch =
-                    try await cluster.run(RedisCommand("CLUSTER", "GETKEYSINSLOT", "\(slot)", "100"), on: from)
-                    .elements?.compactMap(\.string) ?? []
-                if batch.isEmpty { break }
-                _ = try await cluster.run(
-                    RedisCommand(
-                        ["MIGRATE", "127.0.0.1", "\(to.port)", "", "0", "5000", "KEYS"].map { Array($0.utf8) }
-                            + batch.map { Array($0.utf8) }), on: from)
-            }
-            for primary in topology.primaries {
-                _ = try await cluster.run(
-                    RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
-                    on: try Self.node(cluster, primary))
-            }
+            try await cluster.startMigrating(slot: slot, from: source, to: target)
+            try await cluster.finishMigrating(slot: slot, from: source, to: target, primaries: topology.primaries)
             // Produced at once: its notice may go out before s0 subscribed on the new primary; the
             // read that follows the subscription finds it then.
             try await Self.publish(fleet, 1, to: principal, "after")
@@ -156,8 +133,8 @@ struct RedisClusterFleetTests {
             let channel = RedisKeys(prefix: fleet.prefix).channel(principal: principal)
             #expect(try await Self.shardSubscribers(cluster, target.primary.address, channel) == 1)
             #expect(try await Self.shardSubscribers(cluster, source.primary.address, channel) == 0)
+            try await eventually("two pushes delivered") { await subscriber.client.statistics.pushesDelivered == 2 }
             #expect(subscriber.received.count == 0)
-            #expect(await subscriber.client.statistics.pushesDelivered == 2)
             await subscriber.stop()
             await map.shutdown()
             await fleet.stop()

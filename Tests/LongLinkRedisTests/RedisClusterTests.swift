@@ -16,11 +16,6 @@ struct RedisClusterTests {
     static func set(_ key: String, _ value: String) -> RedisCommand { RedisCommand("SET", key, value).keyed(1..<2) }
     static func get(_ key: String) -> RedisCommand { RedisCommand("GET", key).keyed(1..<2) }
 
-    /// The node process listening at `address`.
-    static func node(_ cluster: RedisClusterProcess, _ address: ClusterTopology.Address) throws -> RedisServerProcess {
-        try #require(cluster.nodes.first { $0.port == address.port })
-    }
-
     @Test func principalsSpreadOverEveryPrimary() async throws {
         try await withRedisCluster { cluster in
             let client = RedisClusterClient(seeds: [cluster.seeds[0]])
@@ -34,7 +29,7 @@ struct RedisClusterTests {
             var counts: [Int64] = []
             for primary in topology.primaries {
                 counts.append(
-                    try await cluster.run(RedisCommand("DBSIZE"), on: try Self.node(cluster, primary)).int64 ?? -1)
+                    try await cluster.run(RedisCommand("DBSIZE"), on: try cluster.node(primary)).int64 ?? -1)
             }
             #expect(counts.count == 3 && counts.allSatisfy { $0 > 50 } && counts.reduce(0, +) == 300, "\(counts)")
             do throws(LongLinkError) {
@@ -83,7 +78,7 @@ struct RedisClusterTests {
                     RedisCommand(
                         "SCRIPT", "EXISTS",
                         RedisScript("redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])").sha),
-                    on: try Self.node(cluster, primary))
+                    on: try cluster.node(primary))
                 #expect(exists.elements?.first?.int64 == 1, "\(primary)")
             }
             await client.shutdown()
@@ -99,8 +94,6 @@ struct RedisClusterTests {
             let source = try #require(
                 topology.shards.first { $0.primary.address == topology.primary(forSlot: slot)?.address })
             let target = try #require(topology.shards.first { $0.primary.id != source.primary.id })
-            let from = try Self.node(cluster, source.primary.address)
-            let to = try Self.node(cluster, target.primary.address)
             func key(_ index: Int) -> String { Self.keys.tag(principal: principal) + ":k\(index)" }
 
             // Written before the move, on the source.
@@ -117,27 +110,10 @@ struct RedisClusterTests {
                 }
                 return acknowledged
             }
-            _ = try await cluster.run(
-                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", source.primary.id), on: to)
-            _ = try await cluster.run(
-                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", target.primary.id), on: from)
+            try await cluster.startMigrating(slot: slot, from: source, to: target)
             // A key the source does not have goes to the target: ASK.
             #expect(try await client.run(Self.set(key(5000), "new")).string == "OK")
-            while true {
-                let batch =
-                    try await cluster.run(RedisCommand("CLUSTER", "GETKEYSINSLOT", "\(slot)", "100"), on: from)
-                    .elements?.compactMap(\.string) ?? []
-                if batch.isEmpty { break }
-                _ = try await cluster.run(
-                    RedisCommand(
-                        ["MIGRATE", "127.0.0.1", "\(to.port)", "", "0", "5000", "KEYS"].map { Array($0.utf8) }
-                            + batch.map { Array($0.utf8) }), on: from)
-            }
-            for primary in topology.primaries {
-                _ = try await cluster.run(
-                    RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
-                    on: try Self.node(cluster, primary))
-            }
+            try await cluster.finishMigrating(slot: slot, from: source, to: target, primaries: topology.primaries)
             let acknowledged = try await writer.value
             // The map still names the source: MOVED, then the target.
             for index in Array(0..<20) + acknowledged {
@@ -160,7 +136,7 @@ struct RedisClusterTests {
             let slot = ClusterSlot.of(Array(key.utf8))
             #expect(try await client.run(Self.set(key, "before")).string == "OK")
             let primary = try #require(try await client.refreshTopology().primary(forSlot: slot))
-            try await Self.node(cluster, primary.address).crash()
+            try await cluster.node(primary.address).crash()
             let timeout = cluster.seeds[0].commandTimeout
             var failures = 0
             try await eventually("the replica serves slot \(slot)", within: .seconds(30)) {

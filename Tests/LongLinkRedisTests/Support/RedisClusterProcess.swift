@@ -115,6 +115,53 @@ final class RedisClusterProcess: Sendable {
         }
     }
 
+    /// Starts moving `slot` from `source`'s primary to `target`'s (`CLUSTER SETSLOT … IMPORTING`
+    /// on the target, `MIGRATING` on the source): keys the source no longer has are asked of the
+    /// target (`ASK`).
+    func startMigrating(
+        slot: Int, from source: ClusterTopology.Shard, to target: ClusterTopology.Shard
+    ) async throws {
+        _ = try await run(
+            RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", source.primary.id), on: try node(target.primary))
+        _ = try await run(
+            RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", target.primary.id), on: try node(source.primary))
+    }
+
+    /// Moves the slot's keys (`MIGRATE`, 100 at a time) and gives the slot to `target`'s primary
+    /// on every primary of `primaries` (`SETSLOT … NODE`): from then on the source answers `MOVED`.
+    func finishMigrating(
+        slot: Int, from source: ClusterTopology.Shard, to target: ClusterTopology.Shard,
+        primaries: [ClusterTopology.Address]
+    ) async throws {
+        let from = try node(source.primary)
+        let to = try node(target.primary)
+        while true {
+            let batch =
+                try await run(RedisCommand("CLUSTER", "GETKEYSINSLOT", "\(slot)", "100"), on: from)
+                .elements?.compactMap(\.string) ?? []
+            if batch.isEmpty { break }
+            _ = try await run(
+                RedisCommand(
+                    ["MIGRATE", "127.0.0.1", "\(to.port)", "", "0", "5000", "KEYS"].map { Array($0.utf8) }
+                        + batch.map { Array($0.utf8) }), on: from)
+        }
+        for primary in primaries {
+            _ = try await run(
+                RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
+                on: try node(primary))
+        }
+    }
+
+    /// The node process listening at `address`.
+    func node(_ address: ClusterTopology.Address) throws -> RedisServerProcess {
+        guard let node = nodes.first(where: { $0.port == address.port }) else {
+            throw ConditionTimedOut(what: "a node of this cluster at \(address)")
+        }
+        return node
+    }
+
+    func node(_ node: ClusterTopology.Node) throws -> RedisServerProcess { try self.node(node.address) }
+
     /// Stops every node and removes its directory.
     func stop() async {
         for node in nodes { await node.stop() }

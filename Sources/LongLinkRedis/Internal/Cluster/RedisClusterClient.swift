@@ -71,7 +71,8 @@ actor RedisClusterClient: RedisCommandRunner {
             }
         }
         for (index, action) in later.sorted(by: { $0.index < $1.index }) {
-            replies[index] = try await follow(commands[index], route: &routes[index], after: action, replicas: replicas, wait: wait)
+            replies[index] = try await follow(
+                commands[index], route: &routes[index], after: action, replicas: replicas, wait: wait)
         }
         return replies
     }
