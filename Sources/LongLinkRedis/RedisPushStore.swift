@@ -24,6 +24,14 @@ internal import LongLinkWire
 /// ``LongLinkServer/SharedPushObserver/pushStored``. After every (re)connection of that channel,
 /// once every subscription is confirmed, it reports
 /// ``LongLinkServer/SharedPushObserver/noticesLost``: pub/sub is at most once.
+///
+/// On a Redis Cluster (``init(cluster:capacityPerPrincipal:bytesPerPrincipal:)``) each principal's
+/// keys live on the primary serving its slot, notices go by sharded pub/sub (a connection per
+/// primary that holds watched channels), and a channel whose slot moves, or whose primary's
+/// connection is lost, is subscribed again where the map says, which is reported as lost
+/// notices. The produce script starts a new epoch for a principal whose log was last written
+/// under another primary's replication id (a failover, a resharding); with
+/// ``RedisConfiguration/durability`` `.replicated(n)` each produce call waits for `n` replicas.
 public final class RedisPushStore: SharedPushStore {
     /// The most unacknowledged pushes kept per principal.
     public let capacityPerPrincipal: Int
