@@ -20,6 +20,8 @@ actor RedisClusterSubscriber: RedisNoticeSubscriber {
     private var unplaced: Set<PrincipalKey> = []
     private var nodes: [ClusterTopology.Address: RedisSubscriber] = [:]
     private var placing: Task<Void, Never>?
+    /// A placement was asked for since the current round began.
+    private var placementAsked = false
     private var isShutDown = false
     /// How long a placement waits before looking again while a node stays unreachable.
     static let placementRetry = Duration.milliseconds(250)
@@ -86,17 +88,22 @@ actor RedisClusterSubscriber: RedisNoticeSubscriber {
         }
     }
 
-    /// Places every wanted channel again on a fresh map (one task at a time), retrying while a
-    /// node holding channels cannot be reached; reports the placement once it is confirmed.
+    /// Places every wanted channel again on a fresh map (one task at a time, which runs another
+    /// round when asked meanwhile), retrying while a node holding channels cannot be reached;
+    /// reports the placement once it is confirmed.
     private func schedulePlacement() {
+        placementAsked = true
         guard placing == nil, !isShutDown else { return }
         placing = Task {
             var moved = false
-            while !Task.isCancelled, !isShutDown {
+            while !Task.isCancelled, !isShutDown, placementAsked {
+                placementAsked = false
                 let (settled, movedNow) = await placeAll()
                 moved = moved || movedNow
-                if settled { break }
-                try? await Task.sleep(for: Self.placementRetry)
+                if !settled {
+                    placementAsked = true
+                    try? await Task.sleep(for: Self.placementRetry)
+                }
             }
             placing = nil
             if moved, !isShutDown { onEvent(.subscribed) }
