@@ -62,17 +62,29 @@ import Testing
         #expect(route.target(in: Self.topology) == .node(Self.node(17003), asking: false))
     }
 
-    @Test func redirectionsAreBounded() throws {
-        var route = try route(Self.get("foo"))
-        for _ in 0..<ClusterRoute.maximumRedirections {
-            guard case .moved = route.received(Self.error("MOVED 1 h:1"), from: Self.node(1), at: Self.start) else {
-                Issue.record("stopped early")
-                return
+    /// Nodes that keep redirecting the command (a slot's old and new owner, one not yet told)
+    /// make it wait and reload the map after five redirections in a row, until the deadline.
+    @Test func redirectionsInARowWaitThenFailAtTheDeadline() throws {
+        var route = try route(Self.get("foo"), timeout: .milliseconds(25))
+        var now = Self.start
+        for round in 0..<2 {
+            for _ in 0..<ClusterRoute.maximumRedirections {
+                guard case .moved = route.received(Self.error("MOVED 1 h:1"), from: Self.node(1), at: now) else {
+                    Issue.record("stopped early in round \(round)")
+                    return
+                }
+            }
+            let next = route.received(Self.error("ASK 1 h:1"), from: Self.node(1), at: now)
+            if round == 0 {
+                guard case .refreshAfter(let delay) = next else { Issue.record("\(next)"); return }
+                #expect(delay == .milliseconds(10))
+                now += delay
+            } else {
+                // The next wait (20 ms) would pass the deadline.
+                guard case .fail(let error) = next else { Issue.record("\(next)"); return }
+                #expect(error.code == .unavailable)
             }
         }
-        let last = route.received(Self.error("ASK 1 h:1"), from: Self.node(1), at: Self.start)
-        guard case .fail(let error) = last else { Issue.record("\(last)"); return }
-        #expect(error.code == .unavailable)
     }
 
     @Test func tryAgainAndClusterDownWaitWithinTheDeadlineThenFailUnavailable() throws {

@@ -128,7 +128,8 @@ final class RedisClusterProcess: Sendable {
     }
 
     /// Moves the slot's keys (`MIGRATE`, 100 at a time) and gives the slot to `target`'s primary
-    /// on every primary of `primaries` (`SETSLOT … NODE`): from then on the source answers `MOVED`.
+    /// on the target, the source and every other primary of `primaries` (`SETSLOT … NODE`): from
+    /// then on the source answers `MOVED`.
     func finishMigrating(
         slot: Int, from source: ClusterTopology.Shard, to target: ClusterTopology.Shard,
         primaries: [ClusterTopology.Address]
@@ -145,7 +146,10 @@ final class RedisClusterProcess: Sendable {
                     ["MIGRATE", "127.0.0.1", "\(to.port)", "", "0", "5000", "KEYS"].map { Array($0.utf8) }
                         + batch.map { Array($0.utf8) }), on: from)
         }
-        for primary in primaries {
+        // The target first, then the source, as Redis's resharding does: told the other way
+        // round, the two would send commands back and forth meanwhile.
+        let others = primaries.filter { $0 != target.primary.address && $0 != source.primary.address }
+        for primary in [target.primary.address, source.primary.address] + others {
             _ = try await run(
                 RedisCommand("CLUSTER", "SETSLOT", "\(slot)", "NODE", target.primary.id),
                 on: try node(primary))

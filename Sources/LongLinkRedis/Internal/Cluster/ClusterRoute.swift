@@ -5,8 +5,8 @@ internal import LongLinkWire
 /// I/O; this decides, so every decision is tested without sockets.
 ///
 /// A command is retried only on replies that say it did not run (`MOVED`, `ASK`, `TRYAGAIN`,
-/// `CLUSTERDOWN`), at most ``maximumRedirections`` times and within its deadline; once the deadline
-/// is near it fails `unavailable`.
+/// `CLUSTERDOWN`), within its deadline; once the deadline is near it fails `unavailable`. After
+/// ``maximumRedirections`` redirections in a row it waits and reloads the map before going on.
 struct ClusterRoute: Sendable {
     /// What the client does next.
     enum Action: Sendable {
@@ -31,7 +31,8 @@ struct ClusterRoute: Sendable {
         case unserved
     }
 
-    /// More redirections than this mean the cluster's nodes disagree: the command fails.
+    /// More redirections in a row than this mean the cluster's nodes disagree (for now): the
+    /// command waits its backoff and the map is reloaded.
     static let maximumRedirections = 5
 
     /// The command's slot; nil for a command without keys (sent to any primary).
@@ -97,7 +98,12 @@ struct ClusterRoute: Sendable {
             else { return .fail(.redisReply(text, command: name)) }
             redirections += 1
             guard redirections <= Self.maximumRedirections else {
-                return .fail(.redisUnavailable("\(name) was redirected more than \(Self.maximumRedirections) times"))
+                // The nodes disagree for now (a slot being moved, its new owner not yet told):
+                // wait and reload the map, within the deadline.
+                redirections = 0
+                return wait(
+                    at: now, because: "\(name) was redirected more than \(Self.maximumRedirections) times in a row",
+                    cause: reply.checkedError(name))
             }
             // Sent to the named node whatever the map says: the map may lag until it is reloaded.
             redirection = (target, words[0] == "ASK")
