@@ -89,9 +89,12 @@ final class LocalRedisCluster: Sendable {
                 throw Failed(description: "redis-cli --cluster create did not succeed within \(timeout)")
             }
             for node in nodes {
-                try await cluster.waitUntil("node \(node.port) in the cluster and in sync", within: timeout) {
-                    await cluster.isReady(node.port)
+                try await cluster.waitUntil("node \(node.port) says cluster_state:ok", within: timeout) {
+                    await cluster.query(node.port, ["CLUSTER", "INFO"])?.contains("cluster_state:ok") == true
                 }
+            }
+            try await cluster.waitUntil("every primary with a replica in sync", within: timeout) {
+                await cluster.replicasInSync()
             }
             return cluster
         } catch {
@@ -155,7 +158,7 @@ final class LocalRedisCluster: Sendable {
             if let index = nodes.firstIndex(where: { $0 === victim }) { nodes[index] = restarted }
         }
         try await waitUntil("node \(restarted.port) back as a replica in sync", within: timeout) {
-            await self.isReady(restarted.port)
+            await self.replicasInSync()
         }
         return Failover(killedPort: primary.port, promotedPort: replica.port, took: took)
     }
@@ -176,12 +179,22 @@ final class LocalRedisCluster: Sendable {
         }
     }
 
-    /// Whether the node on `port` says `cluster_state:ok` and, a replica, has its primary's data.
-    private func isReady(_ port: Int) async -> Bool {
-        guard await query(port, ["CLUSTER", "INFO"])?.contains("cluster_state:ok") == true,
-            let replication = await query(port, ["INFO", "replication"])
-        else { return false }
-        return replication.contains("role:master") || replication.contains("master_link_status:up")
+    /// Whether every node runs and every primary serving slots has a replica with its data (a
+    /// node just joined, or just back, says `role:master` until it is made a replica).
+    private func replicasInSync() async -> Bool {
+        guard let map = await liveNodes(), map.entries.count == 6, !map.entries.contains(where: \.failed) else {
+            return false
+        }
+        for primary in map.entries where primary.isPrimary && !primary.slots.isEmpty {
+            var inSync = false
+            for replica in map.entries where replica.primaryID == primary.id {
+                if await query(replica.port, ["INFO", "replication"])?.contains("master_link_status:up") == true {
+                    inSync = true
+                }
+            }
+            guard inSync else { return false }
+        }
+        return true
     }
 
     /// The cluster as the first node that answers sees it.
