@@ -21,11 +21,6 @@ final class LocalRedisCluster: Sendable {
         }
     }
 
-    /// A step of starting or failing over the cluster did not succeed in time.
-    struct Failed: Error, CustomStringConvertible {
-        var description: String
-    }
-
     /// A primary killed and the replica that took its slots.
     struct Failover: Sendable {
         /// The killed primary's port.
@@ -34,6 +29,11 @@ final class LocalRedisCluster: Sendable {
         var promotedPort: Int
         /// From the kill until the replica served the slots and the cluster said `ok`.
         var took: Duration
+    }
+
+    /// A step of the start or of a failover that did not succeed in time.
+    private static func failure(_ text: String) -> LocalRedisServer.StartFailed {
+        LocalRedisServer.StartFailed(description: text)
     }
 
     /// The nodes, a killed one replaced by its restart.
@@ -86,7 +86,7 @@ final class LocalRedisCluster: Sendable {
                 ], standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
             guard await create.waitForExit(within: timeout) == 0 else {
                 create.kill()
-                throw Failed(description: "redis-cli --cluster create did not succeed within \(timeout)")
+                throw Self.failure("redis-cli --cluster create did not succeed within \(timeout)")
             }
             for node in nodes {
                 try await cluster.waitUntil("node \(node.port) says cluster_state:ok", within: timeout) {
@@ -123,14 +123,15 @@ final class LocalRedisCluster: Sendable {
     /// Kills (SIGKILL) the primary serving the slot of `key` and waits (bounded) until its replica
     /// serves the slot and the cluster says `ok`; then starts the killed node again, which rejoins
     /// as the new primary's replica (waited for, bounded, so that the next failover finds one).
-    /// Throws ``Failed`` when the primary has no replica in sync, or a step takes too long.
+    /// Throws ``LocalRedisServer/StartFailed`` when the primary has no replica in sync, or a step
+    /// takes too long.
     func killPrimary(servingSlotOf key: String, within timeout: Duration = .seconds(30)) async throws -> Failover {
-        guard let map = await liveNodes() else { throw Failed(description: "no node answers CLUSTER NODES") }
+        guard let map = await liveNodes() else { throw Self.failure("no node answers CLUSTER NODES") }
         guard let slotText = await query(map.anyPort, ["CLUSTER", "KEYSLOT", key]), let slot = Int(slotText) else {
-            throw Failed(description: "no node answers CLUSTER KEYSLOT")
+            throw Self.failure("no node answers CLUSTER KEYSLOT")
         }
         guard let primary = map.entries.first(where: { $0.isPrimary && !$0.failed && $0.serves(slot) }) else {
-            throw Failed(description: "no primary serves slot \(slot)")
+            throw Self.failure("no primary serves slot \(slot)")
         }
         var replica: ClusterNodesEntry?
         for entry in map.entries where entry.primaryID == primary.id && !entry.failed {
@@ -139,10 +140,10 @@ final class LocalRedisCluster: Sendable {
             }
         }
         guard let replica else {
-            throw Failed(description: "the primary on port \(primary.port) has no replica in sync")
+            throw Self.failure("the primary on port \(primary.port) has no replica in sync")
         }
         guard let victim = nodes.withLock({ $0.first { $0.port == primary.port } }) else {
-            throw Failed(description: "port \(primary.port) is not a node of this cluster")
+            throw Self.failure("port \(primary.port) is not a node of this cluster")
         }
         let killed = ContinuousClock.now
         victim.killNow()
@@ -212,7 +213,7 @@ final class LocalRedisCluster: Sendable {
     private func waitUntil(_ what: String, within timeout: Duration, _ condition: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while await !condition() {
-            guard ContinuousClock.now < deadline else { throw Failed(description: "\(what): not within \(timeout)") }
+            guard ContinuousClock.now < deadline else { throw Self.failure("\(what): not within \(timeout)") }
             try await Task.sleep(for: .milliseconds(100))
         }
     }

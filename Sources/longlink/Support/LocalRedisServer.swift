@@ -19,7 +19,8 @@ final class LocalRedisServer: Sendable {
         }
     }
 
-    /// redis-server did not start or never answered.
+    /// redis-server did not start or never answered; in a ``LocalRedisCluster``, a step of its
+    /// start or of a failover did not succeed in time.
     struct StartFailed: Error, CustomStringConvertible {
         var description: String
     }
