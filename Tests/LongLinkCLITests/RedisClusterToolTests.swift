@@ -99,6 +99,29 @@ struct RedisClusterOptionTests {
         }
     }
 
+    @Test func theLogLineNamesTheSeedsAndTheDurabilityNotThePassword() async throws {
+        let secret = "pa55-\(UInt32.random(in: 0...UInt32.max))"
+        let server = try ToolProcess([
+            "serve", "--port", "0", "--no-feed", "--redis-cluster",
+            "redis://:\(secret)@127.0.0.1:1,redis://127.0.0.1:2", "--redis-durability", "replicated:1",
+        ])
+        defer { server.terminate() }
+        try await server.waitForOutput(containing: Array("durability".utf8))
+        let output = server.standardOutput
+        let seeds = "a Redis Cluster of 2 seeds (redis://:***@127.0.0.1:1, redis://127.0.0.1:2)"
+        #expect(output.contains(seeds), "\(output)")
+        #expect(output.contains("durability replicated(1)"), "\(output)")
+        #expect(!output.contains(secret) && !server.standardError.contains(secret))
+    }
+
+    @Test func demoAndSoakWantAFleetForACluster() async throws {
+        for command in ["demo", "soak"] {
+            let outcome = try await ToolProcess.run([command, "--redis-cluster"])
+            #expect(outcome.status == ExitStatus.usage, "\(command): \(outcome.standardError)")
+            #expect(outcome.standardError.hasPrefix("longlink \(command): --redis-cluster needs --fleet N"))
+        }
+    }
+
     @Test func clusterNodesLinesParse() {
         let text = """
             r4 127.0.0.1:30004@31004,host replica p1 0 1426238317239 4 connected
