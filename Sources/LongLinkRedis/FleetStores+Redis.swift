@@ -28,4 +28,24 @@ extension FleetStores {
                 bytesPerPrincipal: bytesPerPrincipal),
             dedupe: try RedisDedupeStore(configuration: configuration, lease: lease))
     }
+
+    /// A fleet's stores on the Redis Cluster reached through `seeds` (any of its nodes, each
+    /// reached with the first seed's settings): every principal's pushes, de-dup entries and
+    /// notices on the primary serving its slot, notices by sharded pub/sub. The first seed's
+    /// ``RedisConfiguration/durability`` says when a push or a stored reply counts as written.
+    /// Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings or no seed.
+    ///
+    /// ```swift
+    /// let seeds = [RedisConfiguration(host: "10.0.0.1", port: 7000), RedisConfiguration(host: "10.0.0.2", port: 7000)]
+    /// let server = LongLinkServer(configuration: configuration, router: router, fleet: try .redisCluster(seeds))
+    /// ```
+    public static func redisCluster(
+        _ seeds: [RedisConfiguration], lease: ClaimLease = ClaimLease(), capacityPerPrincipal: Int = 10_000,
+        bytesPerPrincipal: Int = 16 << 20
+    ) throws(LongLinkError) -> FleetStores {
+        FleetStores(
+            pushes: try RedisPushStore(
+                cluster: seeds, capacityPerPrincipal: capacityPerPrincipal, bytesPerPrincipal: bytesPerPrincipal),
+            dedupe: try RedisDedupeStore(cluster: seeds, lease: lease))
+    }
 }

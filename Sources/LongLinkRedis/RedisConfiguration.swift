@@ -36,6 +36,8 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var initialReconnectDelay: Duration = .milliseconds(50)
     /// The longest wait between connection attempts.
     public var maximumReconnectDelay: Duration = .seconds(2)
+    /// When the stores' writes count as done: on the primary (the default), or on replicas too.
+    public var durability: RedisDurability = .asynchronous
 
     /// Redis on `host:port`.
     public init(host: String = "127.0.0.1", port: Int = 6379) {
@@ -49,6 +51,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         guard !host.isEmpty else { throw fail("the Redis host is empty") }
         guard (1...65535).contains(port) else { throw fail("the Redis port \(port) is outside 1...65535") }
         guard database >= 0 else { throw fail("the Redis database must not be negative") }
+        guard durability.replicas >= 0 else { throw fail("Redis durability must not ask for a negative replica count") }
         guard commandTimeout > .zero, connectTimeout > .zero else { throw fail("Redis timeouts must be positive") }
         guard initialReconnectDelay >= .zero, maximumReconnectDelay >= initialReconnectDelay else {
             throw fail("Redis reconnect delays must satisfy 0 <= initial <= maximum")
@@ -56,5 +59,14 @@ public struct RedisConfiguration: Sendable, Equatable {
         // Loads the trust roots and any client certificate now, so a missing CA file is said at
         // start, not at the first command.
         if let tls { _ = try TLSContext(client: tls) }
+    }
+
+    /// Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` unless `seeds` names at
+    /// least one node and every seed is valid.
+    public static func validate(cluster seeds: [RedisConfiguration]) throws(LongLinkError) {
+        guard !seeds.isEmpty else {
+            throw LongLinkError(code: .invalidConfiguration, message: "a Redis cluster needs at least one seed node")
+        }
+        for seed in seeds { try seed.validate() }
     }
 }

@@ -9,12 +9,13 @@ extension RedisDedupeStore {
     /// one hash tag go to one script call: Redis Cluster runs a script only on keys of one slot.
     @discardableResult
     static func sendBatch(
-        _ batch: [DedupeQueue.Item], client: RedisClient, running: String, sending: (Int) -> Void = { _ in }
+        _ batch: [DedupeQueue.Item], backend: RedisBackend, running: String, sending: (Int) -> Void = { _ in }
     ) async -> Int {
         var groups: [[DedupeQueue.Item]] = []
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
-            let key = GroupKey(tag: Self.hashTag(of: item.key), isClaim: item.operation.isClaim)
+            let key = GroupKey(
+                tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim)
             if let index = groupOf[key] {
                 groups[index].append(item)
             } else {
@@ -25,7 +26,7 @@ extension RedisDedupeStore {
         let running = Array(running.utf8)
         let calls = groups.map { group in
             let keys = group.map { Array($0.key.utf8) }
-            var arguments = [running]
+            var arguments = group[0].operation.isClaim ? [running] : [running, backend.publish]
             for item in group {
                 switch item.operation {
                 case .claim(let term):
@@ -43,7 +44,9 @@ extension RedisDedupeStore {
         sending(calls.count)
         let replies: [RESPValue]
         do throws(LongLinkError) {
-            replies = try await client.send(scripts: calls)
+            // Stored replies wait for the replicas the durability asks for; claims do not.
+            let replicas = batch.first?.operation.isClaim == false ? backend.replicas : 0
+            replies = try await backend.runner.send(scripts: calls, replicas: replicas)
         } catch {
             for item in batch { item.outcome.resume(.failure(error)) }
             return calls.count
@@ -74,15 +77,5 @@ extension RedisDedupeStore {
         /// Bytes, as Redis hashes them: two spellings of one name in Unicode are two tags.
         let tag: [UInt8]
         let isClaim: Bool
-    }
-
-    /// The part of `key` Redis Cluster hashes: between the first `{` and the first `}` after it
-    /// when that is not empty, else the whole key.
-    static func hashTag(of key: String) -> [UInt8] {
-        let bytes = Array(key.utf8)
-        guard let open = bytes.firstIndex(of: UInt8(ascii: "{")) else { return bytes }
-        let rest = bytes[(open + 1)...]
-        guard let close = rest.firstIndex(of: UInt8(ascii: "}")), close != rest.startIndex else { return bytes }
-        return Array(rest[..<close])
     }
 }

@@ -28,7 +28,7 @@ internal import LongLinkTransport
 /// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
 /// fails the request closed rather than run it without the window.
 public final class RedisDedupeStore: SharedDedupeStore {
-    let client: RedisClient
+    let backend: RedisBackend
     let keys: RedisKeys
     /// Marks this instance's claims.
     let owner: String
@@ -61,28 +61,51 @@ public final class RedisDedupeStore: SharedDedupeStore {
             configuration: configuration, lease: lease, pollIntervals: (.milliseconds(50), .milliseconds(500)))
     }
 
-    init(
+    /// A window on the Redis Cluster reached through `seeds` (see
+    /// ``RedisPushStore/init(cluster:capacityPerPrincipal:bytesPerPrincipal:)``), whose claims
+    /// follow the owner's `lease`. Each entry lives on the primary serving its principal's slot
+    /// (a connection without a login: its client's), and its notices go by sharded pub/sub.
+    /// Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings or no seed.
+    public convenience init(cluster seeds: [RedisConfiguration], lease: ClaimLease = ClaimLease()) throws(LongLinkError)
+    {
+        try RedisConfiguration.validate(cluster: seeds)
+        try self.init(
+            backend: .cluster(seeds), keyPrefix: seeds[0].keyPrefix, lease: lease,
+            pollIntervals: (.milliseconds(50), .milliseconds(500)))
+    }
+
+    convenience init(
         configuration: RedisConfiguration, lease: ClaimLease = ClaimLease(),
         pollIntervals: (first: Duration, last: Duration), termLimit: Duration? = nil
     ) throws(LongLinkError) {
         try configuration.validate()
+        try self.init(
+            backend: .single(configuration), keyPrefix: configuration.keyPrefix, lease: lease,
+            pollIntervals: pollIntervals, termLimit: termLimit)
+    }
+
+    init(
+        backend: RedisBackend, keyPrefix: String, lease: ClaimLease, pollIntervals: (first: Duration, last: Duration),
+        termLimit: Duration? = nil
+    ) throws(LongLinkError) {
         try lease.validate()
         self.pollIntervals = pollIntervals
         self.termLimit = termLimit
-        self.client = RedisClient(configuration: configuration)
-        self.keys = RedisKeys(prefix: configuration.keyPrefix)
+        self.backend = backend
+        self.keys = RedisKeys(prefix: keyPrefix)
         self.owner = String(UInt64.random(in: 1...UInt64.max), radix: 36)
-        self.notices = DedupeNotices(configuration: configuration, loop: client.loop)
-        let (client, keeper) = (
-            client, ClaimKeeper(client: client, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
-        )
+        self.notices = DedupeNotices(backend: backend)
+        let keeper = ClaimKeeper(client: backend.runner, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
         self.keeper = keeper
         let send: DedupeQueue.Send = { batch, sending in
-            await Self.sendBatch(batch, client: client, running: keeper.running, sending: sending)
+            await Self.sendBatch(batch, backend: backend, running: keeper.running, sending: sending)
         }
         self.claims = DedupeQueue(send: send)
         self.replies = DedupeQueue(send: send)
     }
+
+    /// Where commands go.
+    var client: any RedisCommandRunner { backend.runner }
 
     /// Names this instance's lease and claims after the server that uses it.
     public func attach(serverID: String) {
@@ -140,12 +163,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// marked `UNKNOWN` (unless it changed meanwhile: then false, and the caller looks again).
     func ownerStopped(_ key: String, running: [UInt8]) async throws(LongLinkError) -> Bool {
         let owner = running.dropFirst().prefix { $0 != UInt8(ascii: " ") }
-        let lease = try await client.run(
-            RedisCommand("EXISTS", keys.lease(owner: String(decoding: owner, as: UTF8.self))))
+        let lease = try await backend.runner.run(
+            RedisCommand("EXISTS", keys.lease(owner: String(decoding: owner, as: UTF8.self))).keyed(1..<2))
         guard lease.int64 == 0 else { return false }
-        let marked = try await client.run(
+        let marked = try await backend.runner.run(
             DedupeScripts.markUnknown, keys: [Array(key.utf8)],
-            arguments: [running, Array(keys.dedupeNotice(entry: key).utf8)])
+            arguments: [running, Array(keys.dedupeNotice(entry: key).utf8), backend.publish])
         return marked.int64 == 1
     }
 
@@ -170,9 +193,9 @@ public final class RedisDedupeStore: SharedDedupeStore {
     public func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
         keeper.released(key)
-        let result = try await client.run(
+        let result = try await backend.runner.run(
             DedupeScripts.abandon, keys: [Array(key.utf8)],
-            arguments: [Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: key).utf8)])
+            arguments: [Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: key).utf8), backend.publish])
         return result.int64 == 1
     }
 
@@ -234,7 +257,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
         keeper.shutdown()
         await claims.shutdown()
         await replies.shutdown()
-        await client.shutdown()
+        await backend.runner.shutdown()
         await notices.shutdown()
     }
 

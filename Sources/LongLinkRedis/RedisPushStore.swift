@@ -24,6 +24,14 @@ internal import LongLinkWire
 /// ``LongLinkServer/SharedPushObserver/pushStored``. After every (re)connection of that channel,
 /// once every subscription is confirmed, it reports
 /// ``LongLinkServer/SharedPushObserver/noticesLost``: pub/sub is at most once.
+///
+/// On a Redis Cluster (``init(cluster:capacityPerPrincipal:bytesPerPrincipal:)``) each principal's
+/// keys live on the primary serving its slot, notices go by sharded pub/sub (a connection per
+/// primary that holds watched channels), and a channel whose slot moves, or whose primary's
+/// connection is lost, is subscribed again where the map says, which is reported as lost
+/// notices. The produce script starts a new epoch for a principal whose log was last written
+/// under another primary's replication id (a failover, a resharding); with
+/// ``RedisConfiguration/durability`` `.replicated(n)` each produce call waits for `n` replicas.
 public final class RedisPushStore: SharedPushStore {
     /// The most unacknowledged pushes kept per principal.
     public let capacityPerPrincipal: Int
@@ -32,9 +40,8 @@ public final class RedisPushStore: SharedPushStore {
     /// The most pushes one `XRANGE` reads.
     static let pageSize = 256
 
-    let client: RedisClient
+    let backend: RedisBackend
     let keys: RedisKeys
-    let configuration: RedisConfiguration
     let produces: ProduceQueue
     private let observation = Locked(Observation())
 
@@ -43,7 +50,7 @@ public final class RedisPushStore: SharedPushStore {
     /// spellings of one name in Unicode (two principals) are two entries.
     private struct Observation {
         var observer: SharedPushObserver?
-        var subscriber: RedisSubscriber?
+        var subscriber: (any RedisNoticeSubscriber)?
         var principals: [PrincipalKey: String] = [:]
         var isShutDown = false
     }
@@ -51,21 +58,43 @@ public final class RedisPushStore: SharedPushStore {
     /// A store on the Redis of `configuration`, bounded per principal as ``InMemoryPushStore`` is.
     /// Connects on first use. Throws ``LongLinkError/Code-swift.struct/invalidConfiguration`` for
     /// invalid settings.
-    public init(
+    public convenience init(
         configuration: RedisConfiguration, capacityPerPrincipal: Int = 10_000, bytesPerPrincipal: Int = 16 << 20
     ) throws(LongLinkError) {
         try configuration.validate()
+        self.init(
+            backend: .single(configuration), keyPrefix: configuration.keyPrefix,
+            capacityPerPrincipal: capacityPerPrincipal, bytesPerPrincipal: bytesPerPrincipal)
+    }
+
+    /// A store on the Redis Cluster reached through `seeds` (any of its nodes; each node is reached
+    /// with the first seed's settings and its own address), bounded per principal as
+    /// ``InMemoryPushStore`` is. Each principal's keys live on the primary serving its slot, and
+    /// its notices go by sharded pub/sub (`SPUBLISH`). Connects on first use. Throws
+    /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings or no seed.
+    public convenience init(
+        cluster seeds: [RedisConfiguration], capacityPerPrincipal: Int = 10_000, bytesPerPrincipal: Int = 16 << 20
+    ) throws(LongLinkError) {
+        try RedisConfiguration.validate(cluster: seeds)
+        self.init(
+            backend: .cluster(seeds), keyPrefix: seeds[0].keyPrefix, capacityPerPrincipal: capacityPerPrincipal,
+            bytesPerPrincipal: bytesPerPrincipal)
+    }
+
+    init(backend: RedisBackend, keyPrefix: String, capacityPerPrincipal: Int, bytesPerPrincipal: Int) {
         self.capacityPerPrincipal = max(1, capacityPerPrincipal)
         self.bytesPerPrincipal = max(1, bytesPerPrincipal)
-        self.client = RedisClient(configuration: configuration)
-        self.keys = RedisKeys(prefix: configuration.keyPrefix)
-        self.configuration = configuration
-        let (client, keys, capacity, bytes) = (client, keys, self.capacityPerPrincipal, self.bytesPerPrincipal)
+        self.backend = backend
+        self.keys = RedisKeys(prefix: keyPrefix)
+        let (keys, capacity, bytes) = (keys, self.capacityPerPrincipal, self.bytesPerPrincipal)
         self.produces = ProduceQueue { principal, batch in
             await Self.produce(
-                batch, principal: principal, client: client, keys: keys, capacity: capacity, bytes: bytes)
+                batch, principal: principal, backend: backend, keys: keys, capacity: capacity, bytes: bytes)
         }
     }
+
+    /// Where commands go.
+    var client: any RedisCommandRunner { backend.runner }
 
     /// The channel that hears `<epoch>:<seq>` of each push stored for `principal`.
     public func channel(for principal: String) -> String { keys.channel(principal: principal) }
@@ -87,25 +116,25 @@ public final class RedisPushStore: SharedPushStore {
 
     /// Runs the produce script for `batch` and resumes each push with its seq or error.
     static func produce(
-        _ batch: [ProduceQueue.Push], principal: String, client: RedisClient, keys: RedisKeys, capacity: Int,
+        _ batch: [ProduceQueue.Push], principal: String, backend: RedisBackend, keys: RedisKeys, capacity: Int,
         bytes: Int
     ) async {
         var arguments: [[UInt8]] = []
-        arguments.reserveCapacity(batch.count * 3 + 4)
+        arguments.reserveCapacity(batch.count * 3 + 6)
         for push in batch {
             arguments += [Array(push.topic.utf8), push.payload, Array(String(push.size).utf8)]
         }
         let epoch = UInt64.random(in: 1...UInt64(UInt32.max))
         arguments += [
             Array(String(capacity).utf8), Array(String(bytes).utf8), Array(String(epoch).utf8),
-            Array(keys.channel(principal: principal).utf8),
+            Array(keys.channel(principal: principal).utf8), backend.publish, backend.checksLineage ? [49] : [48],
         ]
         let seqs: [Int64]
         do throws(LongLinkError) {
-            let reply = try await client.run(
+            let reply = try await backend.runner.run(
                 PushScripts.produce,
                 keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
-                arguments: arguments)
+                arguments: arguments, replicas: backend.replicas)
             guard let fields = producedSeqs(reply, count: batch.count) else {
                 throw .redisUnexpected("the produce script", reply)
             }
@@ -139,7 +168,7 @@ public final class RedisPushStore: SharedPushStore {
         while pushes.count < limit, after < UInt64.max {
             let count = min(Self.pageSize, limit - pushes.count)
             let reply = try await client.run(
-                RedisCommand("XRANGE", stream, "\(after + 1)-0", "+", "COUNT", String(count)))
+                RedisCommand("XRANGE", stream, "\(after + 1)-0", "+", "COUNT", String(count)).keyed(1..<2))
             guard let page = Self.pushes(fromPage: reply) else { throw .redisUnexpected("XRANGE", reply) }
             pushes += page
             if let last = page.last { after = last.seq }
@@ -169,7 +198,7 @@ public final class RedisPushStore: SharedPushStore {
 
     /// How many pushes of `principal` wait for an acknowledgement (`XLEN`).
     public func unacknowledgedCount(principal: String) async throws(LongLinkError) -> Int {
-        let reply = try await client.run(RedisCommand("XLEN", keys.stream(principal: principal)))
+        let reply = try await client.run(RedisCommand("XLEN", keys.stream(principal: principal)).keyed(1..<2))
         guard let count = reply.int64 else { throw .redisUnexpected("XLEN", reply) }
         return Int(count)
     }
@@ -177,12 +206,10 @@ public final class RedisPushStore: SharedPushStore {
     /// Starts reporting pushes stored for the principals `observer` watches, on a pub/sub
     /// connection of the store's own that reconnects with backoff. Only the first call counts.
     public func startObserving(_ observer: SharedPushObserver) async {
-        let subscriber = observation.withLock { state -> RedisSubscriber? in
+        let subscriber = observation.withLock { state -> (any RedisNoticeSubscriber)? in
             guard !state.isShutDown, state.subscriber == nil else { return nil }
             state.observer = observer
-            let subscriber = RedisSubscriber(configuration: configuration, loop: client.loop) { [weak self] event in
-                self?.observed(event)
-            }
+            let subscriber = backend.subscriber { [weak self] event in self?.observed(event) }
             state.subscriber = subscriber
             return subscriber
         }
@@ -195,7 +222,7 @@ public final class RedisPushStore: SharedPushStore {
     /// the pub/sub connection is down (its reconnection subscribes and reports lost notices).
     /// Does nothing before ``startObserving(_:)``.
     public func refreshObservation(of principal: String) async {
-        let current = observation.withLock { state -> (RedisSubscriber, SharedPushObserver)? in
+        let current = observation.withLock { state -> (any RedisNoticeSubscriber, SharedPushObserver)? in
             guard !state.isShutDown, let subscriber = state.subscriber, let observer = state.observer else {
                 return nil
             }
@@ -204,7 +231,7 @@ public final class RedisPushStore: SharedPushStore {
         guard let current else { return }
         let (subscriber, observer) = current
         let channel = keys.channel(principal: principal)
-        await subscriber.update(channel) {
+        await subscriber.update(channel) { [observation] in
             let watching = observer.isWatching(principal)
             observation.withLock { $0.principals[PrincipalKey(channel)] = watching ? principal : nil }
             return watching
@@ -223,6 +250,7 @@ public final class RedisPushStore: SharedPushStore {
         guard let observer else { return }
         switch event {
         case .subscribed: observer.noticesLost()
+        case .disconnected, .unsubscribed: break
         case .message(_, let payload):
             guard let principal else { return }
             // Push notices are `<epoch>:<seq>`; an exclusive login is `s:<client_id>`.
@@ -250,7 +278,10 @@ public final class RedisPushStore: SharedPushStore {
         let lifetime = Self.sessionRecordLifetime.components.seconds * 1000
         _ = try await client.run(
             PushScripts.announceSession, keys: [Array(keys.session(principal: principal).utf8)],
-            arguments: [Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8)])
+            arguments: [
+                Array(clientID.utf8), Array(String(lifetime).utf8), Array(channel(for: principal).utf8),
+                backend.publish,
+            ])
     }
 
     /// The exclusive login recorded for each of `principals` that has a live record, its age by
@@ -262,7 +293,7 @@ public final class RedisPushStore: SharedPushStore {
         while start < principals.count {
             let group = principals[start..<min(start + 256, principals.count)]
             let replies = try await client.send(
-                [RedisCommand("TIME")] + group.map { RedisCommand("GET", keys.session(principal: $0)) })
+                [RedisCommand("TIME")] + group.map { RedisCommand("GET", keys.session(principal: $0)).keyed(1..<2) })
             guard replies.count == group.count + 1, let now = Self.microseconds(fromTime: replies[0]) else {
                 throw .redisUnexpected("TIME", replies.first ?? .null)
             }

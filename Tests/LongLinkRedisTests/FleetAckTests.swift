@@ -127,7 +127,7 @@ struct FleetAckTests {
 
     /// Calls per command so far (`INFO commandstats`), commands run inside scripts included; the
     /// INFO calls themselves left out.
-    private func commandCalls(_ client: RedisClient) async throws -> [String: Int] {
+    private func commandCalls(_ client: any RedisCommandRunner) async throws -> [String: Int] {
         let info = try await client.run(RedisCommand("INFO", "commandstats")).string ?? ""
         var calls: [String: Int] = [:]
         for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_") {

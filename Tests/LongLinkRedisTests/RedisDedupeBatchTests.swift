@@ -7,7 +7,7 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:client:running:sending:)``):
+/// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:backend:running:sending:)``):
 /// the claims and stored replies of one turn leave in one round trip, one script call per hash
 /// tag, each entry settled as if alone.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
@@ -88,7 +88,7 @@ struct RedisDedupeBatchTests {
             _ = try await store.client.run(RedisCommand("HSET", keys[1], "f", "v"))
             let claims = keys.map { DedupeQueue.Item(key: $0, operation: .claim(term: 30_000)) }
             let running = store.keeper.running
-            #expect(await RedisDedupeStore.sendBatch(claims, client: store.client, running: running) == 1)
+            #expect(await RedisDedupeStore.sendBatch(claims, backend: store.backend, running: running) == 1)
             #expect(try await claims[0].outcome.value().get() == .bulkString([]))
             #expect(try await claims[2].outcome.value().get() == .bulkString([]))
             guard case .failure(let error) = await claims[1].outcome.value() else {
@@ -100,7 +100,7 @@ struct RedisDedupeBatchTests {
             let finishes = keys.map {
                 DedupeQueue.Item(key: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
             }
-            #expect(await RedisDedupeStore.sendBatch(finishes, client: store.client, running: running) == 1)
+            #expect(await RedisDedupeStore.sendBatch(finishes, backend: store.backend, running: running) == 1)
             #expect(try await finishes[0].outcome.value().get() == .integer(1))
             #expect(try await finishes[2].outcome.value().get() == .integer(1))
             guard case .failure = await finishes[1].outcome.value() else {

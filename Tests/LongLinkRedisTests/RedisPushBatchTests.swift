@@ -147,7 +147,7 @@ struct RedisPushBatchTests {
             try await eventually("the store works again after the restart", within: .seconds(10)) {
                 let batch = (0..<3).map { ProduceQueue.Push(topic: "t", payload: [UInt8($0)]) }
                 await RedisPushStore.produce(
-                    batch, principal: "p", client: store.client, keys: store.keys, capacity: 10, bytes: 100)
+                    batch, principal: "p", backend: store.backend, keys: store.keys, capacity: 10, bytes: 100)
                 stored = []
                 for push in batch {
                     guard let push = try? await push.outcome.value().get() else { return false }

@@ -139,7 +139,7 @@ struct RedisPushStoreTests {
         try await withRedisServer { redis in
             let store = try RedisPushStore(configuration: redis.configuration)
             let messages = Mailbox<RESPValue>()
-            let subscriber = try await RedisConnection.open(redis.configuration, on: store.client.loop) { connection in
+            let subscriber = try await RedisConnection.open(redis.configuration, on: store.backend.loop) { connection in
                 connection.onPush = { messages.put($0) }
             }
             _ = try await subscriber.send(

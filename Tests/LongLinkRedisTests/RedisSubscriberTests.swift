@@ -97,7 +97,7 @@ struct RedisSubscriberTests {
 /// ThreadSanitizer understands (it cannot see `Synchronization.Mutex` hand over on Linux).
 typealias Shared = Locked
 
-extension RedisClient {
+extension RedisCommandRunner {
     /// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
     func numberOfSubscribers(_ channel: String) async throws -> Int64? {
         try await run(RedisCommand("PUBSUB", "NUMSUB", channel)).elements?.last?.int64

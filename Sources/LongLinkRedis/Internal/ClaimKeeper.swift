@@ -19,12 +19,12 @@ final class ClaimKeeper: Sendable {
     }
 
     private let state: Locked<State>
-    private let client: RedisClient
+    private let client: any RedisCommandRunner
     let lease: ClaimLease
     /// `<prefix>lease:<owner>`.
     let leaseKey: String
 
-    init(client: RedisClient, lease: ClaimLease, leaseKey: String, owner: String) {
+    init(client: any RedisCommandRunner, lease: ClaimLease, leaseKey: String, owner: String) {
         self.client = client
         self.lease = lease
         self.leaseKey = leaseKey
@@ -84,7 +84,8 @@ final class ClaimKeeper: Sendable {
     private var setLease: RedisCommand {
         let serverID = state.withLock { $0.serverID }
         return RedisCommand(
-            "SET", leaseKey, serverID, "PX", String(RedisDedupeStore.milliseconds(lease.timeToLive)))
+            "SET", leaseKey, serverID, "PX", String(RedisDedupeStore.milliseconds(lease.timeToLive))
+        ).keyed(1..<2)
     }
 
     /// One renewal: the lease, then every claim held (pipelined). A claim that is no longer this

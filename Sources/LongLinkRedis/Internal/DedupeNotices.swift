@@ -9,29 +9,25 @@ final class DedupeNotices: Sendable {
     private struct State {
         /// By the channel's bytes: the channels of two spellings of one principal are two.
         var waiters: [PrincipalKey: [ObjectIdentifier: NoticeWaiter]] = [:]
-        var subscriber: RedisSubscriber?
+        var subscriber: (any RedisNoticeSubscriber)?
         var isShutDown = false
     }
 
     private let state = Locked(State())
-    private let configuration: RedisConfiguration
-    private let loop: EventLoop
+    private let backend: RedisBackend
 
-    init(configuration: RedisConfiguration, loop: EventLoop) {
-        self.configuration = configuration
-        self.loop = loop
+    init(backend: RedisBackend) {
+        self.backend = backend
     }
 
     /// Adds `waiter` to `channel`'s and returns once the subscription is confirmed (or the
     /// connection is down: its reconnection wakes every waiter). Throws `shutdown` after ``shutdown()``.
-    func join(_ channel: String, _ waiter: NoticeWaiter) async throws(LongLinkError) -> RedisSubscriber {
-        let joined = state.withLock { state -> (subscriber: RedisSubscriber, created: Bool)? in
+    func join(_ channel: String, _ waiter: NoticeWaiter) async throws(LongLinkError) -> any RedisNoticeSubscriber {
+        let joined = state.withLock { state -> (subscriber: any RedisNoticeSubscriber, created: Bool)? in
             guard !state.isShutDown else { return nil }
             state.waiters[PrincipalKey(channel), default: [:]][ObjectIdentifier(waiter)] = waiter
             if let subscriber = state.subscriber { return (subscriber, false) }
-            let subscriber = RedisSubscriber(configuration: configuration, loop: loop) { [weak self] event in
-                self?.deliver(event)
-            }
+            let subscriber = backend.subscriber { [weak self] event in self?.deliver(event) }
             state.subscriber = subscriber
             return (subscriber, true)
         }
@@ -39,18 +35,18 @@ final class DedupeNotices: Sendable {
             throw LongLinkError(code: .shutdown, message: "the Redis de-dup store was shut down")
         }
         if joined.created { await joined.subscriber.start() }
-        await joined.subscriber.update(channel) { hasWaiters(channel) }
+        await joined.subscriber.update(channel) { [weak self] in self?.hasWaiters(channel) ?? false }
         return joined.subscriber
     }
 
     /// Removes `waiter`, and unsubscribes from `channel` when nobody else waits on it.
-    func leave(_ channel: String, _ waiter: NoticeWaiter, from subscriber: RedisSubscriber) async {
+    func leave(_ channel: String, _ waiter: NoticeWaiter, from subscriber: any RedisNoticeSubscriber) async {
         state.withLock { state in
             let channel = PrincipalKey(channel)
             state.waiters[channel]?[ObjectIdentifier(waiter)] = nil
             if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
         }
-        await subscriber.update(channel) { hasWaiters(channel) }
+        await subscriber.update(channel) { [weak self] in self?.hasWaiters(channel) ?? false }
     }
 
     /// Wakes every waiter and closes the connection; later ``join(_:_:)``s throw.
@@ -79,6 +75,7 @@ final class DedupeNotices: Sendable {
             switch event {
             case .message(let channel, _): Array(state.waiters[PrincipalKey(channel)]?.values ?? [:].values)
             case .subscribed: state.waiters.values.flatMap(\.values)
+            case .disconnected, .unsubscribed: []
             }
         }
         for waiter in waiters { waiter.notify() }

@@ -6,7 +6,7 @@ internal import LongLinkTransport
 ///
 /// A fleet request costs Redis mostly the call of a command or script, not the work inside it, and
 /// costs its caller a round trip: one pipelined write per batch (one script call per hash tag, see
-/// ``RedisDedupeStore/sendBatch(_:client:running:sending:)``) serves every request of the turn. There is
+/// ``RedisDedupeStore/sendBatch(_:backend:running:sending:)``) serves every request of the turn. There is
 /// no timer and no waiting for a batch to fill: an operation that finds nothing in flight leaves
 /// at once, and a batch is whatever queued during the previous round trip (at most ``maxItems``).
 ///

@@ -17,11 +17,11 @@ enum DedupeScripts {
         return result
         """)
 
-    /// KEYS: entries (one hash tag). ARGV: the owner's running value, then each entry's reply value
-    /// and window in ms (a pair per entry). Per entry: the reply is stored for the window and
-    /// `finished` published on `<entry>:n` only while the entry holds the running value (a claim
-    /// that lapsed is another server's or marked `UNKNOWN`). Returns 1 (stored), 0 or an error
-    /// per entry.
+    /// KEYS: entries (one hash tag). ARGV: the owner's running value, the publish command
+    /// (`PUBLISH`, or `SPUBLISH` on a cluster), then each entry's reply value and window in ms (a
+    /// pair per entry). Per entry: the reply is stored for the window and `finished` published on
+    /// `<entry>:n` only while the entry holds the running value (a claim that lapsed is another
+    /// server's or marked `UNKNOWN`). Returns 1 (stored), 0 or an error per entry.
     static let finishAll = RedisScript(
         """
         local result = {}
@@ -30,11 +30,11 @@ enum DedupeScripts {
           if held ~= ARGV[1] then
             result[i] = type(held) == 'table' and held or 0
           else
-            local stored = redis.pcall('SET', KEYS[i], ARGV[2 * i], 'PX', ARGV[2 * i + 1])
+            local stored = redis.pcall('SET', KEYS[i], ARGV[2 * i + 1], 'PX', ARGV[2 * i + 2])
             if type(stored) == 'table' and stored.err then
               result[i] = stored
             else
-              redis.call('PUBLISH', KEYS[i] .. ':n', 'finished')
+              redis.call(ARGV[2], KEYS[i] .. ':n', 'finished')
               result[i] = 1
             end
           end
@@ -42,12 +42,12 @@ enum DedupeScripts {
         return result
         """)
 
-    /// KEYS: entry. ARGV: the owner's running value, the notice channel.
+    /// KEYS: entry. ARGV: the owner's running value, the notice channel, the publish command.
     static let abandon = RedisScript(
         """
         if redis.call('GET', KEYS[1]) == ARGV[1] then
           redis.call('DEL', KEYS[1])
-          redis.call('PUBLISH', ARGV[2], 'abandoned')
+          redis.call(ARGV[3], ARGV[2], 'abandoned')
           return 1
         end
         return 0
@@ -63,13 +63,14 @@ enum DedupeScripts {
         return 0
         """)
 
-    /// KEYS: entry. ARGV: the dead owner's running value, the notice channel. The entry keeps its
-    /// time to live: a resend within its caller's deadline still finds it and is not run.
+    /// KEYS: entry. ARGV: the dead owner's running value, the notice channel, the publish command.
+    /// The entry keeps its time to live: a resend within its caller's deadline still finds it and
+    /// is not run.
     static let markUnknown = RedisScript(
         """
         if redis.call('GET', KEYS[1]) == ARGV[1] then
           redis.call('SET', KEYS[1], 'U', 'KEEPTTL')
-          redis.call('PUBLISH', ARGV[2], 'unknown')
+          redis.call(ARGV[3], ARGV[2], 'unknown')
           return 1
         end
         return 0

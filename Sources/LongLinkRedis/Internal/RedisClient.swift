@@ -1,13 +1,14 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Commands to one Redis, on one connection opened when first needed and again after it closed.
+/// Commands to one Redis, on one connection opened when first needed and again after it closed
+/// (``RedisCommandRunner`` adds `run` and the script calls).
 ///
 /// An actor: it owns the connection and the reconnection backoff. Commands do not queue while
 /// Redis is away: a command that finds no connection tries to open one (sharing an attempt already
 /// under way), and while the backoff after a failed attempt runs it fails at once with
 /// `unavailable`, so that callers fail closed within their deadlines.
-actor RedisClient {
+actor RedisClient: RedisCommandRunner {
     let configuration: RedisConfiguration
     let loop: EventLoop
     private var connection: RedisConnection?
@@ -26,39 +27,13 @@ actor RedisClient {
     /// Sends `commands` pipelined and returns their replies in order; error replies are returned,
     /// not thrown (see ``RESPValue/checked(_:)``). Throws `unavailable` when Redis cannot be reached
     /// or does not answer within ``RedisConfiguration/commandTimeout``.
-    func send(_ commands: [RedisCommand]) async throws(LongLinkError) -> [RESPValue] {
+    func send(_ commands: [RedisCommand], replicas: Int) async throws(LongLinkError) -> [RESPValue] {
         let connection = try await currentConnection()
-        return try await connection.send(commands, timeout: configuration.commandTimeout)
-    }
-
-    /// Sends one command and returns its reply, throwing an error reply as a typed error.
-    func run(_ command: RedisCommand) async throws(LongLinkError) -> RESPValue {
-        let replies = try await send([command])
-        guard let reply = replies.first else { throw .redisUnexpected(command.name, .null) }
-        return try reply.checked(command.name)
-    }
-
-    /// Runs `script` by its SHA-1, and by its source when Redis does not know it.
-    func run(_ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]]) async throws(LongLinkError) -> RESPValue {
-        let replies = try await send([script.evalSHA(keys: keys, arguments: arguments)])
-        if let text = replies.first?.errorText, text.starts(with: Array("NOSCRIPT".utf8)) {
-            return try await run(script.eval(keys: keys, arguments: arguments))
-        }
-        guard let reply = replies.first else { throw .redisUnexpected("EVALSHA", .null) }
-        return try reply.checked("EVALSHA")
-    }
-
-    /// Runs each call's script pipelined in one write, by its SHA-1, then by its source those Redis
-    /// did not know; returns the replies in order, error replies returned, not thrown.
-    func send(
-        scripts calls: [(script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]])]
-    ) async throws(LongLinkError) -> [RESPValue] {
-        var replies = try await send(calls.map { $0.script.evalSHA(keys: $0.keys, arguments: $0.arguments) })
-        let unknown = replies.indices.filter { replies[$0].errorText?.starts(with: Array("NOSCRIPT".utf8)) == true }
-        guard !unknown.isEmpty else { return replies }
-        let retried = try await send(
-            unknown.map { calls[$0].script.eval(keys: calls[$0].keys, arguments: calls[$0].arguments) })
-        for (index, reply) in zip(unknown, retried) { replies[index] = reply }
+        guard replicas > 0 else { return try await connection.send(commands, timeout: configuration.commandTimeout) }
+        var replies = try await connection.send(
+            commands + [RedisDurability.wait(replicas, within: configuration.commandTimeout)],
+            timeout: configuration.commandTimeout)
+        try RedisDurability.check(replies.removeLast(), replicas: replicas)
         return replies
     }
 

@@ -11,11 +11,15 @@ struct RedisScript: Sendable {
 
     /// `EVALSHA sha numkeys keys… args…`.
     func evalSHA(keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
-        RedisCommand([Array("EVALSHA".utf8), Array(sha.utf8), Array(String(keys.count).utf8)] + keys + arguments)
+        RedisCommand(
+            [Array("EVALSHA".utf8), Array(sha.utf8), Array(String(keys.count).utf8)] + keys + arguments,
+            keys: 3..<3 + keys.count)
     }
 
     /// `EVAL source numkeys keys… args…`.
     func eval(keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
-        RedisCommand([Array("EVAL".utf8), source, Array(String(keys.count).utf8)] + keys + arguments)
+        RedisCommand(
+            [Array("EVAL".utf8), source, Array(String(keys.count).utf8)] + keys + arguments,
+            keys: 3..<3 + keys.count)
     }
 }

@@ -14,16 +14,26 @@ internal import LongLinkWire
 /// Subscriptions change through ``update(_:wanted:)``, which asks the owner whether it wants the
 /// channel at the moment the actor acts: calls are serialized here and their commands leave in that
 /// order, so that the last call leaves the truth in place whatever order callers raced in.
-actor RedisSubscriber {
+///
+/// `sharded`: the channels are a cluster node's sharded ones (`SSUBSCRIBE`, one command per
+/// channel since each may be in another slot), and the node's unsubscribing of a channel whose
+/// slot moved away is reported (``Event/unsubscribed(channel:)``).
+actor RedisSubscriber: RedisNoticeSubscriber {
     enum Event: Sendable, Equatable {
         /// Every channel is subscribed (again): what was published before may have been missed.
         case subscribed
         /// A message on `channel`.
         case message(channel: String, payload: [UInt8])
+        /// Sharded: the connection closed, or an attempt to open it failed; the subscriber tries
+        /// again after its backoff.
+        case disconnected
+        /// Sharded: Redis confirmed an unsubscribing of `channel`, asked for or not (its slot moved).
+        case unsubscribed(channel: String)
     }
 
     private let configuration: RedisConfiguration
     private let loop: EventLoop
+    private let sharded: Bool
     private let onEvent: @Sendable (Event) -> Void
     /// By bytes: channels of two spellings of one name in Unicode are two channels in Redis.
     private var channels: Set<PrincipalKey>
@@ -38,9 +48,10 @@ actor RedisSubscriber {
     /// ``Event/subscribed``; never concurrently with itself for messages.
     init(
         configuration: RedisConfiguration, channels: Set<String> = [], loop: EventLoop = EventLoopGroup.shared.next(),
-        onEvent: @escaping @Sendable (Event) -> Void
+        sharded: Bool = false, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.configuration = configuration
+        self.sharded = sharded
         self.channels = Set(channels.map(PrincipalKey.init))
         self.loop = loop
         self.onEvent = onEvent
@@ -82,21 +93,24 @@ actor RedisSubscriber {
     /// connection subscribes to every wanted channel and reports ``Event/subscribed``. A `PING`
     /// that goes unanswered closes the connection (after ``RedisConfiguration/commandTimeout``),
     /// which leads to the same.
-    func update(_ channel: String, wanted: @Sendable () -> Bool) async {
+    func update(_ channel: String, wanted: @escaping @Sendable () -> Bool) async {
         guard !isShutDown else { return }
         // No suspension between reading `wanted` and posting the command: the wire order is the
         // order of the reads.
         let command: String
         if wanted() {
-            command = channels.insert(PrincipalKey(channel)).inserted ? "SUBSCRIBE" : ""
+            command = channels.insert(PrincipalKey(channel)).inserted ? (sharded ? "SSUBSCRIBE" : "SUBSCRIBE") : ""
         } else {
-            command = channels.remove(PrincipalKey(channel)) != nil ? "UNSUBSCRIBE" : ""
+            command = channels.remove(PrincipalKey(channel)) != nil ? (sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE") : ""
         }
         guard let connection, !connection.isClosed else { return }
         if !command.isEmpty { connection.post([RedisCommand(command, channel)]) }
         // Even with nothing sent: an earlier caller's SUBSCRIBE of this channel may be unconfirmed.
         _ = try? await connection.send([RedisCommand("PING")], timeout: configuration.commandTimeout)
     }
+
+    /// Whether a connection is open (its subscriptions may still be unconfirmed).
+    var isConnected: Bool { connection.map { !$0.isClosed } ?? false }
 
     /// Stops the task and closes the connection; no event follows the ones under way.
     func shutdown() {
@@ -113,10 +127,10 @@ actor RedisSubscriber {
             initial: configuration.initialReconnectDelay, maximum: configuration.maximumReconnectDelay)
         while !Task.isCancelled {
             let closed = OneShot<Void>()
-            let onEvent = onEvent
+            let (onEvent, sharded) = (onEvent, sharded)
             do throws(LongLinkError) {
                 let opened = try await RedisConnection.open(configuration, on: loop) { connection in
-                    connection.onPush = { push in Self.deliver(push, to: onEvent) }
+                    connection.onPush = { push in Self.deliver(push, sharded: sharded, to: onEvent) }
                     connection.onClose = { _ in closed.resume(()) }
                 }
                 guard !isShutDown else {
@@ -126,8 +140,12 @@ actor RedisSubscriber {
                 }
                 connection = opened
                 // Posted before any suspension, so that an `update` after this one goes after it.
-                for batch in channels.map(\.name).sorted().chunked(into: 1024) {
-                    opened.post([RedisCommand([Array("SUBSCRIBE".utf8)] + batch.map { Array($0.utf8) })])
+                if sharded {
+                    opened.post(channels.map(\.name).sorted().map { RedisCommand("SSUBSCRIBE", $0) })
+                } else {
+                    for batch in channels.map(\.name).sorted().chunked(into: 1024) {
+                        opened.post([RedisCommand([Array("SUBSCRIBE".utf8)] + batch.map { Array($0.utf8) })])
+                    }
                 }
                 // Replies keep their order with the pushes before them: once PING is answered,
                 // every subscription has been confirmed.
@@ -137,10 +155,12 @@ actor RedisSubscriber {
                 endFirstAttempt()
                 if Task.isCancelled { opened.close() }
                 _ = await closed.value()
+                if !isShutDown, sharded { onEvent(.disconnected) }
             } catch {
                 connection?.close()
                 backoff.failed(at: .now, jitter: Double.random(in: 0.5...1))
                 endFirstAttempt()
+                if !isShutDown, sharded { onEvent(.disconnected) }
             }
             connection = nil
             guard let notBefore = backoff.notBefore else { continue }
@@ -148,12 +168,19 @@ actor RedisSubscriber {
         }
     }
 
-    /// Delivers `["message", channel, payload]` pushes; confirmations and others are not events.
-    private static func deliver(_ push: RESPValue, to onEvent: @Sendable (Event) -> Void) {
-        guard let parts = push.elements, parts.count == 3, parts[0].string == "message",
-            let channel = parts[1].string, let payload = parts[2].bytes
+    /// Delivers `["message", channel, payload]` pushes (`smessage` when sharded) and, sharded,
+    /// `["sunsubscribe", channel, count]`; other confirmations are not events.
+    private static func deliver(_ push: RESPValue, sharded: Bool, to onEvent: @Sendable (Event) -> Void) {
+        guard let parts = push.elements, parts.count == 3, let kind = parts[0].string, let channel = parts[1].string
         else { return }
-        onEvent(.message(channel: channel, payload: payload))
+        switch kind {
+        case "message" where !sharded, "smessage" where sharded:
+            if let payload = parts[2].bytes { onEvent(.message(channel: channel, payload: payload)) }
+        case "sunsubscribe" where sharded:
+            onEvent(.unsubscribed(channel: channel))
+        default:
+            break
+        }
     }
 }
 

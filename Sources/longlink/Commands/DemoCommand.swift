@@ -24,6 +24,9 @@ enum DemoCommand: Subcommand {
             restarts it. Every request's runs are counted across the fleet: the summary adds
             'executed twice' (must be 0). A request caught on a crashed server fails outcomeUnknown
             once the server's lease in Redis ends (within 3 s): it never runs a second time.
+            With --redis-cluster as well, the fleet shares a local Redis Cluster instead: six
+            redis-servers on free ports joined by redis-cli --cluster create (three primaries with a
+            replica each; the redis-tools package), writes acknowledged once the replica has them.
             """,
         options: [
             .value("duration", "DURATION", help: "How long to run: seconds, or 20s, 2m (default 30s)."),
@@ -36,6 +39,7 @@ enum DemoCommand: Subcommand {
                 "fleet", "N",
                 help: "N servers (2-16) sharing one local redis-server (needs the redis-server package); "
                     + "the client's server is crashed and restarted."),
+            .flag("redis-cluster", help: "With --fleet: a local Redis Cluster (3 primaries, 3 replicas) instead."),
         ]
     )
 
@@ -48,12 +52,17 @@ enum DemoCommand: Subcommand {
         let duration = try arguments.duration("duration") ?? .seconds(30)
         guard duration >= .seconds(5) else { throw UsageError("the demo needs at least 5 seconds") }
         let fleet = try arguments.integer("fleet", in: 2...16)
+        let cluster = arguments.flag("redis-cluster")
+        if cluster, fleet == nil { throw UsageError("--redis-cluster needs --fleet N") }
         do {
             return try await demo(
                 duration: duration, quiet: arguments.flag("quiet"), faults: !arguments.flag("no-faults"),
-                tls: arguments.flag("tls"), fleet: fleet)
+                tls: arguments.flag("tls"), fleet: fleet.map { (count: $0, cluster: cluster) })
         } catch let missing as LocalRedisServer.Missing {
             Terminal.standardError.line("longlink demo --fleet: \(missing)")
+            return ExitStatus.failure
+        } catch let missing as LocalRedisCluster.MissingCLI {
+            Terminal.standardError.line("longlink demo --fleet --redis-cluster: \(missing)")
             return ExitStatus.failure
         } catch {
             Terminal.standardError.line("longlink demo: \(error)")
@@ -61,9 +70,9 @@ enum DemoCommand: Subcommand {
         }
     }
 
-    private static func demo(duration: Duration, quiet: Bool, faults: Bool, tls: Bool, fleet: Int?) async throws
-        -> Int32
-    {
+    private static func demo(
+        duration: Duration, quiet: Bool, faults: Bool, tls: Bool, fleet: (count: Int, cluster: Bool)?
+    ) async throws -> Int32 {
         let out = Terminal.standardOutput
         let clock = ContinuousClock()
         let start = clock.now
@@ -94,7 +103,7 @@ enum DemoCommand: Subcommand {
         var signalWatcher: SignalWatcher?
         if let fleet {
             let fleetBackend = try await FleetDemoBackend(
-                count: fleet, configuration: serverConfiguration, feed: feedConfiguration)
+                count: fleet.count, cluster: fleet.cluster, configuration: serverConfiguration, feed: feedConfiguration)
             signalWatcher = fleetBackend.stopOnSignals()
             backend = fleetBackend
         } else {

@@ -48,6 +48,12 @@ enum ServeCommand: Subcommand {
             speaks TLS: the server's certificate is verified against the system's CAs, or those of
             --redis-ca, and must name HOST (also sent as SNI). A user logs in with HELLO AUTH as
             that ACL user; a password alone as 'default'.
+            On a Redis Cluster, --redis-cluster gives any of its nodes as URLs separated by commas
+            (also --redis-cluster-url-file, or LONGLINK_REDIS_CLUSTER_URL); every node is reached
+            with the first URL's user, password and TLS, and the prefix, CA and durability apply to
+            all. Not together with --redis. --redis-durability replicated:N acknowledges a push or
+            a stored reply only once N replicas have it (WAIT N), so a failover loses nothing
+            acknowledged; asynchronous, the default, acknowledges on the primary alone.
             """,
         options: [
             .value("port", "PORT", help: "The TCP port to listen on (required); 0 lets the system choose."),
@@ -67,6 +73,15 @@ enum ServeCommand: Subcommand {
             .value("redis-url-file", "FILE", help: "Read the Redis URL from FILE (its first line) instead."),
             .value("redis-ca", "FILE", help: "Verify a rediss:// server against the CAs in FILE (PEM)."),
             .value("redis-prefix", "PREFIX", help: "Prefix of every Redis key and channel (default longlink:)."),
+            .value(
+                "redis-cluster", "URL[,URL…]",
+                help: "Keep them in the Redis Cluster whose nodes these are (any of them): redis[s]://… as --redis."),
+            .value(
+                "redis-cluster-url-file", "FILE",
+                help: "Read the Redis Cluster's URLs (its first line) from FILE instead."),
+            .value(
+                "redis-durability", "MODE",
+                help: "asynchronous (default) or replicated:N: acknowledge once N replicas have each write."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
@@ -133,14 +148,14 @@ enum ServeCommand: Subcommand {
             feedConfiguration.alertStepCents = cents == 0 ? nil : cents
         }
         let log = EventLog(isEnabled: !arguments.flag("quiet"))
-        let redis = try redisConfiguration(arguments)
+        let redis = try Self.redis(arguments)
         return await serve(
             configuration: configuration, redis: redis, feed: arguments.flag("no-feed") ? nil : feedConfiguration,
             log: log)
     }
 
     private static func serve(
-        configuration: ServerConfiguration, redis: RedisConfiguration?, feed feedConfiguration: DemoFeed.Configuration?,
+        configuration: ServerConfiguration, redis: ServeRedis?, feed feedConfiguration: DemoFeed.Configuration?,
         log: EventLog
     ) async -> Int32 {
         // A reader of standard output that goes away must not kill the server.
@@ -152,7 +167,7 @@ enum ServeCommand: Subcommand {
         let server: LongLinkServer
         if let redis {
             do {
-                server = LongLinkServer(configuration: configuration, router: router, fleet: try .redis(redis))
+                server = LongLinkServer(configuration: configuration, router: router, fleet: try redis.fleet())
             } catch {
                 Terminal.standardError.line("longlink serve: \(error.message)")
                 return ExitStatus.failure
@@ -199,8 +214,8 @@ enum ServeCommand: Subcommand {
                 Terminal.standardOutput.line("listening on \(address)")
                 if let redis {
                     log(
-                        "fleet: reliable pushes and the de-dup window in Redis at \(redis), keys under "
-                            + "'\(redis.keyPrefix)'")
+                        "fleet: reliable pushes and the de-dup window in \(redis), keys under "
+                            + "'\(redis.settings.keyPrefix)', durability \(redis.settings.durability)")
                 }
                 if let feed {
                     group.addTask { await feed.run(server: server) }

@@ -22,6 +22,12 @@ enum SoakCommand: Subcommand {
             fault proxy and the client knows them all. Requests take 200 ms on the server, and the
             schedule also crashes the client's server and restarts it: a request caught by a crash
             may time out, none may run twice.
+            With --redis-cluster as well, the servers share a Redis Cluster the soak starts (six
+            redis-servers on free ports joined by redis-cli --cluster create, the redis-tools package):
+            three primaries with a replica each, writes acknowledged once the replica has them
+            (replicated:1). The schedule also kills the primary of the soak's principal (SIGKILL);
+            its replica takes over and the killed node returns as the new primary's replica. The
+            summary counts the primaries killed.
             The process's memory (RSS and the C heap in use) is printed at minute 5 (halfway through a
             shorter run) and when the load ends; the run fails when the RSS grew by more than
             --memory-growth MiB between the two.
@@ -30,6 +36,9 @@ enum SoakCommand: Subcommand {
             .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
             .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
             .value("fleet", "N", help: "N servers (2-16) sharing one local redis-server; crashes in the schedule."),
+            .flag(
+                "redis-cluster",
+                help: "With --fleet: a local Redis Cluster (3 primaries, 3 replicas) instead; primaries killed too."),
             .value("memory-growth", "MIB", help: "The most RSS growth from minute 5 to the end, in MiB (default 16)."),
             .flag("no-faults", help: "Run without injecting faults."),
             .flag("quiet", help: "Print only the summary."),
@@ -51,19 +60,26 @@ enum SoakCommand: Subcommand {
         let fleetSize = try arguments.integer("fleet", in: 2...16)
         let quiet = arguments.flag("quiet")
         let start = ContinuousClock.now
-        var redis: LocalRedisServer?
+        var redis: LocalFleetRedis?
         var signalWatcher: SignalWatcher?
         defer { signalWatcher?.cancel() }
+        if arguments.flag("redis-cluster"), fleetSize == nil { throw UsageError("--redis-cluster needs --fleet N") }
         if let fleetSize {
             do {
-                let local = try await LocalRedisServer.start()
+                let local = try await LocalFleetRedis.start(cluster: arguments.flag("redis-cluster"))
                 redis = local
                 signalWatcher = local.stopOnSignals()
-                let redisConfiguration = local.configuration(keyPrefix: "soak:")
-                configuration.fleet = SoakFleet(servers: fleetSize) { try .redis(redisConfiguration) }
-                if !quiet {
-                    out.line("\(fleetSize) servers sharing redis-server \(local.url) (pid \(local.processIdentifier))")
+                var fleet = SoakFleet(servers: fleetSize, stores: local.stores(keyPrefix: "soak:"))
+                if let cluster = local.cluster {
+                    fleet.killPrimary = {
+                        let failover = try await cluster.killPrimary(servingSlotOf: "{p:\(SoakServers.principal)}")
+                        return "primary on port \(failover.killedPort) replaced by port \(failover.promotedPort) in "
+                            + String(format: "%.1fs", failover.took.seconds) + "; "
+                            + "the killed node is back as its replica"
+                    }
                 }
+                configuration.fleet = fleet
+                if !quiet { out.line("\(fleetSize) servers sharing \(local)") }
             } catch {
                 Terminal.standardError.line("longlink soak --fleet: \(error)")
                 return ExitStatus.failure

@@ -6,7 +6,8 @@ import LongLinkTesting
 import LongLinkTransport
 
 /// `longlink demo --fleet N`: N servers sharing reliable pushes and the de-dup window in one local
-/// `redis-server` (started here), each behind its own fault proxy. The demo crashes the server
+/// `redis-server` (started here; with `--redis-cluster`, a local Redis Cluster), each behind its own
+/// fault proxy. The demo crashes the server
 /// the client is on and restarts it later, besides the network faults.
 ///
 /// Every server runs in this process, so executions are counted in one map by request id: a
@@ -15,7 +16,7 @@ import LongLinkTransport
 final class FleetDemoBackend: DemoBackend {
     let endpoints: [Endpoint]
     let banner: String
-    private let redis: LocalRedisServer
+    private let redis: LocalFleetRedis
     private let members: [LongLinkTestServer]
     private let proxies: [FaultProxy]
     private let service: DemoService
@@ -36,14 +37,16 @@ final class FleetDemoBackend: DemoBackend {
     /// The methods whose runs are counted: the requests the demo makes.
     static let countedMethods = ["echo", "room.say"]
 
-    /// Starts redis-server, then `count` servers on it (s0, s1, …) and their proxies. Throws
-    /// ``LocalRedisServer/Missing`` when redis-server is not installed.
-    init(count: Int, configuration base: ServerConfiguration, feed feedConfiguration: DemoFeed.Configuration)
-        async throws
-    {
-        let redis = try await LocalRedisServer.start()
+    /// Starts redis-server (a cluster of six when `cluster` is true), then `count` servers on it
+    /// (s0, s1, …) and their proxies. Throws ``LocalRedisServer/Missing`` when redis-server is not
+    /// installed, ``LocalRedisCluster/MissingCLI`` when a cluster needs redis-cli and it is not.
+    init(
+        count: Int, cluster: Bool = false, configuration base: ServerConfiguration,
+        feed feedConfiguration: DemoFeed.Configuration
+    ) async throws {
+        let redis = try await LocalFleetRedis.start(cluster: cluster)
         self.redis = redis
-        let redisConfiguration = redis.configuration(keyPrefix: "demo:")
+        let stores = redis.stores(keyPrefix: "demo:")
         let state = Locked(State())
         // One service for the fleet, as one database behind every server: rooms and watch lists
         // follow the client wherever it logs in.
@@ -55,7 +58,7 @@ final class FleetDemoBackend: DemoBackend {
                 var configuration = base
                 configuration.serverID = "s\(index)"
                 let member = LongLinkTestServer(
-                    configuration: configuration, fleet: { try .redis(redisConfiguration) }
+                    configuration: configuration, fleet: stores
                 ) { Self.router(of: service, server: index, state: state) }
                 members.append(member)
                 let address = try await member.start()
@@ -77,7 +80,7 @@ final class FleetDemoBackend: DemoBackend {
         endpoints = try proxies.map { try $0.endpoint }
         let tls = base.tls != nil ? " (TLS)" : ""
         banner =
-            "\(count) servers\(tls) sharing redis-server \(redis.url) (pid \(redis.processIdentifier)); clients "
+            "\(count) servers\(tls) sharing \(redis); clients "
             + "connect through fault proxies on "
             + endpoints.map { "\($0)" }.joined(separator: ", ")
     }
@@ -205,6 +208,6 @@ final class FleetDemoBackend: DemoBackend {
         await redis.stop()
     }
 
-    /// Kills redis-server on SIGINT or SIGTERM, so that an interrupted demo leaves none behind.
+    /// Kills every redis-server on SIGINT or SIGTERM, so that an interrupted demo leaves none behind.
     func stopOnSignals() -> SignalWatcher { redis.stopOnSignals() }
 }

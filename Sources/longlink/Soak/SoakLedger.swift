@@ -22,6 +22,8 @@ struct SoakLedger: Sendable {
     /// Requests answered OK whose handler had not run on the server.
     private(set) var succeededWithoutRunning = 0
     private(set) var faults = 0
+    /// Redis Cluster primaries killed (and taken over by their replicas).
+    private(set) var primariesKilled = 0
     /// The longest time from a fault to the next successful request.
     private(set) var worstRecovery: Duration = .zero
     /// Requests that returned later than ``hangAfter``.
@@ -65,5 +67,10 @@ struct SoakLedger: Sendable {
     mutating func faultInjected(at time: Duration) {
         faults += 1
         if earliestUnrecoveredFault == nil { earliestUnrecoveredFault = time }
+    }
+
+    /// A Redis Cluster primary was killed and its replica took over (the kill was recorded as a fault).
+    mutating func primaryKilled() {
+        primariesKilled += 1
     }
 }

@@ -29,6 +29,8 @@ struct SoakReport: Sendable, CustomStringConvertible {
     var pushesOutOfOrder = 0
     /// Faults injected (network faults, restarts, GoAways).
     var faultsInjected = 0
+    /// Redis Cluster primaries killed; nil when the run was not on a cluster.
+    var primariesKilled: Int?
     /// Links the client re-established.
     var reconnects = 0
     /// The longest time from a fault to the next successful request.
@@ -92,6 +94,9 @@ struct SoakReport: Sendable, CustomStringConvertible {
             ("  duplicated", "\(pushesDuplicated)"),
             ("  out of order", "\(pushesOutOfOrder)"),
             ("faults injected", "\(faultsInjected)"),
+        ]
+        if let primariesKilled { rows.append(("  primaries killed", "\(primariesKilled)")) }
+        rows += [
             ("reconnects", "\(reconnects)"),
             ("worst recovery", "\(worstRecovery)"),
             ("left pending", "\(leftPending)"),

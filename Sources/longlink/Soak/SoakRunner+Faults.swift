@@ -10,6 +10,8 @@ extension SoakRunner {
         case crashServer(hold: Duration)
         case goAway
         case refuseAndCut(Duration)
+        /// Kill the Redis Cluster primary of the principal's slot (fleets on a cluster only).
+        case killPrimary
     }
 
     /// The faults, in a cycle of about 50 seconds (a fleet's: about 60) repeated until `end`.
@@ -43,6 +45,10 @@ extension SoakRunner {
             // Early in the cycle, so that short runs see a crash too, and once more later.
             cycle.insert((.seconds(3), .crashServer(hold: .seconds(3))), at: 1)
             cycle.insert((.seconds(4), .crashServer(hold: .seconds(2))), at: 8)
+        }
+        if servers.killPrimary != nil {
+            // Before the first crash, so that short runs see a failover too.
+            cycle.insert((.seconds(3), .killPrimary), at: 1)
         }
         func elapsed() -> Duration { clock.now - start }
         func record(_ text: String) {
@@ -92,6 +98,17 @@ extension SoakRunner {
                 try? await Task.sleep(for: window)
                 await proxy.apply(.acceptConnections)
                 onEvent(.fault("undo: accept connections" + name))
+            case .killPrimary:
+                // A failover and the killed node's return take seconds: not too close to the end.
+                guard let killPrimary = servers.killPrimary, elapsed() + .seconds(10) < end else { continue }
+                record("kill the Redis primary of the principal's slot")
+                do {
+                    let outcome = try await killPrimary()
+                    ledger.withLock { $0.primaryKilled() }
+                    onEvent(.fault("undo: " + outcome))
+                } catch {
+                    onEvent(.fault("the primary's failover: \(error)"))
+                }
             }
         }
     }

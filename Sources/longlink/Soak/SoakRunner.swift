@@ -179,6 +179,7 @@ struct SoakRunner: Sendable {
         report.leftPending = statistics.inFlight + statistics.queued
         let account = ledger.withLock { $0 }
         report.faultsInjected = account.faults
+        report.primariesKilled = configuration.fleet?.killPrimary == nil ? nil : account.primariesKilled
         report.requestsSent = account.sent
         report.requestsSucceeded = account.succeeded
         report.requestsTimedOut = account.timedOut

@@ -17,6 +17,8 @@ final class SoakServers: Sendable {
     let endpoints: [Endpoint]
     /// The single server's store, written straight into while that server restarts; nil in a fleet.
     private let store: InMemoryPushStore?
+    /// Kills the Redis Cluster primary of the principal's slot; nil when the fleet is not on a cluster.
+    let killPrimary: (@Sendable () async throws -> String)?
     private let state: Locked<State>
 
     private struct State {
@@ -29,8 +31,10 @@ final class SoakServers: Sendable {
     }
 
     private init(
-        members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, state: Locked<State>
+        members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, state: Locked<State>,
+        killPrimary: (@Sendable () async throws -> String)?
     ) throws {
+        self.killPrimary = killPrimary
         self.members = members
         self.proxies = proxies
         self.store = store
@@ -72,7 +76,9 @@ final class SoakServers: Sendable {
                 proxies.append(proxy)
                 try await proxy.start()
             }
-            return try SoakServers(members: members, proxies: proxies, store: store, state: state)
+            return try SoakServers(
+                members: members, proxies: proxies, store: store, state: state,
+                killPrimary: configuration.fleet?.killPrimary)
         } catch {
             for proxy in proxies { await proxy.stop() }
             for member in members { await member.stop() }

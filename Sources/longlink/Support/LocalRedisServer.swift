@@ -19,7 +19,8 @@ final class LocalRedisServer: Sendable {
         }
     }
 
-    /// redis-server did not start or never answered.
+    /// redis-server did not start or never answered; in a ``LocalRedisCluster``, a step of its
+    /// start or of a failover did not succeed in time.
     struct StartFailed: Error, CustomStringConvertible {
         var description: String
     }
@@ -29,14 +30,25 @@ final class LocalRedisServer: Sendable {
     /// Its working directory (the AOF and its log), removed by ``stop()``.
     let directory: URL
     private let process: ChildProcess
+    private let binary: String
+    /// Its arguments besides the port, the directory and the logging.
+    private let extraArguments: [String]
 
     /// Its process id.
     var processIdentifier: Int32 { process.processIdentifier }
 
-    private init(port: Int, directory: URL, process: ChildProcess) {
+    private init(port: Int, directory: URL, binary: String, extraArguments: [String]) throws {
         self.port = port
         self.directory = directory
-        self.process = process
+        self.binary = binary
+        self.extraArguments = extraArguments
+        process = try ChildProcess(
+            binary,
+            arguments: [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+                "--logfile", directory.appendingPathComponent("redis.log").path,
+            ] + extraArguments, standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
     }
 
     /// `redis://127.0.0.1:PORT`.
@@ -61,11 +73,13 @@ final class LocalRedisServer: Sendable {
         return directories.map { "\($0)/redis-server" }.first { fileManager.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts `binary` and waits, at most `timeout` per attempt, until it answers `PING`. Throws
-    /// ``Missing`` without a binary, ``StartFailed`` when it does not come up.
-    static func start(binary: String? = locate(), within timeout: Duration = .seconds(10)) async throws
-        -> LocalRedisServer
-    {
+    /// Starts `binary` (with `arguments` of its port added) and waits, at most `timeout` per
+    /// attempt, until it answers `PING`. Throws ``Missing`` without a binary, ``StartFailed`` when
+    /// it does not come up.
+    static func start(
+        binary: String? = locate(), arguments: @Sendable (_ port: Int) async throws -> [String] = { _ in [] },
+        within timeout: Duration = .seconds(10)
+    ) async throws -> LocalRedisServer {
         guard let binary else { throw Missing() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "longlink-tool-redis-\(UUID().uuidString)")
@@ -74,20 +88,27 @@ final class LocalRedisServer: Sendable {
         // A free port can be taken between the probe and redis-server's bind: a few attempts.
         for _ in 0..<5 {
             let port = try await freePort()
-            let process = try ChildProcess(
-                binary,
-                arguments: [
-                    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                    "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-                    "--logfile", directory.appendingPathComponent("redis.log").path,
-                ], standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
-            let server = LocalRedisServer(port: port, directory: directory, process: process)
+            let server = try LocalRedisServer(
+                port: port, directory: directory, binary: binary, extraArguments: try await arguments(port))
             if await server.waitUntilAnswering(within: timeout) { return server }
             problem = server.isRunning ? "no answer on port \(port) within \(timeout)" : "it exited at once"
             server.killNow()
         }
         try? FileManager.default.removeItem(at: directory)
         throw StartFailed(description: "redis-server (\(binary)) did not start: \(problem)")
+    }
+
+    /// The same redis-server started again, on its port, in its directory (its data and, in a
+    /// cluster, its node configuration kept), once this one was killed.
+    func restarted(within timeout: Duration = .seconds(10)) async throws -> LocalRedisServer {
+        _ = await process.waitForExit(within: .seconds(5))
+        let server = try LocalRedisServer(
+            port: port, directory: directory, binary: binary, extraArguments: extraArguments)
+        guard await server.waitUntilAnswering(within: timeout) else {
+            server.killNow()
+            throw StartFailed(description: "redis-server did not start again on port \(port)")
+        }
+        return server
     }
 
     var isRunning: Bool { process.isRunning }
@@ -127,7 +148,7 @@ final class LocalRedisServer: Sendable {
 
     /// A port nothing listens on right now, below Linux's ephemeral range (one the kernel hands out
     /// as a source port could be taken meanwhile).
-    private static func freePort() async throws -> Int {
+    static func freePort() async throws -> Int {
         for _ in 0..<50 {
             let port = Int.random(in: 20_000..<32_768)
             guard

@@ -7,11 +7,11 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// Three (or more) real `LongLinkServer`s sharing one real Redis through ``FleetStores/redis(_:)``,
+/// Three (or more) real `LongLinkServer`s sharing one real Redis through ``FleetStores/redis(_:)``
+/// (or a real cluster through ``FleetStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)``),
 /// each behind its own fault proxy. Their `slow` method counts its executions in Redis (so the
 /// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal.
 final class RedisFleet: Sendable {
-    let redis: RedisServerProcess
     let members: [LongLinkTestServer]
     let proxies: [FaultProxy]
     /// Where clients connect: each member's proxy.
@@ -21,14 +21,13 @@ final class RedisFleet: Sendable {
     /// Lines the servers log (``ServerConfiguration/logger``).
     let logs: Mailbox<String>
     /// The tests' own connection to Redis, for the execution counts.
-    let counter: RedisClient
+    let counter: any RedisCommandRunner
     let prefix: String
 
     private init(
-        redis: RedisServerProcess, members: [LongLinkTestServer], proxies: [FaultProxy], events: Mailbox<String>,
-        logs: Mailbox<String>, counter: RedisClient, prefix: String
+        members: [LongLinkTestServer], proxies: [FaultProxy], events: Mailbox<String>, logs: Mailbox<String>,
+        counter: any RedisCommandRunner, prefix: String
     ) throws {
-        self.redis = redis
         self.members = members
         self.proxies = proxies
         self.endpoints = try proxies.map { try $0.endpoint }
@@ -50,9 +49,42 @@ final class RedisFleet: Sendable {
         shared.keyPrefix = prefix
         if let commandTimeout { shared.commandTimeout = commandTimeout }
         let redisConfiguration = shared
+        return try await start(
+            count: count, slowFor: slowFor, prefix: prefix, counter: RedisClient(configuration: redisConfiguration)
+        ) {
+            FleetStores(
+                pushes: try RedisPushStore(configuration: redisConfiguration),
+                dedupe: try RedisDedupeStore(
+                    configuration: redisConfiguration, lease: lease,
+                    pollIntervals: (.milliseconds(50), .milliseconds(500)), termLimit: termLimit))
+        }
+    }
+
+    /// Starts `count` servers named s0, s1, … on `cluster`, each through
+    /// ``FleetStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)`` with
+    /// `durability`; `slow` sleeps `slowFor`.
+    static func start(
+        onCluster cluster: RedisClusterProcess, count: Int = 2, slowFor: Duration = .milliseconds(600),
+        durability: RedisDurability = .asynchronous
+    ) async throws -> RedisFleet {
+        let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
+        let seeds = cluster.seeds.map { seed in
+            var seed = seed
+            seed.keyPrefix = prefix
+            seed.durability = durability
+            return seed
+        }
+        return try await start(
+            count: count, slowFor: slowFor, prefix: prefix, counter: RedisClusterClient(seeds: seeds)
+        ) { try .redisCluster(seeds) }
+    }
+
+    private static func start(
+        count: Int, slowFor: Duration, prefix: String, counter: any RedisCommandRunner,
+        stores: @escaping @Sendable () throws -> FleetStores
+    ) async throws -> RedisFleet {
         let events = Mailbox<String>()
         let logs = Mailbox<String>()
-        let counter = RedisClient(configuration: redisConfiguration)
         var members: [LongLinkTestServer] = []
         var proxies: [FaultProxy] = []
         for index in 0..<count {
@@ -63,13 +95,7 @@ final class RedisFleet: Sendable {
             configuration.logger = { logs.put($0) }
             let member = LongLinkTestServer(
                 configuration: configuration,
-                fleet: {
-                    FleetStores(
-                        pushes: try RedisPushStore(configuration: redisConfiguration),
-                        dedupe: try RedisDedupeStore(
-                            configuration: redisConfiguration, lease: lease,
-                            pollIntervals: (.milliseconds(50), .milliseconds(500)), termLimit: termLimit))
-                }
+                fleet: stores
             ) {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }
@@ -85,7 +111,7 @@ final class RedisFleet: Sendable {
                 // Not idempotent: counted in Redis first, then 600 ms of work.
                 router.register("slow") { payload, _ in
                     let name = String(decoding: payload, as: UTF8.self)
-                    _ = try await counter.run(RedisCommand("INCR", prefix + "runs:" + name))
+                    _ = try await counter.run(RedisCommand("INCR", prefix + "runs:" + name).keyed(1..<2))
                     events.put("started \(name) on \(id)")
                     try await Task.sleep(for: slowFor)
                     return Array(id.utf8)
@@ -99,8 +125,7 @@ final class RedisFleet: Sendable {
             proxies.append(proxy)
         }
         return try RedisFleet(
-            redis: redis, members: members, proxies: proxies, events: events, logs: logs, counter: counter,
-            prefix: prefix)
+            members: members, proxies: proxies, events: events, logs: logs, counter: counter, prefix: prefix)
     }
 
     func server(_ index: Int) throws -> LongLinkServer {
@@ -110,13 +135,14 @@ final class RedisFleet: Sendable {
 
     /// How many times `slow` ran with this payload, across the fleet.
     func runs(_ name: String) async throws -> Int {
-        let reply = try await counter.run(RedisCommand("GET", prefix + "runs:" + name))
+        let reply = try await counter.run(RedisCommand("GET", prefix + "runs:" + name).keyed(1..<2))
         return Int(reply.string ?? "0") ?? 0
     }
 
     /// How many pushes of `principal` wait in Redis for an acknowledgement.
     func unacknowledged(_ principal: String) async throws -> Int {
-        let reply = try await counter.run(RedisCommand("XLEN", RedisKeys(prefix: prefix).stream(principal: principal)))
+        let reply = try await counter.run(
+            RedisCommand("XLEN", RedisKeys(prefix: prefix).stream(principal: principal)).keyed(1..<2))
         return Int(reply.int64 ?? -1)
     }
 

@@ -1,0 +1,41 @@
+import LongLinkTestSupport
+import Testing
+
+@testable import LongLinkRedis
+
+/// The hash slot of a key: CRC16 (XMODEM) of its hash tag, modulo 16384.
+@Suite(.sharedMachine) struct ClusterSlotTests {
+    @Test func crc16IsXmodem() {
+        // The Redis Cluster specification's check value for "123456789".
+        #expect(ClusterSlot.crc16(Array("123456789".utf8)) == 0x31C3)
+        #expect(ClusterSlot.crc16([]) == 0)
+    }
+
+    /// `CLUSTER KEYSLOT` answers recorded from redis-server 7.0.15 (`cluster-enabled yes`).
+    @Test func slotsMatchRedis() {
+        let recorded: [(String, Int)] = [
+            ("foo", 12182), ("bar", 5061), ("hello", 866), ("123456789", 12739),
+            ("{user1000}.following", 3443), ("{p:alice}:c", 12034), ("", 0),
+            // An empty tag: the whole key is hashed.
+            ("{}foo", 9500), ("foo{}{bar}", 8363),
+            // Only the first `{` and the first `}` after it count.
+            ("foo{{bar}}zap", 4015), ("foo{bar}{zap}", 5061),
+            // No closing brace: the whole key.
+            ("a{b", 13340),
+        ]
+        for (key, slot) in recorded {
+            #expect(ClusterSlot.of(Array(key.utf8)) == slot, "\(key)")
+        }
+    }
+
+    @Test func aPrincipalsKeysShareOneSlot() {
+        let keys = RedisKeys(prefix: "longlink:")
+        let names = [
+            keys.meta(principal: "alice"), keys.stream(principal: "alice"), keys.channel(principal: "alice"),
+            keys.session(principal: "alice"), keys.dedupe(principal: "alice", clientID: "c{1}", requestID: "r:2"),
+        ]
+        let slots = Set(names.map { ClusterSlot.of(Array($0.utf8)) })
+        #expect(slots.count == 1)
+        #expect(slots.first == ClusterSlot.of(Array("p:alice".utf8)))
+    }
+}
