@@ -143,8 +143,8 @@ extension FleetBenchmark {
                 continue
             }
             let command = words.compactMap(\.text)
-            // EVALSHA sha 2 meta stream topic payload size capacity bytes epoch channel.
-            if command.count == 12, command[0].uppercased() == "EVALSHA", command[4].contains("ceiling") {
+            // EVALSHA sha 2 meta stream topic payload size capacity bytes epoch channel publish lineage.
+            if command.count == 14, command[0].uppercased() == "EVALSHA", command[4].contains("ceiling") {
                 return command
             }
         }
