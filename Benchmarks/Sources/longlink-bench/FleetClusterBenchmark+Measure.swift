@@ -121,7 +121,10 @@ extension FleetClusterBenchmark {
         let count = Double(max(1, end.0 - start.0))
         return ShapeRun(
             pushRate: Double(end.0 - start.0) / (end.1 - start.1).inSeconds, storedPerPrimary: stored,
-            primaryCPUPerPush: zip(work.prefix(primaries), stored).map { $0.cpuSeconds * 1e6 / Double(max(1, $1)) },
+            // A primary that stored nothing has no figure (NaN), rather than its idle CPU over one push.
+            primaryCPUPerPush: zip(work.prefix(primaries), stored).map {
+                $1 > 0 ? $0.cpuSeconds * 1e6 / Double($1) : .nan
+            },
             replicaCPUPerPush: work.dropFirst(primaries).map(\.cpuSeconds).reduce(0, +) * 1e6 / total,
             serverCPUPerPush: (cpu - clientLoop).inMicroseconds / count)
     }
