@@ -126,7 +126,9 @@ extension FleetClusterBenchmark {
                 $1 > 0 ? $0.cpuSeconds * 1e6 / Double($1) : .nan
             },
             replicaCPUPerPush: work.dropFirst(primaries).map(\.cpuSeconds).reduce(0, +) * 1e6 / total,
-            serverCPUPerPush: (cpu - clientLoop).inMicroseconds / count)
+            serverCPUPerPush: (cpu - clientLoop).inMicroseconds / count,
+            // The produce script runs XLEN once per call, whatever the pushes it carries.
+            pushesPerProduceCall: total / Double(max(1, work.prefix(primaries).map { $0.count("xlen") }.reduce(0, +))))
     }
 
     /// Requests per second, ``inFlightPerClient`` in flight on every client, and Redis's and the

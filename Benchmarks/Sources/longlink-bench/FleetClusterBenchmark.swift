@@ -34,6 +34,8 @@ enum FleetClusterBenchmark {
         /// This process's CPU per push delivered without the clients' loop (servers, producers, the
         /// stores' Redis clients), µs.
         var serverCPUPerPush = 0.0
+        /// Pushes stored over produce script calls (group commit per principal), primaries' sum.
+        var pushesPerProduceCall = 0.0
         var requestRate = 0.0
         /// The primaries' CPU time over the requests answered, µs.
         var primaryCPUPerRequest = 0.0
@@ -121,6 +123,11 @@ enum FleetClusterBenchmark {
                     key: "fleet.cluster.replica_cpu.push.\(name)",
                     label: "fleet --cluster: replicas' CPU per push stored, \(shape)", unit: "µs",
                     samples: runs.map(\.replicaCPUPerPush)))
+            report.add(
+                BenchFigure(
+                    key: "fleet.cluster.pushes_per_produce.\(name)",
+                    label: "fleet --cluster: pushes per produce script call, \(shape)", unit: "pushes",
+                    samples: runs.map(\.pushesPerProduceCall)))
             report.add(
                 BenchFigure(
                     key: "fleet.cluster.server_cpu.push.\(name)",

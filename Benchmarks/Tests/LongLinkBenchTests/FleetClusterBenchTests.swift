@@ -16,6 +16,7 @@ struct FleetClusterBenchTests {
         + ["one_primary", "three_primaries"].flatMap { shape in
             [
                 "fleet.cluster.replica_cpu.push.\(shape)", "fleet.cluster.server_cpu.push.\(shape)",
+                "fleet.cluster.pushes_per_produce.\(shape)",
                 "fleet.cluster.redis_cpu.request.\(shape)", "fleet.cluster.server_cpu.request.\(shape)",
             ]
         }
