@@ -106,7 +106,8 @@ extension FleetClusterBenchmark {
         try await Task.sleep(for: settings.duration)
         let end = (delivered.value, clock.now, try snapshot(probes))
         let cpu = ProcessUsage.cpuTime() - startCPU
-        let clientLoop = ProcessUsage.cpuTimeByRole(since: startRoles)[.clientLoop] ?? .zero
+        let roles = ProcessUsage.cpuTimeByRole(since: startRoles)
+        let clientLoop = roles[.clientLoop] ?? .zero
         producing.stop()
         for task in producerTasks { await task.value }
         // Every push stored reaches its client before the requests are measured (bounded).
@@ -127,6 +128,7 @@ extension FleetClusterBenchmark {
             },
             replicaCPUPerPush: work.dropFirst(primaries).map(\.cpuSeconds).reduce(0, +) * 1e6 / total,
             serverCPUPerPush: (cpu - clientLoop).inMicroseconds / count,
+            pushCPUByRole: roles.mapValues { $0.inMicroseconds / count },
             // The produce script runs XLEN once per call, whatever the pushes it carries.
             pushesPerProduceCall: total / Double(max(1, work.prefix(primaries).map { $0.count("xlen") }.reduce(0, +))))
     }
@@ -161,13 +163,15 @@ extension FleetClusterBenchmark {
         try await Task.sleep(for: settings.duration)
         let end = (answered.value, clock.now, try snapshot(probes))
         let cpu = ProcessUsage.cpuTime() - startCPU
-        let clientLoop = ProcessUsage.cpuTimeByRole(since: startRoles)[.clientLoop] ?? .zero
+        let roles = ProcessUsage.cpuTimeByRole(since: startRoles)
+        let clientLoop = roles[.clientLoop] ?? .zero
         calling.stop()
         for caller in callers { await caller.value }
         let count = Double(max(1, end.0 - start.0))
         shape.requestRate = Double(end.0 - start.0) / (end.1 - start.1).inSeconds
         shape.primaryCPUPerRequest = zip(end.2, start.2).map { $0.since($1).cpuSeconds }.reduce(0, +) * 1e6 / count
         shape.serverCPUPerRequest = (cpu - clientLoop).inMicroseconds / count
+        shape.requestCPUByRole = roles.mapValues { $0.inMicroseconds / count }
     }
 
     /// With producers publishing for every principal, kills the primary of the first principal's

@@ -34,12 +34,15 @@ enum FleetClusterBenchmark {
         /// This process's CPU per push delivered without the clients' loop (servers, producers, the
         /// stores' Redis clients), µs.
         var serverCPUPerPush = 0.0
+        /// This process's CPU per push delivered, by thread, µs.
+        var pushCPUByRole: [ProcessUsage.ThreadRole: Double] = [:]
         /// Pushes stored over produce script calls (group commit per principal), primaries' sum.
         var pushesPerProduceCall = 0.0
         var requestRate = 0.0
         /// The primaries' CPU time over the requests answered, µs.
         var primaryCPUPerRequest = 0.0
         var serverCPUPerRequest = 0.0
+        var requestCPUByRole: [ProcessUsage.ThreadRole: Double] = [:]
         var failover: FailoverRun?
     }
 
@@ -71,6 +74,18 @@ enum FleetClusterBenchmark {
             }
         }
         addFigures(one: measured[1] ?? [], three: measured[3] ?? [], into: &report)
+    }
+
+    /// Each thread role's CPU per operation, run by run: `server loops 12/13, callers 20/21, …`.
+    private static func roles(_ runs: [[ProcessUsage.ThreadRole: Double]]) -> String {
+        let names: [(ProcessUsage.ThreadRole, String)] = [
+            (.serverLoop, "server loops"), (.clientLoop, "client loop"),
+            (.callers, "callers' threads (producers or request callers, consumers)"),
+            (.other, "Redis clients' loops and the rest"),
+        ]
+        return names.map { role, name in
+            name + " " + runs.map { BenchReport.number($0[role] ?? 0) }.joined(separator: "/")
+        }.joined(separator: ", ")
     }
 
     private static func addFigures(one: [ShapeRun], three: [ShapeRun], into report: inout BenchReport) {
@@ -133,9 +148,9 @@ enum FleetClusterBenchmark {
                     key: "fleet.cluster.server_cpu.push.\(name)",
                     label: "fleet --cluster: LongLink CPU per push delivered without the clients' loop, \(shape)",
                     unit: "µs", samples: runs.map(\.serverCPUPerPush),
-                    note: name == "one_primary"
-                        ? "this process's CPU (both servers, the producers, the stores' Redis clients, the consumers' counting tasks) minus the clients' event loop"
-                        : nil))
+                    note: (name == "one_primary"
+                        ? "this process's CPU (both servers, the producers, the stores' Redis clients, the consumers' counting tasks) minus the clients' event loop; "
+                        : "") + "by thread, per run: " + roles(runs.map(\.pushCPUByRole))))
             report.add(
                 BenchFigure(
                     key: "fleet.cluster.redis_cpu.request.\(name)",
@@ -145,7 +160,8 @@ enum FleetClusterBenchmark {
                 BenchFigure(
                     key: "fleet.cluster.server_cpu.request.\(name)",
                     label: "fleet --cluster: LongLink CPU per request without the clients' loop, \(shape)", unit: "µs",
-                    samples: runs.map(\.serverCPUPerRequest)))
+                    samples: runs.map(\.serverCPUPerRequest),
+                    note: "by thread, per run: " + roles(runs.map(\.requestCPUByRole))))
         }
         let failovers = three.compactMap(\.failover)
         let failoverNote =
