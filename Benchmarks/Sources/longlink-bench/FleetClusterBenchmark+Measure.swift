@@ -97,6 +97,11 @@ extension FleetClusterBenchmark {
         let producing = BenchCounter()
         let published = BenchCounter()
         let producerTasks = startProducers(fleet, producing: producing, published: published)
+        // Nothing keeps running when a step throws.
+        defer {
+            producing.stop()
+            for consumer in consumers { consumer.cancel() }
+        }
         let probes = try cluster.nodes.map { try RedisProbe(port: $0.port) }
         let clock = ContinuousClock()
         try await Task.sleep(for: settings.warmUp)
@@ -154,6 +159,7 @@ extension FleetClusterBenchmark {
                 }
             }
         }
+        defer { calling.stop() }
         let probes = try cluster.shards.map { try RedisProbe(port: $0.primary.port) }
         let clock = ContinuousClock()
         try await Task.sleep(for: settings.warmUp)
