@@ -41,6 +41,9 @@ enum BenchCommand {
                        produce script) on the same Redis; requests/s with the Redis de-dup window beside
                        the in-memory one; failover between two servers; Redis ops per push and per request;
                        connections per server. Starts its own redis-server; not part of all.
+                       fleet --cluster: the fleet on Redis Cluster instead, one primary against three
+                       (each with a replica): pushes/s, requests/s, Redis CPU per push on each primary,
+                       a primary killed under load to the first success. Starts its own cluster nodes.
             peers      Core NATS beside LongLink, alternating: best-effort pushes (32 B) against NATS pub/sub;
                        rpc (default design) against NATS request-reply at 1, 64 and 1,024 in flight, and
                        the p50 round trip at 1. Starts its own nats-server and builds Peers/nats/main.go with
@@ -64,6 +67,7 @@ enum BenchCommand {
             .value(
                 "redis-bin", "DIR",
                 help: "fleet, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
+            .flag("cluster", help: "fleet only: on a Redis Cluster of one primary and of three (see above)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
     )
@@ -95,6 +99,8 @@ enum BenchCommand {
             }
         }
         let redisDirectory = arguments.value("redis-bin")
+        let cluster = arguments.flag("cluster")
+        guard !cluster || scenario == "fleet" else { throw UsageError("--cluster is for the fleet scenario only") }
         if scenario == "fleet", case .failure(let missing) = RedisTools.find(in: redisDirectory) {
             // One line and a failure status, before any table: nothing can be measured.
             Terminal.standardError.line("longlink-bench fleet: \(missing)")
@@ -102,7 +108,7 @@ enum BenchCommand {
         }
         let settings = BenchSettings(
             duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init),
-            redisDirectory: redisDirectory)
+            redisDirectory: redisDirectory, redisCluster: cluster)
         var report = BenchReport(
             command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
@@ -133,6 +139,7 @@ enum BenchCommand {
         case "tls": try await TLSBenchmark.run(settings, into: &report)
         case "payloads": try await PayloadBenchmark.run(settings, into: &report)
         case "wire": WireBenchmark.run(settings, into: &report)
+        case "fleet" where settings.redisCluster: try await FleetClusterBenchmark.run(settings, into: &report)
         case "fleet": try await FleetBenchmark.run(settings, into: &report)
         case "peers": try await PeersBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")

@@ -17,6 +17,8 @@ struct BenchSettings: Sendable {
     var onlyDesign: RPCDesign? = nil
     /// `--redis-bin`: where `fleet` finds redis-server and redis-benchmark (nil: the PATH, /usr/bin).
     var redisDirectory: String? = nil
+    /// `--cluster`: `fleet` runs on a Redis Cluster (``FleetClusterBenchmark``).
+    var redisCluster = false
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {

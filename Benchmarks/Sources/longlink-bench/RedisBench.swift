@@ -43,7 +43,8 @@ final class RedisBenchServer: Sendable {
         self.process = process
     }
 
-    static func start(_ tools: RedisTools) async throws -> RedisBenchServer {
+    /// Starts one with `extraArguments` added (a cluster node's, for ``RedisBenchCluster``).
+    static func start(_ tools: RedisTools, extraArguments: [String] = []) async throws -> RedisBenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "longlink-bench-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -56,7 +57,7 @@ final class RedisBenchServer: Sendable {
                 arguments: [
                     "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                     "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-                ], standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
+                ] + extraArguments, standardInput: .nullDevice, standardOutput: .nullDevice, standardError: .nullDevice)
             let server = RedisBenchServer(port: port, directory: directory, process: process)
             do {
                 try await server.waitUntilReady()
@@ -82,8 +83,9 @@ final class RedisBenchServer: Sendable {
         throw BenchError("redis-server on port \(port) did not answer PING within 10 s")
     }
 
-    /// SIGKILL (nothing of its data is kept) and a bounded wait for the exit.
-    private func kill() async {
+    /// SIGKILL (nothing of its data is kept) and a bounded wait for the exit; the directory stays
+    /// until ``stop()``.
+    func kill() async {
         process.kill()
         _ = await process.waitForExit(within: .seconds(10))
     }
