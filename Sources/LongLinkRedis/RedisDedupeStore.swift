@@ -121,8 +121,30 @@ public final class RedisDedupeStore: SharedDedupeStore {
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
+        try await begin(
+            principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor, resent: false,
+            window: .zero)
+    }
+
+    /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does. On a cluster
+    /// with ``RedisDurability/asynchronous`` durability a failover may lose the last writes, among
+    /// them this request's stored reply or claim: there the claim also checks the replication id its
+    /// principal's entries were written under, and a `resent` copy that finds no entry less than
+    /// `window` after that id changed (or its record was lost) throws
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown``, as does every later copy: it is never run
+    /// twice. Elsewhere `resent` and `window` change nothing.
+    public func begin(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
+        window: Duration
+    ) async throws(LongLinkError) -> SharedDedupeClaim {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        switch try await check(key, runningFor: runningFor) {
+        var lineage: DedupeQueue.LineageCheck?
+        if backend.checksLineage, backend.replicas == 0 {
+            lineage = DedupeQueue.LineageCheck(
+                record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent,
+                window: Self.milliseconds(window))
+        }
+        switch try await check(key, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
         case .running: return .running
         case .finished(let reply): return .finished(reply)
@@ -139,10 +161,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
 
     /// `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter finds
     /// the claim without it), in the batch of this turn's claims (``DedupeScripts/claimAll``).
-    func check(_ key: String, runningFor: Duration) async throws(LongLinkError) -> Entry {
+    func check(
+        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck? = nil
+    ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await claims.submit(key, .claim(term: term))
+        let reply = try await claims.submit(key, .claim(term: term, lineage: lineage))
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
         guard let kind = value.first else {
             keeper.claimed(key, term: term)
@@ -150,7 +174,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
         }
         switch kind {
         case UInt8(ascii: "D"): return .finished(Array(value.dropFirst()))
-        case UInt8(ascii: "U"): throw Self.ownerStopped
+        case UInt8(ascii: "U"): throw value == Array("UL".utf8) ? Self.entryMayBeLost : Self.ownerStopped
         default: return .running(value)
         }
     }
@@ -158,6 +182,13 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// What a request whose owner stopped is answered.
     static let ownerStopped = LongLinkError(
         code: .outcomeUnknown, message: "the server running this request stopped; it may or may not have taken effect")
+
+    /// What a resent copy is answered when its entry may have been lost in a failover (the entry is
+    /// then `UL`: `UNKNOWN`, for this reason).
+    static let entryMayBeLost = LongLinkError(
+        code: .outcomeUnknown,
+        message:
+            "the fleet's record of this request may have been lost in a failover; it may or may not have taken effect")
 
     /// True when the owner of `running` (a claim's value) holds no lease any more: the entry is
     /// marked `UNKNOWN` (unless it changed meanwhile: then false, and the caller looks again).
