@@ -117,13 +117,15 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// runs the request; a server that stops leaves its claim for the rest of the term, during
     /// which waiters answer the request `UNKNOWN`. Throws
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
-    /// running the request stopped.
+    /// running the request stopped. On a cluster with ``RedisDurability/asynchronous`` durability
+    /// it neither checks nor renews the principal's lineage record: the server calls
+    /// ``begin(principal:clientID:requestID:runningFor:resent:window:)``, which does.
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
-        try await begin(
-            principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor, resent: false,
-            window: .zero)
+        // No window to judge a copy by: the plain claim, which leaves the lineage record alone.
+        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        return try await claim(key, runningFor: runningFor, lineage: nil)
     }
 
     /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does. On a cluster
@@ -144,6 +146,13 @@ public final class RedisDedupeStore: SharedDedupeStore {
                 record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent,
                 window: Self.milliseconds(window))
         }
+        return try await claim(key, runningFor: runningFor, lineage: lineage)
+    }
+
+    /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.
+    private func claim(
+        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
+    ) async throws(LongLinkError) -> SharedDedupeClaim {
         switch try await check(key, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
         case .running: return .running
