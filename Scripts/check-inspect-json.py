@@ -64,6 +64,8 @@ def frames(pb):
         ),
         pb.Frame(request=pb.Request(request_id="43", method="bin", payload=bytes(range(256)))),
         pb.Frame(request=pb.Request(request_id="45", method="zipped", payload=b"\x78\x01", compression=1)),
+        # A copy of a request written again after a reconnection.
+        pb.Frame(request=pb.Request(request_id="47", method="room.enter", resent=True)),
         pb.Frame(response=pb.Response(request_id="42", payload=b'{"ok":true}')),
         pb.Frame(response=pb.Response(request_id="45", payload=b"\x78\x01", compression=1)),
         pb.Frame(response=pb.Response(request_id="43", status=pb.Status(code=5, message="not found: " + AWKWARD))),

@@ -48,6 +48,7 @@ def main():
             pb.Frame(hello=pb.Hello(version=1, client_id="c1", heartbeat_ms=15000)),
             pb.Frame(welcome=pb.Welcome(version=1, server_id="s1", heartbeat_ms=15000, dedupe_window_ms=60000)),
             pb.Frame(request=pb.Request(request_id="42", method="room.enter", payload=b'{"id":7}', timeout_ms=5000)),
+            pb.Frame(request=pb.Request(request_id="42", method="room.enter", resent=True)),
             pb.Frame(response=pb.Response(request_id="42", payload=b'{"ok":true}')),
             pb.Frame(response=pb.Response(request_id="43", status=pb.Status(code=4))),
             pb.Frame(cancel=pb.Cancel(request_id="43")),

@@ -15,7 +15,8 @@ extension RedisDedupeStore {
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
             let key = GroupKey(
-                tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim)
+                tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim,
+                isChecked: item.operation.lineage != nil)
             if let index = groupOf[key] {
                 groups[index].append(item)
             } else {
@@ -25,21 +26,27 @@ extension RedisDedupeStore {
         }
         let running = Array(running.utf8)
         let calls = groups.map { group in
-            let keys = group.map { Array($0.key.utf8) }
+            var keys = group.map { Array($0.key.utf8) }
             var arguments = group[0].operation.isClaim ? [running] : [running, backend.publish]
+            var script = group[0].operation.isClaim ? DedupeScripts.claimAll : DedupeScripts.finishAll
+            if let lineage = group[0].operation.lineage {
+                // One record per hash tag; the longest window asked keeps every entry's copies safe.
+                script = DedupeScripts.claimAllChecked
+                keys.insert(Array(lineage.record.utf8), at: 0)
+                let window = group.map { $0.operation.lineage?.window ?? 0 }.max() ?? lineage.window
+                arguments.append(Array(String(window).utf8))
+            }
             for item in group {
                 switch item.operation {
-                case .claim(let term):
+                case .claim(let term, let lineage):
                     arguments.append(Array(String(term).utf8))
+                    if let lineage { arguments.append(lineage.resent ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")]) }
                 case .finish(let value, let window):
                     arguments.append(value)
                     arguments.append(Array(String(window).utf8))
                 }
             }
-            return (
-                script: group[0].operation.isClaim ? DedupeScripts.claimAll : DedupeScripts.finishAll,
-                keys: keys, arguments: arguments
-            )
+            return (script: script, keys: keys, arguments: arguments)
         }
         sending(calls.count)
         let replies: [RESPValue]
@@ -77,5 +84,7 @@ extension RedisDedupeStore {
         /// Bytes, as Redis hashes them: two spellings of one name in Unicode are two tags.
         let tag: [UInt8]
         let isClaim: Bool
+        /// A claim with a lineage check (``DedupeScripts/claimAllChecked``).
+        let isChecked: Bool
     }
 }

@@ -117,12 +117,43 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// runs the request; a server that stops leaves its claim for the rest of the term, during
     /// which waiters answer the request `UNKNOWN`. Throws
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
-    /// running the request stopped.
+    /// running the request stopped. On a cluster with ``RedisDurability/asynchronous`` durability
+    /// it neither checks nor renews the principal's lineage record: the server calls
+    /// ``begin(principal:clientID:requestID:runningFor:resent:window:)``, which does.
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
+        // No window to judge a copy by: the plain claim, which leaves the lineage record alone.
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        switch try await check(key, runningFor: runningFor) {
+        return try await claim(key, runningFor: runningFor, lineage: nil)
+    }
+
+    /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does. On a cluster
+    /// with ``RedisDurability/asynchronous`` durability a failover may lose the last writes, among
+    /// them this request's stored reply or claim: there the claim also checks the replication id its
+    /// principal's entries were written under, and a `resent` copy that finds no entry less than
+    /// `window` after that id changed (or its record was lost) throws
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown``, as does every later copy: it is never run
+    /// twice. Elsewhere `resent` and `window` change nothing.
+    public func begin(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
+        window: Duration
+    ) async throws(LongLinkError) -> SharedDedupeClaim {
+        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        var lineage: DedupeQueue.LineageCheck?
+        if backend.checksLineage, backend.replicas == 0 {
+            lineage = DedupeQueue.LineageCheck(
+                record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent,
+                window: Self.milliseconds(window))
+        }
+        return try await claim(key, runningFor: runningFor, lineage: lineage)
+    }
+
+    /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.
+    private func claim(
+        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
+    ) async throws(LongLinkError) -> SharedDedupeClaim {
+        switch try await check(key, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
         case .running: return .running
         case .finished(let reply): return .finished(reply)
@@ -139,10 +170,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
 
     /// `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter finds
     /// the claim without it), in the batch of this turn's claims (``DedupeScripts/claimAll``).
-    func check(_ key: String, runningFor: Duration) async throws(LongLinkError) -> Entry {
+    func check(
+        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck? = nil
+    ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await claims.submit(key, .claim(term: term))
+        let reply = try await claims.submit(key, .claim(term: term, lineage: lineage))
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
         guard let kind = value.first else {
             keeper.claimed(key, term: term)
@@ -150,7 +183,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
         }
         switch kind {
         case UInt8(ascii: "D"): return .finished(Array(value.dropFirst()))
-        case UInt8(ascii: "U"): throw Self.ownerStopped
+        case UInt8(ascii: "U"): throw value == Array("UL".utf8) ? Self.entryMayBeLost : Self.ownerStopped
         default: return .running(value)
         }
     }
@@ -158,6 +191,13 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// What a request whose owner stopped is answered.
     static let ownerStopped = LongLinkError(
         code: .outcomeUnknown, message: "the server running this request stopped; it may or may not have taken effect")
+
+    /// What a resent copy is answered when its entry may have been lost in a failover (the entry is
+    /// then `UL`: `UNKNOWN`, for this reason).
+    static let entryMayBeLost = LongLinkError(
+        code: .outcomeUnknown,
+        message:
+            "the fleet's record of this request may have been lost in a failover; it may or may not have taken effect")
 
     /// True when the owner of `running` (a claim's value) holds no lease any more: the entry is
     /// marked `UNKNOWN` (unless it changed meanwhile: then false, and the caller looks again).

@@ -101,7 +101,7 @@ extension Frame {
         }
     }
 
-    /// `Request { string request_id = 1; string method = 2; bytes payload = 3; uint32 timeout_ms = 4; map<string,string> metadata = 5; uint32 compression = 6; }`
+    /// `Request { string request_id = 1; string method = 2; bytes payload = 3; uint32 timeout_ms = 4; map<string,string> metadata = 5; uint32 compression = 6; bool resent = 7; }`
     public struct Request: Sendable, Hashable {
         /// Unique per client_id for the life of the client; the reply carries the same id.
         public var requestID: String
@@ -116,6 +116,10 @@ extension Frame {
         /// How `payload` is compressed (field 6): 0 not at all, 1 zlib. Only after both sides
         /// advertised it (see the protocol's compression extension).
         public var compression: UInt32 = 0
+        /// True on a copy of a request already written on an earlier connection (field 7), so that a
+        /// fleet may answer it `UNKNOWN` rather than run it when its de-dup entry may have been lost.
+        /// Never set on a first write.
+        public var resent: Bool = false
 
         /// Creates a `Request`.
         public init(

@@ -33,9 +33,26 @@ import Testing
         let names = [
             keys.meta(principal: "alice"), keys.stream(principal: "alice"), keys.channel(principal: "alice"),
             keys.session(principal: "alice"), keys.dedupe(principal: "alice", clientID: "c{1}", requestID: "r:2"),
+            keys.dedupeLineage(principal: "alice", clientID: "c{1}"),
         ]
         let slots = Set(names.map { ClusterSlot.of(Array($0.utf8)) })
         #expect(slots.count == 1)
         #expect(slots.first == ClusterSlot.of(Array("p:alice".utf8)))
+    }
+
+    /// The lineage record the claim script reads sits in the slot of the entries it guards, with
+    /// or without a principal, and is no entry's name.
+    @Test func aDedupeLineageRecordSharesItsEntriesSlot() {
+        let keys = RedisKeys(prefix: "longlink:")
+        for principal in ["alice", "b}o:b{", nil] as [String?] {
+            let entry = keys.dedupe(principal: principal, clientID: "c}{:%", requestID: "9")
+            let record = keys.dedupeLineage(principal: principal, clientID: "c}{:%")
+            #expect(ClusterSlot.of(Array(record.utf8)) == ClusterSlot.of(Array(entry.utf8)), "\(record)")
+            #expect(record != entry)
+            #expect(!record.contains(":d:"))
+        }
+        #expect(
+            keys.dedupeLineage(principal: nil, clientID: "c1")
+                != keys.dedupeLineage(principal: nil, clientID: "c2"))
     }
 }

@@ -116,4 +116,21 @@ struct RedisDedupeStoreTests {
             await store.shutdown()
         }
     }
+
+    /// One Redis has no failover to lose entries in: a copy marked resent that finds no entry (its
+    /// first copy never reached the store) runs, and no lineage record is written.
+    @Test func onOneRedisAResentCopyWithNoEntryRuns() async throws {
+        try await withRedisServer { redis in
+            let store = try RedisDedupeStore(configuration: redis.configuration)
+            #expect(
+                try await store.begin(principal: "p", clientID: "c", requestID: "1", runningFor: .seconds(30)) == .run)
+            #expect(
+                try await store.begin(
+                    principal: "p", clientID: "c", requestID: "2", runningFor: .seconds(30), resent: true,
+                    window: .seconds(60)) == .run)
+            let record = store.keys.dedupeLineage(principal: "p", clientID: "c")
+            #expect(try await store.client.run(RedisCommand("EXISTS", record).keyed(1..<2)).int64 == 0)
+            await store.shutdown()
+        }
+    }
 }

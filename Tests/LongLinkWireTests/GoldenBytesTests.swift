@@ -1,5 +1,5 @@
-import LongLinkWire
 import LongLinkTestSupport
+import LongLinkWire
 import Testing
 
 /// Frames checked byte for byte against encodings worked out by hand from the protobuf encoding
@@ -44,6 +44,16 @@ struct GoldenBytesTests {
                 2a 06 0a 01 61 12 01 31
                 2a 06 0a 01 62 12 01 32
                 """),
+        // A copy written again after a reconnection: resent (field 7, varint) = 1 is 38 01.
+        Golden(
+            name: "resent request",
+            frame: .request(
+                {
+                    var request = Frame.Request(requestID: "7", method: "m")
+                    request.resent = true
+                    return request
+                }()),
+            bytes: "1a 08 0a 01 37 12 01 6d 38 01"),
         // An empty map value is left out of its entry: 2a 03 0a 01 6b.
         Golden(
             name: "request with empty map value",

@@ -16,8 +16,9 @@ internal import LongLinkTransport
 final class DedupeQueue: Sendable {
     /// What one queued operation asks of its entry.
     enum Operation: Sendable {
-        /// Claim the entry for `term` ms or read what it holds (`SET NX PX GET`).
-        case claim(term: Int64)
+        /// Claim the entry for `term` ms or read what it holds (`SET NX PX GET`); with `lineage`, under
+        /// the check of ``DedupeScripts/claimAllChecked``.
+        case claim(term: Int64, lineage: LineageCheck? = nil)
         /// Store `value` (the reply) for `window` ms if the entry is still this instance's claim.
         case finish(value: [UInt8], window: Int64)
 
@@ -25,6 +26,23 @@ final class DedupeQueue: Sendable {
             if case .claim = self { return true }
             return false
         }
+
+        /// The lineage check of a claim, if it asks one.
+        var lineage: LineageCheck? {
+            if case .claim(_, let lineage) = self { return lineage }
+            return nil
+        }
+    }
+
+    /// What a claim on a cluster with asynchronous replication sends besides its term (see
+    /// ``DedupeScripts/claimAllChecked``).
+    struct LineageCheck: Sendable {
+        /// The lineage record of the entry's hash tag (``RedisKeys/dedupeLineage(principal:clientID:)``).
+        let record: String
+        /// The client marked the request a copy (`Request.resent`).
+        let resent: Bool
+        /// The server's de-dup window, in ms.
+        let window: Int64
     }
 
     /// One operation waiting for its reply.

@@ -25,8 +25,19 @@ struct RedisKeys: Sendable {
 
     /// The de-dup entry of one request.
     func dedupe(principal: String?, clientID: String, requestID: String) -> String {
-        let tag = principal.map { self.tag(principal: $0) } ?? "\(prefix){c:\(Self.escaped(clientID))}"
-        return tag + ":d:\(Self.escaped(clientID)):\(requestID)"
+        dedupeTag(principal: principal, clientID: clientID) + ":d:\(Self.escaped(clientID)):\(requestID)"
+    }
+
+    /// The hash tag of a request's de-dup entries: its principal's, or its client's before a login.
+    private func dedupeTag(principal: String?, clientID: String) -> String {
+        principal.map { tag(principal: $0) } ?? "\(prefix){c:\(Self.escaped(clientID))}"
+    }
+
+    /// The lineage record of the de-dup entries of a principal (or of a client no login bound), in
+    /// their hash tag: the replication id they were written under and when it last changed
+    /// (cluster with asynchronous replication only, see ``DedupeScripts/claimAllChecked``).
+    func dedupeLineage(principal: String?, clientID: String) -> String {
+        dedupeTag(principal: principal, clientID: clientID) + ":l"
     }
 
     /// The liveness lease of the de-dup store instance `owner` (see ``ClaimLease``).

@@ -22,6 +22,19 @@ public protocol SharedDedupeStore: Sendable {
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim
 
+    /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does, told also
+    /// whether the client marked it a copy of a request written on an earlier connection
+    /// (`Request.resent`) and how long the server keeps a reply (`window`, its
+    /// ``ServerConfiguration/dedupeWindow``). A store that may have lost entries (a failover of
+    /// asynchronously replicated storage) throws ``LongLinkError/Code-swift.struct/outcomeUnknown``
+    /// for a resent copy that finds no entry when a loss within `window` cannot be ruled out: the
+    /// first copy may have run. The server calls this one; by default it ignores both and calls
+    /// ``begin(principal:clientID:requestID:runningFor:)``.
+    func begin(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
+        window: Duration
+    ) async throws(LongLinkError) -> SharedDedupeClaim
+
     /// Stores the reply of a request this store's instance claimed, kept for `window`. Returns
     /// false when the claim is no longer this instance's (it expired). The server calls it once it
     /// has answered the request's caller, and does not wait for it.
@@ -54,6 +67,15 @@ public protocol SharedDedupeStore: Sendable {
 extension SharedDedupeStore {
     /// Does nothing: the store's claims carry no server id.
     public func attach(serverID: String) {}
+
+    /// Calls ``begin(principal:clientID:requestID:runningFor:)``: a store that loses no entry has
+    /// no use for `resent` and `window`.
+    public func begin(
+        principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
+        window: Duration
+    ) async throws(LongLinkError) -> SharedDedupeClaim {
+        try await begin(principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor)
+    }
 }
 
 /// What a ``SharedDedupeStore`` found for a request.

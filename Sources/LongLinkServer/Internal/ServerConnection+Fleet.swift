@@ -9,7 +9,8 @@ extension ServerConnection {
     /// is a round trip away), with the request's deadline armed as for any handler.
     func executeShared(
         _ store: any SharedDedupeStore, route: Router.Route, payload: [UInt8], context: RequestContext,
-        token: UInt64, run: DedupeRun, key: DedupeKey, timeout: Duration?, at now: ContinuousClock.Instant
+        token: UInt64, run: DedupeRun, key: DedupeKey, resent: Bool, timeout: Duration?,
+        at now: ContinuousClock.Instant
     ) {
         let runningFor = (timeout ?? configuration.dedupeWindow) + ServerCore.sharedClaimMargin
         let deadline = now.advanced(by: timeout ?? runningFor)
@@ -20,7 +21,7 @@ extension ServerConnection {
         let executor: (any TaskExecutor)? = configuration.runsHandlersOnEventLoop ? loop : nil
         let task = Task(executorPreference: executor) { [self] in
             let (response, kept) = await core.sharedOutcome(
-                store, key: key, method: context.method, runningFor: runningFor, deadline: deadline
+                store, key: key, method: context.method, resent: resent, runningFor: runningFor, deadline: deadline
             ) { () async -> Frame.Response? in
                 switch route {
                 case .synchronous(let handler):

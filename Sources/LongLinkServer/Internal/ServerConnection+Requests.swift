@@ -90,7 +90,7 @@ extension ServerConnection {
         if let shared = core.fleet?.dedupe, let run, let key {
             executeShared(
                 shared, route: route, payload: payload, context: context, token: token, run: run, key: key,
-                timeout: timeout, at: now)
+                resent: request.resent, timeout: timeout, at: now)
             return
         }
         let core = self.core

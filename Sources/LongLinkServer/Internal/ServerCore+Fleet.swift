@@ -91,21 +91,22 @@ extension ServerCore {
     /// the local window may keep it (a reply that says the shared window was unreachable is not
     /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
     func sharedOutcome(
-        _ store: any SharedDedupeStore, key: DedupeKey, method: String, runningFor: Duration,
+        _ store: any SharedDedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
         deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
         var claim: SharedDedupeClaim
         do throws(LongLinkError) {
             claim = try await store.begin(
-                principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor)
+                principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                resent: resent, window: configuration.dedupeWindow)
             if claim == .running {
                 counters.requestsJoined.increment()
                 claim = try await store.awaitOutcome(
                     principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
                     until: deadline)
             }
-        } catch where error.code == .outcomeUnknown {
+        } catch  where error.code == .outcomeUnknown {
             counters.outcomesUnknown.increment()
             var status = Frame.Status(code: .unknown, message: error.message)
             status.detail = Frame.Status.outcomeUnknownDetail

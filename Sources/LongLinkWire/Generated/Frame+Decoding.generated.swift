@@ -129,6 +129,7 @@ extension Frame.Request {
                 try reader.readStringMapEntry(
                     tag, into: &metadata, bytes: &metadataBytes, field: "Frame.request.metadata")
             case 6: compression = try reader.readUInt32Field(tag, field: "Frame.request.compression")
+            case 7: resent = try reader.readBoolField(tag, field: "Frame.request.resent")
             default: try reader.skipField(tag, in: "Frame.request")
             }
         }

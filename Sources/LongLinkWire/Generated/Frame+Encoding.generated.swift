@@ -94,6 +94,7 @@ extension Frame.Request {
             + ProtobufWriter.varintFieldSize(4, UInt64(timeoutMilliseconds))
             + ProtobufWriter.stringMapFieldSize(5, metadata)
             + ProtobufWriter.varintFieldSize(6, UInt64(compression))
+            + ProtobufWriter.varintFieldSize(7, resent ? 1 : 0)
     }
 
     /// Appends the message's fields (no tag or length) to `writer`.
@@ -104,6 +105,7 @@ extension Frame.Request {
         writer.writeUInt32Field(4, timeoutMilliseconds)
         writer.writeStringMapField(5, metadata)
         writer.writeUInt32Field(6, compression)
+        writer.writeBoolField(7, resent)
     }
 }
 

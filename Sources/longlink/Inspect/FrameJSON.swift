@@ -59,6 +59,7 @@ enum FrameJSON {
             body.addNumber("timeoutMs", request.timeoutMilliseconds)
             body.addMap("metadata", request.metadata)
             body.addNumber("compression", request.compression)
+            if request.resent { body.add("resent", true) }
         case .response(let response):
             name = "response"
             body.addString("requestId", response.requestID)

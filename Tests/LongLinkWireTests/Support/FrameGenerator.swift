@@ -35,9 +35,13 @@ struct FrameGenerator {
                     loadPermille: uint32(), dedupeWindowMilliseconds: uint32()))
         case 2:
             .request(
-                Frame.Request(
-                    requestID: string(), method: string(), payload: payload(), timeoutMilliseconds: uint32(),
-                    metadata: metadata()))
+                {
+                    var request = Frame.Request(
+                        requestID: string(), method: string(), payload: payload(), timeoutMilliseconds: uint32(),
+                        metadata: metadata())
+                    request.resent = Bool.random(using: &random)
+                    return request
+                }())
         case 3:
             .response(
                 Frame.Response(

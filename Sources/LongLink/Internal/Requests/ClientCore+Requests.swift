@@ -153,8 +153,8 @@ extension ClientCore {
 
     /// Writes the request, or fails it at once when its frame is larger than the server accepts
     /// (sent anyway, it would make the server close the link, and the resend would do it again).
-    func write(_ request: PendingRequest, on link: Link, at now: ContinuousClock.Instant) {
-        let frame = request.frame(at: now, compressed: link.compresses)
+    func write(_ request: PendingRequest, on link: Link, at now: ContinuousClock.Instant, resent: Bool = false) {
+        let frame = request.frame(at: now, compressed: link.compresses, resent: resent)
         let size = frame.encodedSize
         guard size <= link.maxFrameBytes else {
             let error = LongLinkError(
@@ -190,9 +190,9 @@ extension ClientCore {
     func drainQueue(on link: Link) {
         let now = clock.now
         while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            link.connection.isWritable, let request = book.dequeue(writingOn: link.generation)
+            link.connection.isWritable, let (request, resent) = book.dequeueWrite(on: link.generation)
         {
-            write(request, on: link, at: now)
+            write(request, on: link, at: now, resent: resent)
         }
     }
 

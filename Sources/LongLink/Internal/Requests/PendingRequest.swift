@@ -64,13 +64,15 @@ final class PendingRequest: Sendable {
 
     /// The request as it goes on the wire at `now`: its budget is what is left before the
     /// deadline, in whole milliseconds rounded up and at least 1 (0 would mean "no timeout").
-    /// With `compressed`, the compressed payload goes out when there is one.
-    func frame(at now: ContinuousClock.Instant, compressed: Bool = false) -> Frame {
+    /// With `compressed`, the compressed payload goes out when there is one; `resent` marks a copy
+    /// of a request already written on an earlier link.
+    func frame(at now: ContinuousClock.Instant, compressed: Bool = false, resent: Bool = false) -> Frame {
         let remaining = (deadline - now).nanoseconds(clampedTo: .max)
         let milliseconds = max(1, remaining / 1_000_000 + (remaining % 1_000_000 > 0 ? 1 : 0))
         var request = Frame.Request(
             requestID: String(id), method: method, payload: payload,
             timeoutMilliseconds: UInt32(clamping: milliseconds), metadata: metadata)
+        request.resent = resent
         if compressed, let compressedPayload {
             request.payload = compressedPayload
             request.compression = PayloadCompressor.zlib

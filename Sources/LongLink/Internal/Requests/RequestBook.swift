@@ -18,6 +18,9 @@ struct RequestBook<Caller> {
         let request: PendingRequest
         let caller: Caller
         fileprivate(set) var stage: RequestStage
+        /// Queued again after the link it was written on ended: its next write is a copy
+        /// (`Request.resent`), which a fleet may answer `UNKNOWN` rather than run twice.
+        fileprivate(set) var resent = false
     }
 
     typealias Route = RequestRoute
@@ -111,11 +114,17 @@ struct RequestBook<Caller> {
 
     /// The next queued request, now recorded as written on `generation`.
     mutating func dequeue(writingOn generation: UInt64) -> PendingRequest? {
+        dequeueWrite(on: generation)?.request
+    }
+
+    /// The next queued request, now recorded as written on `generation`, and whether that write is
+    /// a copy of one written on an earlier link.
+    mutating func dequeueWrite(on generation: UInt64) -> (request: PendingRequest, resent: Bool)? {
         while let id = queue.popFirst() {
             guard entries[id] != nil else { continue }
             entries[id]!.stage = .written(generation)
             queuedBytes -= entries[id]!.request.payload.count
-            return entries[id]!.request
+            return (entries[id]!.request, entries[id]!.resent)
         }
         return nil
     }
@@ -145,6 +154,7 @@ struct RequestBook<Caller> {
         resend.sort()
         for id in resend {
             entries[id]!.stage = .queued
+            entries[id]!.resent = true
             queuedBytes += entries[id]!.request.payload.count
         }
         queue.prepend(resend)
