@@ -154,14 +154,9 @@ struct RedisClusterToolTests {
         for label in ["duplicated", "executed twice", "hung", "out of order", "left pending"] {
             #expect(summaryValue(label, in: output) == "0", "\(label) in \(output)")
         }
-        // A known defect, under investigation (issue 37): about one run in three loses a few
-        // pushes produced while the client moves to another server after a failover (2 to 5 of
-        // about 500, never delivered, their seqs in the middle of the run).
-        withKnownIssue("pushes lost around a reconnection after a failover", isIntermittent: true) {
-            #expect(summaryValue("lost", in: output) == "0", "lost in \(output)")
-            #expect(summaryValue("result", in: output) == "PASS")
-            #expect(outcome.status == 0, "\(output) \(outcome.standardError)")
-        }
+        #expect(summaryValue("lost", in: output) == "0", "lost in \(output)")
+        #expect(summaryValue("result", in: output) == "PASS")
+        #expect(outcome.status == 0, "\(output) \(outcome.standardError)")
         #expect(Int(summaryValue("primaries killed", in: output) ?? "") ?? 0 >= 1, "\(output)")
         #expect(Int(summaryValue("pushes emitted", in: output) ?? "") ?? 0 > 100)
     }

@@ -42,6 +42,8 @@ final class EmbeddedDemoBackend: DemoBackend {
             DemoFault(.seconds(4), "black hole for 2 s (no FIN, no RST: a half-open link)") {
                 await proxy.apply(.blackHole(.both))
                 try? await Task.sleep(for: .seconds(2))
+                // What the hole swallowed is gone: a link that lived through it must not carry on.
+                await proxy.apply(.cut)
                 await proxy.apply(.restoreForwarding(.both))
             },
             DemoFault(.seconds(3), "one-byte writes for 2 s") {

@@ -141,6 +141,8 @@ final class FleetDemoBackend: DemoBackend {
                 let proxy = proxies[clientServer()]
                 await proxy.apply(.blackHole(.both))
                 try? await Task.sleep(for: .seconds(2))
+                // What the hole swallowed is gone: a link that lived through it must not carry on.
+                await proxy.apply(.cut)
                 await proxy.apply(.restoreForwarding(.both))
             },
             DemoFault(.seconds(3), { [self] in "one-byte writes for 2 s to s\(clientServer())" }) { [self] in

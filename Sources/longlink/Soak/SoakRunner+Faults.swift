@@ -5,6 +5,8 @@ import LongLinkTransport
 extension SoakRunner {
     private enum Step {
         case network(NetworkFault, hold: Duration?, String)
+        /// Forward nothing in a direction for `hold`, then cut the connections that lived through it.
+        case blackHole(FaultProxy.Direction, hold: Duration, String)
         case restartServer
         /// Crash the client's server, and start it again after the hold (fleets only).
         case crashServer(hold: Duration)
@@ -24,7 +26,7 @@ extension SoakRunner {
         var cycle: [(Duration, Step)] = [
             (.seconds(3), .network(.cut, hold: nil, "cut both sides")),
             (.seconds(4), .network(.reset, hold: nil, "reset both sides")),
-            (.seconds(4), .network(.blackHole(.both), hold: .milliseconds(1_500), "black hole for 1.5 s")),
+            (.seconds(4), .blackHole(.both, hold: .milliseconds(1_500), "black hole for 1.5 s")),
             (.seconds(3), .network(.splitWrites(into: 1), hold: .seconds(3), "one-byte writes for 3 s")),
             (
                 .seconds(4),
@@ -35,7 +37,7 @@ extension SoakRunner {
             (.seconds(4), .restartServer),
             (.seconds(5), .goAway),
             (.seconds(4), .refuseAndCut(.seconds(2))),
-            (.seconds(4), .network(.blackHole(.upstream), hold: .seconds(1), "upstream black hole for 1 s")),
+            (.seconds(4), .blackHole(.upstream, hold: .seconds(1), "upstream black hole for 1 s")),
             (
                 .seconds(4),
                 .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")
@@ -73,6 +75,19 @@ extension SoakRunner {
                     await proxy.apply(reversal)
                     onEvent(.fault("undo: \(text)\(name)"))
                 }
+            case .blackHole(let direction, let hold, let text):
+                // The proxy discards what a black hole swallows while the sockets stay open; a link
+                // that lived through one and carried on would deliver a stream with a hole in it,
+                // which TCP never does (it delivers every byte or the connection dies). So the hole
+                // lasts its whole hold, long past the client's heartbeat, and ends by cutting what
+                // is still open before forwarding again: no black hole is cut short by the run's end.
+                guard elapsed() + hold < end else { continue }
+                await proxy.apply(.blackHole(direction))
+                record(text + name)
+                try? await Task.sleep(for: hold)
+                await proxy.apply(.cut)
+                await proxy.apply(.restoreForwarding(direction))
+                onEvent(.fault("undo: \(text)\(name), cutting the links that lived through it"))
             case .restartServer:
                 record("server restart" + name)
                 _ = try? await servers.members[target].restart(.graceful)
