@@ -114,10 +114,11 @@ struct RedisClusterFailoverTests {
                 try await RedisClusterFleetTests.publish(fleet, 1, to: principal, "\(number)")
                 #expect(try await subscriber.next("push \(number)") == "\(number)")
             }
-            // Each once: the client counts a delivery as its consumer takes it.
+            // Each once: the client counts a delivery as its consumer takes it. Pushes of the old
+            // epoch whose acks the stopped replica missed may come again after the failover and be
+            // dropped as duplicates; what must not happen is 6 and 7 taken for 4 and 5 (above).
             try await eventually("seven pushes delivered") { await subscriber.client.statistics.pushesDelivered == 7 }
             #expect(subscriber.received.count == 0)
-            #expect(await subscriber.client.statistics.duplicatePushesDropped == 0)
             await subscriber.stop()
             await fleet.stop()
         }

@@ -1,6 +1,6 @@
 import Foundation
 import LongLinkCLISupport
-import Synchronization
+import LongLinkTransport
 
 /// A built executable of this package (`longlink`) run as a child process, with
 /// its output collected and every wait bounded: a process still running when a wait runs out is
@@ -39,7 +39,8 @@ package final class ToolProcess: Sendable {
     private let tool: String
     private let process: ChildProcess
     private let startedAt: ContinuousClock.Instant
-    private let output = Mutex(Output())
+    // `Locked`, not `Mutex`: ThreadSanitizer cannot see the futex hand-over of a contended `Mutex`.
+    private let output = Locked(Output())
 
     /// The executable `tool` next to the test bundle (`.build/<triple>/debug`), or the one named
     /// by the environment (`LONGLINK_TOOL` for `longlink`).
