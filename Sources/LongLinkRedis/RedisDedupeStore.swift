@@ -47,6 +47,9 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// Stored replies, sent a batch per round trip: a queue of their own, so that a claim never
     /// waits behind a reply's round trip (the two pipeline on the connection).
     let replies: DedupeQueue
+    /// The de-dup window the server last gave ``begin(principal:clientID:requestID:runningFor:resent:window:)``
+    /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(principal:clientID:requestID:runningFor:until:)``).
+    private let lastWindow = Locked<Int64?>(nil)
 
     /// A window on the Redis of `configuration`. Connects on first use. Throws
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
@@ -140,13 +143,20 @@ public final class RedisDedupeStore: SharedDedupeStore {
         window: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        var lineage: DedupeQueue.LineageCheck?
-        if backend.checksLineage, backend.replicas == 0 {
-            lineage = DedupeQueue.LineageCheck(
-                record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent,
-                window: Self.milliseconds(window))
-        }
-        return try await claim(key, runningFor: runningFor, lineage: lineage)
+        let window = Self.milliseconds(window)
+        lastWindow.withLock { $0 = window }
+        return try await claim(
+            key, runningFor: runningFor,
+            lineage: lineageCheck(principal: principal, clientID: clientID, resent: resent, window: window))
+    }
+
+    /// The lineage check a claim makes on a cluster with asynchronous replication; nil elsewhere.
+    private func lineageCheck(
+        principal: String?, clientID: String, resent: Bool, window: Int64
+    ) -> DedupeQueue.LineageCheck? {
+        guard backend.checksLineage, backend.replicas == 0 else { return nil }
+        return DedupeQueue.LineageCheck(
+            record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent, window: window)
     }
 
     /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.
@@ -245,7 +255,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// `runningFor`, or ``LongLinkServer/SharedDedupeClaim/running`` at `deadline` or as soon as the
     /// calling task is cancelled. Throws ``LongLinkError/Code-swift.struct/outcomeUnknown`` as soon as
     /// the owner of the claim holds no lease (see ``ClaimLease``): it stopped while running the
-    /// request, which is never run again.
+    /// request, which is never run again. On a cluster with ``RedisDurability/asynchronous``
+    /// durability, once the server has called ``begin(principal:clientID:requestID:runningFor:resent:window:)``,
+    /// an entry that vanishes less than a window after a failover is taken for lost, not given up:
+    /// the waiter's claim is checked as a resent copy's and throws
+    /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` instead of running the request again.
     ///
     /// Subscribes to the entry's notice channel first and checks it with
     /// ``begin(principal:clientID:requestID:runningFor:)`` after, so that an outcome stored in between
@@ -258,6 +272,11 @@ public final class RedisDedupeStore: SharedDedupeStore {
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         if Task.isCancelled { return .running }
         let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        // A waiter is a copy of a request that ran: an entry that vanishes may have been lost in a
+        // failover rather than given up, so its claim is checked as a resent copy's is.
+        let lineage = lastWindow.withLock { $0 }.flatMap {
+            lineageCheck(principal: principal, clientID: clientID, resent: true, window: $0)
+        }
         let channel = keys.dedupeNotice(entry: key)
         let waiter = NoticeWaiter()
         let subscriber = try await notices.join(channel, waiter)
@@ -266,7 +285,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
         while !Task.isCancelled {
             do throws(LongLinkError) {
                 let found: SharedDedupeClaim
-                switch try await check(key, runningFor: runningFor) {
+                switch try await check(key, runningFor: runningFor, lineage: lineage) {
                 case .claimed: found = .run
                 case .finished(let reply): found = .finished(reply)
                 case .running(let value):

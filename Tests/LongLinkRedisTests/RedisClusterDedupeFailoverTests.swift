@@ -170,4 +170,57 @@ struct RedisClusterDedupeFailoverTests {
             await replicated.shutdown()
         }
     }
+
+    /// A copy that waits while its request runs elsewhere, and whose running entry a failover then
+    /// loses (the claim reached only the primary): its next look finds no entry. It takes the entry
+    /// for lost, not given up, and gets `OUTCOME_UNKNOWN`; it never claims the request to run it
+    /// a second time.
+    @Test func aWaiterWhoseRunningEntryWasLostInAFailoverIsAnsweredUnknown() async throws {
+        try await withRedisCluster { cluster in
+            let principal = "awaited"
+            let shard = try await Failover.shard(of: principal, in: cluster)
+            let owner = try RedisDedupeStore(cluster: cluster.seeds)
+            let waiter = try RedisDedupeStore(cluster: cluster.seeds)
+            let window = Duration.seconds(60)
+            func begin(_ store: RedisDedupeStore, _ id: String, resent: Bool) async throws -> SharedDedupeClaim {
+                try await store.begin(
+                    principal: principal, clientID: "phone", requestID: id, runningFor: .seconds(60), resent: resent,
+                    window: window)
+            }
+            // A claim before the cut: its lineage record reaches the replica.
+            #expect(try await begin(owner, "1", resent: false) == .run)
+            try await Failover.cutReplicaOff(shard, in: cluster, filling: owner.keys.tag(principal: principal))
+            #expect(try await begin(owner, "10", resent: false) == .run)
+            #expect(try await begin(waiter, "10", resent: true) == .running)
+            try await Failover.failOver(shard, in: cluster)
+            let entry = owner.keys.dedupe(principal: principal, clientID: "phone", requestID: "10")
+            let survived = try await cluster.run(RedisCommand("EXISTS", entry), on: shard.replica)
+            try #require(survived.int64 == 0, "the replica was not behind: it has the running entry")
+
+            // Looks made while the waiter's map still names the dead primary fail `unavailable`.
+            var outcome: Result<SharedDedupeClaim, LongLinkError> = .success(.running)
+            try await eventually("the waiter's answer past the failover", within: .seconds(30)) {
+                do throws(LongLinkError) {
+                    outcome = .success(
+                        try await waiter.awaitOutcome(
+                            principal: principal, clientID: "phone", requestID: "10", runningFor: .seconds(60),
+                            until: .now + .seconds(1)))
+                    return (try? outcome.get()) != .running
+                } catch {
+                    outcome = .failure(error)
+                    return error.code != .unavailable
+                }
+            }
+            switch outcome {
+            case .success(let claim):
+                Issue.record("the waiter's claim after the failover was \(claim), not OUTCOME_UNKNOWN")
+            case .failure(let error):
+                #expect(
+                    error.code == .outcomeUnknown && error.message == RedisDedupeStore.entryMayBeLost.message,
+                    "\(error)")
+            }
+            await owner.shutdown()
+            await waiter.shutdown()
+        }
+    }
 }
