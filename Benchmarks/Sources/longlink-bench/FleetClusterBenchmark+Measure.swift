@@ -62,6 +62,42 @@ extension FleetClusterBenchmark {
         try probes.map { try FleetBenchmark.RedisWork.now($0) }
     }
 
+    /// What one measured window saw.
+    private struct Window {
+        /// How much the counter grew, and in how many seconds.
+        let count: Int
+        let seconds: Double
+        /// Each probed node's Redis work, in the probes' order.
+        let work: [FleetBenchmark.RedisWork]
+        /// This process's CPU without the clients' event loop, and all of it by thread.
+        let serverCPU: Duration
+        let roles: [ProcessUsage.ThreadRole: Duration]
+
+        var rate: Double { Double(count) / seconds }
+        /// `count`, never 0: a per-operation figure of an empty window is its cost over one.
+        var divisor: Double { Double(max(1, count)) }
+    }
+
+    /// After the warm-up, `counter`'s growth, the probed nodes' work and this process's CPU over
+    /// one `settings.duration`.
+    private static func measureWindow(
+        of counter: BenchCounter, probes: [RedisProbe], settings: BenchSettings
+    ) async throws -> Window {
+        let clock = ContinuousClock()
+        try await Task.sleep(for: settings.warmUp)
+        let startRoles = ProcessUsage.cpuTimeByRole()
+        let startCPU = ProcessUsage.cpuTime()
+        let start = (counter.value, clock.now, try snapshot(probes))
+        try await Task.sleep(for: settings.duration)
+        let end = (counter.value, clock.now, try snapshot(probes))
+        let cpu = ProcessUsage.cpuTime() - startCPU
+        let roles = ProcessUsage.cpuTimeByRole(since: startRoles)
+        return Window(
+            count: end.0 - start.0, seconds: (end.1 - start.1).inSeconds,
+            work: zip(end.2, start.2).map { $0.since($1) },
+            serverCPU: cpu - (roles[.clientLoop] ?? .zero), roles: roles)
+    }
+
     /// ``producers`` tasks publishing on the producing server for the principals in turn until
     /// `producing` stops; `published` counts the pushes stored.
     private static func startProducers(_ fleet: Fleet, producing: BenchCounter, published: BenchCounter) -> [Task<
@@ -103,37 +139,30 @@ extension FleetClusterBenchmark {
             for consumer in consumers { consumer.cancel() }
         }
         let probes = try cluster.nodes.map { try RedisProbe(port: $0.port) }
-        let clock = ContinuousClock()
-        try await Task.sleep(for: settings.warmUp)
-        let startRoles = ProcessUsage.cpuTimeByRole()
-        let startCPU = ProcessUsage.cpuTime()
-        let start = (delivered.value, clock.now, try snapshot(probes))
-        try await Task.sleep(for: settings.duration)
-        let end = (delivered.value, clock.now, try snapshot(probes))
-        let cpu = ProcessUsage.cpuTime() - startCPU
-        let roles = ProcessUsage.cpuTimeByRole(since: startRoles)
-        let clientLoop = roles[.clientLoop] ?? .zero
+        let window = try await measureWindow(of: delivered, probes: probes, settings: settings)
         producing.stop()
         for task in producerTasks { await task.value }
         // Every push stored reaches its client before the requests are measured (bounded).
-        let drained = clock.now + .seconds(10)
-        while delivered.value < published.value, clock.now < drained { try await Task.sleep(for: .milliseconds(10)) }
+        let drained = ContinuousClock.now + .seconds(10)
+        while delivered.value < published.value, ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         for consumer in consumers { consumer.cancel() }
         for consumer in consumers { await consumer.value }
-        let work = zip(end.2, start.2).map { $0.since($1) }
+        let work = window.work
         let primaries = cluster.shards.count
         let stored = work.prefix(primaries).map { $0.count("xadd") }
         let total = Double(max(1, stored.reduce(0, +)))
-        let count = Double(max(1, end.0 - start.0))
+        let count = window.divisor
         return ShapeRun(
-            pushRate: Double(end.0 - start.0) / (end.1 - start.1).inSeconds, storedPerPrimary: stored,
+            pushRate: window.rate, storedPerPrimary: stored,
             // A primary that stored nothing has no figure (NaN), rather than its idle CPU over one push.
             primaryCPUPerPush: zip(work.prefix(primaries), stored).map {
                 $1 > 0 ? $0.cpuSeconds * 1e6 / Double($1) : .nan
             },
             replicaCPUPerPush: work.dropFirst(primaries).map(\.cpuSeconds).reduce(0, +) * 1e6 / total,
-            serverCPUPerPush: (cpu - clientLoop).inMicroseconds / count,
-            pushCPUByRole: roles.mapValues { $0.inMicroseconds / count },
+            serverCPUPerPush: window.serverCPU.inMicroseconds / count,
+            pushCPUByRole: window.roles.mapValues { $0.inMicroseconds / count },
             // The produce script runs XLEN once per call, whatever the pushes it carries.
             pushesPerProduceCall: total / Double(max(1, work.prefix(primaries).map { $0.count("xlen") }.reduce(0, +))))
     }
@@ -161,23 +190,14 @@ extension FleetClusterBenchmark {
         }
         defer { calling.stop() }
         let probes = try cluster.shards.map { try RedisProbe(port: $0.primary.port) }
-        let clock = ContinuousClock()
-        try await Task.sleep(for: settings.warmUp)
-        let startRoles = ProcessUsage.cpuTimeByRole()
-        let startCPU = ProcessUsage.cpuTime()
-        let start = (answered.value, clock.now, try snapshot(probes))
-        try await Task.sleep(for: settings.duration)
-        let end = (answered.value, clock.now, try snapshot(probes))
-        let cpu = ProcessUsage.cpuTime() - startCPU
-        let roles = ProcessUsage.cpuTimeByRole(since: startRoles)
-        let clientLoop = roles[.clientLoop] ?? .zero
+        let window = try await measureWindow(of: answered, probes: probes, settings: settings)
         calling.stop()
         for caller in callers { await caller.value }
-        let count = Double(max(1, end.0 - start.0))
-        shape.requestRate = Double(end.0 - start.0) / (end.1 - start.1).inSeconds
-        shape.primaryCPUPerRequest = zip(end.2, start.2).map { $0.since($1).cpuSeconds }.reduce(0, +) * 1e6 / count
-        shape.serverCPUPerRequest = (cpu - clientLoop).inMicroseconds / count
-        shape.requestCPUByRole = roles.mapValues { $0.inMicroseconds / count }
+        let count = window.divisor
+        shape.requestRate = window.rate
+        shape.primaryCPUPerRequest = window.work.map(\.cpuSeconds).reduce(0, +) * 1e6 / count
+        shape.serverCPUPerRequest = window.serverCPU.inMicroseconds / count
+        shape.requestCPUByRole = window.roles.mapValues { $0.inMicroseconds / count }
     }
 
     /// With producers publishing for every principal, kills the primary of the first principal's
