@@ -1,5 +1,5 @@
-import LongLinkWire
 import LongLinkTestSupport
+import LongLinkWire
 import Testing
 
 @testable import LongLink
@@ -168,7 +168,7 @@ struct LinkStateMachineTests {
         #expect(isQueued(book.admit(call(3, bytes: 40), caller: 3, route: .queue)))
         #expect(book.queuedBytes == 100)
         _ = book.remove(1)
-        #expect(book.dequeue(writingOn: 1)?.id == 3)
+        #expect(book.dequeue(writingOn: 1)?.request.id == 3)
         #expect(book.queuedBytes == 0)
         #expect(isQueued(book.admit(call(4, bytes: 500), caller: 4, route: .queue)))  // an empty queue takes it
         // A link's end puts its written request back in the queue, bytes and all.
@@ -188,13 +188,13 @@ struct LinkStateMachineTests {
         #expect(settled.failed.map(\.caller).sorted() == [1, 3, 4])
         #expect(settled.resent == 1)
         #expect(withoutDedupe.count == 3)
-        #expect(withoutDedupe.dequeue(writingOn: 2)?.id == 2)
-        #expect(withoutDedupe.dequeue(writingOn: 2)?.id == 5)
+        #expect(withoutDedupe.dequeue(writingOn: 2)?.request.id == 2)
+        #expect(withoutDedupe.dequeue(writingOn: 2)?.request.id == 5)
         // With it: everything but the login request, in the order it was made.
         let dedupe = books.linkEnded(1, resendAllowed: true, serverDeduplicates: true)
         #expect(dedupe.failed.map(\.caller) == [4])
         #expect(dedupe.resent == 3)
-        #expect((0..<5).compactMap { _ in books.dequeue(writingOn: 2)?.id } == [1, 2, 3, 5, 6])
+        #expect((0..<5).compactMap { _ in books.dequeue(writingOn: 2)?.request.id } == [1, 2, 3, 5, 6])
     }
 
     @Test func aLinkEndedByShutdownOrATerminalErrorHandsBackEveryWrittenRequest() {

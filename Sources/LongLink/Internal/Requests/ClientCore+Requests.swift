@@ -190,7 +190,7 @@ extension ClientCore {
     func drainQueue(on link: Link) {
         let now = clock.now
         while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            link.connection.isWritable, let (request, resent) = book.dequeueWrite(on: link.generation)
+            link.connection.isWritable, let (request, resent) = book.dequeue(writingOn: link.generation)
         {
             write(request, on: link, at: now, resent: resent)
         }

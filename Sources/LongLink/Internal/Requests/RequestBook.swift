@@ -112,14 +112,9 @@ struct RequestBook<Caller> {
         return entry
     }
 
-    /// The next queued request, now recorded as written on `generation`.
-    mutating func dequeue(writingOn generation: UInt64) -> PendingRequest? {
-        dequeueWrite(on: generation)?.request
-    }
-
     /// The next queued request, now recorded as written on `generation`, and whether that write is
     /// a copy of one written on an earlier link.
-    mutating func dequeueWrite(on generation: UInt64) -> (request: PendingRequest, resent: Bool)? {
+    mutating func dequeue(writingOn generation: UInt64) -> (request: PendingRequest, resent: Bool)? {
         while let id = queue.popFirst() {
             guard entries[id] != nil else { continue }
             entries[id]!.stage = .written(generation)
