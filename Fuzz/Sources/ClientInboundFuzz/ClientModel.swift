@@ -197,16 +197,16 @@ struct ClientModel {
     }
 
     /// As `ClientCore.write`: a request larger than the server accepts fails instead.
-    private mutating func write(_ request: PendingRequest) {
+    private mutating func write(_ request: PendingRequest, resent: Bool = false) {
         guard let link else { return }
-        if request.frame(at: .now).encodedSize > link.maxFrameBytes { finish(request.id) }
+        if request.frame(at: .now, resent: resent).encodedSize > link.maxFrameBytes { finish(request.id) }
     }
 
     private mutating func drainQueue() {
         while let link, machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            let request = book.dequeue(writingOn: link.generation)
+            let (request, resent) = book.dequeue(writingOn: link.generation)
         {
-            write(request)
+            write(request, resent: resent)
         }
     }
 
