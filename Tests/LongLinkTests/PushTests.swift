@@ -236,10 +236,11 @@ struct ClientPushTests {
             for await alert in alerts { received.append(alert) }
             return received
         }
-        // With no undecodablePushHandler the undecodable one is not taken: it stays with the server.
+        // With no undecodablePushHandler the undecodable one is a dead letter: taken, not handed over.
         try await eventually("the decodable push was taken, the other one counted") {
             let statistics = await running.client.statistics
-            return statistics.pushesDelivered == 1 && statistics.undecodablePushes == 1
+            return statistics.pushesDelivered == 2 && statistics.undecodablePushes == 1
+                && statistics.deadLetterPushes == 1
         }
         await running.stop()
         #expect(await consumer.value == [Alert(symbol: "AAPL", price: 190.5)])

@@ -65,9 +65,16 @@ final class RunningServer: Sendable {
         _ configuration: ServerConfiguration = .testing, probe: Probe, port: Int = 0,
         store: InMemoryPushStore = InMemoryPushStore()
     ) async throws -> RunningServer {
+        try await start(configuration, probe: probe, port: port, pushStore: store)
+    }
+
+    /// A server keeping its reliable pushes in `pushStore` (a store of the test's own).
+    static func start(
+        _ configuration: ServerConfiguration = .testing, probe: Probe, port: Int = 0, pushStore: any PushStore
+    ) async throws -> RunningServer {
         var configuration = configuration
         configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
-        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: store)
+        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: pushStore)
         let task = Task { try await server.run() }
         let address = try await server.localAddress
         return RunningServer(server: server, address: address, task: task)
