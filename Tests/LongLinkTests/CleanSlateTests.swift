@@ -182,4 +182,67 @@ struct CleanSlateTests {
         _ = await running.stop()
         try await server.stop()
     }
+
+    /// A call, a push stream and a subscription the app made as alice that reach the core only
+    /// after bob logged in (an idempotent call sent again after `UNKNOWN`, a stream registered
+    /// late) are refused with alice's end: nothing made for her runs as bob.
+    @Test func whatWasMadeForTheLastUserIsRefusedAfterTheNextLogin() async throws {
+        let server = try await RunningServer.start(probe: Probe())
+        let running = Self.client(server.endpoint, as: "alice")
+        let client = running.client
+        try await running.waitUntilConnected()
+        let enter = bytes(#"{"id":1}"#)
+        #expect(text(try await client.request("room.enter", payload: enter)).contains("alice"))
+        let alices = client.core.session
+        #expect(server.server.kick(principal: "alice", reason: "logged in elsewhere") == 1)
+        try await Self.waitForLogin(client, .goAway)
+        try await client.login(Self.step("bob"))
+        #expect(text(try await client.request("room.enter", payload: enter)).contains("bob"))
+        let late = PendingRequest(
+            id: 1, method: "room.enter", payload: enter, deadline: ContinuousClock.now.advanced(by: .seconds(20)),
+            idempotent: true, session: alices)
+        do {
+            let reply = try await client.core.perform(late)
+            Issue.record("alice's call ran as bob: \(text(reply))")
+        } catch let error as LongLinkError {
+            #expect(error.code == .goAway)
+        }
+        let stream = PushSubscriber(id: 999, filter: .all, limit: 10) { _ in }
+        await client.core.addSubscriber(stream, session: alices)
+        #expect(stream.isFinished)
+        #expect(stream.endReason?.code == .goAway)
+        _ = await running.stop()
+        try await server.stop()
+    }
+
+    /// Alice's coalesced call ends with her session; bob's call of the same key starts a shared
+    /// request of its own, answered as bob.
+    @Test func theLastUsersCoalescedCallsEndWithHerSession() async throws {
+        let probe = Probe()
+        let server = try await RunningServer.start(probe: probe)
+        let running = Self.client(server.endpoint, as: "alice")
+        let client = running.client
+        try await running.waitUntilConnected()
+        var shared = RequestOptions()
+        shared.coalesces = true
+        shared.cacheKey = "room"
+        let alices = Task { try await client.request("gated", options: shared) }
+        try await eventually("alice's call is shared") { client.coalescer.usage.callers == 1 }
+        #expect(server.server.kick(principal: "alice", reason: "logged in elsewhere") == 1)
+        do {
+            _ = try await within(.seconds(20), "alice's call to end") { try await alices.value }
+            Issue.record("alice's shared call was answered after her session ended")
+        } catch let error as LongLinkError {
+            #expect(error.code == .goAway)
+        }
+        #expect(client.coalescer.usage == (0, 0, 0))
+        probe.gate.put(())
+        try await Self.waitForLogin(client, .goAway)
+        try await client.login(Self.step("bob"))
+        let bobs = try await client.request("room.enter", payload: bytes(#"{"id":1}"#), options: shared)
+        #expect(text(bobs).contains("bob"))
+        #expect(client.coalescer.counts.started == 2)
+        _ = await running.stop()
+        try await server.stop()
+    }
 }
