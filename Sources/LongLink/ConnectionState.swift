@@ -94,7 +94,8 @@ public struct ClientStatistics: Sendable, Hashable {
     public var lastRoundTrip: Duration?
     /// Push frames received (redeliveries included).
     public var pushesReceived: Int = 0
-    /// Pushes handed to the app.
+    /// Reliable pushes taken: handed to the app, or, undecodable, to its handler or the dead-letter
+    /// path (see ``deadLetterPushes``).
     public var pushesDelivered: Int = 0
     /// Reliable pushes received again after the app had them, dropped (and acknowledged again).
     public var duplicatePushesDropped: Int = 0
