@@ -294,7 +294,8 @@ struct PushBookkeepingTests {
     @Test(arguments: [
         "defaultTimeout", "connectTimeout", "heartbeat", "offlineQueueLimit", "offlineQueueBytes", "pushBufferLimit",
         "ackBatchSize", "endpoints", "clientID", "maxFrameBytes", "maxFrameBytes.max", "maxFrameBytes.over",
-        "maxInflationRatio", "pushBufferBytes",
+        "maxInflationRatio", "pushBufferBytes", "unacknowledgedPushBytes", "coalescedCallLimit", "coalescedCallBytes",
+        "responseCache.maxEntries",
     ])
     func anImpossibleValueIsRefusedByName(field: String) {
         var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: 1)])
@@ -313,6 +314,10 @@ struct PushBookkeepingTests {
         case "maxFrameBytes.over": configuration.maxFrameBytes = (64 << 20) + 1
         case "maxInflationRatio": configuration.maxInflationRatio = 0
         case "pushBufferBytes": configuration.pushBufferBytes = 0
+        case "unacknowledgedPushBytes": configuration.unacknowledgedPushBytes = 0
+        case "coalescedCallLimit": configuration.coalescedCallLimit = 0
+        case "coalescedCallBytes": configuration.coalescedCallBytes = 0
+        case "responseCache.maxEntries": configuration.responseCache.maxEntries = 0
         default: configuration.maxFrameBytes = 0
         }
         do {
