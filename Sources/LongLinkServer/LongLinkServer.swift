@@ -245,7 +245,7 @@ public final class LongLinkServer: Sendable {
     public func pushBestEffort(to principal: String, topic: String, payload: [UInt8]) {
         guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.connections(of: principal) {
-            connection.sendBestEffort(topic: topic, payload: payload)
+            connection.sendBestEffort(topic: topic, payload: payload, for: principal)
         }
     }
 
@@ -253,7 +253,7 @@ public final class LongLinkServer: Sendable {
     public func broadcast(topic: String, payload: [UInt8]) {
         guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.allConnections() {
-            connection.sendBestEffort(topic: topic, payload: payload)
+            connection.sendBestEffort(topic: topic, payload: payload, for: nil)
         }
     }
 

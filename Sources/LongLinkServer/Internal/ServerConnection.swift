@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every mutable property is confined to the connection's event loop; methods other threads call
 /// (``deliver(requestID:token:response:)``, ``requestPush()``, ``bind(principal:)``,
-/// ``sendBestEffort(topic:payload:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
+/// ``sendBestEffort(topic:payload:for:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
 /// first.
 final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// What the connection keeps for a request whose handler it started.
