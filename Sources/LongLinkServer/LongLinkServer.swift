@@ -101,7 +101,7 @@ public final class LongLinkServer: Sendable {
             }
             listener = try await Listener.bind(
                 to: configuration.endpoint, group: group, options: configuration.connectionOptions,
-                tls: currentContext,
+                reusePort: configuration.reusesPort, tls: currentContext,
                 onHandshakeFailure: { _ in core.counters.tlsHandshakeFailures.increment() },
                 admitHandshake: { core.admitHandshake() }, handshakeEnded: { core.handshakeEnded() },
                 onAccept: { connection in core.accept(connection) })

@@ -138,6 +138,10 @@ public struct ServerConfiguration: Sendable {
     /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
     /// per core). For the testing kit and the benchmarks only: the event loop is below what users see.
     @_spi(Benchmarks) public var eventLoopGroup: EventLoopGroup? = nil
+    /// Binds the endpoint's port with `SO_REUSEPORT`, beside the `ReservedPort` (LongLinkTransport)
+    /// a test holds it with (a server a client dials before it starts, or restarted on its port).
+    /// Tests only: another process of the same user could then listen on the port too.
+    package var reusesPort = false
     /// Reports the load (0 to 1000) sent in `Welcome` and every `Pong`, which clients use to
     /// choose among servers; `nil` reports the largest of: open connections as a share of
     /// ``maxConnections``, running handlers as a share of ``handlersAtFullLoad``, and the busiest
