@@ -154,6 +154,12 @@ public struct ServerConfiguration: Sendable {
     /// request whose claim was lost before its reply could be stored (see
     /// ``ServerStatistics/claimsLost``). Called from any thread; nil: only counted.
     public var logger: (@Sendable (String) -> Void)? = nil
+    /// Called once per connection when it has closed, with the id its requests carried
+    /// (``RequestContext/connectionID``), for state an app keeps per connection (a room's members,
+    /// presence): forget it here. Called on the connection's event loop: keep it short. A handler
+    /// still running for the connection may record state after this call; it can tell by
+    /// ``RequestContext/isConnectionOpen`` read after recording, and forget it then.
+    public var connectionClosed: (@Sendable (_ connectionID: UInt64) -> Void)? = nil
 
     /// The default configuration: loopback, a system-chosen port.
     public init() {}
