@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import Testing
 
 @testable import LongLink
@@ -68,8 +69,10 @@ struct ClientPushTests {
     @Test func pushesMissedWhileOfflineArriveAfterReconnectWithoutDuplicates() async throws {
         let probe = Probe()
         let store = InMemoryPushStore()
-        var server = try await RunningServer.start(probe: probe, store: store)
-        let port = server.address.port ?? 0
+        // The port stays the test's while the server is down.
+        let port = try ReservedPort()
+        defer { port.release() }
+        var server = try await RunningServer.start(probe: probe, on: port, store: store)
         let running = loggedIn(server.endpoint, as: "dan")
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
@@ -80,7 +83,7 @@ struct ClientPushTests {
         server.server.abort()
         try await server.stop()
         for n in 6...8 { _ = try store.append(principal: "dan", topic: "alerts", payload: bytes("\(n)")) }
-        server = try await restart(nil, probe: probe, port: port, store: store)
+        server = try await RunningServer.start(probe: probe, on: port, store: store)
         for expected in 6...8 { #expect(await iterator.next()?.seq == UInt64(expected)) }
         try server.server.push(to: "dan", topic: "alerts", payload: bytes("9"))
         #expect(await iterator.next()?.seq == 9)
@@ -95,8 +98,9 @@ struct ClientPushTests {
     /// the acks it owed the old store are dropped, not applied to the new one's seqs.
     @Test func aServerThatRestartsWithAnEmptyStoreDeliversItsNewPushes() async throws {
         let probe = Probe()
-        var server = try await RunningServer.start(probe: probe, store: InMemoryPushStore())
-        let port = server.address.port ?? 0
+        let port = try ReservedPort()
+        defer { port.release() }
+        var server = try await RunningServer.start(probe: probe, on: port, store: InMemoryPushStore())
         // The acks of the first five wait (an hour, or 256 of them) and are still owed at the crash.
         let running = loggedIn(server.endpoint, as: "hal") { $0.ackDelay = .seconds(3_600) }
         let alerts = running.client.pushes(topic: "alerts")
@@ -107,7 +111,7 @@ struct ClientPushTests {
         try await server.stop()
         let fresh = InMemoryPushStore()
         for n in 1...3 { _ = try fresh.append(principal: "hal", topic: "alerts", payload: bytes("new \(n)")) }
-        server = try await restart(nil, probe: probe, port: port, store: fresh)
+        server = try await RunningServer.start(probe: probe, on: port, store: fresh)
         #expect(try await payloads(3, from: alerts) == ["new 1", "new 2", "new 3"])
         #expect(await running.client.statistics.staleAcksDropped == 5)
         #expect(server.server.statistics.acksReceived == 0)
@@ -245,16 +249,6 @@ struct ClientPushTests {
         await running.stop()
         #expect(await consumer.value == [Alert(symbol: "AAPL", price: 190.5)])
         try await server.stop()
-    }
-
-    private func restart(_ old: RunningServer?, probe: Probe, port: Int, store: InMemoryPushStore) async throws
-        -> RunningServer
-    {
-        if let old {
-            old.server.abort()
-            try await old.stop()
-        }
-        return try await RunningServer.start(probe: probe, port: port, store: store)
     }
 }
 

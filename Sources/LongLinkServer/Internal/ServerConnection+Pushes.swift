@@ -94,19 +94,24 @@ extension ServerConnection {
         }
     }
 
-    /// Sends a best-effort push if the session is established and the connection writable (any
-    /// thread).
-    func sendBestEffort(topic: String, payload: [UInt8]) {
+    /// Sends a best-effort push if the session is established, still bound to `principal` (nil:
+    /// to any session, as ``LongLinkServer/broadcast(topic:payload:)`` sends) and the connection
+    /// writable (any thread).
+    ///
+    /// The principal is checked on the loop: the caller picked this connection from the
+    /// principal's table, and a login may have bound it to someone else before the hop.
+    func sendBestEffort(topic: String, payload: [UInt8], for principal: String?) {
         // On the loop (a producer there, as a feed usually is) it costs no job per push.
         guard loop.inEventLoop else {
-            loop.execute { [self] in sendBestEffortOnLoop(topic: topic, payload: payload) }
+            loop.execute { [self] in sendBestEffortOnLoop(topic: topic, payload: payload, for: principal) }
             return
         }
-        sendBestEffortOnLoop(topic: topic, payload: payload)
+        sendBestEffortOnLoop(topic: topic, payload: payload, for: principal)
     }
 
-    private func sendBestEffortOnLoop(topic: String, payload: [UInt8]) {
+    private func sendBestEffortOnLoop(topic: String, payload: [UInt8], for principal: String?) {
         guard session.phase == .active else { return }
+        if let principal, !PrincipalKey.same(session.principal, principal) { return }
         if connection.isWritable {
             send(.push(outgoing(Frame.Push(seq: 0, topic: topic, payload: payload))))
             core.counters.bestEffortPushesSent.increment()

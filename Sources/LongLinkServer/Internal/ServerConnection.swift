@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every mutable property is confined to the connection's event loop; methods other threads call
 /// (``deliver(requestID:token:response:)``, ``requestPush()``, ``bind(principal:)``,
-/// ``sendBestEffort(topic:payload:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
+/// ``sendBestEffort(topic:payload:for:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
 /// first.
 final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// What the connection keeps for a request whose handler it started.
@@ -52,6 +52,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var windowTimer: (any ScheduledWork)?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
+    /// The socket has closed (read from any thread: ``RequestContext/isConnectionOpen``).
+    private let closed = Atomic<Bool>(false)
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
     /// Reads of the push store (see `ServerConnection+PushStore.swift`).
     var pushReads = PushReads()
 
@@ -168,11 +171,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        // Before the app hears of it: see ``RequestContext/isConnectionOpen``.
+        closed.store(true, ordering: .releasing)
         let principal = session.principal
         let abandoned = session.connectionClosed()
         cancelTimers()
         release(abandoned[...], shuttingDown: core.isShuttingDown)
         core.unregister(self, principal: principal)
+        configuration.connectionClosed?(connection.id)
     }
 
     private func armPartialFrameTimer() {
