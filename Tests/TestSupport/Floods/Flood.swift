@@ -24,7 +24,9 @@ package struct Flood: Sendable {
     }
 
     /// Every kind, in the table's order.
-    package static let all: [Flood] = [hello, request, cancel, ack, sync, ping, goAway, garbage]
+    /// (The refused requests last: the 1,024 it leaves running, orphans once its connection
+    /// closes, would be counted in the floods after it.)
+    package static let all: [Flood] = [hello, request, cancel, ack, sync, ping, goAway, garbage, refusedRequest]
 
     /// Connections opened `parallel` at a time, each running `body`; their traffic summed.
     static func connections(
@@ -54,7 +56,7 @@ package struct Flood: Sendable {
     /// `Ping` after them, and waits for its `Pong` (and `until` of what arrived): the server has
     /// handled every frame before it.
     static func oneConnection(
-        port: Int, user: String? = nil, _ frames: [Frame], within timeout: Duration = .seconds(30),
+        port: Int, user: String? = nil, _ frames: [Frame], within timeout: Duration = .seconds(10),
         until done: @escaping @Sendable (FloodClient.Received) -> Bool = { _ in true }
     ) async throws -> Traffic {
         let client = try await FloodClient.connect(port: port)
@@ -67,7 +69,11 @@ package struct Flood: Sendable {
         }
         let pongs = client.counts.pongs
         sent += try await client.send(frames + [.ping(Frame.Ping(nonce: 1))])
-        try await client.wait("the flood's fence", within: timeout) { $0.pongs > pongs && done($0) }
+        do {
+            try await client.wait("the flood's fence", within: timeout) { $0.pongs > pongs && done($0) }
+        } catch {
+            throw ToolProcess.Failure(description: "\(error); received \(client.counts)")
+        }
         return Traffic(sent: sent, received: client.counts.bytes)
     }
 
@@ -94,6 +100,21 @@ package struct Flood: Sendable {
         return try await oneConnection(port: port, frames) { $0.responses >= 10_000 }
     }
 
+    /// The worst bytes out per byte in a request can get: 1,024 `sleep`s fill the connection's
+    /// in-flight limit, then 10,000 of the smallest requests (a short id, a one-letter method) are
+    /// each refused with `RESOURCE_EXHAUSTED` and a message longer than they are.
+    static let refusedRequest = Flood(
+        kind: "Request (refused)", frames: 10_000, shape: "1 connection, 1,024 in flight, then minimal requests"
+    ) { port in
+        let sleeps = (0..<1_024).map { index in
+            Frame.request(Frame.Request(requestID: "-\(index)", method: "sleep", payload: bytes("20000")))
+        }
+        let minimal = (0..<10_000).map { index in
+            Frame.request(Frame.Request(requestID: String(index, radix: 36), method: "x"))
+        }
+        return try await oneConnection(port: port, sleeps + minimal) { $0.responses >= 10_000 }
+    }
+
     /// 50,000 `Cancel`s of requests that never ran.
     static let cancel = Flood(kind: "Cancel", frames: 50_000, shape: "1 connection, unknown request ids") { port in
         try await oneConnection(port: port, (0..<50_000).map { .cancel(Frame.Cancel(requestID: "c\($0)")) })
@@ -114,9 +135,10 @@ package struct Flood: Sendable {
             port: port, user: "sync-flooder", Array(repeating: .sync(Frame.Sync()), count: 20_000))
     }
 
-    /// 20,000 `Ping`s, every one answered.
-    static let ping = Flood(kind: "Ping", frames: 20_000, shape: "1 connection") { port in
-        try await oneConnection(port: port, (1...20_000).map { .ping(Frame.Ping(nonce: UInt64($0))) }) {
+    /// 20,000 of the smallest `Ping`s (nonce 0), every one answered by a `Pong` that adds the
+    /// server's load.
+    static let ping = Flood(kind: "Ping", frames: 20_000, shape: "1 connection, nonce 0") { port in
+        try await oneConnection(port: port, Array(repeating: .ping(Frame.Ping(nonce: 0)), count: 20_000)) {
             $0.pongs >= 20_001
         }
     }
@@ -183,13 +205,34 @@ package struct FloodRow: Sendable {
         let elapsed = ContinuousClock.now - started
         let after = try server.usage()
         var calls: [String: Int]?
-        if let callsBefore, let callsAfter = try await redisCalls?() {
+        if let callsBefore, let redisCalls, let callsAfter = try await settled(redisCalls) {
             calls = callsAfter.map { ($0.key, $0.value - callsBefore[$0.key, default: 0]) }.filter { $0.1 > 0 }
                 .reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
         return FloodRow(
             flood: flood, traffic: traffic, cpu: after.cpu - before.cpu,
             residentGrowth: after.residentBytes - before.residentBytes, redisCalls: calls, elapsed: elapsed)
+    }
+
+    /// Commands that come with time, not with frames: the fleet's session checks (`TIME`,
+    /// `GET`), its claim lease (`SET`) and its Redis connections' health checks (`PING`).
+    package static let periodicRedisCommands: Set = ["time", "get", "set", "ping"]
+
+    /// The Redis counters once the server's store calls have caught up with the flood (a reply
+    /// is stored after it was sent): no command but the periodic ones for 300 ms, within 10 s.
+    private static func settled(_ read: @Sendable () async throws -> [String: Int]) async throws -> [String: Int]? {
+        func work(_ calls: [String: Int]) -> [String: Int] { calls.filter { !periodicRedisCommands.contains($0.key) } }
+        var last = try await read()
+        var quietSince = ContinuousClock.now
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = try await read()
+            if work(now) != work(last) { quietSince = .now }
+            last = now
+            if ContinuousClock.now - quietSince >= .milliseconds(300) { break }
+        }
+        return last
     }
 
     /// The rows as a Markdown table.
