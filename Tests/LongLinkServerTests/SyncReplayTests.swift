@@ -123,7 +123,8 @@ struct SyncReplayTests {
     @Test func syncsOnAnEmptyBacklogReadNothing() async throws {
         let clock = ManualClock()
         let store = ReadCountingStore()
-        let server = LongLinkServer(configuration: Self.configuration(clock), router: Probe().router(), pushStore: store)
+        let server = LongLinkServer(
+            configuration: Self.configuration(clock), router: Probe().router(), pushStore: store)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let client = try await loggedIn(try await server.localAddress, as: "uma")

@@ -15,9 +15,11 @@ struct FrameFloodTests {
             let row = try await FloodRow.measure(flood, on: server)
             rows.append(row)
             let bound = try #require(Flood.bounds[flood.kind])
-            #expect(row.amplification <= bound.amplification, "\(flood.kind): \(row.amplification) bytes out per byte in")
+            #expect(
+                row.amplification <= bound.amplification, "\(flood.kind): \(row.amplification) bytes out per byte in")
             #expect(row.cpu <= bound.cpuPerFrame * flood.frames, "\(flood.kind): \(row.cpu) of CPU")
-            #expect(row.residentGrowth <= bound.residentGrowth, "\(flood.kind): RSS grew \(row.residentGrowth >> 10) KiB")
+            #expect(
+                row.residentGrowth <= bound.residentGrowth, "\(flood.kind): RSS grew \(row.residentGrowth >> 10) KiB")
         }
         print("Frame floods against one server (longlink serve, in memory):\n" + FloodRow.table(rows))
         await server.stop()
@@ -40,7 +42,8 @@ struct FrameFloodTests {
             "20 Syncs over \(outcome.spread.milliseconds) ms after a replay of \(ReplayFlood.pushes) pushes "
                 + "(\(replay.backlogBytes) bytes): \(outcome.traffic.sent) bytes in, \(outcome.traffic.received) bytes out "
                 + "(\((replays * 100).rounded() / 100) backlogs, at most \(outcome.replaysAllowed)), "
-                + "CPU \((after.cpu - before.cpu).milliseconds) ms, RSS \((after.residentBytes - before.residentBytes) >> 10) KiB")
+                + "CPU \((after.cpu - before.cpu).milliseconds) ms, RSS \((after.residentBytes - before.residentBytes) >> 10) KiB"
+        )
         #expect(outcome.traffic.received <= outcome.replaysAllowed * replay.backlogBytes + 4_096)
         await server.stop()
     }

@@ -64,7 +64,9 @@ package struct Flood: Sendable {
         var sent = try await client.send([.hello(Frame.Hello(clientID: "flood-\(UInt32.random(in: 0...UInt32.max))"))])
         try await client.wait("Welcome") { $0.welcomes == 1 }
         if let user {
-            sent += try await client.send([.request(Frame.Request(requestID: "login", method: "login", payload: bytes(user)))])
+            sent += try await client.send([
+                .request(Frame.Request(requestID: "login", method: "login", payload: bytes(user)))
+            ])
             try await client.wait("the login") { $0.responses == 1 }
         }
         let pongs = client.counts.pongs
@@ -247,7 +249,8 @@ package struct FloodRow: Sendable {
                     calls.isEmpty
                         ? "0"
                         : "\(calls.values.reduce(0, +)) ("
-                            + calls.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                            + calls.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(
+                                separator: ", ")
                             + ")"
                 } ?? "—"
             let ratio = (row.amplification * 100).rounded() / 100

@@ -69,7 +69,9 @@ package struct ProcessUsage: Sendable {
         let cpu = Duration.milliseconds((user + system) * 1_000 / max(1, ticks))
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kibibytes = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) })
+            let kibibytes = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({
+                Int($0)
+            })
         else { throw Unreadable(description: "/proc/\(pid)/status has no VmRSS") }
         return ProcessUsage(cpu: cpu, residentBytes: kibibytes << 10)
     }
