@@ -161,6 +161,18 @@ public struct ServerConfiguration: Sendable {
     /// ``RequestContext/isConnectionOpen`` read after recording, and forget it then.
     public var connectionClosed: (@Sendable (_ connectionID: UInt64) -> Void)? = nil
 
+    // MARK: Sync replays
+
+    /// The shortest time between two replays of one connection's unacknowledged reliable pushes
+    /// (what a `Sync` asks for: every unacknowledged push again, from the first). The first `Sync`
+    /// replays at once; a `Sync` while a replay is under way, or sooner than this after the last
+    /// one began, is coalesced into one replay when both have passed, so that `Sync`s sent in a
+    /// loop cost one backlog per interval, not one each. A `Sync` when no reliable push was sent
+    /// since the last replay began is answered by nothing (that replay brings all there is).
+    /// `.zero` still coalesces `Sync`s during a replay; at most 60 seconds, as a client that
+    /// dropped pushes waits up to this long to get them again.
+    public var syncReplayInterval: Duration = .seconds(1)
+
     /// The default configuration: loopback, a system-chosen port.
     public init() {}
 
@@ -201,5 +213,8 @@ public struct ServerConfiguration: Sendable {
         if maxAckSeqs < 1 { throw fail("maxAckSeqs must be at least 1") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }
+        if syncReplayInterval < .zero || syncReplayInterval > .seconds(60) {
+            throw fail("syncReplayInterval must be 0...60 seconds")
+        }
     }
 }

@@ -18,6 +18,9 @@ extension ServerConnection {
                 core.rebind(self, from: old, to: principal)
                 pushWindow.principalChanged()
                 acks.principalChanged()
+                syncGate.principalChanged()
+                syncTimer?.cancel()
+                syncTimer = nil
             }
             if exclusive, PrincipalKey.same(session.principal, principal) {
                 boundAt = .now
@@ -43,14 +46,33 @@ extension ServerConnection {
         }
     }
 
+    /// A `Sync` replays the unacknowledged pushes through the ``SyncGate``: at once, or coalesced
+    /// with the others into one replay when the running one has caught up and
+    /// ``ServerConfiguration/syncReplayInterval`` has passed since it began.
     func handleSync() {
         switch session.receivedSync() {
         case .resendReliablePushes:
-            pushWindow.restart()
-            pumpReliablePushes()
+            perform(syncGate.syncReceived(at: core.clock.now))
         case .closeConnection(let close):
             perform(close)
         case .ignore:
+            break
+        }
+    }
+
+    /// Performs what the ``SyncGate`` decided (a replay now pumps at once).
+    func perform(_ action: SyncGate.Action) {
+        switch action {
+        case .replay:
+            pushWindow.restart()
+            pumpReliablePushes()
+        case .armTimer(let deadline):
+            syncTimer = core.clock.schedule(at: deadline, on: loop) { [self] in
+                syncTimer = nil
+                guard session.phase == .active || session.phase == .draining else { return }
+                perform(syncGate.timerFired(at: core.clock.now))
+            }
+        case .none:
             break
         }
     }

@@ -57,6 +57,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var isClosed: Bool { closed.load(ordering: .acquiring) }
     /// Reads of the push store (see `ServerConnection+PushStore.swift`).
     var pushReads = PushReads()
+    /// When a `Sync` replays the unacknowledged pushes (see ``SyncGate``).
+    var syncGate: SyncGate
+    /// Armed while a coalesced `Sync` waits for its replay (see ``handleSync()``).
+    var syncTimer: (any ScheduledWork)?
 
     private var decoder: FrameDecoder
     /// Frames decoded and not yet handled (they wait while the socket is not writable).
@@ -76,6 +80,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         self.session = Session(configuration: Session.Configuration(core.configuration))
         self.peerCertificate = connection.tlsPeerCertificate.map { ($0.subject, $0.pin.description) }
         self.pushWindow = ReliablePushWindow(size: core.configuration.reliablePushWindow)
+        self.syncGate = SyncGate(interval: core.configuration.syncReplayInterval)
         self.decoder = FrameDecoder(
             maxFrameBytes: core.configuration.maxFrameBytes,
             limits: Frame.DecodingLimits(
@@ -198,7 +203,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer].compactMap({ $0 }) {
             timer.cancel()
         }
         for timer in [partialFrameTimer, pushReads.retryTimer].compactMap({ $0 }) {
@@ -209,6 +214,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         heartbeatTimer = nil
         drainTimer = nil
         windowTimer = nil
+        syncTimer = nil
         pushReads.retryTimer = nil
     }
 
