@@ -93,7 +93,7 @@ struct RedisClusterDedupeFailoverTests {
             try await Failover.failOver(shard, in: cluster)
             let survived = try await cluster.run(RedisCommand("EXISTS", entry), on: shard.replica)
             try #require(survived.int64 == 0, "the replica was not behind: it has the entry")
-            let record = keys.dedupeLineage(principal: principal, clientID: "phone")
+            let record = keys.dedupeLineage(principal: principal)
             let kept = try await cluster.run(RedisCommand("EXISTS", record), on: shard.replica)
             try #require(kept.int64 == 1, "the lineage record written before the cut is gone")
 
@@ -153,7 +153,7 @@ struct RedisClusterDedupeFailoverTests {
                 return (try? await begin("\(attempt)", resent: true)) == .run
             }
             // The record lost (as in a failover that lost it): the window starts again.
-            let record = store.keys.dedupeLineage(principal: "p", clientID: "c")
+            let record = store.keys.dedupeLineage(principal: "p")
             #expect(try await store.client.run(RedisCommand("DEL", record).keyed(1..<2)).int64 == 1)
             #expect(await isUnknown("x"))
             #expect(try await begin("y", resent: false) == .run)
@@ -165,7 +165,7 @@ struct RedisClusterDedupeFailoverTests {
             let claim = try await replicated.begin(
                 principal: "q", clientID: "c", requestID: "1", runningFor: .seconds(30), resent: true, window: window)
             #expect(claim == .run)
-            let unused = replicated.keys.dedupeLineage(principal: "q", clientID: "c")
+            let unused = replicated.keys.dedupeLineage(principal: "q")
             #expect(try await replicated.client.run(RedisCommand("EXISTS", unused).keyed(1..<2)).int64 == 0)
             await replicated.shutdown()
         }
