@@ -171,6 +171,34 @@ struct RedisClusterDedupeFailoverTests {
         }
     }
 
+    /// A principal idle for longer than two windows (nothing else of its slot written meanwhile)
+    /// and nothing lost: its next resent copy that finds no entry runs. The lineage record is the
+    /// slot's and never expires, so its absence still means lost writes, and idleness does not.
+    /// (Idle time is the condition tested here: the wait is the scenario, not a synchronisation.)
+    @Test func anIdlePrincipalsResentCopyRuns() async throws {
+        try await withRedisCluster { cluster in
+            let window = Duration.milliseconds(200)
+            let store = try RedisDedupeStore(cluster: cluster.seeds)
+            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> SharedDedupeClaim {
+                try await store.begin(
+                    principal: "idle", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
+                    window: window)
+            }
+            #expect(try await Failover.retrying("a first claim") { try await begin("1", resent: false) } == .run)
+            // Each attempt a new request: a copy answered UNKNOWN leaves `UL` for its later copies.
+            var attempt = 1
+            try await eventually("a resent copy with no entry runs a window later", within: .seconds(10)) {
+                attempt += 1
+                return (try? await begin("\(attempt)", resent: true)) == .run
+            }
+            try await Task.sleep(for: window * 3)
+            let record = store.keys.dedupeLineage(principal: "idle")
+            #expect(try await store.client.run(RedisCommand("EXISTS", record).keyed(1..<2)).int64 == 1)
+            #expect(try await begin("after the idle time", resent: true) == .run)
+            await store.shutdown()
+        }
+    }
+
     /// A copy that waits while its request runs elsewhere, and whose running entry a failover then
     /// loses (the claim reached only the primary): its next look finds no entry. It takes the entry
     /// for lost, not given up, and gets `OUTCOME_UNKNOWN`; it never claims the request to run it
