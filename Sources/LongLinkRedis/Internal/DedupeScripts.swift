@@ -14,13 +14,15 @@
 /// reply past the byte bounds is stored as `N` (not kept); nothing is evicted to make room.
 enum DedupeScripts {
     /// Shared by the scripts that account: the Redis time, the accounts' cache, and the pruning of
-    /// expired index names (each leaves once, so it costs one step per entry ever written).
+    /// expired index names (each leaves once, so it costs one step per entry ever written). The
+    /// index and the accounts expire with the last entry they count (a call that changed nothing
+    /// of the index, a read, writes nothing).
     /// Expects the locals `accounts`, `index` and `limits` (the tag's entries and bytes, then a
     /// client's).
     private static let accounting = """
         local time = redis.call('TIME')
         local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-        local held, dirty = {}, {}
+        local held, dirty, touched = {}, {}, false
         local function usage(field)
           local value = held[field]
           if value == nil then
@@ -41,11 +43,13 @@ enum DedupeScripts {
         end
         local function drop(indexed)
           if redis.call('ZREM', index, indexed) == 1 then
+            touched = true
             local charge, client = parse(indexed)
             add(client, -1, -charge)
           end
         end
         local function keep(indexed, expiry)
+          touched = true
           if redis.call('ZADD', index, expiry, indexed) == 1 then
             local charge, client = parse(indexed)
             add(client, 1, charge)
@@ -56,7 +60,10 @@ enum DedupeScripts {
           local charge, client = parse(indexed)
           add(client, -1, -charge)
         end
-        if #expired > 0 then redis.call('ZREMRANGEBYSCORE', index, '-inf', now) end
+        if #expired > 0 then
+          redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
+          touched = true
+        end
         local function clientOf(member) return string.match(member, '^([^:]*):') end
         local function refusal(client, count, bytes)
           local scope
@@ -91,6 +98,7 @@ enum DedupeScripts {
             end
           end
           if #sets > 0 then redis.call('HSET', accounts, unpack(sets)) end
+          if not touched then return end
           local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
           if last[2] then
             local at = math.floor(tonumber(last[2])) + 1
@@ -229,6 +237,7 @@ enum DedupeScripts {
         if redis.call('GET', KEYS[3]) == ARGV[1] then
           redis.call('PEXPIRE', KEYS[3], ARGV[2])
           redis.call('ZADD', index, 'XX', now + tonumber(ARGV[2]), (#KEYS[3] + #ARGV[1]) .. ':' .. ARGV[3])
+          touched = true
           renewed = 1
         end
         save()
