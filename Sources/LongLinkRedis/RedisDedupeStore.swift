@@ -157,7 +157,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// The lineage check a claim makes on a cluster with asynchronous replication; nil elsewhere.
     private func lineageCheck(principal: String?, resent: Bool, window: Int64) -> DedupeQueue.LineageCheck? {
         guard backend.checksLineage, backend.replicas == 0 else { return nil }
-        return DedupeQueue.LineageCheck(record: keys.dedupeLineage(principal: principal), resent: resent, window: window)
+        return DedupeQueue.LineageCheck(
+            record: keys.dedupeLineage(principal: principal), resent: resent, window: window)
     }
 
     /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.

@@ -62,7 +62,8 @@ struct FleetBudgetTests {
             budgets.entriesPerPrincipal = 200
             let fleet = try await RedisFleet.start(on: redis, count: 2, slowFor: .milliseconds(10), budgets: budgets)
             let victim = try await Self.connect(fleet, 0, as: "victim", principal: "alice")
-            let ran = try await Self.send(victim, Frame.Request(requestID: "10", method: "slow", payload: bytes("count")))
+            let request = Frame.Request(requestID: "10", method: "slow", payload: bytes("count"))
+            let ran = try await Self.send(victim, request)
             #expect(ran.status == nil && ran.payload == bytes("s0"), "\(ran)")
             victim.close()
             let keys = RedisKeys(prefix: fleet.prefix)
@@ -97,7 +98,7 @@ struct FleetBudgetTests {
             #expect(refused.allSatisfy { $0.code == .resourceExhausted && $0.message.contains("Retry after") })
 
             let again = try await Self.connect(fleet, 1, as: "victim", principal: "alice")
-            var copy = Frame.Request(requestID: "10", method: "slow", payload: bytes("count"))
+            var copy = request
             copy.resent = true
             let replayed = try await Self.send(again, copy)
             #expect(replayed.status == nil && replayed.payload == bytes("s0"), "\(replayed)")
@@ -105,7 +106,9 @@ struct FleetBudgetTests {
             again.close()
             let held = try await fleet.counter.run(RedisCommand("HGET", entry.accounts, "n").keyed(1..<2))
             let after = try await Self.usedMemory(fleet)
-            print("FleetBudgetTests flood: Redis used_memory \(before) -> \(after) bytes; alice holds \(held.string ?? "?") entries")
+            print(
+                "FleetBudgetTests flood: Redis used_memory \(before) -> \(after) bytes; alice holds"
+                    + " \(held.string ?? "?") entries")
             #expect(held.string == "200")
             await fleet.stop()
         }
@@ -154,7 +157,8 @@ struct FleetBudgetTests {
             let accounted = try await fleet.counter.run(RedisCommand("HGET", entries[0].accounts, "b").keyed(1..<2))
             let after = try await Self.usedMemory(fleet)
             print(
-                "FleetBudgetTests echoes: \(deflated.count) bytes sent per echo, \(elapsed) for 100; \(kept) replies kept;"
+                "FleetBudgetTests echoes: \(deflated.count) bytes sent per echo, \(elapsed) for 100;"
+                    + " \(kept) replies kept;"
                     + " accounted \(accounted.string ?? "?") bytes; MEMORY USAGE of the keys \(stored) bytes;"
                     + " Redis used_memory \(before) -> \(after) bytes")
             let budget = RedisDedupeBudgets().bytesPerClient

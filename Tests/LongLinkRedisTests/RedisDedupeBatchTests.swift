@@ -7,7 +7,8 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:backend:running:budgets:sending:)``):
+/// Group commit of the shared de-dup window (``DedupeQueue``,
+/// ``RedisDedupeStore/sendBatch(_:backend:running:budgets:sending:)``):
 /// the claims and stored replies of one turn leave in one round trip, one script call per hash
 /// tag, each entry settled as if alone.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))

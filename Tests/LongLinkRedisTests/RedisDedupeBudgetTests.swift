@@ -56,7 +56,8 @@ struct RedisDedupeBudgetTests {
             let store = try Self.store(redis, budgets)
             for id in ["1", "2", "3"] { #expect(try await Self.begin(store, "alice", "c1", id) == .run) }
             #expect(
-                try await store.finish(principal: "alice", clientID: "c1", requestID: "1", reply: [1], window: .seconds(60)))
+                try await store.finish(
+                    principal: "alice", clientID: "c1", requestID: "1", reply: [1], window: .seconds(60)))
             let client = await Self.refusal(store, "alice", "c1", "4")
             #expect(client?.code == .resourceExhausted, "\(String(describing: client))")
             #expect(client?.message.contains("this client holds as many stored requests") == true)
