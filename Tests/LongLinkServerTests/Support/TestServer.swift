@@ -24,6 +24,13 @@ extension Probe {
             context.bind(principal: String(decoding: payload, as: UTF8.self))
             return Array("welcome".utf8)
         }
+        // Inline, so that requests written right behind it in one batch are already bound.
+        router.register(
+            "login.sync",
+            synchronous: { payload, context in
+                context.bind(principal: String(decoding: payload, as: UTF8.self))
+                return Array("welcome".utf8)
+            })
         router.register("login.exclusive") { payload, context in
             context.bind(principal: String(decoding: payload, as: UTF8.self), exclusive: true)
             return Array("welcome".utf8)
