@@ -184,7 +184,7 @@ public final class LongLinkServer: Sendable {
 
     /// The server's counters now.
     public var statistics: ServerStatistics {
-        core.counters.snapshot
+        core.statistics
     }
 
     // MARK: Pushes

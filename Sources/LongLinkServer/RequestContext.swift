@@ -20,6 +20,9 @@ public struct RequestContext: Sendable {
     public let connectionID: UInt64
 
     let session: ServerConnection
+    /// The request's execution in the de-duplication window, when it has one: a binding is
+    /// recorded there, for the copies that are answered from it.
+    let run: DedupeRun?
 
     /// The subject of the certificate the client presented in a mutual-TLS handshake, in RFC 2253
     /// form (`CN=alice,O=Example`); nil when it presented none (plain TCP, or TLS without
@@ -42,7 +45,7 @@ public struct RequestContext: Sendable {
     /// that principal flow on this connection after the client's next `Sync`; a previous binding is
     /// replaced.
     public func bind(principal: String) {
-        session.bind(principal: principal)
+        bind(principal: principal, exclusive: false)
     }
 
     /// Binds the connection to `principal`, as ``bind(principal:)`` does; with `exclusive: true`
@@ -54,6 +57,7 @@ public struct RequestContext: Sendable {
     /// the other servers is lost: the login is recorded in the shared store for a while, and
     /// servers check the record every second (see ``SharedPushStore/sessionRecords(of:)``).
     public func bind(principal: String, exclusive: Bool) {
+        if let run { session.executionBound(run, principal: principal, exclusive: exclusive) }
         session.bind(principal: principal, exclusive: exclusive)
     }
 }

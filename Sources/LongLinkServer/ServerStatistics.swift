@@ -24,6 +24,18 @@ public struct ServerStatistics: Sendable, Hashable {
     public var requestsReplayed: Int = 0
     /// Duplicate requests that joined a running execution.
     public var requestsJoined: Int = 0
+    /// Requests the de-duplication window held now, running and finished.
+    public var dedupeEntries: Int = 0
+    /// Bytes of stored replies the de-duplication window held now (see
+    /// ``ServerConfiguration/dedupeBytes``).
+    public var dedupeStoredBytes: Int = 0
+    /// New requests answered `RESOURCE_EXHAUSTED` without running because a de-duplication budget
+    /// was full and their client had none of its own finished requests left to give up (see
+    /// ``ServerConfiguration/dedupeCapacity``).
+    public var dedupeRefusals: Int = 0
+    /// Replies too large for their client's de-duplication budgets, kept as a marker that answers
+    /// their resends `RESOURCE_EXHAUSTED` (see ``ServerConfiguration/dedupeBytesPerClient``).
+    public var dedupeRepliesNotKept: Int = 0
     /// Responses written.
     public var responsesSent: Int = 0
     /// Requests refused because the connection had too many in flight.

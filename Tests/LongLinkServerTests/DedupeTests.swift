@@ -10,22 +10,20 @@ struct DedupeTests {
     @Test func aResendAfterReconnectReplaysTheStoredReply() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { server, address in
-            let first = try await FrameClient.connect(to: address)
-            _ = try await first.handshake(clientID: "phone-1")
+            // Logged in: requests made before a login are not de-duplicated.
+            let first = try await FrameClient.loggedIn(address, clientID: "phone-1")
             let original = try await first.call("count", bytes("+"), id: "42")
             #expect(original.text == "execution 1+")
             first.close()
 
-            let second = try await FrameClient.connect(to: address)
-            _ = try await second.handshake(clientID: "phone-1")
+            let second = try await FrameClient.loggedIn(address, clientID: "phone-1")
             let replayed = try await second.call("count", bytes("+"), id: "42")
             #expect(replayed == original)
             #expect(probe.executions.load(ordering: .relaxed) == 1)
             #expect(server.statistics.requestsReplayed == 1)
 
             // Another client may use the same request id: its own execution.
-            let other = try await FrameClient.connect(to: address)
-            _ = try await other.handshake(clientID: "phone-2")
+            let other = try await FrameClient.loggedIn(address, clientID: "phone-2")
             #expect(try await other.call("count", id: "42").text == "execution 2")
         }
     }
@@ -33,14 +31,12 @@ struct DedupeTests {
     @Test func aCopyArrivingWhileTheFirstRunsWaitsForTheSameResult() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { server, address in
-            let first = try await FrameClient.connect(to: address)
-            _ = try await first.handshake(clientID: "phone-1")
+            let first = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await first.send(.request(Frame.Request(requestID: "7", method: "gated", payload: bytes("?"))))
             #expect(try await probe.events.next() == "started 7")
             // The link drops while the handler runs; the client resends on a new connection.
             first.close()
-            let second = try await FrameClient.connect(to: address)
-            _ = try await second.handshake(clientID: "phone-1")
+            let second = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await second.send(.request(Frame.Request(requestID: "7", method: "gated", payload: bytes("?"))))
             // Prove the copy joined (it did not start a second execution) before opening the gate.
             #expect(try await second.call("echo", id: "sync-point").requestID == "sync-point")
@@ -50,7 +46,7 @@ struct DedupeTests {
             #expect(reply.requestID == "7")
             #expect(reply.text == "execution 1?")
             #expect(probe.executions.load(ordering: .relaxed) == 1)
-            #expect(server.statistics.handlersStarted == 2)  // gated once, echo once
+            #expect(server.statistics.handlersStarted == 4)  // two logins, gated once, echo once
         }
     }
 
@@ -73,13 +69,16 @@ struct DedupeTests {
                 return byID
             }
             let first = try await FrameClient.connect(to: address)
-            // Hello and twelve requests in one write, then twelve more once the link is open.
-            try await first.sendRaw(encoded([.hello(Frame.Hello(clientID: "phone-1"))] + requests("b")))
+            // Hello, an inline login and twelve requests in one write, then twelve more once the link
+            // is open.
+            let login = Frame.request(Frame.Request(requestID: "login-1", method: "login.sync", payload: bytes("alice")))
+            try await first.sendRaw(encoded([.hello(Frame.Hello(clientID: "phone-1")), login] + requests("b")))
             let welcome = try await first.nextFrame()
             guard case .welcome = welcome else {
                 Issue.record("expected Welcome, got \(welcome)")
                 return
             }
+            #expect(try await first.response().text == "welcome")
             var original = try await replies(first, 12)
             try await first.sendRaw(encoded(requests("c")))
             original.merge(try await replies(first, 12)) { a, _ in a }
@@ -89,7 +88,9 @@ struct DedupeTests {
 
             let second = try await FrameClient.connect(to: address)
             _ = try await second.handshake(clientID: "phone-1")
-            try await second.sendRaw(encoded(requests("b") + requests("c")))
+            let again = Frame.request(Frame.Request(requestID: "login-2", method: "login.sync", payload: bytes("alice")))
+            try await second.sendRaw(encoded([again] + requests("b") + requests("c")))
+            #expect(try await second.response().text == "welcome")
             let replayed = try await replies(second, 24)
             #expect(replayed == original)
             #expect(probe.executions.load(ordering: .relaxed) == 24)
@@ -115,8 +116,7 @@ struct DedupeTests {
                 return received
             }
             let ids = (0..<12).map { "s\($0)" }
-            let first = try await FrameClient.connect(to: address)
-            _ = try await first.handshake(clientID: "phone-1")
+            let first = try await FrameClient.loggedIn(address, clientID: "phone-1")
             // Twelve requests and a copy of the fourth, in one write.
             try await first.sendRaw(encoded(ids.map(request) + [request("s3")]))
             let original = try await replies(first, 13)
@@ -127,8 +127,7 @@ struct DedupeTests {
             #expect(server.statistics.requestsJoined == 0)
             first.close()
 
-            let second = try await FrameClient.connect(to: address)
-            _ = try await second.handshake(clientID: "phone-1")
+            let second = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await second.sendRaw(encoded(ids.map(request)))
             let replayed = try await replies(second, 12)
             #expect(replayed.map(\.1) == original.prefix(12).map(\.1))
@@ -151,6 +150,7 @@ struct DedupeTests {
             let client = try await FrameClient.connect(to: address)
             let welcome = try await client.handshake(clientID: "c")
             #expect(welcome.dedupeWindowMilliseconds == 0)
+            try await client.logIn(as: "alice")
             #expect(try await client.call("count", id: "1").text == "execution 1")
             #expect(try await client.call("count", id: "1").text == "execution 2")
         }
@@ -159,8 +159,7 @@ struct DedupeTests {
     @Test func aTimedOutExecutionIsNotStored() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { _, address in
-            let client = try await FrameClient.connect(to: address)
-            _ = try await client.handshake(clientID: "c")
+            let client = try await FrameClient.loggedIn(address, clientID: "c")
             let timedOut = try await client.call("hang", id: "x", timeoutMilliseconds: 30)
             #expect(timedOut.status?.code == .deadlineExceeded)
             #expect(try await probe.events.next() == "started x")
@@ -227,12 +226,12 @@ struct DedupeWindowTests {
             _ = window.finish("x\(index)", text: "x", now: now)
         }
         #expect(window.count == 4)
-        // A newcomer cannot store while the window is full, and evicts nobody.
-        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
-        _ = window.finish("n1", text: "n1", now: now)
+        // A newcomer finds no room while the window is full: it is refused before it runs, and
+        // evicts nobody.
+        #expect(window.arrive("n1", client: "new", waiter: 0, now: now).hasPrefix("refuse"))
         #expect(window.arrive("v1", client: "victim", waiter: 0, now: now) == "replay v1")
         #expect(window.arrive("v2", client: "victim", waiter: 0, now: now) == "replay v2")
-        #expect(window.arrive("n1", client: "new", waiter: 0, now: now) == "execute")
+        #expect(window.count == 4)
     }
 
     /// A client's share is found by number from its slots: when its last entry goes, the number
@@ -321,62 +320,5 @@ struct DedupeWindowTests {
         _ = window.arrive("a", waiter: 2, now: now)
         #expect(window.removeWaiter("a", 1) == false)
         #expect(window.removeWaiter("a", 2) == true)
-    }
-}
-
-/// Drives the internal `DedupeWindow` with short strings for keys and actions.
-struct DedupeWindowProbe {
-    private var window: DedupeWindow<Int>
-    private(set) var lastRun: DedupeWindow<Int>.Run?
-
-    init(window: Duration, capacity: Int, capacityPerClient: Int? = nil) {
-        self.window = DedupeWindow(window: window, capacity: capacity, capacityPerClient: capacityPerClient ?? capacity)
-    }
-
-    var count: Int { window.count }
-
-    private func key(_ id: String, client: String = "c") -> DedupeWindow<Int>.Key {
-        .init(clientID: client, requestID: id)
-    }
-
-    mutating func arrive(
-        _ id: String, client: String = "c", method: String = "", waiter: Int, now: ContinuousClock.Instant
-    ) -> String {
-        switch window.arrive(key(id, client: client), method: method, waiter: waiter, now: now) {
-        case .execute(let run):
-            lastRun = run
-            return "execute"
-        case .wait: return "wait"
-        case .replay(let response): return "replay " + String(decoding: response.payload, as: UTF8.self)
-        case .conflict(let method): return "conflict " + method
-        }
-    }
-
-    /// Finishes `run`, or the last run started.
-    mutating func finish(_ id: String, run: DedupeWindow<Int>.Run? = nil, text: String, now: ContinuousClock.Instant)
-        -> [Int]
-    {
-        guard let run = run ?? lastRun else { return [] }
-        return Array(window.finish(run, response: Frame.Response(payload: Array(text.utf8)), now: now))
-    }
-
-    /// Runs and finishes each of `ids` for `client`, each answered with its own id; false unless
-    /// every one ran.
-    mutating func store(_ ids: [String], client: String, now: ContinuousClock.Instant) -> Bool {
-        var ran = true
-        for id in ids {
-            ran = arrive(id, client: client, waiter: 0, now: now) == "execute" && ran
-            _ = finish(id, text: id, now: now)
-        }
-        return ran
-    }
-
-    mutating func abandon(_ id: String) -> [Int] {
-        guard let lastRun else { return [] }
-        return Array(window.abandon(lastRun))
-    }
-
-    mutating func removeWaiter(_ id: String, _ waiter: Int) -> Bool {
-        window.removeWaiter(key(id)) { $0 == waiter }
     }
 }

@@ -11,21 +11,40 @@ struct DedupeWindowModelTests {
     /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
     /// with a small capacity, so that the index grows, evicts and shifts buckets back constantly;
     /// every answer must match a plain dictionary model of the same rules.
+    /// The budgets of the model runs: small, so that every bound is met often.
+    static let limits: DedupeLimits = {
+        var limits = DedupeLimits()
+        limits.entries = 40
+        limits.entriesPerPrincipal = 30
+        limits.entriesPerClient = 18
+        limits.bytes = 700
+        limits.bytesPerPrincipal = 450
+        limits.bytesPerClient = 260
+        return limits
+    }()
+
+    /// Thousands of random arrivals, finishes, abandons and waiter removals on a small key space
+    /// with small budgets, so that the index grows, evicts and shifts buckets back constantly, and
+    /// requests are refused and replies kept as markers; every answer must match a plain
+    /// dictionary model of the same rules.
     @Test(arguments: [1, 2, 3, 4])
     func randomOperationsMatchTheModel(seed: UInt64) async {
         var random = SplitMix64(seed: seed)
-        var window = DedupeWindow<Int>(window: .seconds(5), capacity: 40, capacityPerClient: 25)
-        var model = DedupeModel(window: .seconds(5), capacity: 40, capacityPerClient: 25)
+        var window = DedupeWindow<Int>(window: .seconds(5), limits: Self.limits)
+        var model = DedupeModel(window: .seconds(5), limits: Self.limits)
         var running: [(id: String, run: DedupeWindow<Int>.Run, model: UInt64)] = []
         var now = ContinuousClock.now
         var waiter = 0
         var pacer = Pacer()
+        // Three clients of one principal and one of another, so that each budget is met.
+        let clients: [(String, String)] = [("c", "p"), ("d", "p"), ("e", "p"), ("c", "q")]
         for step in 0..<20_000 {
             await pacer.yieldIfDue()
             // Time moves in jumps of up to 50 ms, so that entries also expire.
             now = now.advanced(by: .milliseconds(Int64(random.next(below: 50))))
             let id = "r\(random.next(below: 120))"
-            let key = DedupeKey(clientID: random.next(below: 4) == 0 ? "other" : "c", requestID: id)
+            let (client, principal) = clients[random.next(below: clients.count)]
+            let key = DedupeKey(clientID: client, principal: principal, requestID: id)
             switch random.next(below: 10) {
             case 0..<5:
                 waiter += 1
@@ -35,13 +54,17 @@ struct DedupeWindowModelTests {
                 case (.execute(let run), .execute(let generation)):
                     running.append((id, run, generation))
                 case (.wait, .wait): break
-                case (.replay(let a), .replay(let b)): #expect(a == b, "step \(step)")
+                case (.replay(let a, _), .replay(let b)): #expect(a == b, "step \(step)")
+                case (.refuse(let status), .refuse): #expect(status.code == .resourceExhausted, "step \(step)")
                 default: Issue.record("step \(step): \(got) but the model says \(want)")
                 }
             case 5..<8 where !running.isEmpty:
                 let victim = running.remove(at: random.next(below: running.count))
-                // Payloads on both sides of what a stored reply keeps inline, some with a status.
-                let size = random.next(below: 2 * StoredReply.inlineCapacity + 2)
+                // Payloads on both sides of what a stored reply keeps inline, some with a status,
+                // some too large for a client's bytes.
+                let size =
+                    random.next(below: 8) == 0
+                    ? random.next(below: 300) : random.next(below: 2 * StoredReply.inlineCapacity + 2)
                 let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ step) }
                 let status = random.next(below: 4) == 0 ? Frame.Status(code: .notFound, message: "s\(step)") : nil
                 let response = Frame.Response(payload: payload, status: status)
@@ -58,7 +81,12 @@ struct DedupeWindowModelTests {
                     "step \(step)")
             }
             #expect(window.count == model.count, "step \(step)")
+            #expect(window.storedBytes == model.storedBytes, "step \(step)")
+            #expect(window.count <= Self.limits.entries && window.storedBytes <= Self.limits.bytes, "step \(step)")
         }
+        // Every bound was met along the way.
+        #expect(window.refusals > 0 && window.repliesNotKept > 0)
+        #expect(window.refusals == model.refusals && window.repliesNotKept == model.repliesNotKept)
     }
 
     /// An entry that expired but was not yet dropped runs again; the old run's expiry must not
@@ -104,36 +132,49 @@ struct DedupeKeyTests {
 private struct DedupeModel {
     enum Entry {
         case running(waiters: [Int], generation: UInt64)
-        case finished(Frame.Response, expiresAt: ContinuousClock.Instant)
+        case finished(Frame.Response, bytes: Int, expiresAt: ContinuousClock.Instant)
     }
 
     let window: Duration
-    let capacity: Int
+    let limits: DedupeLimits
     var entries: [DedupeKey: Entry] = [:]
     var keys: [UInt64: DedupeKey] = [:]
     var order: [(key: DedupeKey, expiresAt: ContinuousClock.Instant)] = []
     var nextGeneration: UInt64 = 1
     var nextExpiry: ContinuousClock.Instant?
+    var refusals = 0
+    var repliesNotKept = 0
 
-    let capacityPerClient: Int
-
-    init(window: Duration, capacity: Int, capacityPerClient: Int) {
+    init(window: Duration, limits: DedupeLimits) {
         self.window = window
-        self.capacity = capacity
-        self.capacityPerClient = capacityPerClient
-    }
-
-    /// The finished entries of `client`.
-    func finishedCount(of client: DedupeKey.Client) -> Int {
-        entries.count { key, entry in
-            guard key.client == client, case .finished = entry else { return false }
-            return true
-        }
+        self.limits = limits
     }
 
     var count: Int { entries.count }
 
-    enum Action { case execute(UInt64), wait, replay(Frame.Response) }
+    /// Entries and stored bytes of the keys `matching`; finished entries alone with `finished`.
+    func usage(finished: Bool = false, _ matching: (DedupeKey) -> Bool) -> (entries: Int, bytes: Int) {
+        var result = (entries: 0, bytes: 0)
+        for (key, entry) in entries where matching(key) {
+            switch entry {
+            case .running: if !finished { result.entries += 1 }
+            case .finished(_, let bytes, _):
+                result.entries += 1
+                result.bytes += bytes
+            }
+        }
+        return result
+    }
+
+    var storedBytes: Int { usage { _ in true }.bytes }
+
+    func ofClient(_ client: DedupeKey.Client) -> (DedupeKey) -> Bool { { $0.client == client } }
+
+    func ofPrincipal(_ client: DedupeKey.Client) -> (DedupeKey) -> Bool {
+        { $0.client.principal == client.principal }
+    }
+
+    enum Action { case execute(UInt64), wait, replay(Frame.Response), refuse }
 
     mutating func arrive(_ key: DedupeKey, waiter: Int, now: ContinuousClock.Instant) -> Action {
         if nextExpiry.map({ now >= $0 }) ?? true {
@@ -145,28 +186,54 @@ private struct DedupeModel {
             waiters.append(waiter)
             entries[key] = .running(waiters: waiters, generation: generation)
             return .wait
-        case .finished(let response, let expiresAt)? where expiresAt > now:
+        case .finished(let response, _, let expiresAt)? where expiresAt > now:
             return .replay(response)
-        default:
-            let generation = nextGeneration
-            nextGeneration += 1
-            entries[key] = .running(waiters: [waiter], generation: generation)
-            keys[generation] = key
-            return .execute(generation)
+        case .finished?:
+            return start(key, waiter: waiter)
+        case nil:
+            // Each entry budget, counting the new one; the client may give up its own finished
+            // entries only, and gives up none when they would not be enough.
+            let over = max(
+                count + 1 - limits.entries, usage(ofClient(key.client)).entries + 1 - limits.entriesPerClient,
+                usage(ofPrincipal(key.client)).entries + 1 - limits.entriesPerPrincipal)
+            guard over <= usage(finished: true, ofClient(key.client)).entries else {
+                refusals += 1
+                return .refuse
+            }
+            for _ in 0..<max(0, over) { dropOldest(of: key.client) }
+            return start(key, waiter: waiter)
         }
+    }
+
+    private mutating func start(_ key: DedupeKey, waiter: Int) -> Action {
+        let generation = nextGeneration
+        nextGeneration += 1
+        entries[key] = .running(waiters: [waiter], generation: generation)
+        keys[generation] = key
+        return .execute(generation)
     }
 
     mutating func finish(_ generation: UInt64, response: Frame.Response, now: ContinuousClock.Instant) -> [Int] {
         guard let key = keys[generation], case .running(let waiters, generation)? = entries[key] else { return [] }
-        let expiresAt = now.advanced(by: window)
-        entries[key] = .finished(response, expiresAt: expiresAt)
-        order.append((key, expiresAt))
-        // Over its share, or over the capacity: the client's own oldest goes, never another's.
-        while finishedCount(of: key.client) > capacityPerClient
-            || (entries.count > capacity && finishedCount(of: key.client) > 0)
+        let size = response.payload.count + (response.status?.message.utf8.count ?? 0)
+        let own = usage(ofClient(key.client)).bytes
+        var stored = (response, size)
+        if size <= limits.bytesPerClient, usage(ofPrincipal(key.client)).bytes - own + size <= limits.bytesPerPrincipal,
+            storedBytes - own + size <= limits.bytes
         {
-            dropOldest(of: key.client)
+            while usage(ofClient(key.client)).bytes + size > limits.bytesPerClient
+                || usage(ofPrincipal(key.client)).bytes + size > limits.bytesPerPrincipal
+                || storedBytes + size > limits.bytes
+            {
+                dropOldest(of: key.client)
+            }
+        } else {
+            stored = (StoredReply.notKept.response, 0)
+            repliesNotKept += 1
         }
+        let expiresAt = now.advanced(by: window)
+        entries[key] = .finished(stored.0, bytes: stored.1, expiresAt: expiresAt)
+        order.append((key, expiresAt))
         return waiters
     }
 
@@ -183,20 +250,20 @@ private struct DedupeModel {
         return waiters.isEmpty
     }
 
+    /// Removes the oldest finished entry of `client` (records of entries gone or run again since
+    /// are dropped on the way).
     mutating func dropOldest(of client: DedupeKey.Client) {
-        for (index, (key, expiresAt)) in order.enumerated() where key.client == client {
-            order.remove(at: index)
-            if case .finished(_, let current)? = entries[key], current == expiresAt {
+        while let index = order.firstIndex(where: { $0.key.client == client }) {
+            let (key, expiresAt) = order.remove(at: index)
+            if case .finished(_, _, let current)? = entries[key], current == expiresAt {
                 entries[key] = nil
                 return
             }
-            dropOldest(of: client)
-            return
         }
     }
 
     mutating func drop() {
         let (key, expiresAt) = order.removeFirst()
-        if case .finished(_, let current)? = entries[key], current == expiresAt { entries[key] = nil }
+        if case .finished(_, _, let current)? = entries[key], current == expiresAt { entries[key] = nil }
     }
 }

@@ -6,14 +6,14 @@ import Testing
 @testable import LongLinkServer
 
 /// With de-duplication, a handler whose connection closed keeps running so that the client's
-/// resend can join it; these tests hold it to its request's deadline and to a bound.
+/// resend can join it; these tests hold it to its request's deadline and to a bound. Their clients
+/// log in: only then are requests de-duplicated.
 @Suite("Orphaned executions", .sharedMachine)
 struct OrphanedExecutionTests {
     @Test func anOrphanedHandlerStillEndsAtItsRequestsDeadline() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { _, address in
-            let client = try await FrameClient.connect(to: address)
-            _ = try await client.handshake(clientID: "phone-1")
+            let client = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await client.send(.request(Frame.Request(requestID: "h1", method: "hang", timeoutMilliseconds: 200)))
             #expect(try await probe.events.next() == "started h1")
             client.close()
@@ -27,8 +27,7 @@ struct OrphanedExecutionTests {
         var configuration = ServerConfiguration.testing
         configuration.maxOrphanedExecutionsPerClient = 2
         try await withServer(configuration, probe: probe) { server, address in
-            let client = try await FrameClient.connect(to: address)
-            _ = try await client.handshake(clientID: "phone-1")
+            let client = try await FrameClient.loggedIn(address, clientID: "phone-1")
             for index in 0..<5 {
                 try await client.send(.request(Frame.Request(requestID: "h\(index)", method: "hang")))
             }
@@ -44,8 +43,7 @@ struct OrphanedExecutionTests {
             #expect(server.core.dedupe.withLock { $0.orphans.count } == 2)
 
             // Another client has a share of its own.
-            let other = try await FrameClient.connect(to: address)
-            _ = try await other.handshake(clientID: "phone-2")
+            let other = try await FrameClient.loggedIn(address, clientID: "phone-2")
             try await other.send(.request(Frame.Request(requestID: "o1", method: "hang")))
             #expect(try await probe.events.next() == "started o1")
             other.close()
@@ -62,8 +60,7 @@ struct OrphanedExecutionTests {
         configuration.maxOrphanedExecutions = 3
         try await withServer(configuration, probe: probe) { server, address in
             for index in 0..<5 {
-                let client = try await FrameClient.connect(to: address)
-                _ = try await client.handshake(clientID: "phone-\(index)")
+                let client = try await FrameClient.loggedIn(address, clientID: "phone-\(index)")
                 try await client.send(.request(Frame.Request(requestID: "h\(index)", method: "hang")))
                 #expect(try await probe.events.next() == "started h\(index)")
                 client.close()
@@ -78,14 +75,12 @@ struct OrphanedExecutionTests {
     @Test func aResendJoinsAnOrphanAndGetsItsReply() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { server, address in
-            let first = try await FrameClient.connect(to: address)
-            _ = try await first.handshake(clientID: "phone-1")
+            let first = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await first.send(.request(Frame.Request(requestID: "g1", method: "gated", timeoutMilliseconds: 20_000)))
             #expect(try await probe.events.next() == "started g1")
             first.close()
             try await eventually("the execution is orphaned") { server.core.dedupe.withLock { $0.orphans.count } == 1 }
-            let second = try await FrameClient.connect(to: address)
-            _ = try await second.handshake(clientID: "phone-1")
+            let second = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await second.send(
                 .request(Frame.Request(requestID: "g1", method: "gated", timeoutMilliseconds: 20_000)))
             #expect(try await second.call("echo", id: "sync-point").requestID == "sync-point")
@@ -100,13 +95,11 @@ struct OrphanedExecutionTests {
     @Test func aJoinedCopyEndsAtItsOwnDeadline() async throws {
         let probe = Probe()
         try await withServer(probe: probe) { _, address in
-            let first = try await FrameClient.connect(to: address)
-            _ = try await first.handshake(clientID: "phone-1")
+            let first = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await first.send(.request(Frame.Request(requestID: "g1", method: "gated")))
             #expect(try await probe.events.next() == "started g1")
             // A copy from a second connection joins the running execution with a short budget.
-            let second = try await FrameClient.connect(to: address)
-            _ = try await second.handshake(clientID: "phone-1")
+            let second = try await FrameClient.loggedIn(address, clientID: "phone-1")
             try await second.send(.request(Frame.Request(requestID: "g1", method: "gated", timeoutMilliseconds: 100)))
             let reply = try await second.response(within: .seconds(10))
             #expect(reply.requestID == "g1")

@@ -29,8 +29,7 @@ struct RequestTests {
 
     @Test func synchronousHandlersAnswerInlineThroughTheSamePath() async throws {
         try await withServer { server, address in
-            let client = try await FrameClient.connect(to: address)
-            _ = try await client.handshake()
+            let client = try await FrameClient.loggedIn(address, clientID: "test-client")
             #expect(try await client.call("echo.sync", bytes("fast"), id: "1").text == "fast")
             let failed = try await client.call("fail.sync", id: "2")
             #expect(failed.status == Frame.Status(code: .failedPrecondition, message: "not now"))

@@ -39,7 +39,7 @@ struct SharedReplyStoringTests {
         func shutdown() async {}
     }
 
-    /// Runs a server on `store` with a client handshaken as `c1`; `logged` gets the server's log lines.
+    /// Runs a server on `store` with a client handshaken as `c1` and logged in; `logged` gets the server's log lines.
     private func withServer(
         _ store: HeldStore, logged: Mailbox<String>, _ body: (LongLinkServer, FrameClient) async throws -> Void
     ) async throws {
@@ -52,6 +52,8 @@ struct SharedReplyStoringTests {
             group.addTask { try await server.run() }
             let client = try await FrameClient.connect(to: try await server.localAddress)
             _ = try await client.handshake(clientID: "c1")
+            // Logged in: only then are requests de-duplicated, in the shared window too.
+            try await client.logIn(as: "alice")
             try await body(server, client)
             client.close()
             server.shutdown()

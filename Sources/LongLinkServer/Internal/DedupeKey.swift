@@ -4,8 +4,13 @@ internal import LongLinkWire
 /// once.
 ///
 /// The principal is part of the key because client ids are chosen by clients and prove nothing:
-/// a reply stored for one principal is never found by a connection bound to another (or to
-/// none), and an id another principal sent first never answers the owner's request.
+/// a reply stored for one principal is never found by a connection bound to another, and an id
+/// another principal sent first never answers the owner's request.
+///
+/// All three are compared and hashed by their UTF-8 bytes, as principals are everywhere (see
+/// ``PrincipalKey``, whose byte rule serves any name): Swift's `String` equality is canonical
+/// equivalence, under which "\u{E9}" and "e\u{301}" would be one client, though the wire, the
+/// client and Redis see two.
 ///
 /// The window touches its table several times per request (arrive, finish, evict), so the strings
 /// are hashed once, when the key is made (the client's part once per binding, see ``Client``),
@@ -15,7 +20,8 @@ struct DedupeKey: Hashable, Sendable {
     /// per connection and binding. The unit that owns a share of the window.
     struct Client: Hashable, Sendable {
         let clientID: String
-        /// Nil on a connection no login has bound.
+        /// Nil on a connection no login has bound (whose requests the server does not
+        /// de-duplicate).
         let principal: String?
         let hash: Int
 
@@ -23,14 +29,14 @@ struct DedupeKey: Hashable, Sendable {
             self.clientID = clientID
             self.principal = principal
             var hasher = Hasher()
-            hasher.combine(clientID)
-            // The principal by its bytes, as everywhere (see ``PrincipalKey``).
+            hasher.combine(PrincipalKey(clientID))
             hasher.combine(principal.map(PrincipalKey.init))
             self.hash = hasher.finalize()
         }
 
         static func == (lhs: Client, rhs: Client) -> Bool {
-            lhs.hash == rhs.hash && lhs.clientID == rhs.clientID && PrincipalKey.same(lhs.principal, rhs.principal)
+            lhs.hash == rhs.hash && PrincipalKey.same(lhs.clientID, rhs.clientID)
+                && PrincipalKey.same(lhs.principal, rhs.principal)
         }
 
         func hash(into hasher: inout Hasher) {
@@ -51,7 +57,7 @@ struct DedupeKey: Hashable, Sendable {
         self.requestID = requestID
         var hasher = Hasher()
         hasher.combine(client.hash)
-        hasher.combine(requestID)
+        hasher.combine(PrincipalKey(requestID))
         self.hash = hasher.finalize()
     }
 
@@ -61,7 +67,7 @@ struct DedupeKey: Hashable, Sendable {
 
     static func == (lhs: DedupeKey, rhs: DedupeKey) -> Bool {
         // The stored hash rejects almost every other key without touching the strings.
-        lhs.hash == rhs.hash && lhs.requestID == rhs.requestID && lhs.client == rhs.client
+        lhs.hash == rhs.hash && PrincipalKey.same(lhs.requestID, rhs.requestID) && lhs.client == rhs.client
     }
 
     func hash(into hasher: inout Hasher) {

@@ -39,12 +39,14 @@ struct DedupeTable: Sendable {
         return orphans.adopt(run, client: client, handle: handle) ? .adopted : .refused
     }
 
-    /// ``DedupeWindow/finish(_:response:at:)``, and the orphan entry of the run if it had one.
+    /// ``DedupeWindow/finish(_:response:at:)``, with what the execution bound its connection to
+    /// (the copies bind theirs alike) and the orphan entry of the run if it had one.
     mutating func finish(
         _ run: DedupeRun, response: Frame.Response, at now: Int64
-    ) -> (waiters: DedupeWaiters, orphan: OrphanHandle?) {
+    ) -> (waiters: DedupeWaiters, binding: StoredReply.Binding?, orphan: OrphanHandle?) {
+        let binding = window.binding(of: run)
         let waiters = window.finish(run, response: response, at: now)
-        return (waiters, orphans.count > 0 ? orphans.remove(run) : nil)
+        return (waiters, binding, orphans.count > 0 ? orphans.remove(run) : nil)
     }
 
     /// ``DedupeWindow/abandon(_:)``, and the orphan entry of the run if it had one.

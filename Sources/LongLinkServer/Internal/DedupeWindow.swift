@@ -1,22 +1,21 @@
 internal import LongLinkWire
 
-/// Remembers requests by (principal, client_id, request_id) so that a request resent after a reconnect runs
-/// once: a copy that arrives while the first runs waits for its result; a copy that arrives after
-/// it finished gets the stored reply.
+/// Remembers requests by (principal, client_id, request_id) so that a request resent after a
+/// reconnect runs once: a copy that arrives while the first runs waits for its result; a copy that
+/// arrives after it finished gets the stored reply.
 ///
-/// A pure state machine: it returns what to do and never performs I/O. Bounded by time (the window)
-/// and by count: each client (``DedupeKey/Client``) has a share of ``capacityPerClient`` finished
-/// entries, past which its own oldest is evicted, and when the whole window holds ``capacity``
-/// entries a client's new reply also evicts its own oldest (or is not kept when it has no other),
-/// so that no client ever evicts another's entries. Running entries are bounded by the
-/// per-connection in-flight limit times the connection limit, so they are never evicted.
+/// A pure state machine: it returns what to do and never performs I/O. Bounded by time (the
+/// window) and by budgets (``DedupeLimits``): entries, running and finished, and the bytes of the
+/// stored replies, per client (``DedupeKey/Client``), per principal and in all. At a bound a client
+/// gives up its own oldest finished entries, never anyone else's: a new request that cannot make
+/// room so is refused before it runs (``ArrivalAction/refuse(_:)``), and a reply that cannot is
+/// kept as a marker (``StoredReply/notKept``) that answers its copies `RESOURCE_EXHAUSTED` rather
+/// than running them again.
 ///
-/// Entries live in slots (a slot freed by eviction is reused by the next arrival), and the key
-/// index is an open-addressing table of 8-byte buckets holding a slot number and 32 bits of the
-/// key's hash, so that a probe reads no key and growing or removing never hashes a key again. A
-/// run is addressed by its slot, so finishing it needs no lookup. A slot also holds the number of
-/// its client's share: the client is looked up once, when its key arrives, and finishing,
-/// evicting and removing reach the share by that number.
+/// Entries live in slots (a slot freed by eviction is reused by the next arrival), indexed by key
+/// in a ``DedupeIndex``. A run is addressed by its slot, so finishing it needs no lookup. A slot
+/// also holds the number of its client's share: the client is looked up once, when its key
+/// arrives, and finishing, evicting and removing reach the share (and its principal's) by number.
 struct DedupeWindow<Waiter: Sendable>: Sendable {
     typealias Key = DedupeKey
 
@@ -26,44 +25,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         fileprivate let slot: Int
         /// Unique within the window.
         let generation: UInt64
-    }
-
-    /// The copies waiting for one execution. Almost always exactly one (the request that started
-    /// it), which is kept inline rather than in an array of its own.
-    struct Waiters: Sequence {
-        private var first: Waiter?
-        private var others: [Waiter] = []
-
-        init() {}
-
-        init(_ waiter: Waiter) { first = waiter }
-
-        var isEmpty: Bool { first == nil }
-
-        mutating func append(_ waiter: Waiter) {
-            if first == nil { first = waiter } else { others.append(waiter) }
-        }
-
-        mutating func removeAll(where matches: (Waiter) -> Bool) {
-            var kept = Waiters()
-            for waiter in self where !matches(waiter) { kept.append(waiter) }
-            self = kept
-        }
-
-        func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
-
-        struct Iterator: IteratorProtocol {
-            fileprivate var first: Waiter?
-            fileprivate var others: IndexingIterator<[Waiter]>
-
-            mutating func next() -> Waiter? {
-                if let waiter = first {
-                    first = nil
-                    return waiter
-                }
-                return others.next()
-            }
-        }
     }
 
     /// What an entry's phase checks, expiry and eviction read: plain values, in an array of their
@@ -88,6 +49,8 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var method = ""
         var waiters = Waiters()
         var reply: StoredReply?
+        /// The principal the execution bound its connection to, repeated for its copies.
+        var binding: StoredReply.Binding?
     }
 
     /// What to do with an arriving request.
@@ -97,41 +60,56 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         case execute(Run)
         /// The same request is running: the caller was added as a waiter; do not run it again.
         case wait
-        /// Finished within the window: send this stored reply, do not run the handler.
-        case replay(Frame.Response)
+        /// Finished within the window: send this stored reply, and bind the connection as the
+        /// execution bound its own (`binding`, when it did); do not run the handler.
+        case replay(Frame.Response, binding: StoredReply.Binding?)
         /// The id is held by a request for another method (`method`): refuse the copy, run nothing.
         case conflict(method: String)
+        /// A budget is full and the client has no finished entry of its own left to give up:
+        /// answer this status (`RESOURCE_EXHAUSTED`, saying when to retry); run and keep nothing.
+        case refuse(Frame.Status)
     }
 
-    /// A client's finished entries in completion order (records of entries gone since are skipped).
-    /// It lives while any slot, running or finished, belongs to the client.
+    /// A client's entries: how many, running or finished, the bytes of its stored replies, and its
+    /// finished entries in completion order (records of entries gone since are skipped). It lives
+    /// while any slot belongs to the client.
     private struct Share {
         var client: Key.Client?
+        /// Its principal's number in ``DedupeWindow/principals``.
+        var principal = 0
         var order: [Run] = []
         var head = 0
-        /// Finished entries.
-        var count = 0
-        /// Slots, running or finished, that belong to the share.
+        var finished = 0
+        /// Slots, running or finished.
         var members = 0
+        var bytes = 0
+    }
+
+    /// A principal's entries, over all its clients. It lives while any client share belongs to it.
+    private struct PrincipalShare {
+        var members = 0
+        var bytes = 0
+        var clients = 0
     }
 
     let window: Duration
-    let capacity: Int
-    let capacityPerClient: Int
+    let limits: DedupeLimits
     /// Shares by number; a number freed when its last slot goes is reused.
     private var shares: [Share] = []
     private var freeShares: [Int] = []
     /// Each client's share number: read when a key is allocated a slot, nowhere else.
     private var shareNumbers: [Key.Client: Int] = [:]
+    private var principals: [PrincipalShare] = []
+    private var freePrincipals: [Int] = []
+    /// Each principal's number (nil: connections no login bound), read when a client's share is made.
+    private var principalNumbers: [PrincipalKey?: Int] = [:]
     /// Slot `i` is `states[i]` and `contents[i]`.
     private var states: [SlotState] = []
     private var contents: [SlotContents] = []
     private var freeSlots: [Int] = []
-    /// Open addressing with linear probing; 0 is empty, otherwise the low 32 bits of the key's hash
-    /// (which also give the home bucket) above `slot + 1`. At most half full.
-    private var buckets = [UInt64](repeating: 0, count: 16)
-    /// Finished runs in completion order, for expiry and eviction; `head` skips consumed ones.
-    private var finishedOrder: [(run: Run, expiresAt: Int64, hash: Int)] = []
+    private var index = DedupeIndex()
+    /// Finished runs in completion order, for expiry; `head` skips consumed ones.
+    private var finishedOrder: [(run: Run, expiresAt: Int64)] = []
     private var head = 0
     private var nextGeneration: UInt64 = 1
     private var nextExpiry = Int64.min
@@ -140,12 +118,28 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     let origin: ContinuousClock.Instant
     private let windowNanoseconds: Int64
 
-    init(window: Duration, capacity: Int, capacityPerClient: Int = .max, origin: ContinuousClock.Instant = .now) {
+    /// Entries held, running and finished.
+    private(set) var count = 0
+    /// Bytes of the stored replies held (see ``StoredReply/byteCount``).
+    private(set) var storedBytes = 0
+    /// New requests refused at a budget so far.
+    private(set) var refusals = 0
+    /// Replies kept as a ``StoredReply/notKept`` marker so far.
+    private(set) var repliesNotKept = 0
+
+    init(window: Duration, limits: DedupeLimits, origin: ContinuousClock.Instant = .now) {
         self.window = window
-        self.capacity = max(1, capacity)
-        self.capacityPerClient = max(1, capacityPerClient)
+        self.limits = limits
         self.origin = origin
         windowNanoseconds = Self.nanoseconds(window)
+    }
+
+    /// A window bounded by entries alone, in all and per client.
+    init(window: Duration, capacity: Int, capacityPerClient: Int = .max, origin: ContinuousClock.Instant = .now) {
+        var limits = DedupeLimits()
+        limits.entries = max(1, capacity)
+        limits.entriesPerClient = max(1, capacityPerClient)
+        self.init(window: window, limits: limits, origin: origin)
     }
 
     /// `instant` on the window's time line (nanoseconds since `origin`), for the `at:` forms, so
@@ -153,9 +147,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     static func time(_ instant: ContinuousClock.Instant, since origin: ContinuousClock.Instant) -> Int64 {
         nanoseconds(origin.duration(to: instant))
     }
-
-    /// Entries held, running and finished.
-    var count: Int { states.count - freeSlots.count }
 
     mutating func arrive(_ key: Key, method: String = "", waiter: Waiter, now: ContinuousClock.Instant)
         -> ArrivalAction
@@ -171,11 +162,15 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
             expire(at: now)
             nextExpiry = now &+ 1_000_000
         }
-        let (bucket, found) = find(key)
-        guard let slot = found else {
-            let slot = allocate(key)
+        guard let slot = find(key).slot else {
+            guard let share = admit(key.client) else {
+                refusals += 1
+                return .refuse(refusal(of: key.client, at: now))
+            }
+            let slot = allocate(key, share: share)
             contents[slot].method = method
-            insert(slot: slot, hash: key.hash, at: bucket)
+            // Found again: making room may have moved the index's buckets.
+            index.insert(slot: slot, hash: key.hash, at: find(key).bucket, count: count)
             return .execute(start(slot, waiter: waiter))
         }
         guard contents[slot].method == method else { return .conflict(method: contents[slot].method) }
@@ -185,12 +180,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         }
         if states[slot].expiresAt <= now {
             // Expired but not yet dropped: the same entry runs again (a new generation, so the
-            // old run's place in the completion order no longer removes it).
-            uncount(slot)
-            contents[slot].reply = nil
+            // old run's place in the completion orders no longer removes it).
+            dropReply(slot)
             return .execute(start(slot, waiter: waiter))
         }
-        return .replay(contents[slot].reply!.response)
+        return .replay(contents[slot].reply!.response, binding: contents[slot].binding)
     }
 
     private mutating func start(_ slot: Int, waiter: Waiter) -> Run {
@@ -199,6 +193,7 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         states[slot].generation = generation
         states[slot].phase = .running
         contents[slot].waiters = Waiters(waiter)
+        contents[slot].binding = nil
         return Run(slot: slot, generation: generation)
     }
 
@@ -207,83 +202,49 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         run.slot < states.count && states[run.slot].generation == run.generation && states[run.slot].phase == .running
     }
 
+    /// The running execution `run` bound its connection: its copies will bind theirs alike.
+    mutating func bound(_ run: Run, to binding: StoredReply.Binding) {
+        guard isRunning(run) else { return }
+        contents[run.slot].binding = binding
+    }
+
+    /// What the running execution `run` bound its connection to, if it did.
+    func binding(of run: Run) -> StoredReply.Binding? {
+        isRunning(run) ? contents[run.slot].binding : nil
+    }
+
     /// The handler finished: store the reply and hand back every waiter to answer.
     mutating func finish(_ run: Run, response: Frame.Response, now: ContinuousClock.Instant) -> Waiters {
         finish(run, response: response, at: Self.time(now, since: origin))
     }
 
     /// ``finish(_:response:now:)`` at `now` on the window's time line (see ``time(_:since:)``).
+    ///
+    /// The reply is kept when the client's budgets hold it, giving up the client's own oldest
+    /// finished entries if need be; otherwise the entry keeps the ``StoredReply/notKept`` marker.
     mutating func finish(_ run: Run, response: Frame.Response, at now: Int64) -> Waiters {
         guard isRunning(run) else { return Waiters() }
+        let slot = run.slot
         // Saturating: a window of centuries never expires rather than wrapping into the past.
         let expiresAt = now > Int64.max - windowNanoseconds ? Int64.max : now + windowNanoseconds
         var waiters = Waiters()
-        swap(&waiters, &contents[run.slot].waiters)
-        contents[run.slot].reply = StoredReply(response)
-        states[run.slot].phase = .finished
-        states[run.slot].expiresAt = expiresAt
-        finishedOrder.append((run, expiresAt, states[run.slot].hash))
-        let share = states[run.slot].share
-        shares[share].order.append(run)
-        shares[share].count += 1
-        evict(share)
-        return waiters
-    }
-
-    /// Evicts the oldest finished entries of the client owning `share` while it is over its share,
-    /// or while the window is over capacity and the client has any: never another client's.
-    private mutating func evict(_ share: Int) {
-        // Removing the share's last entry frees the share, whose count is then 0.
-        while shares[share].count > capacityPerClient || (count > capacity && shares[share].count > 0) {
-            var head = shares[share].head
-            var victim: Run?
-            while head < shares[share].order.count, victim == nil {
-                let run = shares[share].order[head]
-                head += 1
-                if states[run.slot].generation == run.generation, states[run.slot].phase == .finished { victim = run }
-            }
-            shares[share].head = head
-            // Every counted entry has a record, so a victim is always found; stop rather than spin.
-            guard let victim else { break }
-            remove(slot: victim.slot)
-        }
-        if shares[share].head > 32, shares[share].head * 2 > shares[share].order.count {
-            shares[share].order.removeFirst(shares[share].head)
-            shares[share].head = 0
-        }
-    }
-
-    /// A finished entry stops counting toward its client's share (removed, or running again).
-    private mutating func uncount(_ slot: Int) {
-        guard states[slot].phase == .finished else { return }
-        shares[states[slot].share].count -= 1
-    }
-
-    /// The share number of `client`, made when it has none; counts one more member slot.
-    private mutating func joinShare(_ client: Key.Client) -> Int {
-        let number: Int
-        if let known = shareNumbers[client] {
-            number = known
-        } else if let free = freeShares.popLast() {
-            number = free
-            shares[number].client = client
-            shareNumbers[client] = number
+        swap(&waiters, &contents[slot].waiters)
+        let share = states[slot].share
+        let reply: StoredReply
+        if makeRoom(for: StoredReply.byteCount(of: response), in: share) {
+            reply = StoredReply(response)
         } else {
-            number = shares.count
-            shares.append(Share(client: client))
-            shareNumbers[client] = number
+            reply = .notKept
+            repliesNotKept += 1
         }
-        shares[number].members += 1
-        return number
-    }
-
-    /// A slot of `share` was freed: a share with no member slot left is forgotten.
-    private mutating func release(share: Int) {
-        shares[share].members -= 1
-        guard shares[share].members == 0 else { return }
-        if let client = shares[share].client { shareNumbers[client] = nil }
-        shares[share] = Share()
-        freeShares.append(share)
+        contents[slot].reply = reply
+        hold(reply.byteCount, in: share)
+        states[slot].phase = .finished
+        states[slot].expiresAt = expiresAt
+        finishedOrder.append((run, expiresAt))
+        shares[share].order.append(run)
+        shares[share].finished += 1
+        return waiters
     }
 
     /// The handler was cancelled or timed out: forget the key (a later copy runs again) and hand
@@ -305,26 +266,20 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     private mutating func expire(at now: Int64) {
         while head < finishedOrder.count, finishedOrder[head].expiresAt <= now {
-            dropOldest()
+            let run = finishedOrder[head].run
+            head += 1
+            // The key may have been re-run (and finished again later), or its slot reused: remove
+            // only the run this record is about.
+            if isFinished(run) { remove(slot: run.slot) }
         }
-        compact()
-    }
-
-    private mutating func dropOldest() {
-        let run = finishedOrder[head].run
-        head += 1
-        // The key may have been re-run (and finished again later), or its slot reused: remove only
-        // the run this record is about.
-        if states[run.slot].generation == run.generation, states[run.slot].phase == .finished {
-            remove(slot: run.slot)
-        }
-    }
-
-    private mutating func compact() {
         if head > 1024, head * 2 > finishedOrder.count {
             finishedOrder.removeFirst(head)
             head = 0
         }
+    }
+
+    private func isFinished(_ run: Run) -> Bool {
+        states[run.slot].generation == run.generation && states[run.slot].phase == .finished
     }
 
     // MARK: Time
@@ -335,10 +290,173 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         duration.nanoseconds(clampedTo: Int64.max / 4)
     }
 
+    // MARK: Budgets
+
+    /// Counts one more entry of `client` within every entry budget, giving up as many of the
+    /// client's own oldest finished entries as that takes; nil (nothing counted or given up) when
+    /// even all of them would not make room.
+    private mutating func admit(_ client: Key.Client) -> Int? {
+        let known = shareNumbers[client]
+        var (finished, members, principalMembers) = (0, 0, 0)
+        if let known {
+            (finished, members) = (shares[known].finished, shares[known].members)
+            principalMembers = principals[shares[known].principal].members
+        } else if let principal = principalNumbers[client.principal.map(PrincipalKey.init)] {
+            principalMembers = principals[principal].members
+        }
+        // How many entries must go for one more to fit (0 or less: it fits).
+        let over =
+            max(
+                count - limits.entries, members - limits.entriesPerClient,
+                principalMembers - limits.entriesPerPrincipal) + 1
+        guard over <= finished else { return nil }
+        let share = known ?? newShare(client)
+        // Counted before its own entries go, so that the share outlives them.
+        join(share)
+        for _ in 0..<max(0, over) { evictOldest(of: share) }
+        return share
+    }
+
+    /// Whether the client owning `share` may store a reply of `bytes` within every byte budget,
+    /// and makes room by giving up its own oldest finished entries if need be. False, giving
+    /// up nothing, when even all of them would not make room.
+    private mutating func makeRoom(for bytes: Int, in share: Int) -> Bool {
+        let principal = shares[share].principal
+        let own = shares[share].bytes
+        guard bytes <= limits.bytesPerClient, principals[principal].bytes - own + bytes <= limits.bytesPerPrincipal,
+            storedBytes - own + bytes <= limits.bytes
+        else { return false }
+        while shares[share].bytes + bytes > limits.bytesPerClient
+            || principals[principal].bytes + bytes > limits.bytesPerPrincipal || storedBytes + bytes > limits.bytes
+        {
+            // The share's running entry (the one finishing) keeps it alive meanwhile.
+            guard evictOldest(of: share) else { break }
+        }
+        return true
+    }
+
+    private mutating func hold(_ bytes: Int, in share: Int) {
+        shares[share].bytes += bytes
+        principals[shares[share].principal].bytes += bytes
+        storedBytes += bytes
+    }
+
+    /// Removes the oldest finished entry of `share`; false when it has none.
+    @discardableResult
+    private mutating func evictOldest(of share: Int) -> Bool {
+        trimOrder(of: share)
+        guard shares[share].head < shares[share].order.count else { return false }
+        remove(slot: shares[share].order[shares[share].head].slot)
+        return true
+    }
+
+    /// Skips the records at the head of `share`'s completion order whose entry is gone (expired,
+    /// evicted, or running again), and drops them once they are half the array: without this a
+    /// client that never reaches a bound would grow its order with every request.
+    private mutating func trimOrder(of share: Int) {
+        var head = shares[share].head
+        while head < shares[share].order.count, !isFinished(shares[share].order[head]) { head += 1 }
+        shares[share].head = head
+        if head > 32, head * 2 > shares[share].order.count {
+            shares[share].order.removeFirst(head)
+            shares[share].head = 0
+        }
+    }
+
+    /// What a refused request is told: which budget is full, and when room may have come.
+    private func refusal(of client: Key.Client, at now: Int64) -> Frame.Status {
+        let share = shareNumbers[client]
+        let principalMembers =
+            share.map { principals[shares[$0].principal].members }
+            ?? principalNumbers[client.principal.map(PrincipalKey.init)].map { principals[$0].members } ?? 0
+        let which =
+            if let share, shares[share].members >= limits.entriesPerClient {
+                "this client's \(limits.entriesPerClient) entries are held"
+            } else if principalMembers >= limits.entriesPerPrincipal {
+                "this principal's \(limits.entriesPerPrincipal) entries are held"
+            } else {
+                "the server's \(limits.entries) entries are held"
+            }
+        // Room comes when one of the client's running requests finishes (then it may give it up),
+        // or at the earliest when the oldest finished entry expires.
+        let wait: Int64 =
+            if let share, shares[share].members > shares[share].finished {
+                100_000_000
+            } else if head < finishedOrder.count {
+                max(1_000_000, finishedOrder[head].expiresAt - now)
+            } else {
+                windowNanoseconds
+            }
+        return Frame.Status(
+            code: .resourceExhausted,
+            message: "de-duplication budget full: \(which); retry in \((wait + 999_999) / 1_000_000) ms")
+    }
+
+    // MARK: Shares
+
+    /// A new share for `client`, under its principal's (made when it has none).
+    private mutating func newShare(_ client: Key.Client) -> Int {
+        let principalKey = client.principal.map(PrincipalKey.init)
+        let principal: Int
+        if let known = principalNumbers[principalKey] {
+            principal = known
+        } else if let free = freePrincipals.popLast() {
+            principal = free
+            principalNumbers[principalKey] = free
+        } else {
+            principal = principals.count
+            principals.append(PrincipalShare())
+            principalNumbers[principalKey] = principal
+        }
+        principals[principal].clients += 1
+        let share = Share(client: client, principal: principal)
+        let number: Int
+        if let free = freeShares.popLast() {
+            number = free
+            shares[number] = share
+        } else {
+            number = shares.count
+            shares.append(share)
+        }
+        shareNumbers[client] = number
+        return number
+    }
+
+    /// One more entry of `share`, counted against its client, its principal and the window.
+    private mutating func join(_ share: Int) {
+        shares[share].members += 1
+        principals[shares[share].principal].members += 1
+        count += 1
+    }
+
+    /// An entry of `share` is gone: a share left with none is forgotten, and its principal's with
+    /// it when it was the principal's last.
+    private mutating func leave(_ share: Int) {
+        count -= 1
+        let principal = shares[share].principal
+        principals[principal].members -= 1
+        shares[share].members -= 1
+        guard shares[share].members == 0 else { return }
+        if let client = shares[share].client {
+            shareNumbers[client] = nil
+            principals[principal].clients -= 1
+            if principals[principal].clients == 0 {
+                principalNumbers[client.principal.map(PrincipalKey.init)] = nil
+                principals[principal] = PrincipalShare()
+                freePrincipals.append(principal)
+            }
+        }
+        shares[share] = Share()
+        freeShares.append(share)
+    }
+
     // MARK: Slots
 
-    private mutating func allocate(_ key: Key) -> Int {
-        let share = joinShare(key.client)
+    private func find(_ key: Key) -> (bucket: Int, slot: Int?) {
+        index.find(hash: key.hash) { contents[$0].key == key }
+    }
+
+    private mutating func allocate(_ key: Key, share: Int) -> Int {
         if let slot = freeSlots.popLast() {
             contents[slot].key = key
             states[slot].hash = key.hash
@@ -350,81 +468,25 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         return states.count - 1
     }
 
+    /// A finished entry lets go of its reply (removed, or running again).
+    private mutating func dropReply(_ slot: Int) {
+        guard states[slot].phase == .finished, let reply = contents[slot].reply else { return }
+        let share = states[slot].share
+        shares[share].finished -= 1
+        hold(-reply.byteCount, in: share)
+        contents[slot].reply = nil
+    }
+
     private mutating func remove(slot: Int) {
         guard states[slot].phase != .free else { return }
-        uncount(slot)
-        release(share: states[slot].share)
-        removeBucket(bucket(of: slot, hash: states[slot].hash))
+        let share = states[slot].share
+        dropReply(slot)
+        index.remove(slot: slot, hash: states[slot].hash)
         states[slot].phase = .free
-        contents[slot].key = nil
-        contents[slot].method = ""
-        contents[slot].waiters = Waiters()
-        contents[slot].reply = nil
+        contents[slot] = SlotContents()
         freeSlots.append(slot)
-    }
-
-    // MARK: Index
-
-    private var mask: Int { buckets.count - 1 }
-
-    private static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash)) }
-
-    /// The key's slot, if present, and the bucket where the search ended (its bucket, or the
-    /// empty one where it belongs).
-    private func find(_ key: Key) -> (bucket: Int, slot: Int?) {
-        let tag = Self.tag(key.hash)
-        var bucket = Int(truncatingIfNeeded: tag) & mask
-        while true {
-            let value = buckets[bucket]
-            if value == 0 { return (bucket, nil) }
-            if value >> 32 == tag {
-                let slot = Int(truncatingIfNeeded: value & 0xFFFF_FFFF) - 1
-                if contents[slot].key == key { return (bucket, slot) }
-            }
-            bucket = (bucket + 1) & mask
-        }
-    }
-
-    /// The bucket that points at `slot` (whose key hashes to `hash`).
-    private func bucket(of slot: Int, hash: Int) -> Int {
-        let tag = Self.tag(hash)
-        let wanted = tag << 32 | UInt64(slot + 1)
-        var bucket = Int(truncatingIfNeeded: tag) & mask
-        while buckets[bucket] != wanted {
-            bucket = (bucket + 1) & mask
-        }
-        return bucket
-    }
-
-    private mutating func insert(slot: Int, hash: Int, at bucket: Int) {
-        buckets[bucket] = Self.tag(hash) << 32 | UInt64(slot + 1)
-        if count * 2 > buckets.count { grow() }
-    }
-
-    /// Backward-shift deletion: moves later members of the probe run into the hole, so lookups
-    /// need no tombstones.
-    private mutating func removeBucket(_ removed: Int) {
-        var hole = removed
-        var next = (removed + 1) & mask
-        while buckets[next] != 0 {
-            let home = Int(truncatingIfNeeded: buckets[next] >> 32) & mask
-            // The member may move back when the hole lies between its home and where it sits.
-            if (next &- home) & mask >= (next &- hole) & mask {
-                buckets[hole] = buckets[next]
-                hole = next
-            }
-            next = (next + 1) & mask
-        }
-        buckets[hole] = 0
-    }
-
-    private mutating func grow() {
-        let old = buckets
-        buckets = [UInt64](repeating: 0, count: old.count * 2)
-        for value in old where value != 0 {
-            var bucket = Int(truncatingIfNeeded: value >> 32) & mask
-            while buckets[bucket] != 0 { bucket = (bucket + 1) & mask }
-            buckets[bucket] = value
-        }
+        let lastOfShare = shares[share].members == 1
+        leave(share)
+        if !lastOfShare { trimOrder(of: share) }
     }
 }

@@ -1,15 +1,18 @@
+internal import LongLinkWire
+
 /// The de-duplicated executions whose connection closed while they ran, kept so that the client's
 /// resend after reconnecting can join them instead of running the handler twice.
 ///
 /// A pure value with two bounds: per client (``maxPerClient``) and in all (``maxTotal``). An
 /// execution refused at either bound is stopped by the caller at once, so that "send, disconnect,
 /// repeat" cannot pile up handlers; an admitted one still ends at its request's deadline, or when
-/// it finishes.
+/// it finishes. Client ids are counted by their bytes, as the server compares them everywhere (see
+/// ``DedupeKey``).
 struct OrphanedExecutions<Key: Hashable, Handle> {
     let maxPerClient: Int
     let maxTotal: Int
     private var entries: [Key: (client: String, handle: Handle)] = [:]
-    private var perClient: [String: Int] = [:]
+    private var perClient: [PrincipalKey: Int] = [:]
 
     init(maxPerClient: Int, maxTotal: Int) {
         self.maxPerClient = maxPerClient
@@ -20,7 +23,7 @@ struct OrphanedExecutions<Key: Hashable, Handle> {
     var count: Int { entries.count }
 
     /// Orphaned executions held for `client`.
-    func count(of client: String) -> Int { perClient[client] ?? 0 }
+    func count(of client: String) -> Int { perClient[PrincipalKey(client)] ?? 0 }
 
     /// Keeps `handle` for the execution `key` of `client`. Returns false at a bound: the caller
     /// stops the execution.
@@ -28,7 +31,7 @@ struct OrphanedExecutions<Key: Hashable, Handle> {
         guard entries[key] == nil else { return true }
         guard entries.count < maxTotal, count(of: client) < maxPerClient else { return false }
         entries[key] = (client, handle)
-        perClient[client, default: 0] += 1
+        perClient[PrincipalKey(client), default: 0] += 1
         return true
     }
 
@@ -36,8 +39,8 @@ struct OrphanedExecutions<Key: Hashable, Handle> {
     /// when it was not orphaned).
     mutating func remove(_ key: Key) -> Handle? {
         guard let (client, handle) = entries.removeValue(forKey: key) else { return nil }
-        let left = (perClient[client] ?? 1) - 1
-        perClient[client] = left > 0 ? left : nil
+        let left = (perClient[PrincipalKey(client)] ?? 1) - 1
+        perClient[PrincipalKey(client)] = left > 0 ? left : nil
         return handle
     }
 

@@ -7,11 +7,16 @@ extension ServerConnection {
     /// runs only when the shared store gives this server the claim; otherwise the request waits
     /// for the server that has it and gets its stored reply. Always in a task (the shared window
     /// is a round trip away), with the request's deadline armed as for any handler.
+    ///
+    /// Only for requests of a connection bound to a principal: anonymous requests get no run and
+    /// no key (see `dispatch` in `ServerConnection+Requests.swift`), so the shared window never holds a reply made
+    /// before a login, nor places an entry by a client-chosen `client_id` alone.
     func executeShared(
         _ store: any SharedDedupeStore, route: Router.Route, payload: [UInt8], context: RequestContext,
         token: UInt64, run: DedupeRun, key: DedupeKey, resent: Bool, timeout: Duration?,
         at now: ContinuousClock.Instant
     ) {
+        assert(key.client.principal != nil, "anonymous requests are not de-duplicated")
         let runningFor = (timeout ?? configuration.dedupeWindow) + ServerCore.sharedClaimMargin
         let deadline = now.advanced(by: timeout ?? runningFor)
         let requestID = context.requestID

@@ -37,7 +37,9 @@ extension ServerConnection {
         of principal: String, unlessClient clientID: String, boundBefore: ContinuousClock.Instant? = nil
     ) {
         onLoop { [self] in
-            guard PrincipalKey.same(session.principal, principal), session.clientID != clientID,
+            // Client ids by their bytes, as principals (see ``DedupeKey``): an equivalent spelling
+            // of the client id is another client.
+            guard PrincipalKey.same(session.principal, principal), !PrincipalKey.same(session.clientID, clientID),
                 session.phase == .active
             else { return }
             if let boundBefore, let boundAt, boundAt >= boundBefore { return }

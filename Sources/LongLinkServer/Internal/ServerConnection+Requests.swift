@@ -41,10 +41,15 @@ extension ServerConnection {
 
     /// Runs an admitted request, unless the de-duplication window has it already: then the request
     /// waits for that execution (it stays in flight without one of its own) or gets its stored reply.
+    ///
+    /// Only requests of a connection bound to a principal are de-duplicated: before a login a
+    /// client is anyone, so its requests never enter the window (an anonymous flood cannot fill
+    /// it, and a reply made before a login, a login's token, is never replayed to another
+    /// connection that presents the same ids).
     private func dispatch(_ request: Frame.Request, route: Router.Route, token: UInt64) {
         // One clock read per request: its deadline and its place in the de-duplication window.
         let now = ContinuousClock.now
-        guard core.dedupeEnabled else {
+        guard core.dedupeEnabled, dedupeClient.principal != nil else {
             execute(request, route: route, token: token, run: nil, key: nil, at: now)
             return
         }
@@ -67,12 +72,22 @@ extension ServerConnection {
                 }
             }
             session.track(requestID: request.requestID, token: token, execution: execution)
-        case .replay(let response):
+        case .replay(let response, let binding):
             core.counters.requestsReplayed.increment()
+            if let binding { bind(principal: binding.principal, exclusive: binding.exclusive) }
             sendResponse(response, to: request.requestID)
         case .conflict:
             sendResponse(Frame.Response(status: Self.methodConflictStatus), to: request.requestID)
+        case .refuse(let status):
+            sendResponse(Frame.Response(status: status), to: request.requestID)
         }
+    }
+
+    /// The execution `run` bound this connection (from its handler, any thread): its copies on
+    /// other connections, joined or replayed, bind theirs alike.
+    func executionBound(_ run: DedupeRun, principal: String, exclusive: Bool) {
+        let binding = StoredReply.Binding(principal: principal, exclusive: exclusive)
+        core.dedupe.withLock { $0.window.bound(run, to: binding) }
     }
 
     private func execute(
@@ -84,7 +99,7 @@ extension ServerConnection {
         let context = RequestContext(
             requestID: request.requestID, method: request.method, metadata: request.metadata,
             clientID: session.clientID, principal: session.principal,
-            deadline: timeout.map { now.advanced(by: $0) }, connectionID: connection.id, session: self)
+            deadline: timeout.map { now.advanced(by: $0) }, connectionID: connection.id, session: self, run: run)
         let requestID = request.requestID
         let payload = request.payload
         if let shared = core.fleet?.dedupe, let run, let key {
@@ -139,7 +154,7 @@ extension ServerConnection {
         if let run {
             let settled = core.settle(run, response: response, at: core.dedupeTime(.now))
             reply = settled.reply
-            core.deliver(settled.reply, to: settled.waiters, except: (self, token))
+            core.deliver(settled.reply, binding: settled.binding, to: settled.waiters, except: (self, token))
         }
         switch session.finishedInline() {
         case .sendResponse:
@@ -204,7 +219,7 @@ extension ServerConnection {
             // this one on other connections time out with it.
             let waiters = core.dedupe.withLock { $0.abandon(run) }.waiters
             core.deliver(timedOut, to: waiters, except: (self, token))
-        } else if core.dedupeEnabled {
+        } else {
             // A joined copy gives up alone: the execution goes on for the others.
             stopWaiting(for: request)
         }
@@ -229,17 +244,18 @@ extension ServerConnection {
         core.counters.requestsCancelled.increment()
         if let timer = request.execution?.timer { loop.cancelTimer(timer) }
         // With de-duplication, the handler stops only when no other copy of the request waits for it.
-        if !core.dedupeEnabled || stopWaiting(for: request) {
+        if stopWaiting(for: request) {
             request.execution?.task?.cancel()
         }
     }
 
     /// Takes this connection's copy of `request` off the de-duplication window's waiters. Returns
-    /// true when no copy waits for the execution any more.
+    /// true when no copy waits for the execution any more (always for a request that was not
+    /// de-duplicated).
     @discardableResult
     func stopWaiting(for request: Session.InFlightRequest) -> Bool {
         // Under the key it was admitted with: the connection may have been bound to a principal since.
-        let key = request.execution?.dedupeKey ?? DedupeKey(client: dedupeClient, requestID: request.requestID)
+        guard let key = request.execution?.dedupeKey else { return true }
         return core.dedupe.withLock {
             $0.window.removeWaiter(key) { $0.connection === self && $0.token == request.token }
         }
@@ -247,12 +263,13 @@ extension ServerConnection {
 
     /// Answers a request this connection has in flight (any thread). `response` is nil when its
     /// handler ended without an answer (it threw `CancellationError`): the request stops being in
-    /// flight and nothing is sent.
-    func deliver(requestID: String, token: UInt64, response: Frame.Response?) {
-        onLoop { [self] in answer(requestID: requestID, token: token, response: response) }
+    /// flight and nothing is sent. `binding`: what the execution this copy joined bound its own
+    /// connection to; this one is bound alike before the answer goes out.
+    func deliver(requestID: String, token: UInt64, response: Frame.Response?, binding: StoredReply.Binding? = nil) {
+        onLoop { [self] in answer(requestID: requestID, token: token, response: response, binding: binding) }
     }
 
-    private func answer(requestID: String, token: UInt64, response: Frame.Response?) {
+    private func answer(requestID: String, token: UInt64, response: Frame.Response?, binding: StoredReply.Binding?) {
         let request: Session.InFlightRequest
         let close: Session.Close?
         switch session.handlerFinished(requestID: requestID, token: token) {
@@ -261,6 +278,7 @@ extension ServerConnection {
         case .ignore: return
         }
         if let timer = request.execution?.timer { loop.cancelTimer(timer) }
+        if let binding { bind(principal: binding.principal, exclusive: binding.exclusive) }
         if let response { sendResponse(response, to: requestID) }
         if let close { perform(close) }
     }

@@ -60,8 +60,7 @@ final class ServerCore: Sendable {
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
-                    window: configuration.dedupeWindow, capacity: configuration.dedupeCapacity,
-                    capacityPerClient: configuration.dedupeCapacityPerClient, origin: dedupeOrigin),
+                    window: configuration.dedupeWindow, limits: DedupeLimits(configuration), origin: dedupeOrigin),
                 orphans: OrphanedExecutions(
                     maxPerClient: configuration.maxOrphanedExecutionsPerClient,
                     maxTotal: configuration.maxOrphanedExecutions)))
@@ -76,6 +75,18 @@ final class ServerCore: Sendable {
     }
 
     var dedupeEnabled: Bool { configuration.dedupeWindow > .zero }
+
+    /// The counters, with what the de-duplication window holds and has refused.
+    var statistics: ServerStatistics {
+        var statistics = counters.snapshot
+        dedupe.withLock { table in
+            statistics.dedupeEntries = table.window.count
+            statistics.dedupeStoredBytes = table.window.storedBytes
+            statistics.dedupeRefusals = table.window.refusals
+            statistics.dedupeRepliesNotKept = table.window.repliesNotKept
+        }
+        return statistics
+    }
 
     var isShuttingDown: Bool { registry.withLock { $0.shuttingDown } }
 
@@ -299,36 +310,38 @@ final class ServerCore: Sendable {
             deliver(response, to: waiters)
             return
         }
-        let (waiters, reply) = settle(run, response: response, at: dedupeTime(.now))
-        deliver(reply, to: waiters)
+        let settled = settle(run, response: response, at: dedupeTime(.now))
+        deliver(settled.reply, binding: settled.binding, to: settled.waiters)
     }
 
     /// Answers every copy in `waiters` with `response`, except `origin`'s own copy (the connection
-    /// and token of the request that ran), which that connection answers itself.
+    /// and token of the request that ran), which that connection answers itself. `binding`: what
+    /// the execution bound its connection to; each copy's connection is bound alike.
     func deliver(
-        _ response: Frame.Response, to waiters: DedupeWaiters,
+        _ response: Frame.Response, binding: StoredReply.Binding? = nil, to waiters: DedupeWaiters,
         except origin: (connection: ServerConnection, token: UInt64)? = nil
     ) {
         for waiter in waiters {
             if let origin, waiter.connection === origin.connection, waiter.token == origin.token { continue }
-            waiter.connection.deliver(requestID: waiter.requestID, token: waiter.token, response: response)
+            waiter.connection.deliver(
+                requestID: waiter.requestID, token: waiter.token, response: response, binding: binding)
         }
     }
 
     /// Records how a de-duplicated execution ended (stored when it answered, forgotten when it was
-    /// cancelled) and returns every copy waiting for it, with the reply they all get. `now` is on
-    /// the window's time line (``dedupeTime(_:)``).
+    /// cancelled) and returns every copy waiting for it, with the reply they all get and what the
+    /// execution bound its connection to. `now` is on the window's time line (``dedupeTime(_:)``).
     func settle(
         _ run: DedupeRun, response: Frame.Response?, at now: Int64
-    ) -> (waiters: DedupeWaiters, reply: Frame.Response) {
+    ) -> (waiters: DedupeWaiters, reply: Frame.Response, binding: StoredReply.Binding?) {
         guard let response else {
             let (waiters, orphan) = dedupe.withLock { $0.abandon(run) }
             orphan?.cancelTimer()
-            return (waiters, Self.cancelledReply)
+            return (waiters, Self.cancelledReply, nil)
         }
-        let (waiters, orphan) = dedupe.withLock { $0.finish(run, response: response, at: now) }
+        let (waiters, binding, orphan) = dedupe.withLock { $0.finish(run, response: response, at: now) }
         orphan?.cancelTimer()
-        return (waiters, response)
+        return (waiters, response, binding)
     }
 
     // MARK: Orphaned executions

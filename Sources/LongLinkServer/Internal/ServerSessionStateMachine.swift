@@ -43,7 +43,9 @@ struct ServerSessionStateMachine<Execution> {
     private(set) var synced = false
 
     private let configuration: Configuration
-    private var inFlight: [String: InFlightRequest] = [:]
+    /// By request id's bytes: two ids that are equal Swift `String`s but different bytes (NFC and
+    /// NFD) are two requests, as the client and the de-duplication window see them.
+    private var inFlight: [PrincipalKey: InFlightRequest] = [:]
     /// A handler runs inline, between ``startedInline()`` and ``finishedInline()``: its request is
     /// not in the table (no other event of the session can come in between), but it counts as in
     /// flight for going away.
@@ -137,7 +139,7 @@ struct ServerSessionStateMachine<Execution> {
             return .reject(
                 Frame.Status(code: .unavailable, message: "the server is going away; retry on a new connection"))
         }
-        guard inFlight.isEmpty || inFlight[requestID] == nil else { return .ignoreCopyInFlight }
+        guard inFlight.isEmpty || inFlight[PrincipalKey(requestID)] == nil else { return .ignoreCopyInFlight }
         guard inFlight.count < configuration.maxInFlight else {
             return .rejectOverLimit(
                 Frame.Status(
@@ -172,8 +174,8 @@ struct ServerSessionStateMachine<Execution> {
     /// closed). Nothing when it is not in flight (its handler ran inline, or it was answered from
     /// the de-duplication window).
     mutating func holdInflated(_ bytes: Int, requestID: String, token: UInt64) {
-        guard bytes > 0, inFlight[requestID]?.token == token else { return }
-        inFlight[requestID]?.inflatedBytes += bytes
+        guard bytes > 0, inFlight[PrincipalKey(requestID)]?.token == token else { return }
+        inFlight[PrincipalKey(requestID)]?.inflatedBytes += bytes
         inflatedBytesHeld += bytes
     }
 
@@ -182,7 +184,7 @@ struct ServerSessionStateMachine<Execution> {
     /// answer comes through
     /// ``handlerFinished(requestID:token:)``.
     mutating func track(requestID: String, token: UInt64, execution: Execution?) {
-        inFlight[requestID] = InFlightRequest(requestID: requestID, token: token, execution: execution)
+        inFlight[PrincipalKey(requestID)] = InFlightRequest(requestID: requestID, token: token, execution: execution)
     }
 
     /// The connection runs a dispatched request's handler inline, on the loop, and answers it in
@@ -221,7 +223,7 @@ struct ServerSessionStateMachine<Execution> {
         case .closed: return .ignore
         case .refuse(let close): return .closeConnection(close)
         }
-        guard let request = inFlight.removeValue(forKey: requestID) else { return .ignore }
+        guard let request = inFlight.removeValue(forKey: PrincipalKey(requestID)) else { return .ignore }
         inflatedBytesHeld -= request.inflatedBytes
         if let close = closeIfDrained() { return .cancelRequestAndClose(request, close) }
         return .cancelRequest(request)
@@ -431,8 +433,8 @@ struct ServerSessionStateMachine<Execution> {
     }
 
     private mutating func takeInFlight(_ requestID: String, token: UInt64) -> InFlightRequest? {
-        guard let request = inFlight[requestID], request.token == token else { return nil }
-        inFlight[requestID] = nil
+        guard let request = inFlight[PrincipalKey(requestID)], request.token == token else { return nil }
+        inFlight[PrincipalKey(requestID)] = nil
         inflatedBytesHeld -= request.inflatedBytes
         return request
     }

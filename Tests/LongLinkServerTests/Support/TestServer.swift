@@ -24,8 +24,22 @@ extension Probe {
             context.bind(principal: String(decoding: payload, as: UTF8.self))
             return Array("welcome".utf8)
         }
+        // Inline, so that requests written right behind it in one batch are already bound.
+        router.register(
+            "login.sync",
+            synchronous: { payload, context in
+                context.bind(principal: String(decoding: payload, as: UTF8.self))
+                return Array("welcome".utf8)
+            })
         router.register("login.exclusive") { payload, context in
             context.bind(principal: String(decoding: payload, as: UTF8.self), exclusive: true)
+            return Array("welcome".utf8)
+        }
+        // Binds, then waits for the gate: a login still running when its copy arrives.
+        router.register("login.gated") { payload, context in
+            context.bind(principal: String(decoding: payload, as: UTF8.self))
+            self.events.put("started \(context.requestID)")
+            _ = try await self.gate.next(within: .seconds(20), "the test to open the gate")
             return Array("welcome".utf8)
         }
         router.register("whoami") { _, context in Array((context.principal ?? "-").utf8) }
