@@ -17,6 +17,10 @@ struct ConnectionClosedTests {
         var configuration = ServerConfiguration.testing
         configuration.connectionClosed = { id in closed.put(id) }
         var router = Router()
+        router.register("login") { payload, context in
+            context.bind(principal: String(decoding: payload, as: UTF8.self))
+            return []
+        }
         router.register("id") { _, context in Array("\(context.connectionID)".utf8) }
         router.register("outlive") { _, context in
             started.put(context.connectionID)
@@ -32,6 +36,8 @@ struct ConnectionClosedTests {
 
             let first = try await FrameClient.connect(to: address)
             _ = try await first.handshake(clientID: "first")
+            // Logged in, so its requests are de-duplicated and a handler outlives its connection.
+            #expect(try await first.call("login", Array("alice".utf8), id: "0").status == nil)
             let firstID = UInt64(try await first.call("id", id: "1").text) ?? 0
             try await first.send(.request(Frame.Request(requestID: "2", method: "outlive")))
             #expect(try await started.next() == firstID)
