@@ -113,7 +113,8 @@ struct DedupeBudgetTests {
         #expect(window.storedBytes <= 20)
         // The window's 20: bob's c gives up nothing of a's or b's; its own reply is a marker.
         #expect(window.store(["c1cc"], client: "c", principal: "bob", now: now) == true)
-        #expect(window.arrive("c1cc", client: "c", principal: "bob", waiter: 0, now: now) == "replay !RESOURCE_EXHAUSTED")
+        #expect(
+            window.arrive("c1cc", client: "c", principal: "bob", waiter: 0, now: now) == "replay !RESOURCE_EXHAUSTED")
         #expect(window.arrive("b1bb", client: "b", principal: "bob", waiter: 0, now: now) == "replay b1bb")
         #expect(window.arrive("b2bb", client: "b", principal: "bob", waiter: 0, now: now) == "replay b2bb")
         #expect(window.repliesNotKept == 1)
@@ -129,7 +130,8 @@ struct DedupeBudgetTests {
         #expect(window.finish("big", text: "0123456789", now: now) == [7])
         #expect(window.repliesNotKept == 1)
         #expect(window.storedBytes == 5)
-        #expect(window.arrive("big", client: "c", principal: "ann", waiter: 0, now: now) == "replay !RESOURCE_EXHAUSTED")
+        #expect(
+            window.arrive("big", client: "c", principal: "ann", waiter: 0, now: now) == "replay !RESOURCE_EXHAUSTED")
         #expect(window.arrive("small", client: "c", principal: "ann", waiter: 0, now: now) == "replay small")
         #expect(StoredReply.notKept.response.status?.message.contains("ran once") == true)
     }

@@ -65,11 +65,13 @@ struct DedupeIdentityTests {
         let probe = Probe()
         try await withServer(probe: probe) { server, address in
             let first = try await FrameClient.loggedIn(address, clientID: "phone", as: "alice")
-            try await first.send(.request(Frame.Request(requestID: "switch", method: "login.gated", payload: bytes("bob"))))
+            try await first.send(
+                .request(Frame.Request(requestID: "switch", method: "login.gated", payload: bytes("bob"))))
             #expect(try await probe.events.next() == "started switch")
             first.close()
             let second = try await FrameClient.loggedIn(address, clientID: "phone", as: "alice")
-            try await second.send(.request(Frame.Request(requestID: "switch", method: "login.gated", payload: bytes("bob"))))
+            try await second.send(
+                .request(Frame.Request(requestID: "switch", method: "login.gated", payload: bytes("bob"))))
             #expect(try await second.call("whoami", id: "before").text == "alice")
             #expect(server.statistics.requestsJoined == 1)
             probe.gate.put(())

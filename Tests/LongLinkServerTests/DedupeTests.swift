@@ -71,7 +71,8 @@ struct DedupeTests {
             let first = try await FrameClient.connect(to: address)
             // Hello, an inline login and twelve requests in one write, then twelve more once the link
             // is open.
-            let login = Frame.request(Frame.Request(requestID: "login-1", method: "login.sync", payload: bytes("alice")))
+            let login = Frame.request(
+                Frame.Request(requestID: "login-1", method: "login.sync", payload: bytes("alice")))
             try await first.sendRaw(encoded([.hello(Frame.Hello(clientID: "phone-1")), login] + requests("b")))
             let welcome = try await first.nextFrame()
             guard case .welcome = welcome else {
@@ -88,7 +89,8 @@ struct DedupeTests {
 
             let second = try await FrameClient.connect(to: address)
             _ = try await second.handshake(clientID: "phone-1")
-            let again = Frame.request(Frame.Request(requestID: "login-2", method: "login.sync", payload: bytes("alice")))
+            let again = Frame.request(
+                Frame.Request(requestID: "login-2", method: "login.sync", payload: bytes("alice")))
             try await second.sendRaw(encoded([again] + requests("b") + requests("c")))
             #expect(try await second.response().text == "welcome")
             let replayed = try await replies(second, 24)

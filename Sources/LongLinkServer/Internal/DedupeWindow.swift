@@ -39,6 +39,9 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var expiresAt: Int64 = 0
         /// The entry's client's share in ``DedupeWindow/shares`` (valid unless free).
         var share = 0
+        /// The bytes its stored reply holds (finished only), read when it goes without touching
+        /// the reply.
+        var bytes = 0
     }
 
     /// What an entry holds by reference: its key, the copies waiting while it runs, its reply once
@@ -51,23 +54,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         var reply: StoredReply?
         /// The principal the execution bound its connection to, repeated for its copies.
         var binding: StoredReply.Binding?
-    }
-
-    /// What to do with an arriving request.
-    enum ArrivalAction {
-        /// Not seen (or expired): run the handler; the caller is the first waiter. The run
-        /// identifies this execution in ``finish(_:response:now:)`` and ``abandon(_:)``.
-        case execute(Run)
-        /// The same request is running: the caller was added as a waiter; do not run it again.
-        case wait
-        /// Finished within the window: send this stored reply, and bind the connection as the
-        /// execution bound its own (`binding`, when it did); do not run the handler.
-        case replay(Frame.Response, binding: StoredReply.Binding?)
-        /// The id is held by a request for another method (`method`): refuse the copy, run nothing.
-        case conflict(method: String)
-        /// A budget is full and the client has no finished entry of its own left to give up:
-        /// answer this status (`RESOURCE_EXHAUSTED`, saying when to retry); run and keep nothing.
-        case refuse(Frame.Status)
     }
 
     /// A client's entries: how many, running or finished, the bytes of its stored replies, and its
@@ -132,14 +118,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         self.limits = limits
         self.origin = origin
         windowNanoseconds = Self.nanoseconds(window)
-    }
-
-    /// A window bounded by entries alone, in all and per client.
-    init(window: Duration, capacity: Int, capacityPerClient: Int = .max, origin: ContinuousClock.Instant = .now) {
-        var limits = DedupeLimits()
-        limits.entries = max(1, capacity)
-        limits.entriesPerClient = max(1, capacityPerClient)
-        self.init(window: window, limits: limits, origin: origin)
     }
 
     /// `instant` on the window's time line (nanoseconds since `origin`), for the `at:` forms, so
@@ -239,9 +217,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         }
         contents[slot].reply = reply
         hold(reply.byteCount, in: share)
+        states[slot].bytes = reply.byteCount
         states[slot].phase = .finished
         states[slot].expiresAt = expiresAt
         finishedOrder.append((run, expiresAt))
+        trimOrder(of: share)
         shares[share].order.append(run)
         shares[share].finished += 1
         return waiters
@@ -274,6 +254,12 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         }
         if head > 1024, head * 2 > finishedOrder.count {
             finishedOrder.removeFirst(head)
+            head = 0
+        } else if finishedOrder.count - head > 2 * count + 1024 {
+            // Records of entries gone before they expired (given up at a bound, run again): a
+            // client that gives up its own entries at full rate would otherwise leave one per
+            // request here for a whole window.
+            finishedOrder = finishedOrder[head...].filter { isFinished($0.run) }
             head = 0
         }
     }
@@ -313,7 +299,11 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         let share = known ?? newShare(client)
         // Counted before its own entries go, so that the share outlives them.
         join(share)
-        for _ in 0..<max(0, over) { evictOldest(of: share) }
+        var evicting = over
+        while evicting > 0 {
+            evictOldest(of: share)
+            evicting -= 1
+        }
         return share
     }
 
@@ -351,10 +341,13 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     }
 
     /// Skips the records at the head of `share`'s completion order whose entry is gone (expired,
-    /// evicted, or running again), and drops them once they are half the array: without this a
-    /// client that never reaches a bound would grow its order with every request.
+    /// evicted, or running again), and drops them once they are half the array: done at every
+    /// finish, so that a client that never reaches a bound does not grow its order with every
+    /// request.
     private mutating func trimOrder(of share: Int) {
         var head = shares[share].head
+        // Almost always the oldest record is live: nothing to write.
+        guard head < shares[share].order.count, !isFinished(shares[share].order[head]) else { return }
         while head < shares[share].order.count, !isFinished(shares[share].order[head]) { head += 1 }
         shares[share].head = head
         if head > 32, head * 2 > shares[share].order.count {
@@ -470,10 +463,10 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
 
     /// A finished entry lets go of its reply (removed, or running again).
     private mutating func dropReply(_ slot: Int) {
-        guard states[slot].phase == .finished, let reply = contents[slot].reply else { return }
+        guard states[slot].phase == .finished else { return }
         let share = states[slot].share
         shares[share].finished -= 1
-        hold(-reply.byteCount, in: share)
+        if states[slot].bytes != 0 { hold(-states[slot].bytes, in: share) }
         contents[slot].reply = nil
     }
 
@@ -485,8 +478,6 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
         states[slot].phase = .free
         contents[slot] = SlotContents()
         freeSlots.append(slot)
-        let lastOfShare = shares[share].members == 1
         leave(share)
-        if !lastOfShare { trimOrder(of: share) }
     }
 }
