@@ -70,12 +70,33 @@ public struct ClientConfiguration: Sendable {
     /// unacknowledged, together; past it, reliable pushes are left with the server until the app
     /// acknowledges some, as past ``pushBufferLimit``.
     public var unacknowledgedPushLimit: Int = 1_000
+    /// The most payload bytes of reliable pushes one stream that acknowledges after processing
+    /// holds in its buffer and in the app's hands, unacknowledged, together; past it, reliable
+    /// pushes are left with the server until the app acknowledges some, as past
+    /// ``unacknowledgedPushLimit``. A push always fits when the stream holds none.
+    public var unacknowledgedPushBytes: Int = 64 << 20
     /// How a consumer that is behind conflates best-effort pushes: a best-effort push takes the place
     /// of the untaken one with the same key in the consumer's buffer, so the app reads the latest
     /// of each key (the latest price of each symbol) instead of a backlog. By topic by default;
     /// ``PushConflation/disabled`` keeps every best-effort push while there is room. Reliable pushes
     /// are never conflated. ``LongLinkClient/pushes(topic:conflation:)`` sets it per stream.
     public var pushConflation: PushConflation = .byTopic
+    /// The most calls that may wait on requests shared by coalescing (``RequestOptions/coalesces``)
+    /// at once, in all; one more fails at once with
+    /// ``LongLinkError/Code-swift.struct/resourceExhausted``. No waiting call is touched.
+    public var coalescedCallLimit: Int = 10_000
+    /// The most bytes (keys and payloads) the shared requests of coalesced calls hold; a call that
+    /// would start one more past it fails at once with
+    /// ``LongLinkError/Code-swift.struct/resourceExhausted`` (joining a shared request in flight
+    /// costs nothing). One always fits when none is in flight.
+    public var coalescedCallBytes: Int = 16 << 20
+    /// What becomes of a reliable push that a skipping typed stream
+    /// (``LongLinkClient/pushes(topic:as:)-4gdwt``) could not decode: nil (the default)
+    /// acknowledges it (a dead letter: the server forgets it, since sending it again would not
+    /// make it decode), after ``undecodablePushHandler`` saw it. Set it to decide per push with
+    /// ``UndecodablePushDisposition``, for example to leave pushes of a topic an update of the app
+    /// will decode with the server. Called on the consuming task, after the handler.
+    public var undecodablePushDisposition: (@Sendable (Push, any Error) -> UndecodablePushDisposition)?
     /// The longest an acknowledgement waits to be batched with others.
     public var ackDelay: Duration = .milliseconds(5)
     /// The most seqs in one `Ack`.
@@ -115,9 +136,10 @@ public struct ClientConfiguration: Sendable {
     public var codec: any PayloadCodec = JSONPayloadCodec()
     /// Receives every push a typed stream (``LongLinkClient/pushes(topic:as:)-4gdwt``,
     /// ``LongLinkClient/throwingPushes(topic:as:)-1cjs0``) took but could not decode, with the codec's
-    /// error: the app's last chance to keep it (a reliable one is acknowledged, since redelivering
-    /// it would not make it decode). Called on the consuming task; such pushes are also logged and
-    /// counted in ``ClientStatistics/undecodablePushes``.
+    /// error: the app's last chance to keep it (a reliable one is then acknowledged, unless
+    /// ``undecodablePushDisposition`` says to leave it with the server). Called on the consuming
+    /// task; such pushes are also logged (topic and seq, never the payload) and counted in
+    /// ``ClientStatistics/undecodablePushes``.
     public var undecodablePushHandler: (@Sendable (Push, any Error) -> Void)?
     /// Receives the client's log records: a level, a message and metadata, as swift-log's
     /// `LogHandler` takes them (the logging guide shows a five-line adapter). Records never contain
@@ -151,6 +173,13 @@ public struct ClientConfiguration: Sendable {
         if pushBufferLimit < 1 { throw fail("pushBufferLimit must be at least 1") }
         if pushBufferBytes < 1 { throw fail("pushBufferBytes must be at least 1") }
         if unacknowledgedPushLimit < 1 { throw fail("unacknowledgedPushLimit must be at least 1") }
+        if unacknowledgedPushBytes < 1 { throw fail("unacknowledgedPushBytes must be at least 1") }
+        if coalescedCallLimit < 1 || coalescedCallBytes < 1 {
+            throw fail("coalescedCallLimit and coalescedCallBytes must be at least 1")
+        }
+        if responseCache.maxBytes < 0 || responseCache.maxEntries < 1 {
+            throw fail("responseCache.maxBytes must not be negative and responseCache.maxEntries must be at least 1")
+        }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
         try balancing.validate()

@@ -94,7 +94,8 @@ public struct ClientStatistics: Sendable, Hashable {
     public var lastRoundTrip: Duration?
     /// Push frames received (redeliveries included).
     public var pushesReceived: Int = 0
-    /// Pushes handed to the app.
+    /// Reliable pushes taken: handed to the app, or, undecodable, to its handler or the dead-letter
+    /// path (see ``deadLetterPushes``).
     public var pushesDelivered: Int = 0
     /// Reliable pushes received again after the app had them, dropped (and acknowledged again).
     public var duplicatePushesDropped: Int = 0
@@ -115,6 +116,9 @@ public struct ClientStatistics: Sendable, Hashable {
     public var compressionFailures: Int = 0
     /// Pushes a typed stream took but could not decode (see ``ClientConfiguration/undecodablePushHandler``).
     public var undecodablePushes: Int = 0
+    /// Reliable pushes a skipping typed stream could not decode and acknowledged without handing
+    /// them over (dead letters; see ``UndecodablePushDisposition``).
+    public var deadLetterPushes: Int = 0
     /// Acknowledgements never sent because the next link's server numbers pushes in another seq
     /// space (another epoch: a restarted store, another principal), where those seqs mean other pushes.
     public var staleAcksDropped: Int = 0

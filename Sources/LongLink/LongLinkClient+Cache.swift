@@ -10,7 +10,7 @@ extension LongLinkClient {
         let key = ResponseCache.key(method: method, payload: payload, explicit: options.cacheKey)
         let cache = self.cache
         // The reply belongs to whoever was logged in when the call was made, not when it arrives.
-        let principal = cache.principal
+        let principal = Caller(principal: cache.principal, session: core.session)
         switch options.cache.kind {
         case .networkOnly:
             return try await network(method, payload: payload, options: options, key: key, principal: principal)
@@ -40,7 +40,7 @@ extension LongLinkClient {
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) -> AsyncThrowingStream<CachedReply, any Error> {
         let key = ResponseCache.key(method: method, payload: payload, explicit: options.cacheKey)
-        let principal = cache.principal
+        let principal = Caller(principal: cache.principal, session: core.session)
         return AsyncThrowingStream { continuation in
             let task = Task {
                 if let hit = self.cache.lookup(key, maxAge: nil) {
@@ -59,28 +59,38 @@ extension LongLinkClient {
         }
     }
 
+    /// Who made a call: the principal and the session (``ClientCore/session``) current then. Its
+    /// reply is stored, and its flight shared, under them only.
+    private struct Caller {
+        let principal: String
+        let session: UInt64
+    }
+
     private func fetchAndStore(
-        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: String
+        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: Caller
     ) async throws -> [UInt8] {
         let reply = try await network(method, payload: payload, options: options, key: key, principal: principal)
-        cache.store(key, payload: reply, method: method, principal: principal)
+        cache.store(key, payload: reply, method: method, principal: principal.principal, session: principal.session)
         return reply
     }
 
     /// The round trip, shared with identical calls in flight when the call coalesces.
     private func network(
-        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: String
+        _ method: String, payload: [UInt8], options: RequestOptions, key: String, principal: Caller
     ) async throws -> [UInt8] {
         let deadline = configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout)
+        let session = principal.session
         guard options.coalesces else {
-            return try await sendRequest(method, payload: payload, options: options, deadline: deadline)
+            return try await sendRequest(method, payload: payload, options: options, deadline: deadline, session: session)
         }
-        let flightKey = ResponseCache.flightKey(principal: principal, key: key)
+        let flightKey = ResponseCache.flightKey(principal: principal.principal, session: session, key: key)
         let core = self.core
         return try await coalescer.run(
-            flightKey, deadline: deadline,
+            flightKey, payloadBytes: payload.count, deadline: deadline,
             sleep: { try await core.clock.sleep(until: deadline, on: core.loop) },
-            start: { try await self.sendRequest(method, payload: payload, options: options, deadline: deadline) })
+            start: {
+                try await self.sendRequest(method, payload: payload, options: options, deadline: deadline, session: session)
+            })
     }
 
     /// Errors after which ``CachePolicy/networkFirst(maxAge:)`` falls back to the cache.

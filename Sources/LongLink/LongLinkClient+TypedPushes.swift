@@ -3,12 +3,13 @@ internal import LongLinkWire
 extension LongLinkClient {
     /// Pushes on `topic` decoded as `T` with the configured codec, as an `AsyncStream`.
     ///
-    /// A push that does not decode is not handed over: it is logged, counted in
-    /// ``ClientStatistics/undecodablePushes`` and given to ``ClientConfiguration/undecodablePushHandler``,
-    /// and a reliable one is acknowledged once that handler returned. Without a handler a reliable
-    /// one is not acknowledged at all: it stays with the server, which sends it again after the next
-    /// `Sync`. To see such pushes in the stream itself, iterate
-    /// `decodedPushes(topic:as:)` instead.
+    /// A push that does not decode is not handed over: it is logged (its topic and seq, never its
+    /// payload), counted in ``ClientStatistics/undecodablePushes`` and given to
+    /// ``ClientConfiguration/undecodablePushHandler``; then a reliable one is acknowledged, a dead
+    /// letter counted in ``ClientStatistics/deadLetterPushes``, unless
+    /// ``ClientConfiguration/undecodablePushDisposition`` says to leave it with the server (see
+    /// ``UndecodablePushDisposition``). It never comes back on its own. To see such pushes in the
+    /// stream itself, iterate `decodedPushes(topic:as:)` instead.
     public func pushes<T: Decodable & Sendable>(topic: String, as type: T.Type) -> AsyncStream<T> {
         typedStream(topic: topic, step: skipping(topic: topic, codecDecoder(T.self)))
     }
@@ -86,31 +87,42 @@ extension LongLinkClient {
         }
     }
 
-    /// The step of the skipping streams: decoded pushes go to the app; the others to the log, the
-    /// count and the handler, and are acknowledged after the handler returned, or left with the
-    /// server when there is none.
+    /// The step of the skipping streams: decoded pushes go to the app; the others to the handler,
+    /// then the dead-letter path: a reliable one is acknowledged (taken without being handed over),
+    /// or left with the server when ``ClientConfiguration/undecodablePushDisposition`` says so;
+    /// each is logged and counted.
     func skipping<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
         -> @Sendable (Push) -> PushStep<T>
     {
         let logger = configuration.logger
         let handler = configuration.undecodablePushHandler
+        let decide = configuration.undecodablePushDisposition
         let core = self.core
         return { push in
             switch Self.decoding(push, as: T.self, decode) {
             case .success(let value):
                 return .deliver(value)
             case .failure(let error):
+                handler?(push, error)
+                let disposition = push.isReliable ? decide?(push, error) ?? .acknowledge : .acknowledge
+                let deadLetter = push.isReliable && disposition == .acknowledge
+                // Topic and seq name the push; its payload may be anything, and is never logged.
                 logger?(
                     LogRecord(
                         bounded: .error,
-                        handler == nil
-                            ? "a push did not decode; no undecodablePushHandler, so it is not acknowledged"
-                            : "a push did not decode; it goes to undecodablePushHandler",
-                        metadata: ["topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)"]))
-                core.onLoop { $0.observation.stats.undecodablePushes += 1 }
-                guard let handler else { return .release }
-                handler(push, error)
-                return .skip
+                        !push.isReliable
+                            ? "a best-effort push did not decode; dropped"
+                            : deadLetter
+                                ? "a push did not decode; acknowledged as a dead letter"
+                                : "a push did not decode; left unacknowledged with the server",
+                        metadata: [
+                            "topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)", "epoch": "\(push.epoch)",
+                        ]))
+                core.onLoop { core in
+                    core.observation.stats.undecodablePushes += 1
+                    if deadLetter { core.observation.stats.deadLetterPushes += 1 }
+                }
+                return disposition == .leaveUnacknowledged ? .release : .skip
             }
         }
     }

@@ -27,7 +27,8 @@ public final class LongLinkClient: Sendable {
     let directory: EndpointDirectory
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
-    let coalescer = Coalescer()
+    /// Identical calls in flight sharing one request (``RequestOptions/coalesces``).
+    var coalescer: Coalescer { core.coalescer }
 
     /// Creates a client. Nothing connects until ``run()``.
     public init(configuration: ClientConfiguration) {
@@ -69,17 +70,21 @@ public final class LongLinkClient: Sendable {
         }
         return try await sendRequest(
             method, payload: payload, options: options,
-            deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout))
+            deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
+            session: core.session)
     }
 
-    /// One request on the wire with a deadline the caller computed (the cache and coalescing layer).
+    /// One request on the wire with a deadline the caller computed (the cache and coalescing layer),
+    /// made in `session` (``ClientCore/session``): the core refuses it, and every attempt after
+    /// the first, once another session began.
     ///
     /// A request answered ``LongLinkError/Code-swift.struct/outcomeUnknown`` (the fleet server
     /// running it stopped) is sent again under a new request id, up to twice, when the caller
     /// marked it idempotent and its deadline has not passed: under its old id the fleet answers it
     /// `UNKNOWN` for good.
     nonisolated(nonsending) func sendRequest(
-        _ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant
+        _ method: String, payload: [UInt8], options: RequestOptions, deadline: ContinuousClock.Instant,
+        session: UInt64
     ) async throws -> [UInt8] {
         var attempts = 0
         while true {
@@ -87,7 +92,7 @@ public final class LongLinkClient: Sendable {
             let request = PendingRequest(
                 id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
                 compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
-                idempotent: options.idempotent)
+                idempotent: options.idempotent, session: session)
             do {
                 return try await core.perform(request)
             } catch let error as LongLinkError where error.code == .outcomeUnknown {

@@ -17,6 +17,9 @@ public final class ResponseCache: Sendable {
     private struct State {
         var store: CacheStore
         var principal = ""
+        /// The client's session (``ClientCore/session``): a reply to a call of an earlier one is
+        /// not stored.
+        var session: UInt64 = 0
         var hits = 0
         var misses = 0
     }
@@ -29,7 +32,8 @@ public final class ResponseCache: Sendable {
     init(configuration: ResponseCacheConfiguration, clock: any LongLinkClock) {
         self.configuration = configuration
         self.clock = clock
-        self.state = Locked(State(store: CacheStore(byteLimit: configuration.maxBytes)))
+        self.state = Locked(
+            State(store: CacheStore(byteLimit: configuration.maxBytes, entryLimit: configuration.maxEntries)))
         self.files = configuration.directory.map(CacheFiles.init(directory:))
     }
 
@@ -118,18 +122,31 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// The key that coalesces identical calls of one principal: its bytes, so that two spellings
-    /// of one name never share a flight.
-    static func flightKey(principal: String, key: String) -> String {
-        Data(principal.utf8).base64EncodedString() + "\u{0}" + key
+    /// The key that coalesces identical calls of one principal in one session: its bytes, so that
+    /// two spellings of one name never share a flight, and the session, so that a call of the next
+    /// user never joins one of the last user's (whose principal may not be named).
+    static func flightKey(principal: String, session: UInt64, key: String) -> String {
+        Data(principal.utf8).base64EncodedString() + "\u{0}\(session)\u{0}" + key
     }
 
-    /// Stores an OK reply to a call made while `principal` was current; dropped when another
-    /// principal is current now (the reply is theirs, not the new one's).
-    func store(_ key: String, payload: [UInt8], method: String, principal: String) {
+    /// The session ended and `next` is the client's session now: the replies go, memory and
+    /// disk, and a reply to a call made before that arrives later is not stored, whether or not
+    /// the login steps named their principals.
+    func endSession(next: UInt64) {
+        state.withLock { $0.session = next }
+        principal = ""
+        removeAll()
+    }
+
+    /// Stores an OK reply to a call made while `principal` was current in the client's `session`
+    /// (nil: the current one); dropped when another principal is current now, or the session
+    /// ended since (the reply is the last user's, not the new one's).
+    func store(_ key: String, payload: [UInt8], method: String, principal: String, session: UInt64? = nil) {
         let now = clock.now
         let evicted = state.withLock { state -> [String]? in
-            guard PrincipalKey.same(state.principal, principal) else { return nil }
+            guard PrincipalKey.same(state.principal, principal), session.map({ $0 == state.session }) ?? true else {
+                return nil
+            }
             return state.store.store(key, payload: payload, method: method, at: now)
         }
         guard let evicted, let files else { return }

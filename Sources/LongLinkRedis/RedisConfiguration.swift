@@ -38,6 +38,9 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var maximumReconnectDelay: Duration = .seconds(2)
     /// When the stores' writes count as done: on the primary (the default), or on replicas too.
     public var durability: RedisDurability = .asynchronous
+    /// What one tenant may hold in the fleet's de-dup window (``RedisDedupeStore``): entries and
+    /// bytes per client and per principal, by default as the server's in-memory window.
+    public var dedupeBudgets = RedisDedupeBudgets()
 
     /// Redis on `host:port`.
     public init(host: String = "127.0.0.1", port: Int = 6379) {
@@ -56,6 +59,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         guard initialReconnectDelay >= .zero, maximumReconnectDelay >= initialReconnectDelay else {
             throw fail("Redis reconnect delays must satisfy 0 <= initial <= maximum")
         }
+        try dedupeBudgets.validate()
         // Loads the trust roots and any client certificate now, so a missing CA file is said at
         // start, not at the first command.
         if let tls { _ = try TLSContext(client: tls) }

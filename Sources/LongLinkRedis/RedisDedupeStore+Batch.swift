@@ -9,13 +9,14 @@ extension RedisDedupeStore {
     /// one hash tag go to one script call: Redis Cluster runs a script only on keys of one slot.
     @discardableResult
     static func sendBatch(
-        _ batch: [DedupeQueue.Item], backend: RedisBackend, running: String, sending: (Int) -> Void = { _ in }
+        _ batch: [DedupeQueue.Item], backend: RedisBackend, running: String,
+        budgets: RedisDedupeBudgets = RedisDedupeBudgets(), sending: (Int) -> Void = { _ in }
     ) async -> Int {
         var groups: [[DedupeQueue.Item]] = []
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
             let key = GroupKey(
-                tag: Array(ClusterSlot.hashTag(of: Array(item.key.utf8))), isClaim: item.operation.isClaim,
+                tag: Array(ClusterSlot.hashTag(of: Array(item.entry.name.utf8))), isClaim: item.operation.isClaim,
                 isChecked: item.operation.lineage != nil)
             if let index = groupOf[key] {
                 groups[index].append(item)
@@ -26,16 +27,19 @@ extension RedisDedupeStore {
         }
         let running = Array(running.utf8)
         let calls = groups.map { group in
-            var keys = group.map { Array($0.key.utf8) }
+            // The tag's accounts and index, then its entries (see `DedupeScripts`).
+            let first = group[0].entry
+            var keys = [first.accounts, first.index].map { Array($0.utf8) } + group.map { Array($0.entry.name.utf8) }
             var arguments = group[0].operation.isClaim ? [running] : [running, backend.publish]
             var script = group[0].operation.isClaim ? DedupeScripts.claimAll : DedupeScripts.finishAll
             if let lineage = group[0].operation.lineage {
-                // One record per hash tag; the longest window asked keeps every entry's copies safe.
+                // One record per slot; the longest window asked keeps every entry's copies safe.
                 script = DedupeScripts.claimAllChecked
                 keys.insert(Array(lineage.record.utf8), at: 0)
                 let window = group.map { $0.operation.lineage?.window ?? 0 }.max() ?? lineage.window
                 arguments.append(Array(String(window).utf8))
             }
+            arguments += budgets.arguments(anonymous: first.isAnonymous)
             for item in group {
                 switch item.operation {
                 case .claim(let term, let lineage):
@@ -45,6 +49,7 @@ extension RedisDedupeStore {
                     arguments.append(value)
                     arguments.append(Array(String(window).utf8))
                 }
+                arguments.append(Array(item.entry.member.utf8))
             }
             return (script: script, keys: keys, arguments: arguments)
         }

@@ -47,6 +47,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// Stored replies, sent a batch per round trip: a queue of their own, so that a claim never
     /// waits behind a reply's round trip (the two pipeline on the connection).
     let replies: DedupeQueue
+    /// What one tenant may hold (``RedisConfiguration/dedupeBudgets``).
+    let budgets: RedisDedupeBudgets
     /// The de-dup window the server last gave ``begin(principal:clientID:requestID:runningFor:resent:window:)``
     /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(principal:clientID:requestID:runningFor:until:)``).
     private let lastWindow = Locked<Int64?>(nil)
@@ -73,7 +75,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
     {
         try RedisConfiguration.validate(cluster: seeds)
         try self.init(
-            backend: .cluster(seeds), keyPrefix: seeds[0].keyPrefix, lease: lease,
+            backend: .cluster(seeds), keyPrefix: seeds[0].keyPrefix, budgets: seeds[0].dedupeBudgets, lease: lease,
             pollIntervals: (.milliseconds(50), .milliseconds(500)))
     }
 
@@ -83,15 +85,17 @@ public final class RedisDedupeStore: SharedDedupeStore {
     ) throws(LongLinkError) {
         try configuration.validate()
         try self.init(
-            backend: .single(configuration), keyPrefix: configuration.keyPrefix, lease: lease,
-            pollIntervals: pollIntervals, termLimit: termLimit)
+            backend: .single(configuration), keyPrefix: configuration.keyPrefix, budgets: configuration.dedupeBudgets,
+            lease: lease, pollIntervals: pollIntervals, termLimit: termLimit)
     }
 
     init(
-        backend: RedisBackend, keyPrefix: String, lease: ClaimLease, pollIntervals: (first: Duration, last: Duration),
-        termLimit: Duration? = nil
+        backend: RedisBackend, keyPrefix: String, budgets: RedisDedupeBudgets = RedisDedupeBudgets(), lease: ClaimLease,
+        pollIntervals: (first: Duration, last: Duration), termLimit: Duration? = nil
     ) throws(LongLinkError) {
         try lease.validate()
+        try budgets.validate()
+        self.budgets = budgets
         self.pollIntervals = pollIntervals
         self.termLimit = termLimit
         self.backend = backend
@@ -101,7 +105,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
         let keeper = ClaimKeeper(client: backend.runner, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
         self.keeper = keeper
         let send: DedupeQueue.Send = { batch, sending in
-            await Self.sendBatch(batch, backend: backend, running: keeper.running, sending: sending)
+            await Self.sendBatch(
+                batch, backend: backend, running: keeper.running, budgets: budgets, sending: sending)
         }
         self.claims = DedupeQueue(send: send)
         self.replies = DedupeQueue(send: send)
@@ -127,8 +132,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
         principal: String?, clientID: String, requestID: String, runningFor: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         // No window to judge a copy by: the plain claim, which leaves the lineage record alone.
-        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        return try await claim(key, runningFor: runningFor, lineage: nil)
+        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+        return try await claim(entry, runningFor: runningFor, lineage: nil)
     }
 
     /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does. On a cluster
@@ -142,28 +147,25 @@ public final class RedisDedupeStore: SharedDedupeStore {
         principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
         window: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
-        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
         let window = Self.milliseconds(window)
         lastWindow.withLock { $0 = window }
         return try await claim(
-            key, runningFor: runningFor,
-            lineage: lineageCheck(principal: principal, clientID: clientID, resent: resent, window: window))
+            entry, runningFor: runningFor, lineage: lineageCheck(principal: principal, resent: resent, window: window))
     }
 
     /// The lineage check a claim makes on a cluster with asynchronous replication; nil elsewhere.
-    private func lineageCheck(
-        principal: String?, clientID: String, resent: Bool, window: Int64
-    ) -> DedupeQueue.LineageCheck? {
+    private func lineageCheck(principal: String?, resent: Bool, window: Int64) -> DedupeQueue.LineageCheck? {
         guard backend.checksLineage, backend.replicas == 0 else { return nil }
         return DedupeQueue.LineageCheck(
-            record: keys.dedupeLineage(principal: principal, clientID: clientID), resent: resent, window: window)
+            record: keys.dedupeLineage(principal: principal), resent: resent, window: window)
     }
 
     /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.
     private func claim(
-        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
+        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
     ) async throws(LongLinkError) -> SharedDedupeClaim {
-        switch try await check(key, runningFor: runningFor, lineage: lineage) {
+        switch try await check(entry, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
         case .running: return .running
         case .finished(let reply): return .finished(reply)
@@ -178,22 +180,27 @@ public final class RedisDedupeStore: SharedDedupeStore {
         case finished([UInt8])
     }
 
-    /// `SET key value NX PX ms GET`, after this instance's lease is set (so that no waiter finds
-    /// the claim without it), in the batch of this turn's claims (``DedupeScripts/claimAll``).
+    /// Reads the entry, or claims it within the budgets when it holds nothing, after this
+    /// instance's lease is set (so that no waiter finds the claim without it), in the batch of
+    /// this turn's claims (``DedupeScripts/claimAll``). Throws
+    /// ``LongLinkError/Code-swift.struct/resourceExhausted`` when the claim would pass a budget, or
+    /// the entry holds a reply that was not kept (see ``RedisDedupeBudgets``).
     func check(
-        _ key: String, runningFor: Duration, lineage: DedupeQueue.LineageCheck? = nil
+        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeQueue.LineageCheck? = nil
     ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await claims.submit(key, .claim(term: term, lineage: lineage))
+        let reply = try await claims.submit(entry, .claim(term: term, lineage: lineage))
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
         guard let kind = value.first else {
-            keeper.claimed(key, term: term)
+            keeper.claimed(entry, term: term)
             return .claimed
         }
         switch kind {
         case UInt8(ascii: "D"): return .finished(Array(value.dropFirst()))
         case UInt8(ascii: "U"): throw value == Array("UL".utf8) ? Self.entryMayBeLost : Self.ownerStopped
+        case UInt8(ascii: "B"): throw Self.overBudget(value.dropFirst(), anonymous: entry.isAnonymous)
+        case UInt8(ascii: "N"): throw Self.replyNotKept
         default: return .running(value)
         }
     }
@@ -229,23 +236,27 @@ public final class RedisDedupeStore: SharedDedupeStore {
     public func finish(
         principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
     ) async throws(LongLinkError) -> Bool {
-        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        keeper.released(key)
+        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+        keeper.released(entry)
         let result = try await replies.submit(
-            key, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
+            entry, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
         guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
-        return stored == 1
+        // 2: kept as `N`, over the budgets; the claim was this instance's all the same.
+        return stored == 1 || stored == 2
     }
 
     /// Forgets a request this instance claimed and did not finish (its handler failed to start, it
     /// was cancelled), so that a resend runs it. Returns false when the claim was not this instance's.
     @discardableResult
     public func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
-        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
-        keeper.released(key)
+        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+        keeper.released(entry)
         let result = try await backend.runner.run(
-            DedupeScripts.abandon, keys: [Array(key.utf8)],
-            arguments: [Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: key).utf8), backend.publish])
+            DedupeScripts.abandon, keys: [entry.accounts, entry.index, entry.name].map { Array($0.utf8) },
+            arguments: [
+                Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: entry.name).utf8), backend.publish,
+                Array(entry.member.utf8),
+            ])
         return result.int64 == 1
     }
 
@@ -271,11 +282,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
         until deadline: ContinuousClock.Instant
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         if Task.isCancelled { return .running }
-        let key = keys.dedupe(principal: principal, clientID: clientID, requestID: requestID)
+        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+        let key = entry.name
         // A waiter is a copy of a request that ran: an entry that vanishes may have been lost in a
         // failover rather than given up, so its claim is checked as a resent copy's is.
         let lineage = lastWindow.withLock { $0 }.flatMap {
-            lineageCheck(principal: principal, clientID: clientID, resent: true, window: $0)
+            lineageCheck(principal: principal, resent: true, window: $0)
         }
         let channel = keys.dedupeNotice(entry: key)
         let waiter = NoticeWaiter()
@@ -285,7 +297,7 @@ public final class RedisDedupeStore: SharedDedupeStore {
         while !Task.isCancelled {
             do throws(LongLinkError) {
                 let found: SharedDedupeClaim
-                switch try await check(key, runningFor: runningFor, lineage: lineage) {
+                switch try await check(entry, runningFor: runningFor, lineage: lineage) {
                 case .claimed: found = .run
                 case .finished(let reply): found = .finished(reply)
                 case .running(let value):

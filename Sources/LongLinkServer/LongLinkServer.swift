@@ -101,7 +101,7 @@ public final class LongLinkServer: Sendable {
             }
             listener = try await Listener.bind(
                 to: configuration.endpoint, group: group, options: configuration.connectionOptions,
-                tls: currentContext,
+                reusePort: configuration.reusesPort, tls: currentContext,
                 onHandshakeFailure: { _ in core.counters.tlsHandshakeFailures.increment() },
                 admitHandshake: { core.admitHandshake() }, handshakeEnded: { core.handshakeEnded() },
                 onAccept: { connection in core.accept(connection) })
@@ -245,7 +245,7 @@ public final class LongLinkServer: Sendable {
     public func pushBestEffort(to principal: String, topic: String, payload: [UInt8]) {
         guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.connections(of: principal) {
-            connection.sendBestEffort(topic: topic, payload: payload)
+            connection.sendBestEffort(topic: topic, payload: payload, for: principal)
         }
     }
 
@@ -253,7 +253,7 @@ public final class LongLinkServer: Sendable {
     public func broadcast(topic: String, payload: [UInt8]) {
         guard core.bestEffortPushFits(topic: topic, payload: payload) else { return }
         for connection in core.allConnections() {
-            connection.sendBestEffort(topic: topic, payload: payload)
+            connection.sendBestEffort(topic: topic, payload: payload, for: nil)
         }
     }
 

@@ -15,7 +15,8 @@ public struct RequestContext: Sendable {
     public let principal: String?
     /// When the client stops waiting, from the request's `timeout_ms`; `nil` when none was sent.
     public let deadline: ContinuousClock.Instant?
-    /// The transport connection's id (for logs).
+    /// The transport connection's id (for logs, and for state kept per connection: see
+    /// ``ServerConfiguration/connectionClosed``).
     public let connectionID: UInt64
 
     let session: ServerConnection
@@ -33,6 +34,12 @@ public struct RequestContext: Sendable {
     /// (`openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64`); nil when the
     /// client presented no certificate.
     public var peerCertificatePin: String? { session.peerCertificate?.pin }
+
+    /// False once the connection has closed (a handler may outlive its connection). Set before
+    /// ``ServerConfiguration/connectionClosed`` is called: a handler that records state for the
+    /// connection, then finds it closed, forgets that state itself, as the callback may have run
+    /// before the state was recorded.
+    public var isConnectionOpen: Bool { !session.isClosed }
 
     /// Binds the connection to `principal` (a user id), as a login handler does. Reliable pushes to
     /// that principal flow on this connection after the client's next `Sync`; a previous binding is

@@ -157,6 +157,10 @@ public struct ServerConfiguration: Sendable {
     /// The event loops that serve connections; `nil` uses the process-wide shared group (one loop
     /// per core). For the testing kit and the benchmarks only: the event loop is below what users see.
     @_spi(Benchmarks) public var eventLoopGroup: EventLoopGroup? = nil
+    /// Binds the endpoint's port with `SO_REUSEPORT`, beside the `ReservedPort` (LongLinkTransport)
+    /// a test holds it with (a server a client dials before it starts, or restarted on its port).
+    /// Tests only: another process of the same user could then listen on the port too.
+    package var reusesPort = false
     /// Reports the load (0 to 1000) sent in `Welcome` and every `Pong`, which clients use to
     /// choose among servers; `nil` reports the largest of: open connections as a share of
     /// ``maxConnections``, running handlers as a share of ``handlersAtFullLoad``, and the busiest
@@ -169,6 +173,24 @@ public struct ServerConfiguration: Sendable {
     /// request whose claim was lost before its reply could be stored (see
     /// ``ServerStatistics/claimsLost``). Called from any thread; nil: only counted.
     public var logger: (@Sendable (String) -> Void)? = nil
+    /// Called once per connection when it has closed, with the id its requests carried
+    /// (``RequestContext/connectionID``), for state an app keeps per connection (a room's members,
+    /// presence): forget it here. Called on the connection's event loop: keep it short. A handler
+    /// still running for the connection may record state after this call; it can tell by
+    /// ``RequestContext/isConnectionOpen`` read after recording, and forget it then.
+    public var connectionClosed: (@Sendable (_ connectionID: UInt64) -> Void)? = nil
+
+    // MARK: Sync replays
+
+    /// The shortest time between two replays of one connection's unacknowledged reliable pushes
+    /// (what a `Sync` asks for: every unacknowledged push again, from the first). The first `Sync`
+    /// replays at once; a `Sync` while a replay is under way, or sooner than this after the last
+    /// one began, is coalesced into one replay when both have passed, so that `Sync`s sent in a
+    /// loop cost one backlog per interval, not one each. A `Sync` when no reliable push was sent
+    /// since the last replay began is answered by nothing (that replay brings all there is).
+    /// `.zero` still coalesces `Sync`s during a replay; at most 60 seconds, as a client that
+    /// dropped pushes waits up to this long to get them again.
+    public var syncReplayInterval: Duration = .seconds(1)
 
     /// The default configuration: loopback, a system-chosen port.
     public init() {}
@@ -214,5 +236,8 @@ public struct ServerConfiguration: Sendable {
         if maxAckSeqs < 1 { throw fail("maxAckSeqs must be at least 1") }
         if drainTimeout < .zero { throw fail("drainTimeout must not be negative") }
         if serverID.utf8.count > 128 { throw fail("serverID must be at most 128 bytes") }
+        if syncReplayInterval < .zero || syncReplayInterval > .seconds(60) {
+            throw fail("syncReplayInterval must be 0...60 seconds")
+        }
     }
 }

@@ -10,6 +10,11 @@ public struct NoFreePort: Error, CustomStringConvertible {
 /// A loopback port nothing listens on right now (bound once and released), for a child process
 /// (a `redis-server`) that must be told its port.
 ///
+/// Another process can take the port before the child binds it: start the child in a loop that
+/// tries another port when it cannot bind, and check that what answers is the child (its process
+/// id). A server in the test's own process binds port 0 and reads its address back instead, or
+/// binds beside a port the test holds (`ReservedPort` in LongLinkTransport).
+///
 /// Below Linux's ephemeral range (32768 and up by default): a port the kernel hands out can be
 /// taken meanwhile as the source port of another connection, even of a connection dialling it (a
 /// TCP self-connect, which then succeeds): a server cannot bind it, and a "closed" port answers.

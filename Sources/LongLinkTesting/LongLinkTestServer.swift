@@ -19,6 +19,10 @@ import LongLinkWire
 /// await server.stop()
 /// ```
 ///
+/// When it chooses the port (the configured endpoint's port is 0 on an IP address), the harness holds that port
+/// from the first ``start()`` until it is deinitialized, while no instance runs too: no other server or test
+/// can take it between a stop and the next start, and a client dialling it meanwhile is refused.
+///
 /// Each server instance runs on an event loop group of its own (``loopCount`` loops), replacing
 /// ``LongLinkServer/ServerConfiguration/eventLoopGroup``: that is how ``crash()`` closes every connection at
 /// once. The router and push store are made afresh for every instance by the closures given; return a shared
@@ -60,6 +64,9 @@ public final class LongLinkTestServer: Sendable {
         var busy = false
         /// The address of the first instance: later ones bind the same.
         var address: SocketAddress?
+        /// Holds the port between instances when the harness chose it (see ``ReservedPort``):
+        /// while no instance runs, nothing else can take it, and a restart never finds it in use.
+        var reservation: ReservedPort?
         var instancesStarted = 0
     }
 
@@ -246,11 +253,18 @@ public final class LongLinkTestServer: Sendable {
     }
 
     private func launch() async throws -> SocketAddress {
-        let fixed = state.withLock { $0.address }
+        var (fixed, reservation) = state.withLock { ($0.address, $0.reservation) }
         var configuration = configuration
+        if fixed == nil, case .tcp(let host, 0) = configuration.endpoint, let reserved = try? ReservedPort(host: host) {
+            // A port of the system's choice, kept for every later instance.
+            reservation = reserved
+            fixed = reserved.address
+            state.withLock { $0.reservation = reserved }
+        }
         if let fixed {
             configuration.endpoint = Self.endpoint(of: fixed)
         }
+        configuration.reusesPort = reservation != nil
         let retries = fixed != nil || Self.hasFixedPort(configuration.endpoint)
         let deadline = ContinuousClock.now + bindRetryTimeout
         while true {

@@ -76,9 +76,10 @@ public final class Listener: @unchecked Sendable {
     /// the accepting loop for each new socket: false closes it there at once (an idle socket then
     /// costs neither a connection, an SSL object nor a descriptor for the handshake timeout); true
     /// reserves a place that `handshakeEnded` gives back when that handshake ends, however it ends.
+    /// `reusePort` binds a TCP port with `SO_REUSEPORT`, beside the ``ReservedPort`` that holds it.
     package static func bind(
         to endpoint: Endpoint, group: EventLoopGroup = .shared, backlog: Int32 = 1024,
-        options: ConnectionOptions = .init(), tls: (@Sendable () -> TLSContext?)?,
+        options: ConnectionOptions = .init(), reusePort: Bool = false, tls: (@Sendable () -> TLSContext?)?,
         onHandshakeFailure: (@Sendable (LongLinkError) -> Void)? = nil,
         admitHandshake: (@Sendable () -> Bool)? = nil, handshakeEnded: (@Sendable () -> Void)? = nil,
         onAccept: @escaping @Sendable (Connection) -> Void
@@ -107,6 +108,7 @@ public final class Listener: @unchecked Sendable {
                 try removeStaleSocketFile(path)
             } else {
                 Sys.setReuseAddress(fd)
+                if reusePort { Sys.setReusePort(fd) }
             }
             let bound = address.withSockAddr { pointer, length in
                 systemBind(fd, pointer, length)

@@ -20,10 +20,10 @@ struct ClientTestMethodsTests {
         let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--no-feed"])
         defer { server.terminate() }
 
-        // Logged in: requests made before a login are not de-duplicated.
         let first = try await FrameClient.connect(host: "127.0.0.1", port: port)
         _ = try await first.handshake(clientID: "counter")
-        #expect(try await first.call("login", "ada", id: "login-1").status == nil)
+        // Only a logged-in connection's requests are de-duplicated.
+        #expect(try await first.call("login", "carol", id: "l1").status == nil)
         let run = try Self.object(try await first.call("count", "{}", id: "r1"))
         #expect(run["request_id"] as? String == "r1")
         #expect(run["runs"] as? Int == 1)
@@ -33,7 +33,7 @@ struct ClientTestMethodsTests {
         let again = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { again.close() }
         _ = try await again.handshake(clientID: "counter")
-        #expect(try await again.call("login", "ada", id: "login-2").status == nil)
+        #expect(try await again.call("login", "carol", id: "l2").status == nil)
         #expect(try Self.object(try await again.call("count", "", id: "r1"))["runs"] as? Int == 1)
         let asked = try Self.object(try await again.call("count", #"{"request_id":"r1"}"#, id: "q1"))
         #expect(asked["request_id"] as? String == "r1")
@@ -44,6 +44,7 @@ struct ClientTestMethodsTests {
         let other = try await FrameClient.connect(host: "127.0.0.1", port: port)
         defer { other.close() }
         _ = try await other.handshake(clientID: "checker")
+        #expect(try await other.call("login", "dave", id: "l3").status == nil)
         let theirs = try await other.call("count", #"{"request_id":"r1","client_id":"counter"}"#, id: "c1")
         #expect(try Self.object(theirs)["runs"] as? Int == 1)
         #expect(try Self.object(try await other.call("count", "{}", id: "r1"))["runs"] as? Int == 1)

@@ -85,10 +85,12 @@ struct RequestCommandTests {
     }
 
     @Test func nothingListeningEndsWithinTheTimeout() async throws {
-        // A port that was free a moment ago: connecting is refused, the client keeps retrying, and
-        // the request's own timeout ends it. Below the ephemeral range (`freePort()`): a port the
-        // kernel handed out could be the next test server's, which then answered this request.
-        let port = try await freePort()
+        // A port this test holds and never listens on: connecting is refused, the client keeps
+        // retrying, and the request's own timeout ends it. (A port chosen and released could be
+        // the next test server's, which then answered this request.)
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
 
         let outcome = try await ToolProcess.run(
             ["request", "--endpoint", "127.0.0.1:\(port)", "echo", "--data", "hi", "--timeout", "300ms"],

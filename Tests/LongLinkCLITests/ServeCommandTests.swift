@@ -25,6 +25,28 @@ struct ServeCommandTests {
         return (server, port)
     }
 
+    /// Starts `longlink serve` again on the `port` a stopped one had, as a restarted process would:
+    /// while something else holds the port (another test's server, or a connection's source port:
+    /// it is in the kernel's ephemeral range), the start is tried again, for up to `timeout`.
+    static func restartServer(onPort port: Int, _ extra: [String] = [], within timeout: Duration = .seconds(10))
+        async throws -> ToolProcess
+    {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let server = try ToolProcess(["serve", "--port", "\(port)"] + extra)
+            try await eventually("serve to listen on \(port) or say it cannot") {
+                server.standardOutput.contains("\n") || server.standardError.contains("cannot serve on")
+            }
+            if server.standardOutput.hasPrefix("listening on 127.0.0.1:\(port)\n") { return server }
+            server.terminate()
+            guard server.standardError.contains("cannot serve on"), ContinuousClock.now < deadline else {
+                throw ToolProcess.Failure(
+                    description: "serve did not start again on \(port): \(server.standardOutput)\(server.standardError)")
+            }
+            try await Task.sleep(for: .milliseconds(50))  // a back-off between attempts, not synchronisation
+        }
+    }
+
     @Test func rawFrameExchangeThenSIGTERM() async throws {
         let (server, port) = try await Self.startServer([
             "--heartbeat", "20s", "--dedupe-window", "30s", "--server-id", "cli-test", "--seed", "1",

@@ -14,15 +14,29 @@ struct TLSInteropTests {
     static let openssl = "/usr/bin/openssl"
 
     /// `openssl s_server -rev` (answers each line reversed) on a free port, once it accepts.
+    ///
+    /// s_server binds the port it is given on its command line: another test can take a port
+    /// between `freePort()` and that bind, so a start that finds it in use tries another.
     private func startSServer(certificate: String, key: String) async throws -> (ToolProcess, Int) {
-        let port = try await freePort()
-        let server = try ToolProcess(
-            [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-rev", "-alpn",
-                "longlink/1",
-            ], tool: Self.openssl)
-        try await server.waitForOutput(containing: Array("ACCEPT".utf8))
-        return (server, port)
+        let attempts = 5
+        for attempt in 1...attempts {
+            let port = try await freePort()
+            let server = try ToolProcess(
+                [
+                    "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-rev", "-alpn",
+                    "longlink/1",
+                ], tool: Self.openssl)
+            do {
+                try await server.waitForOutput(containing: Array("ACCEPT".utf8))
+                return (server, port)
+            } catch where attempt < attempts && server.standardError.contains("in use") {
+                server.terminate()
+            } catch {
+                server.terminate()
+                throw error
+            }
+        }
+        preconditionFailure("the last attempt returns or throws")
     }
 
     /// Reads through a ``Connection`` until `count` bytes arrived.

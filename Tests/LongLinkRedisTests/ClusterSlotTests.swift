@@ -33,7 +33,7 @@ import Testing
         let names = [
             keys.meta(principal: "alice"), keys.stream(principal: "alice"), keys.channel(principal: "alice"),
             keys.session(principal: "alice"), keys.dedupe(principal: "alice", clientID: "c{1}", requestID: "r:2"),
-            keys.dedupeLineage(principal: "alice", clientID: "c{1}"),
+            keys.dedupeLineage(principal: "alice"),
         ]
         let slots = Set(names.map { ClusterSlot.of(Array($0.utf8)) })
         #expect(slots.count == 1)
@@ -41,18 +41,35 @@ import Testing
     }
 
     /// The lineage record the claim script reads sits in the slot of the entries it guards, with
-    /// or without a principal, and is no entry's name.
+    /// or without a principal, and is no entry's name; it is the slot's, shared by every principal
+    /// there, so that an idle principal still finds it.
     @Test func aDedupeLineageRecordSharesItsEntriesSlot() {
         let keys = RedisKeys(prefix: "longlink:")
         for principal in ["alice", "b}o:b{", nil] as [String?] {
             let entry = keys.dedupe(principal: principal, clientID: "c}{:%", requestID: "9")
-            let record = keys.dedupeLineage(principal: principal, clientID: "c}{:%")
+            let record = keys.dedupeLineage(principal: principal)
             #expect(ClusterSlot.of(Array(record.utf8)) == ClusterSlot.of(Array(entry.utf8)), "\(record)")
             #expect(record != entry)
             #expect(!record.contains(":d:"))
         }
-        #expect(
-            keys.dedupeLineage(principal: nil, clientID: "c1")
-                != keys.dedupeLineage(principal: nil, clientID: "c2"))
+    }
+
+    /// Every slot has a tag of its own that hashes to it.
+    @Test func everySlotHasATag() {
+        for slot in 0..<ClusterSlot.count {
+            #expect(ClusterSlot.of(Array("{\(ClusterSlot.tag(of: slot))}:l".utf8)) == slot)
+        }
+    }
+
+    /// Before a login the hash tag is one the client does not choose: every client id's entries
+    /// go to the same slot (and share the anonymous budget).
+    @Test func noClientChoosesTheSlotOfItsEntriesBeforeALogin() {
+        let keys = RedisKeys(prefix: "longlink:")
+        let slots = Set(
+            ["c1", "c2", "{p:alice}", "x}{", "zzzz"].map { client in
+                ClusterSlot.of(Array(keys.dedupe(principal: nil, clientID: client, requestID: "1").utf8))
+            })
+        #expect(slots.count == 1)
+        #expect(keys.dedupe(principal: nil, clientID: "c1", requestID: "1") == "longlink:{a}:d:c1:1")
     }
 }

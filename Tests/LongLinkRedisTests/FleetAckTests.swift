@@ -55,8 +55,9 @@ struct FleetAckTests {
                 print("another client's p99: quiet \(quiet), after 200,000 more Ack{[1]} \(loaded)")
                 // One script call per Ack queues seconds of scripts ahead of every claim; a loaded
                 // 2-core machine's scheduling (or a sanitizer's) moves this p99 by tens of
-                // milliseconds. So: three times the quiet p99, and never below half a second.
-                #expect(loaded <= max(quiet * 3, .milliseconds(500)))
+                // milliseconds, and a full test run beside other work by hundreds. So: three times
+                // the quiet p99, and never below a second (the fault queued seconds).
+                #expect(loaded <= max(quiet * 3, .seconds(1)))
             }
             acker.close()
             await fleet.stop()

@@ -93,7 +93,7 @@ struct RedisClusterDedupeFailoverTests {
             try await Failover.failOver(shard, in: cluster)
             let survived = try await cluster.run(RedisCommand("EXISTS", entry), on: shard.replica)
             try #require(survived.int64 == 0, "the replica was not behind: it has the entry")
-            let record = keys.dedupeLineage(principal: principal, clientID: "phone")
+            let record = keys.dedupeLineage(principal: principal)
             let kept = try await cluster.run(RedisCommand("EXISTS", record), on: shard.replica)
             try #require(kept.int64 == 1, "the lineage record written before the cut is gone")
 
@@ -128,7 +128,9 @@ struct RedisClusterDedupeFailoverTests {
     /// not marked resent always run. With `.replicated(1)` nothing is checked.
     @Test func aResentCopyWithNoEntryRunsOnceTheLineageIsAWindowOld() async throws {
         try await withRedisCluster { cluster in
-            let window = Duration.milliseconds(300)
+            // Long enough that the copies right after the first claim fall inside it on a loaded
+            // machine (at 300 ms a full test run beside other work saw the window pass first).
+            let window = Duration.seconds(2)
             let store = try RedisDedupeStore(cluster: cluster.seeds)
             func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> SharedDedupeClaim {
                 try await store.begin(
@@ -153,7 +155,7 @@ struct RedisClusterDedupeFailoverTests {
                 return (try? await begin("\(attempt)", resent: true)) == .run
             }
             // The record lost (as in a failover that lost it): the window starts again.
-            let record = store.keys.dedupeLineage(principal: "p", clientID: "c")
+            let record = store.keys.dedupeLineage(principal: "p")
             #expect(try await store.client.run(RedisCommand("DEL", record).keyed(1..<2)).int64 == 1)
             #expect(await isUnknown("x"))
             #expect(try await begin("y", resent: false) == .run)
@@ -165,9 +167,37 @@ struct RedisClusterDedupeFailoverTests {
             let claim = try await replicated.begin(
                 principal: "q", clientID: "c", requestID: "1", runningFor: .seconds(30), resent: true, window: window)
             #expect(claim == .run)
-            let unused = replicated.keys.dedupeLineage(principal: "q", clientID: "c")
+            let unused = replicated.keys.dedupeLineage(principal: "q")
             #expect(try await replicated.client.run(RedisCommand("EXISTS", unused).keyed(1..<2)).int64 == 0)
             await replicated.shutdown()
+        }
+    }
+
+    /// A principal idle for longer than two windows (nothing else of its slot written meanwhile)
+    /// and nothing lost: its next resent copy that finds no entry runs. The lineage record is the
+    /// slot's and never expires, so its absence still means lost writes, and idleness does not.
+    /// (Idle time is the condition tested here: the wait is the scenario, not a synchronisation.)
+    @Test func anIdlePrincipalsResentCopyRuns() async throws {
+        try await withRedisCluster { cluster in
+            let window = Duration.milliseconds(200)
+            let store = try RedisDedupeStore(cluster: cluster.seeds)
+            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> SharedDedupeClaim {
+                try await store.begin(
+                    principal: "idle", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
+                    window: window)
+            }
+            #expect(try await Failover.retrying("a first claim") { try await begin("1", resent: false) } == .run)
+            // Each attempt a new request: a copy answered UNKNOWN leaves `UL` for its later copies.
+            var attempt = 1
+            try await eventually("a resent copy with no entry runs a window later", within: .seconds(10)) {
+                attempt += 1
+                return (try? await begin("\(attempt)", resent: true)) == .run
+            }
+            try await Task.sleep(for: window * 3)
+            let record = store.keys.dedupeLineage(principal: "idle")
+            #expect(try await store.client.run(RedisCommand("EXISTS", record).keyed(1..<2)).int64 == 1)
+            #expect(try await begin("after the idle time", resent: true) == .run)
+            await store.shutdown()
         }
     }
 

@@ -7,11 +7,17 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// Group commit of the shared de-dup window (``DedupeQueue``, ``RedisDedupeStore/sendBatch(_:backend:running:sending:)``):
+/// Group commit of the shared de-dup window (``DedupeQueue``,
+/// ``RedisDedupeStore/sendBatch(_:backend:running:budgets:sending:)``):
 /// the claims and stored replies of one turn leave in one round trip, one script call per hash
 /// tag, each entry settled as if alone.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisDedupeBatchTests {
+    /// The entry of request `id` of client `c` of principal `p`.
+    static func entry(_ id: String) -> DedupeEntryKey {
+        RedisKeys(prefix: "t:").dedupeEntry(principal: "p", clientID: "c", requestID: id)
+    }
+
     /// Operations queued while a batch is in flight leave together in the next, whatever their
     /// number; the first leaves at once.
     @Test func operationsQueuedBehindABatchLeaveInTheNext() async throws {
@@ -19,13 +25,13 @@ struct RedisDedupeBatchTests {
         let gate = OneShot<Void>()
         let queue = DedupeQueue { batch, sending in
             sent.put(batch.count)
-            if batch.contains(where: { $0.key == "k0" }) { await gate.value() }
+            if batch.contains(where: { $0.entry == Self.entry("k0") }) { await gate.value() }
             sending(1)
             for item in batch { item.outcome.resume(.success(.integer(1))) }
         }
-        let first = Task { try await queue.submit("k0", .claim(term: 1000)) }
+        let first = Task { try await queue.submit(Self.entry("k0"), .claim(term: 1000)) }
         #expect(try await sent.next(within: .seconds(10), "the first batch") == 1)
-        let rest = (1...10).map { n in Task { try await queue.submit("k\(n)", .claim(term: 1000)) } }
+        let rest = (1...10).map { n in Task { try await queue.submit(Self.entry("k\(n)"), .claim(term: 1000)) } }
         try await eventually("ten queued behind the first", within: .seconds(10)) { queue.queuedCount == 10 }
         gate.resume(())
         #expect(try await sent.next(within: .seconds(10), "the second batch") == 10)
@@ -84,9 +90,10 @@ struct RedisDedupeBatchTests {
     @Test func anEntryRedisRefusesFailsOnlyItsOwnRequest() async throws {
         try await withRedisServer { redis in
             let store = try RedisDedupeStore(configuration: redis.configuration)
-            let keys = ["1", "2", "3"].map { store.keys.dedupe(principal: "p", clientID: "c", requestID: $0) }
+            let entries = ["1", "2", "3"].map { store.keys.dedupeEntry(principal: "p", clientID: "c", requestID: $0) }
+            let keys = entries.map(\.name)
             _ = try await store.client.run(RedisCommand("HSET", keys[1], "f", "v"))
-            let claims = keys.map { DedupeQueue.Item(key: $0, operation: .claim(term: 30_000)) }
+            let claims = entries.map { DedupeQueue.Item(entry: $0, operation: .claim(term: 30_000)) }
             let running = store.keeper.running
             #expect(await RedisDedupeStore.sendBatch(claims, backend: store.backend, running: running) == 1)
             #expect(try await claims[0].outcome.value().get() == .bulkString([]))
@@ -97,8 +104,8 @@ struct RedisDedupeBatchTests {
             }
             #expect(error.code == .internalError && error.message.contains("WRONGTYPE"), "\(error)")
 
-            let finishes = keys.map {
-                DedupeQueue.Item(key: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
+            let finishes = entries.map {
+                DedupeQueue.Item(entry: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
             }
             #expect(await RedisDedupeStore.sendBatch(finishes, backend: store.backend, running: running) == 1)
             #expect(try await finishes[0].outcome.value().get() == .integer(1))

@@ -128,7 +128,7 @@ struct RedisDedupeStoreTests {
                 try await store.begin(
                     principal: "p", clientID: "c", requestID: "2", runningFor: .seconds(30), resent: true,
                     window: .seconds(60)) == .run)
-            let record = store.keys.dedupeLineage(principal: "p", clientID: "c")
+            let record = store.keys.dedupeLineage(principal: "p")
             #expect(try await store.client.run(RedisCommand("EXISTS", record).keyed(1..<2)).int64 == 0)
             await store.shutdown()
         }

@@ -266,9 +266,12 @@ struct FaultProxyTests {
 
     @Test("an unreachable upstream resets the client")
     func unreachableUpstream() async throws {
-        // Not a stopped server's port: that one is in the ephemeral range, and the proxy's own
-        // connect to it once got it as its source port (a TCP self-connect, which succeeds).
-        let upstream = Endpoint.tcp(host: "127.0.0.1", port: try await freePort())
+        // Held, never listening: refused for as long as the test runs. (A stopped server's port was
+        // free, and the proxy's own connect to it once got it as its source port: a TCP
+        // self-connect, which succeeds.)
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let upstream = Endpoint.tcp(host: "127.0.0.1", port: reserved.port)
         let proxy = FaultProxy(upstream: upstream)
         try await proxy.start()
         let error = try await closeErrorOfConnection(to: try proxy.endpoint)

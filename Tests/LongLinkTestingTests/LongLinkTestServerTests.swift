@@ -5,6 +5,12 @@ import LongLinkTransport
 import LongLinkWire
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @Suite("LongLinkTestServer", .sharedMachine)
 struct LongLinkTestServerTests {
     private static func makeHarness() -> LongLinkTestServer {
@@ -52,7 +58,7 @@ struct LongLinkTestServerTests {
         try await third.waitForClose()
     }
 
-    @Test("crash leaves the port free until start brings a new instance up on it")
+    @Test("after a crash the port refuses connections until start brings a new instance up on it")
     func crashThenStart() async throws {
         let harness = Self.makeHarness()
         let address = try await harness.start()
@@ -62,6 +68,25 @@ struct LongLinkTestServerTests {
         let refused = try await closeErrorOfConnection(to: try harness.endpoint)
         #expect(refused?.code == .connectionRefused)
 
+        #expect(try await harness.start() == address)
+        let client = try await TestPeer.connect(to: try harness.endpoint)
+        defer { client.close() }
+        #expect(try await handshake(client) != nil)
+        try await within(.seconds(10), "the harness to stop") { await harness.stop() }
+    }
+
+    @Test("while down, the harness keeps its port: another server cannot take it before the next start")
+    func itsPortStaysItsWhileDown() async throws {
+        let harness = Self.makeHarness()
+        let address = try await harness.start()
+        try await within(.seconds(10), "the crash") { await harness.crash() }
+        do {
+            let intruder = try await Listener.bind(to: try harness.endpoint, onAccept: { $0.close(.immediately) })
+            intruder.close()
+            Issue.record("another listener took port \(address.port ?? 0) while the harness was down")
+        } catch {
+            #expect((error.underlying as? SystemCallError)?.errno == EADDRINUSE)
+        }
         #expect(try await harness.start() == address)
         let client = try await TestPeer.connect(to: try harness.endpoint)
         defer { client.close() }

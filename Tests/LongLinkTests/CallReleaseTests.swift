@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import Synchronization
 import Testing
 
@@ -62,7 +63,9 @@ struct CallReleaseTests {
     /// and all, until the link came back: without a bound, over a long offline spell.
     @Test(arguments: deadlineStrategies)
     func aCallThatEndsInTheOfflineQueueIsReleasedAtOnce(strategy: DeadlineStrategy) async throws {
-        let running = RunningClient(.forTests(.tcp(host: "127.0.0.1", port: try await freePort()), strategy: strategy))
+        let offline = try ReservedPort()
+        defer { offline.release() }
+        let running = RunningClient(.forTests(.tcp(host: "127.0.0.1", port: offline.port), strategy: strategy))
         let core = running.client.core
         let waiting = CallWatch()
         let ending = CallWatch()

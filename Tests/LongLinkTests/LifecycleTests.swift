@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import LongLinkWire
 import Synchronization
 import Testing
@@ -119,15 +120,16 @@ struct LifecycleTests {
 
     @Test func inTheBackgroundReconnectionWaitsForTheForeground() async throws {
         let probe = Probe()
-        let server = try await RunningServer.start(probe: probe)
-        let port = server.address.port ?? 0
+        let port = try ReservedPort()
+        defer { port.release() }
+        let server = try await RunningServer.start(probe: probe, on: port)
         let running = RunningClient(.forTests(server.endpoint))
         let client = running.client
         try await running.waitUntilConnected()
         client.appDidEnterBackground()
         server.server.abort()
         try await server.stop()
-        let restarted = try await RunningServer.start(probe: probe, port: port)
+        let restarted = try await RunningServer.start(probe: probe, on: port)
         let states = client.connectionStates
         let paused = try await within(.seconds(20), "the reconnect to pause") {
             for await state in states where state.reason == "paused in the background" { return true }

@@ -189,29 +189,4 @@ struct PayloadTests {
         await running.stop()
         try await server.stop()
     }
-
-    /// A skipping typed stream with no handler leaves an undecodable reliable push with the server
-    /// rather than acknowledge what nobody saw.
-    @Test func withoutAHandlerAnUndecodableReliablePushIsNotAcked() async throws {
-        struct Alert: Codable, Sendable, Equatable { var price: Double }
-        let store = InMemoryPushStore()
-        let server = try await RunningServer.start(probe: Probe(), store: store)
-        let running = loggedIn(server.endpoint, as: "tam")
-        let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
-        try await running.waitUntilConnected()
-        try server.server.push(to: "tam", topic: "alerts", payload: bytes("not json"))
-        try server.server.push(to: "tam", topic: "alerts", payload: bytes(#"{"price":3}"#))
-        let first = try await within(.seconds(20), "the decodable push") {
-            var iterator = alerts.makeAsyncIterator()
-            return await iterator.next()
-        }
-        #expect(first == Alert(price: 3))
-        // Acks go out in order of taking: once seq 2's is in, seq 1's would be too.
-        try await eventually("seq 2 is acknowledged") { server.server.statistics.acksReceived >= 1 }
-        try await eventually("the store holds only seq 1") { store.unacknowledgedCount(principal: "tam") == 1 }
-        #expect(server.server.statistics.acksReceived == 1)
-        #expect(await running.client.statistics.undecodablePushes == 1)
-        await running.stop()
-        try await server.stop()
-    }
 }

@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import Testing
 
 @testable import LongLink
@@ -68,8 +69,10 @@ struct ClientPushTests {
     @Test func pushesMissedWhileOfflineArriveAfterReconnectWithoutDuplicates() async throws {
         let probe = Probe()
         let store = InMemoryPushStore()
-        var server = try await RunningServer.start(probe: probe, store: store)
-        let port = server.address.port ?? 0
+        // The port stays the test's while the server is down.
+        let port = try ReservedPort()
+        defer { port.release() }
+        var server = try await RunningServer.start(probe: probe, on: port, store: store)
         let running = loggedIn(server.endpoint, as: "dan")
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
@@ -80,7 +83,7 @@ struct ClientPushTests {
         server.server.abort()
         try await server.stop()
         for n in 6...8 { _ = try store.append(principal: "dan", topic: "alerts", payload: bytes("\(n)")) }
-        server = try await restart(nil, probe: probe, port: port, store: store)
+        server = try await RunningServer.start(probe: probe, on: port, store: store)
         for expected in 6...8 { #expect(await iterator.next()?.seq == UInt64(expected)) }
         try server.server.push(to: "dan", topic: "alerts", payload: bytes("9"))
         #expect(await iterator.next()?.seq == 9)
@@ -95,8 +98,9 @@ struct ClientPushTests {
     /// the acks it owed the old store are dropped, not applied to the new one's seqs.
     @Test func aServerThatRestartsWithAnEmptyStoreDeliversItsNewPushes() async throws {
         let probe = Probe()
-        var server = try await RunningServer.start(probe: probe, store: InMemoryPushStore())
-        let port = server.address.port ?? 0
+        let port = try ReservedPort()
+        defer { port.release() }
+        var server = try await RunningServer.start(probe: probe, on: port, store: InMemoryPushStore())
         // The acks of the first five wait (an hour, or 256 of them) and are still owed at the crash.
         let running = loggedIn(server.endpoint, as: "hal") { $0.ackDelay = .seconds(3_600) }
         let alerts = running.client.pushes(topic: "alerts")
@@ -107,7 +111,7 @@ struct ClientPushTests {
         try await server.stop()
         let fresh = InMemoryPushStore()
         for n in 1...3 { _ = try fresh.append(principal: "hal", topic: "alerts", payload: bytes("new \(n)")) }
-        server = try await restart(nil, probe: probe, port: port, store: fresh)
+        server = try await RunningServer.start(probe: probe, on: port, store: fresh)
         #expect(try await payloads(3, from: alerts) == ["new 1", "new 2", "new 3"])
         #expect(await running.client.statistics.staleAcksDropped == 5)
         #expect(server.server.statistics.acksReceived == 0)
@@ -236,24 +240,15 @@ struct ClientPushTests {
             for await alert in alerts { received.append(alert) }
             return received
         }
-        // With no undecodablePushHandler the undecodable one is not taken: it stays with the server.
+        // With no undecodablePushHandler the undecodable one is a dead letter: taken, not handed over.
         try await eventually("the decodable push was taken, the other one counted") {
             let statistics = await running.client.statistics
-            return statistics.pushesDelivered == 1 && statistics.undecodablePushes == 1
+            return statistics.pushesDelivered == 2 && statistics.undecodablePushes == 1
+                && statistics.deadLetterPushes == 1
         }
         await running.stop()
         #expect(await consumer.value == [Alert(symbol: "AAPL", price: 190.5)])
         try await server.stop()
-    }
-
-    private func restart(_ old: RunningServer?, probe: Probe, port: Int, store: InMemoryPushStore) async throws
-        -> RunningServer
-    {
-        if let old {
-            old.server.abort()
-            try await old.stop()
-        }
-        return try await RunningServer.start(probe: probe, port: port, store: store)
     }
 }
 
@@ -293,7 +288,8 @@ struct PushBookkeepingTests {
     @Test(arguments: [
         "defaultTimeout", "connectTimeout", "heartbeat", "offlineQueueLimit", "offlineQueueBytes", "pushBufferLimit",
         "ackBatchSize", "endpoints", "clientID", "maxFrameBytes", "maxFrameBytes.max", "maxFrameBytes.over",
-        "maxInflationRatio", "pushBufferBytes",
+        "maxInflationRatio", "pushBufferBytes", "unacknowledgedPushBytes", "coalescedCallLimit", "coalescedCallBytes",
+        "responseCache.maxEntries",
     ])
     func anImpossibleValueIsRefusedByName(field: String) {
         var configuration = ClientConfiguration(endpoints: [.tcp(host: "127.0.0.1", port: 1)])
@@ -312,6 +308,10 @@ struct PushBookkeepingTests {
         case "maxFrameBytes.over": configuration.maxFrameBytes = (64 << 20) + 1
         case "maxInflationRatio": configuration.maxInflationRatio = 0
         case "pushBufferBytes": configuration.pushBufferBytes = 0
+        case "unacknowledgedPushBytes": configuration.unacknowledgedPushBytes = 0
+        case "coalescedCallLimit": configuration.coalescedCallLimit = 0
+        case "coalescedCallBytes": configuration.coalescedCallBytes = 0
+        case "responseCache.maxEntries": configuration.responseCache.maxEntries = 0
         default: configuration.maxFrameBytes = 0
         }
         do {

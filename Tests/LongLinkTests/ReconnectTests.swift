@@ -1,6 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
+import LongLinkTransport
 import Synchronization
 import Testing
 
@@ -9,13 +10,16 @@ import Testing
 @Suite("Offline queue, login, reconnection", .sharedMachine)
 struct ReconnectTests {
     @Test func requestsMadeWhileOfflineGoOutOnceTheServerIsUp() async throws {
-        let port = try await freePort()
-        let running = RunningClient(.forTests(.tcp(host: "127.0.0.1", port: port)))
+        // Held until the server takes it over: a port chosen and released could be another test's
+        // by then (this test once failed so, with "Address already in use").
+        let port = try ReservedPort()
+        defer { port.release() }
+        let running = RunningClient(.forTests(.tcp(host: "127.0.0.1", port: port.port)))
         let client = running.client
         let calls = (0..<5).map { n in Task { try await client.request("echo", payload: bytes("queued \(n)")) } }
         try await eventually("the calls are queued") { await client.statistics.queued == 5 }
         let probe = Probe()
-        let server = try await RunningServer.start(probe: probe, port: port)
+        let server = try await RunningServer.start(probe: probe, on: port)
         for (n, call) in calls.enumerated() {
             #expect(text(try await call.value) == "queued \(n)")
         }
@@ -24,8 +28,10 @@ struct ReconnectTests {
     }
 
     @Test func theOfflineQueueIsBounded() async throws {
-        let port = try await freePort()
-        var configuration = ClientConfiguration.forTests(.tcp(host: "127.0.0.1", port: port))
+        // Refused for as long as the test holds it (bound, never listening).
+        let port = try ReservedPort()
+        defer { port.release() }
+        var configuration = ClientConfiguration.forTests(.tcp(host: "127.0.0.1", port: port.port))
         configuration.offlineQueueLimit = 2
         let running = RunningClient(configuration)
         let client = running.client
@@ -101,8 +107,9 @@ struct ReconnectTests {
 
     @Test func aServerRestartMidRequestResendsAndRunsItOnce() async throws {
         let probe = Probe()
-        var server = try await RunningServer.start(probe: probe)
-        let port = server.address.port ?? 0
+        let port = try ReservedPort()
+        defer { port.release() }
+        var server = try await RunningServer.start(probe: probe, on: port)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.clientID = "restart-test"
         let running = RunningClient(configuration)
@@ -113,7 +120,7 @@ struct ReconnectTests {
         // Crash: connections reset, the handler cancelled before it counted.
         server.server.abort()
         try await server.stop()
-        server = try await RunningServer.start(probe: probe, port: port)
+        server = try await RunningServer.start(probe: probe, on: port)
         #expect(try await probe.events.next() == "started gated")
         probe.gate.put(())
         #expect(text(try await call.value) == "execution 1!")
@@ -173,14 +180,15 @@ struct ReconnectTests {
 
     @Test func networkDidChangeRetriesAtOnce() async throws {
         let clock = ManualClock()
-        let port = try await freePort()
-        var configuration = ClientConfiguration.forTests(.tcp(host: "127.0.0.1", port: port))
+        let port = try ReservedPort()
+        defer { port.release() }
+        var configuration = ClientConfiguration.forTests(.tcp(host: "127.0.0.1", port: port.port))
         configuration.clock = clock
         configuration.backoff = Backoff(initial: .seconds(60), maximum: .seconds(60), jitter: false)
         let running = RunningClient(configuration)
         try await running.waitForPhase(.waitingToReconnect)
         let probe = Probe()
-        let server = try await RunningServer.start(probe: probe, port: port)
+        let server = try await RunningServer.start(probe: probe, on: port)
         // The backoff says a minute; the network change says now. The clock never moves.
         running.client.networkDidChange()
         try await running.waitUntilConnected()

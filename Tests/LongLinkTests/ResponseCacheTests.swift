@@ -14,7 +14,7 @@ struct ResponseCacheTests {
     }
 
     @Test func evictionIsByBytesLeastRecentlyUsedFirst() {
-        var store = CacheStore(byteLimit: 3 * (100 + 1 + 64))
+        var store = CacheStore(byteLimit: 3 * (100 + 1 + 1 + 64))
         let now = ContinuousClock.now
         for key in ["a", "b", "c"] {
             store.store(key, payload: [UInt8](repeating: 1, count: 100), method: "m", at: now)

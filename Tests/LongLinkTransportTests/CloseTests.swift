@@ -204,9 +204,12 @@ struct CloseTests {
         let (first, firstHandler) = try await connectAndStart(peer.endpoint, on: doomed)
         let (second, secondHandler) = try await connectAndStart(peer.endpoint, on: doomed)
         let (producer, failures) = try await startStalledProducer(second, handler: secondHandler)
-        let doomedListener = try await Listener.bind(to: .tcp(host: "127.0.0.1", port: 0), group: doomedGroup) {
-            $0.close()
-        }
+        // Its port stays the test's after it closes: refused, never another test's listener.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let doomedListener = try await Listener.bind(
+            to: .tcp(host: "127.0.0.1", port: reserved.port), group: doomedGroup, reusePort: true, tls: nil
+        ) { $0.close() }
         let (peerOfFirst, peerHandlerOfFirst) = try await peer.connection(0)
 
         doomed.shutdown()
@@ -281,9 +284,12 @@ struct CloseTests {
     func listenerClose() async throws {
         let serverGroup = EventLoopGroup(loopCount: 1, name: "listener-close-server")
         let clientLoop = EventLoop(name: "listener-close-client")
-        let server = try await TestServer.start(.tcp(host: "127.0.0.1", port: 0), group: serverGroup) {
-            RecordingHandler(echo: true)
-        }
+        // Its port stays the test's after the listener closes: refused, never another test's listener.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let server = try await TestServer.start(
+            .tcp(host: "127.0.0.1", port: reserved.port), group: serverGroup, reusePort: true
+        ) { RecordingHandler(echo: true) }
         let (connection, handler) = try await connectAndStart(server.endpoint, on: clientLoop)
         server.listener.close()
         server.listener.close()

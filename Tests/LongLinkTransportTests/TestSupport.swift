@@ -168,12 +168,14 @@ final class TestServer: Sendable {
 
     static func start(
         _ endpoint: Endpoint, group: EventLoopGroup, options: ConnectionOptions = .init(), backlog: Int32 = 128,
-        pauseReading: Bool = false, makeHandler: @escaping @Sendable () -> RecordingHandler = { RecordingHandler() }
+        pauseReading: Bool = false, reusePort: Bool = false,
+        makeHandler: @escaping @Sendable () -> RecordingHandler = { RecordingHandler() }
     ) async throws -> TestServer {
         let box = Locked<TestServer?>(nil)
         let pending = Watched<[Connection]>([])
-        let listener = try await Listener.bind(to: endpoint, group: group, backlog: backlog, options: options) {
-            connection in
+        let listener = try await Listener.bind(
+            to: endpoint, group: group, backlog: backlog, options: options, reusePort: reusePort, tls: nil
+        ) { connection in
             let handler = makeHandler()
             connection.start(handler: handler)
             if pauseReading {

@@ -19,7 +19,7 @@ enum RetryWake: Sendable {
 /// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
 /// ``RequestBook`` (pending requests), ``PushLedger`` (pushes and acks) and ``SubscriptionBook``
 /// (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
-/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`.
+/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`, `+CleanSlate`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
@@ -35,6 +35,9 @@ actor ClientCore {
         let generation: UInt64
         let connection: Connection
         let endpoint: Endpoint
+        /// The session it was made in (``Shared/session``): what it brings after that session
+        /// ended belongs to the last user, and is ignored.
+        let session: UInt64
         var welcome: Frame.Welcome?
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
@@ -60,10 +63,11 @@ actor ClientCore {
         /// Both sides agreed to compress payloads on this link.
         var compresses = false
 
-        init(generation: UInt64, connection: Connection, endpoint: Endpoint) {
+        init(generation: UInt64, connection: Connection, endpoint: Endpoint, session: UInt64) {
             self.generation = generation
             self.connection = connection
             self.endpoint = endpoint
+            self.session = session
         }
 
         /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, in-flight
@@ -120,8 +124,12 @@ actor ClientCore {
     /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
     var ledger: PushLedger
     nonisolated let shared = Shared()
-    /// The response cache (in the request layer; the core only invalidates it on pushes).
+    /// The response cache (in the request layer; the core invalidates it on pushes and empties it
+    /// when a session ends).
     nonisolated let responseCache: ResponseCache
+    /// Identical calls in flight sharing one request (in the request layer; the core ends every
+    /// flight when a session ends).
+    nonisolated let coalescer: Coalescer
     var observation = Observation()
     /// The wait for the app's next login after a session ended for good (`+Relogin`).
     var relogin = Relogin()
@@ -163,6 +171,11 @@ actor ClientCore {
         /// Whether the latest link agreed to compression: callers compress a request's payload
         /// ahead only then (the link that writes it decides which form goes out).
         let linkCompresses = Atomic<Bool>(false)
+        /// The number of the current session, one more at each end of a session and each login
+        /// after one (``ClientCore/clearSession(_:)``): calls, streams and subscriptions take it
+        /// when the app makes them, and the core refuses those of a session that ended, so that
+        /// nothing made for one user runs as the next.
+        let session = Atomic<UInt64>(0)
     }
 
     /// What the app observes: the connection state, its observers, the statistics.
@@ -184,6 +197,7 @@ actor ClientCore {
             holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
             maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
+        self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
         self.subscriptions = SubscriptionState(
             book: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff))
     }

@@ -7,9 +7,9 @@ internal import LongLinkWire
 /// ``ClaimLease/timeToLive`` and its requests are answered `UNKNOWN` by whoever waits for them.
 final class ClaimKeeper: Sendable {
     private struct State {
-        /// Entry name → the claim's term in ms, for the claims this instance runs. Keyed by bytes,
-        /// as Redis names keys: two principals' spellings must not share a claim.
-        var held: [PrincipalKey: Int64] = [:]
+        /// Entry name → the entry and the claim's term in ms, for the claims this instance runs.
+        /// Keyed by bytes, as Redis names keys: two principals' spellings must not share a claim.
+        var held: [PrincipalKey: (entry: DedupeEntryKey, term: Int64)] = [:]
         var renewal: Task<Void, Never>?
         var isShutDown = false
         /// The lease's value: the id of the server that owns it (for people reading Redis).
@@ -62,14 +62,14 @@ final class ClaimKeeper: Sendable {
         }
     }
 
-    /// This instance claimed `key` for `term`.
-    func claimed(_ key: String, term: Int64) {
-        state.withLock { $0.held[PrincipalKey(key)] = term }
+    /// This instance claimed `entry` for `term`.
+    func claimed(_ entry: DedupeEntryKey, term: Int64) {
+        state.withLock { $0.held[PrincipalKey(entry.name)] = (entry, term) }
     }
 
-    /// This instance finished or gave up `key`.
-    func released(_ key: String) {
-        state.withLock { $0.held[PrincipalKey(key)] = nil }
+    /// This instance finished or gave up `entry`.
+    func released(_ entry: DedupeEntryKey) {
+        state.withLock { $0.held[PrincipalKey(entry.name)] = nil }
     }
 
     /// Stops renewing; the lease ends on its own, as after a crash.
@@ -94,16 +94,17 @@ final class ClaimKeeper: Sendable {
         let held = state.withLock { $0.held }
         _ = try? await client.run(setLease)
         let value = Array(running.utf8)
-        await withTaskGroup(of: (String, Bool).self) { group in
-            for (key, term) in held {
+        await withTaskGroup(of: (DedupeEntryKey, Bool).self) { group in
+            for (entry, term) in held.values {
                 group.addTask { [client] in
                     let reply = try? await client.run(
-                        DedupeScripts.renew, keys: [Array(key.name.utf8)], arguments: [value, Array(String(term).utf8)])
-                    return (key.name, reply.map { $0.int64 == 1 } ?? true)
+                        DedupeScripts.renew, keys: [entry.accounts, entry.index, entry.name].map { Array($0.utf8) },
+                        arguments: [value, Array(String(term).utf8), Array(entry.member.utf8)])
+                    return (entry, reply.map { $0.int64 == 1 } ?? true)
                 }
             }
-            for await (key, owned) in group where !owned {
-                released(key)
+            for await (entry, owned) in group where !owned {
+                released(entry)
             }
         }
     }

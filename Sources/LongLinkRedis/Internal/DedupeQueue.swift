@@ -6,7 +6,7 @@ internal import LongLinkTransport
 ///
 /// A fleet request costs Redis mostly the call of a command or script, not the work inside it, and
 /// costs its caller a round trip: one pipelined write per batch (one script call per hash tag, see
-/// ``RedisDedupeStore/sendBatch(_:backend:running:sending:)``) serves every request of the turn. There is
+/// ``RedisDedupeStore/sendBatch(_:backend:running:budgets:sending:)``) serves every request of the turn. There is
 /// no timer and no waiting for a batch to fill: an operation that finds nothing in flight leaves
 /// at once, and a batch is whatever queued during the previous round trip (at most ``maxItems``).
 ///
@@ -37,7 +37,7 @@ final class DedupeQueue: Sendable {
     /// What a claim on a cluster with asynchronous replication sends besides its term (see
     /// ``DedupeScripts/claimAllChecked``).
     struct LineageCheck: Sendable {
-        /// The lineage record of the entry's hash tag (``RedisKeys/dedupeLineage(principal:clientID:)``).
+        /// The lineage record of the entry's slot (``RedisKeys/dedupeLineage(principal:)``).
         let record: String
         /// The client marked the request a copy (`Request.resent`).
         let resent: Bool
@@ -47,7 +47,7 @@ final class DedupeQueue: Sendable {
 
     /// One operation waiting for its reply.
     struct Item: Sendable {
-        let key: String
+        let entry: DedupeEntryKey
         let operation: Operation
         let outcome = OneShot<Result<RESPValue, LongLinkError>>()
     }
@@ -78,8 +78,8 @@ final class DedupeQueue: Sendable {
     }
 
     /// Queues the operation and waits for its reply (or for the caller's cancellation).
-    func submit(_ key: String, _ operation: Operation) async throws(LongLinkError) -> RESPValue {
-        let item = Item(key: key, operation: operation)
+    func submit(_ entry: DedupeEntryKey, _ operation: Operation) async throws(LongLinkError) -> RESPValue {
+        let item = Item(entry: entry, operation: operation)
         let startsSending = state.withLock { state -> Bool? in
             guard !state.isShutDown else { return nil }
             if state.queued != nil {

@@ -1,41 +1,152 @@
-/// The compare-and-set scripts of ``RedisDedupeStore``. Each touches entries of one hash tag (one slot).
+/// The compare-and-set scripts of ``RedisDedupeStore``. Each touches entries of one hash tag (one
+/// slot) and the keys that account for them.
 ///
 /// The batch scripts (``claimAll``, ``finishAll``) act on every entry of a batch of one hash tag,
 /// each exactly as if alone, so that one call serves the batch: an entry Redis refuses (a key of
 /// another type, a write refused at the memory limit) gets its own error reply in the result and
 /// leaves the others alone.
+///
+/// **Budgets.** Every entry a script writes is charged to its tag (a principal, or every
+/// connection without a login) and to its client: one entry and its bytes (its name and value, see
+/// ``DedupeEntryKey/charge(_:)``). The tag's index (a sorted set of `<charge>:<client>:<request>`
+/// by expiry) is the truth; its accounts hash (`n`, `b`, `n:<client>`, `b:<client>`) sums it and
+/// moves only with it, so that the two never drift. A claim past a bound is refused (`B...`), a
+/// reply past the byte bounds is stored as `N` (not kept); nothing is evicted to make room.
 enum DedupeScripts {
-    /// KEYS: entries (one hash tag). ARGV: the owner's running value, then each entry's claim term
-    /// in ms. Per entry, `SET entry running NX PX term GET`: returns, per entry, `''` when it was
-    /// claimed, else the value it holds (running, `D<reply>`, `U` or `UL`), or its error.
+    /// Shared by the scripts that account: the Redis time, the accounts' cache, and the pruning of
+    /// expired index names (each leaves once, so it costs one step per entry ever written). The
+    /// index and the accounts expire with the last entry they count (a call that changed nothing
+    /// of the index, a read, writes nothing).
+    /// Expects the locals `accounts`, `index` and `limits` (the tag's entries and bytes, then a
+    /// client's).
+    private static let accounting = """
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+        local held, dirty, touched = {}, {}, false
+        local function usage(field)
+          local value = held[field]
+          if value == nil then
+            value = tonumber(redis.call('HGET', accounts, field)) or 0
+            held[field] = value
+          end
+          return value
+        end
+        local function add(client, count, bytes)
+          for field, delta in pairs({n = count, b = bytes, ['n:' .. client] = count, ['b:' .. client] = bytes}) do
+            held[field] = usage(field) + delta
+            dirty[field] = true
+          end
+        end
+        local function parse(indexed)
+          local charge, client = string.match(indexed, '^(%d+):([^:]*):')
+          return tonumber(charge), client
+        end
+        local function drop(indexed)
+          if redis.call('ZREM', index, indexed) == 1 then
+            touched = true
+            local charge, client = parse(indexed)
+            add(client, -1, -charge)
+          end
+        end
+        local function keep(indexed, expiry)
+          touched = true
+          if redis.call('ZADD', index, expiry, indexed) == 1 then
+            local charge, client = parse(indexed)
+            add(client, 1, charge)
+          end
+        end
+        local expired = redis.call('ZRANGEBYSCORE', index, '-inf', now)
+        for _, indexed in ipairs(expired) do
+          local charge, client = parse(indexed)
+          add(client, -1, -charge)
+        end
+        if #expired > 0 then
+          redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
+          touched = true
+        end
+        local function clientOf(member) return string.match(member, '^([^:]*):') end
+        local function refusal(client, count, bytes)
+          local scope
+          if count > 0 and usage('n') + count > limits[1] then scope = 'tn'
+          elseif bytes > 0 and usage('b') + bytes > limits[2] then scope = 'tb'
+          elseif count > 0 and usage('n:' .. client) + count > limits[3] then scope = 'cn'
+          elseif bytes > 0 and usage('b:' .. client) + bytes > limits[4] then scope = 'cb'
+          else return nil end
+          local oldest = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')
+          local wait = oldest[2] and math.max(1, tonumber(oldest[2]) - now) or 1
+          return 'B' .. scope .. ' ' .. wait
+        end
+        local function claim(key, member, value, term)
+          local found = redis.pcall('GET', key)
+          if found then return found end
+          local charge = #key + #value
+          local refused = refusal(clientOf(member), 1, charge)
+          if refused then return refused end
+          local stored = redis.pcall('SET', key, value, 'PX', term)
+          if type(stored) == 'table' and stored.err then return stored end
+          keep(charge .. ':' .. member, now + tonumber(term))
+          return false
+        end
+        local function save()
+          local sets = {}
+          for field in pairs(dirty) do
+            if held[field] > 0 then
+              sets[#sets + 1] = field
+              sets[#sets + 1] = held[field]
+            else
+              redis.call('HDEL', accounts, field)
+            end
+          end
+          if #sets > 0 then redis.call('HSET', accounts, unpack(sets)) end
+          if not touched then return end
+          local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
+          if last[2] then
+            local at = math.floor(tonumber(last[2])) + 1
+            redis.call('PEXPIREAT', index, at)
+            redis.call('PEXPIREAT', accounts, at)
+          end
+        end
+        """
+
+    /// KEYS: the tag's accounts and index, then its entries. ARGV: the owner's running value, the
+    /// four limits, then each entry's claim term in ms and its member. Per entry: returns what it
+    /// holds (running, `D<reply>`, `N`, `U` or `UL`), else claims it for its term and returns `''`,
+    /// or returns `B<scope> <ms>` when the claim would pass a bound (scope `tn`, `tb`, `cn` or
+    /// `cb`: the tag's or the client's entries or bytes; ms: until the tag's oldest entry expires),
+    /// or its error.
     static let claimAll = RedisScript(
         """
+        local accounts, index = KEYS[1], KEYS[2]
+        local limits = {tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])}
+        \(accounting)
         local result = {}
-        for i = 1, #KEYS do
-          result[i] = redis.pcall('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[i + 1], 'GET') or ''
+        for i = 1, #KEYS - 2 do
+          result[i] = claim(KEYS[i + 2], ARGV[2 * i + 5], ARGV[1], ARGV[2 * i + 4]) or ''
         end
+        save()
         return result
         """)
 
     /// ``claimAll`` on a cluster with asynchronous replication, where a failover may lose the last
     /// writes: a stored reply or a claim, after which a copy of the request would run again.
     ///
-    /// KEYS: the lineage record of the hash tag, then the entries. ARGV: the owner's running value,
-    /// the de-dup window in ms, then each entry's claim term in ms and whether the request is a
-    /// copy (`1`: `Request.resent`, else `0`). The record holds the replication id (`master_replid`)
-    /// its entries were written under (`r`) and the Redis time in ms at which the script last saw
-    /// it change (`t`). Another id (a replica promoted, a slot moved, a node restarted) or no
-    /// record at all (its own loss is a sign of lost writes) counts as a change at this moment.
-    /// While the last change is less than a window old, a copy that finds no entry may have lost
-    /// it: the entry is set to `UL` for the window and returned (the caller answers `UNKNOWN`, and
-    /// so does every later copy, which finds it; a server that knows only `U` reads it as `U`).
-    /// Other entries are claimed as
-    /// ``claimAll`` claims them. The record lives two windows past the last claim.
+    /// KEYS: the lineage record of the entries' slot, the tag's accounts and index, then the
+    /// entries. ARGV: the owner's running value, the de-dup window in ms, the four limits, then
+    /// each entry's claim term in ms, whether the request is a copy (`1`: `Request.resent`, else
+    /// `0`) and its member. The record holds the replication id (`master_replid`) the slot's
+    /// entries were written under (`r`) and the Redis time in ms at which a script last saw it
+    /// change (`t`). Another id (a replica promoted, a slot moved, a node restarted) or no record
+    /// at all (it never expires, so its loss is a sign of lost writes) counts as a change at this
+    /// moment. While the last change is less than a window old, a copy that finds no entry may
+    /// have lost it: the entry is set to `UL` for the window and returned (the caller answers
+    /// `UNKNOWN`, and so does every later copy, which finds it; a server that knows only `U`
+    /// reads it as `U`). Other entries are claimed as ``claimAll`` claims them.
     static let claimAllChecked = RedisScript(
         """
+        local accounts, index = KEYS[2], KEYS[3]
+        local limits = {tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])}
+        \(accounting)
         local id = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)') or ''
-        local time = redis.call('TIME')
-        local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
         local window = tonumber(ARGV[2])
         local record = redis.call('HMGET', KEYS[1], 'r', 't')
         local changed = tonumber(record[2])
@@ -43,68 +154,99 @@ enum DedupeScripts {
           changed = now
           redis.call('HSET', KEYS[1], 'r', id, 't', changed)
         end
-        redis.call('PEXPIRE', KEYS[1], 2 * window)
         local recent = now - changed < window
         local result = {}
-        for i = 2, #KEYS do
-          if recent and ARGV[2 * i] == '1' then
-            result[i - 1] = redis.pcall('SET', KEYS[i], 'UL', 'NX', 'PX', window, 'GET') or 'UL'
+        for i = 1, #KEYS - 3 do
+          local key, member = KEYS[i + 3], ARGV[3 * i + 6]
+          if recent and ARGV[3 * i + 5] == '1' then
+            result[i] = claim(key, member, 'UL', window) or 'UL'
           else
-            result[i - 1] = redis.pcall('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2 * i - 1], 'GET') or ''
+            result[i] = claim(key, member, ARGV[1], ARGV[3 * i + 4]) or ''
           end
         end
+        save()
         return result
         """)
 
-    /// KEYS: entries (one hash tag). ARGV: the owner's running value, the publish command
-    /// (`PUBLISH`, or `SPUBLISH` on a cluster), then each entry's reply value and window in ms (a
-    /// pair per entry). Per entry: the reply is stored for the window and `finished` published on
-    /// `<entry>:n` only while the entry holds the running value (a claim that lapsed is another
-    /// server's or marked `UNKNOWN`). Returns 1 (stored), 0 or an error per entry.
+    /// KEYS: the tag's accounts and index, then its entries. ARGV: the owner's running value, the
+    /// publish command (`PUBLISH`, or `SPUBLISH` on a cluster), the four limits, then each entry's
+    /// reply value, window in ms and member. Per entry: the reply is stored for the window and
+    /// `finished` published on `<entry>:n` only while the entry holds the running value (a claim
+    /// that lapsed is another server's or marked `UNKNOWN`); a reply whose bytes would pass a byte
+    /// bound is stored as `N` (not kept) instead. Returns 1 (stored), 2 (stored as `N`), 0 or an
+    /// error per entry.
     static let finishAll = RedisScript(
         """
+        local accounts, index = KEYS[1], KEYS[2]
+        local limits = {tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])}
+        \(accounting)
         local result = {}
-        for i = 1, #KEYS do
-          local held = redis.pcall('GET', KEYS[i])
-          if held ~= ARGV[1] then
-            result[i] = type(held) == 'table' and held or 0
+        for i = 1, #KEYS - 2 do
+          local key, value, window, member = KEYS[i + 2], ARGV[3 * i + 4], ARGV[3 * i + 5], ARGV[3 * i + 6]
+          local found = redis.pcall('GET', key)
+          if found ~= ARGV[1] then
+            result[i] = type(found) == 'table' and found or 0
           else
-            local stored = redis.pcall('SET', KEYS[i], ARGV[2 * i + 1], 'PX', ARGV[2 * i + 2])
+            local claimed = #key + #ARGV[1]
+            local kept = 1
+            if refusal(clientOf(member), 0, #key + #value - claimed) then
+              value, kept = 'N', 2
+            end
+            local stored = redis.pcall('SET', key, value, 'PX', window)
             if type(stored) == 'table' and stored.err then
               result[i] = stored
             else
-              redis.call(ARGV[2], KEYS[i] .. ':n', 'finished')
-              result[i] = 1
+              drop(claimed .. ':' .. member)
+              keep((#key + #value) .. ':' .. member, now + tonumber(window))
+              redis.call(ARGV[2], key .. ':n', 'finished')
+              result[i] = kept
             end
           end
         end
+        save()
         return result
         """)
 
-    /// KEYS: entry. ARGV: the owner's running value, the notice channel, the publish command.
+    /// KEYS: the tag's accounts and index, the entry. ARGV: the owner's running value, the notice
+    /// channel, the publish command, the entry's member.
     static let abandon = RedisScript(
         """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then
-          redis.call('DEL', KEYS[1])
+        local accounts, index = KEYS[1], KEYS[2]
+        local limits = {}
+        \(accounting)
+        local given = 0
+        if redis.call('GET', KEYS[3]) == ARGV[1] then
+          redis.call('DEL', KEYS[3])
+          drop((#KEYS[3] + #ARGV[1]) .. ':' .. ARGV[4])
           redis.call(ARGV[3], ARGV[2], 'abandoned')
-          return 1
+          given = 1
         end
-        return 0
+        save()
+        return given
         """)
 
-    /// KEYS: entry. ARGV: the owner's running value, the claim's term in ms.
+    /// KEYS: the tag's accounts and index, the entry. ARGV: the owner's running value, the claim's
+    /// term in ms, the entry's member. The index follows the claim's expiry, so that the claim
+    /// stays charged while it runs.
     static let renew = RedisScript(
         """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then
-          redis.call('PEXPIRE', KEYS[1], ARGV[2])
-          return 1
+        local accounts, index = KEYS[1], KEYS[2]
+        local limits = {}
+        \(accounting)
+        local renewed = 0
+        if redis.call('GET', KEYS[3]) == ARGV[1] then
+          redis.call('PEXPIRE', KEYS[3], ARGV[2])
+          redis.call('ZADD', index, 'XX', now + tonumber(ARGV[2]), (#KEYS[3] + #ARGV[1]) .. ':' .. ARGV[3])
+          touched = true
+          renewed = 1
         end
-        return 0
+        save()
+        return renewed
         """)
 
     /// KEYS: entry. ARGV: the dead owner's running value, the notice channel, the publish command.
     /// The entry keeps its time to live: a resend within its caller's deadline still finds it and
-    /// is not run.
+    /// is not run. It stays charged as the claim was, until then.
     static let markUnknown = RedisScript(
         """
         if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -8,7 +8,7 @@
 struct RedisKeys: Sendable {
     let prefix: String
 
-    /// `<prefix>{p:<principal>}`, or `<prefix>{c:<client>}` for a connection no login bound.
+    /// `<prefix>{p:<principal>}`.
     func tag(principal: String) -> String { "\(prefix){p:\(Self.escaped(principal))}" }
 
     /// The meta hash: `seq` (the last seq given), `epoch`, `bytes` (topics and payloads stored).
@@ -25,19 +25,33 @@ struct RedisKeys: Sendable {
 
     /// The de-dup entry of one request.
     func dedupe(principal: String?, clientID: String, requestID: String) -> String {
-        dedupeTag(principal: principal, clientID: clientID) + ":d:\(Self.escaped(clientID)):\(requestID)"
+        dedupeEntry(principal: principal, clientID: clientID, requestID: requestID).name
     }
 
-    /// The hash tag of a request's de-dup entries: its principal's, or its client's before a login.
-    private func dedupeTag(principal: String?, clientID: String) -> String {
-        principal.map { tag(principal: $0) } ?? "\(prefix){c:\(Self.escaped(clientID))}"
+    /// The de-dup entry of one request with the keys that account for it.
+    func dedupeEntry(principal: String?, clientID: String, requestID: String) -> DedupeEntryKey {
+        let tag = dedupeTag(principal: principal)
+        let member = "\(Self.escaped(clientID)):\(requestID)"
+        return DedupeEntryKey(
+            name: tag + ":d:" + member, member: member, accounts: tag + ":da", index: tag + ":dx",
+            isAnonymous: principal == nil)
     }
 
-    /// The lineage record of the de-dup entries of a principal (or of a client no login bound), in
-    /// their hash tag: the replication id they were written under and when it last changed
-    /// (cluster with asynchronous replication only, see ``DedupeScripts/claimAllChecked``).
-    func dedupeLineage(principal: String?, clientID: String) -> String {
-        dedupeTag(principal: principal, clientID: clientID) + ":l"
+    /// The hash tag of a request's de-dup entries: its principal's, or before a login the one tag
+    /// that every connection without a login shares (`{a}`): no client chooses the slot, or the
+    /// shard of a cluster, its entries go to, and they share one budget (see ``RedisDedupeBudgets``).
+    private func dedupeTag(principal: String?) -> String {
+        principal.map { tag(principal: $0) } ?? "\(prefix){a}"
+    }
+
+    /// The lineage record of the de-dup entries of a principal (or of connections no login
+    /// bound): the replication id the entries of their slot were written under and when it last
+    /// changed (cluster with asynchronous replication only, see ``DedupeScripts/claimAllChecked``).
+    /// One per slot, under a tag of its own that hashes to that slot, kept with no expiry: a
+    /// principal idle for any time still finds it, and there are at most 16,384.
+    func dedupeLineage(principal: String?) -> String {
+        let slot = ClusterSlot.of(Array(dedupeTag(principal: principal).utf8))
+        return "\(prefix){\(ClusterSlot.tag(of: slot))}:l"
     }
 
     /// The liveness lease of the de-dup store instance `owner` (see ``ClaimLease``).

@@ -6,7 +6,10 @@
 /// settles which server runs. The reply is opaque bytes to the store (the server encodes status
 /// and payload). An operation that cannot reach the store throws
 /// ``LongLinkError/Code-swift.struct/unavailable``, and the server then answers the request
-/// `UNAVAILABLE` without running it: it fails closed rather than risk a second execution.
+/// `UNAVAILABLE` without running it: it fails closed rather than risk a second execution. A store
+/// that bounds what each tenant holds throws ``LongLinkError/Code-swift.struct/resourceExhausted``
+/// (its `underlying` a ``SharedDedupeRefusal``) for a request over the budget, and the server
+/// answers it `RESOURCE_EXHAUSTED`, not run.
 ///
 /// `LongLinkRedis` provides one on Redis (`RedisDedupeStore`).
 public protocol SharedDedupeStore: Sendable {

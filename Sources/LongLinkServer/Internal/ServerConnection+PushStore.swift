@@ -114,10 +114,20 @@ extension ServerConnection {
             // below the last one sent, so read from the start again.
             if let epoch = pushWindow.lastSentEpoch, let first = batch.first, first.epoch != epoch {
                 pushWindow.restart()
+                syncGate.replayStarted(at: core.clock.now)
                 return true
             }
             sendStored(batch)
-            return batch.count == read.limit
+            if batch.count == read.limit { return true }
+            // Caught up with the store: a Sync coalesced meanwhile may replay now.
+            switch syncGate.replayCaughtUp(at: core.clock.now) {
+            case .replay:
+                pushWindow.restart()
+                return true
+            case let action:
+                perform(action)
+                return false
+            }
         }
     }
 
@@ -139,6 +149,7 @@ extension ServerConnection {
             run = (push.seq, push.seq, push.epoch, 1)
         }
         if let run { sent(run) }
+        if count > 0 { syncGate.pushesSent() }
         core.counters.reliablePushesSent.increment(by: count)
     }
 
@@ -153,6 +164,7 @@ extension ServerConnection {
         onLoop { [self] in
             guard session.reliablePushPrincipal != nil else { return }
             pushWindow.restart()
+            syncGate.replayStarted(at: core.clock.now)
             pumpReliablePushes()
         }
     }

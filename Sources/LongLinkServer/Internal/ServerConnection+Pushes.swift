@@ -18,6 +18,9 @@ extension ServerConnection {
                 core.rebind(self, from: old, to: principal)
                 pushWindow.principalChanged()
                 acks.principalChanged()
+                syncGate.principalChanged()
+                syncTimer?.cancel()
+                syncTimer = nil
             }
             if exclusive, PrincipalKey.same(session.principal, principal) {
                 boundAt = .now
@@ -45,14 +48,33 @@ extension ServerConnection {
         }
     }
 
+    /// A `Sync` replays the unacknowledged pushes through the ``SyncGate``: at once, or coalesced
+    /// with the others into one replay when the running one has caught up and
+    /// ``ServerConfiguration/syncReplayInterval`` has passed since it began.
     func handleSync() {
         switch session.receivedSync() {
         case .resendReliablePushes:
-            pushWindow.restart()
-            pumpReliablePushes()
+            perform(syncGate.syncReceived(at: core.clock.now))
         case .closeConnection(let close):
             perform(close)
         case .ignore:
+            break
+        }
+    }
+
+    /// Performs what the ``SyncGate`` decided (a replay now pumps at once).
+    func perform(_ action: SyncGate.Action) {
+        switch action {
+        case .replay:
+            pushWindow.restart()
+            pumpReliablePushes()
+        case .armTimer(let deadline):
+            syncTimer = core.clock.schedule(at: deadline, on: loop) { [self] in
+                syncTimer = nil
+                guard session.phase == .active || session.phase == .draining else { return }
+                perform(syncGate.timerFired(at: core.clock.now))
+            }
+        case .none:
             break
         }
     }
@@ -96,19 +118,24 @@ extension ServerConnection {
         }
     }
 
-    /// Sends a best-effort push if the session is established and the connection writable (any
-    /// thread).
-    func sendBestEffort(topic: String, payload: [UInt8]) {
+    /// Sends a best-effort push if the session is established, still bound to `principal` (nil:
+    /// to any session, as ``LongLinkServer/broadcast(topic:payload:)`` sends) and the connection
+    /// writable (any thread).
+    ///
+    /// The principal is checked on the loop: the caller picked this connection from the
+    /// principal's table, and a login may have bound it to someone else before the hop.
+    func sendBestEffort(topic: String, payload: [UInt8], for principal: String?) {
         // On the loop (a producer there, as a feed usually is) it costs no job per push.
         guard loop.inEventLoop else {
-            loop.execute { [self] in sendBestEffortOnLoop(topic: topic, payload: payload) }
+            loop.execute { [self] in sendBestEffortOnLoop(topic: topic, payload: payload, for: principal) }
             return
         }
-        sendBestEffortOnLoop(topic: topic, payload: payload)
+        sendBestEffortOnLoop(topic: topic, payload: payload, for: principal)
     }
 
-    private func sendBestEffortOnLoop(topic: String, payload: [UInt8]) {
+    private func sendBestEffortOnLoop(topic: String, payload: [UInt8], for principal: String?) {
         guard session.phase == .active else { return }
+        if let principal, !PrincipalKey.same(session.principal, principal) { return }
         if connection.isWritable {
             send(.push(outgoing(Frame.Push(seq: 0, topic: topic, payload: payload))))
             core.counters.bestEffortPushesSent.increment()

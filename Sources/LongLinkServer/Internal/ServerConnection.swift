@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every mutable property is confined to the connection's event loop; methods other threads call
 /// (``deliver(requestID:token:response:)``, ``requestPush()``, ``bind(principal:)``,
-/// ``sendBestEffort(topic:payload:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
+/// ``sendBestEffort(topic:payload:for:)``, ``goAway(code:reason:reconnect:retryAfter:)``) hop onto it
 /// first.
 final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// What the connection keeps for a request whose handler it started.
@@ -52,8 +52,15 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     var windowTimer: (any ScheduledWork)?
     /// A push pump is queued on the loop already: ``requestPush()`` coalesces.
     let pushRequested = Atomic<Bool>(false)
+    /// The socket has closed (read from any thread: ``RequestContext/isConnectionOpen``).
+    private let closed = Atomic<Bool>(false)
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
     /// Reads of the push store (see `ServerConnection+PushStore.swift`).
     var pushReads = PushReads()
+    /// When a `Sync` replays the unacknowledged pushes (see ``SyncGate``).
+    var syncGate: SyncGate
+    /// Armed while a coalesced `Sync` waits for its replay (see ``handleSync()``).
+    var syncTimer: (any ScheduledWork)?
 
     private var decoder: FrameDecoder
     /// Frames decoded and not yet handled (they wait while the socket is not writable).
@@ -73,6 +80,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         self.session = Session(configuration: Session.Configuration(core.configuration))
         self.peerCertificate = connection.tlsPeerCertificate.map { ($0.subject, $0.pin.description) }
         self.pushWindow = ReliablePushWindow(size: core.configuration.reliablePushWindow)
+        self.syncGate = SyncGate(interval: core.configuration.syncReplayInterval)
         self.decoder = FrameDecoder(
             maxFrameBytes: core.configuration.maxFrameBytes,
             limits: Frame.DecodingLimits(
@@ -168,11 +176,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        // Before the app hears of it: see ``RequestContext/isConnectionOpen``.
+        closed.store(true, ordering: .releasing)
         let principal = session.principal
         let abandoned = session.connectionClosed()
         cancelTimers()
         release(abandoned[...], shuttingDown: core.isShuttingDown)
         core.unregister(self, principal: principal)
+        configuration.connectionClosed?(connection.id)
     }
 
     private func armPartialFrameTimer() {
@@ -192,7 +203,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer].compactMap({ $0 }) {
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer].compactMap({ $0 }) {
             timer.cancel()
         }
         for timer in [partialFrameTimer, pushReads.retryTimer].compactMap({ $0 }) {
@@ -203,6 +214,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         heartbeatTimer = nil
         drainTimer = nil
         windowTimer = nil
+        syncTimer = nil
         pushReads.retryTimer = nil
     }
 

@@ -109,6 +109,11 @@ enum Sys {
         setOption(fd, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
     }
 
+    /// `SO_REUSEPORT`: sockets of the same user that all set it may bind one port (see ``ReservedPort``).
+    static func setReusePort(_ fd: Int32) {
+        setOption(fd, level: SOL_SOCKET, name: SO_REUSEPORT, value: 1)
+    }
+
     /// `SO_LINGER` with a zero timeout: the next `close` sends RST instead of FIN.
     static func setResetOnClose(_ fd: Int32) {
         var linger = linger(l_onoff: 1, l_linger: 0)

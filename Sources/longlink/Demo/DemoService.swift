@@ -13,33 +13,73 @@ import Synchronization
 ///   that status. `OK` (0) replies normally with the message as payload.
 /// - `login`: payload = user name (1 to 64 bytes, else `UNAUTHENTICATED`); binds the connection
 ///   to that principal; replies `{"user":"alice"}`.
-/// - `room.enter`: `{"room":42,"user":"alice"}`; replies `{"room":42,"members":[...]}`.
+/// - `room.enter`: `{"room":42,"user":"alice"}` (a user of 1 to 256 bytes); replies
+///   `{"room":42,"members":[...]}`. The user stays in the room until `room.leave` or until the
+///   connection that entered closes (a LongLink client's subscription enters again after
+///   reconnecting); a room with no members left is forgotten.
+/// - `room.leave`: `{"room":42,"user":"alice"}`, a membership this connection made; replies the
+///   members left.
 /// - `room.say`: `{"room":42,"text":"hi"}`; sends `{"room":42,"user":"alice","text":"hi"}` as a
 ///   reliable push on topic `room.42` to every member; replies `{"room":42,"delivered":N}`. On a
 ///   server of a fleet the pushes go to the shared store (`UNAVAILABLE` when it is out of reach).
 /// - `quotes.subscribe`: a JSON list of symbols (logged-in connections only); replaces the
 ///   principal's watch list, which ``DemoFeed`` serves; replies `{"symbols":[...]}`.
 ///
-/// State lives in memory: rooms, watch lists and the principals that logged in. The server has
-/// no hook yet for a principal's last connection closing, so nothing is forgotten on disconnect
-/// (pushes to a principal with no connection cost a lookup; reliable ones are stored for it).
+/// State lives in memory (``DemoDirectory``): rooms, watch lists and the users that logged in,
+/// each held by the connections that made it and forgotten when they close, within bounds
+/// (``DemoDirectory/Limits``; past one a request is refused `RESOURCE_EXHAUSTED`). The server
+/// tells the service of closed connections once ``prepare(_:)`` has wired its configuration.
 final class DemoService: Sendable {
     /// The most symbols one watch list may hold.
     static let maxWatchedSymbols = 10_000
 
     private struct State {
-        var loggedIn: Set<String> = []
-        var rooms: [Int: Set<String>] = [:]
-        var watchLists: [String: [String]] = [:]
+        var directory: DemoDirectory
         weak var server: LongLinkServer?
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let log: @Sendable (String) -> Void
 
-    /// - Parameter log: Receives one line per notable event (a login, a room entered).
-    init(log: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// - Parameters:
+    ///   - limits: The bounds of the rooms, users and watch lists held.
+    ///   - log: Receives one line per notable event (a login, a room entered).
+    init(limits: DemoDirectory.Limits = .init(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.state = Mutex(State(directory: DemoDirectory(limits: limits)))
         self.log = log
+    }
+
+    /// Makes servers of `configuration` tell the service when a connection closes, so that what
+    /// it held is forgotten (a callback set before is still called).
+    func prepare(_ configuration: inout ServerConfiguration) {
+        let earlier = configuration.connectionClosed
+        configuration.connectionClosed = { [self] id in
+            earlier?(id)
+            connectionClosed(id)
+        }
+    }
+
+    /// Forgets what connection `id` held (idempotent).
+    func connectionClosed(_ id: UInt64) {
+        state.withLock { $0.directory.connectionClosed(id) }
+    }
+
+    /// A copy of the rooms, users and watch lists held, with their counts and bytes.
+    var directory: DemoDirectory {
+        state.withLock { $0.directory }
+    }
+
+    /// Runs `record` on the directory for the connection of `context`; when that connection has
+    /// closed meanwhile (a handler can outlive it), forgets what it held again, since the
+    /// server's callback may have run before `record`.
+    private func record<Result: Sendable>(
+        for context: RequestContext, _ record: (inout DemoDirectory) throws(LongLinkError) -> Result
+    ) throws(LongLinkError) -> Result {
+        let result = try state.withLock { (state: inout State) throws(LongLinkError) -> Result in
+            try record(&state.directory)
+        }
+        if !context.isConnectionOpen { connectionClosed(context.connectionID) }
+        return result
     }
 
     /// Connects the service to the server its router runs in, for the pushes `room.say` sends.
@@ -47,23 +87,19 @@ final class DemoService: Sendable {
         state.withLock { $0.server = server }
     }
 
-    /// Principals that logged in, sorted.
+    /// Principals logged in on an open connection, sorted.
     var loggedInPrincipals: [String] {
-        state.withLock { $0.loggedIn.sorted() }
+        state.withLock { $0.directory.loggedIn }
     }
 
     /// Members of `room`, sorted.
     func members(ofRoom room: Int) -> [String] {
-        state.withLock { $0.rooms[room]?.sorted() ?? [] }
+        state.withLock { $0.directory.members(ofRoom: room) ?? [] }
     }
 
     /// Every logged-in principal with a non-empty watch list, sorted by principal.
     func watchLists() -> [(principal: String, symbols: [String])] {
-        state.withLock { state in
-            state.watchLists.filter { state.loggedIn.contains($0.key) && !$0.value.isEmpty }
-                .sorted { $0.key < $1.key }
-                .map { (principal: $0.key, symbols: $0.value) }
-        }
+        state.withLock { $0.directory.watchLists }
     }
 
     /// The router with every demo method.
@@ -87,27 +123,35 @@ final class DemoService: Sendable {
             guard let user = String(validating: payload, as: UTF8.self), (1...64).contains(user.utf8.count) else {
                 throw LongLinkError(code: .unauthenticated, message: "login expects a user name of 1 to 64 bytes")
             }
+            // Recorded first: a login refused at a bound binds nothing.
+            try record(for: context) { directory throws(LongLinkError) in
+                try directory.login(user, connection: context.connectionID)
+            }
             context.bind(principal: user)
-            state.withLock { _ = $0.loggedIn.insert(user) }
             log("login \(user) (connection \(context.connectionID))")
             return try JSONPayloadCodec().encode(DemoMessages.LoginReply(user: user))
         }
-        router.register("room.enter", request: DemoMessages.EnterRoom.self) { [self] request, _ in
+        router.register("room.enter", request: DemoMessages.EnterRoom.self) { [self] request, context in
             guard !request.user.isEmpty else {
                 throw LongLinkError(code: .invalidArgument, message: "room.enter needs a user")
             }
-            let members = state.withLock { state in
-                state.rooms[request.room, default: []].insert(request.user)
-                return state.rooms[request.room, default: []].sorted()
+            let members = try record(for: context) { directory throws(LongLinkError) in
+                try directory.enter(room: request.room, user: request.user, connection: context.connectionID)
             }
             log("\(request.user) entered room \(request.room) (\(members.count) members)")
             return DemoMessages.RoomState(room: request.room, members: members)
+        }
+        router.register("room.leave", request: DemoMessages.EnterRoom.self) { [self] request, context in
+            let members = state.withLock { state in
+                state.directory.leave(room: request.room, user: request.user, connection: context.connectionID)
+            }
+            return DemoMessages.RoomState(room: request.room, members: members ?? self.members(ofRoom: request.room))
         }
         router.register("room.say", request: DemoMessages.Say.self) { [self] request, context in
             guard let user = context.principal ?? request.user, !user.isEmpty else {
                 throw LongLinkError(code: .unauthenticated, message: "room.say needs a login or a user")
             }
-            let (members, server) = state.withLock { ($0.rooms[request.room], $0.server) }
+            let (members, server) = state.withLock { ($0.directory.members(ofRoom: request.room), $0.server) }
             guard let members else {
                 throw LongLinkError(code: .notFound, message: "no room \(request.room)")
             }
@@ -117,7 +161,7 @@ final class DemoService: Sendable {
             let message = try JSONPayloadCodec().encode(
                 DemoMessages.ChatMessage(room: request.room, user: user, text: request.text))
             var delivered = 0
-            for member in members.sorted() {
+            for member in members {
                 do throws(LongLinkError) {
                     // publish, not push: on a server of a fleet the message goes to the shared store.
                     try await server.publish(to: member, topic: "room.\(request.room)", payload: message)
@@ -144,7 +188,9 @@ final class DemoService: Sendable {
                     message: "quotes.subscribe expects at most \(Self.maxWatchedSymbols) symbols of 1 to 32 bytes")
             }
             let sorted = unique.sorted()
-            state.withLock { $0.watchLists[principal] = sorted }
+            try record(for: context) { directory throws(LongLinkError) in
+                try directory.watch(sorted, principal: principal, connection: context.connectionID)
+            }
             return DemoMessages.WatchList(symbols: sorted)
         }
         return router

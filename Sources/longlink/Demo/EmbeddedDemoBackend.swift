@@ -15,6 +15,8 @@ final class EmbeddedDemoBackend: DemoBackend {
     /// Starts the server and its proxy.
     init(configuration: ServerConfiguration, feed feedConfiguration: DemoFeed.Configuration) async throws {
         let service = DemoService()
+        var configuration = configuration
+        service.prepare(&configuration)
         let store = InMemoryPushStore(capacityPerPrincipal: 100_000)
         harness = LongLinkTestServer(configuration: configuration, pushStore: { store }) { service.router() }
         let serverAddress = try await harness.start()

@@ -57,6 +57,7 @@ final class FleetDemoBackend: DemoBackend {
             for index in 0..<count {
                 var configuration = base
                 configuration.serverID = "s\(index)"
+                service.prepare(&configuration)
                 let member = LongLinkTestServer(
                     configuration: configuration, fleet: stores
                 ) { Self.router(of: service, server: index, state: state) }

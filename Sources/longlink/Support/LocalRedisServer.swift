@@ -113,12 +113,14 @@ final class LocalRedisServer: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
-    /// Polls `PING` until it answers, the process exits, or `timeout` passes: redis-server is
-    /// another process, with nothing to await on.
+    /// Polls `INFO server` until this process answers, it exits, or `timeout` passes: redis-server
+    /// is another process, with nothing to await on. Its own process id, not any answer: when
+    /// another Redis holds the port, this one fails to bind and exits, and the other's answer must
+    /// not pass for its own.
     private func waitUntilAnswering(within timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, isRunning {
-            if RedisPing.answers(host: "127.0.0.1", port: port) == true { return true }
+            if RedisPing.processID(host: "127.0.0.1", port: port) == processIdentifier { return true }
             try? await Task.sleep(for: .milliseconds(20))
         }
         return false
@@ -169,6 +171,34 @@ enum RedisPing {
     /// such as `-NOAUTH` (a Redis that wants a password still answers). Nil when `host` is not an
     /// IPv4 address (names are not resolved here).
     static func answers(host: String, port: Int, timeout: Duration = .milliseconds(500)) -> Bool? {
+        let reply = exchange(host: host, port: port, timeout: timeout, request: "*1\r\n$4\r\nPING\r\n") { !$0.isEmpty }
+        return reply.map { reply in
+            reply.first == UInt8(ascii: "+") || reply.first == UInt8(ascii: "-")
+        }
+    }
+
+    /// The process id the Redis on `host:port` reports in `INFO server`; nil when nothing there
+    /// says so. Tells a redis-server of ours from another that holds the port it was given.
+    static func processID(host: String, port: Int, timeout: Duration = .milliseconds(500)) -> Int32? {
+        let key = Array("process_id:".utf8)
+        func value(_ reply: [UInt8]) -> Int32? {
+            guard let start = reply.firstRange(of: key)?.upperBound,
+                let end = reply[start...].firstIndex(of: UInt8(ascii: "\r"))
+            else { return nil }
+            return Int32(String(decoding: reply[start..<end], as: UTF8.self))
+        }
+        let reply = exchange(
+            host: host, port: port, timeout: timeout, request: "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"
+        ) { value($0) != nil }
+        return reply.flatMap(value)
+    }
+
+    /// Sends `request` and reads until `complete` says so, the peer closes, 16 KiB arrived or
+    /// `timeout` passes for one read. Nil when `host` is not an IPv4 address; empty when nothing
+    /// answered.
+    private static func exchange(
+        host: String, port: Int, timeout: Duration, request: String, until complete: ([UInt8]) -> Bool
+    ) -> [UInt8]? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
@@ -178,7 +208,7 @@ enum RedisPing {
         #else
             let socketFD = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard socketFD >= 0 else { return false }
+        guard socketFD >= 0 else { return [] }
         defer { close(socketFD) }
         let micros =
             Int(timeout.components.seconds) * 1_000_000 + Int(timeout.components.attoseconds / 1_000_000_000_000)
@@ -190,16 +220,21 @@ enum RedisPing {
                 connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { return false }
-        let ping = Array("*1\r\n$4\r\nPING\r\n".utf8)
+        guard connected == 0 else { return [] }
+        let bytes = Array(request.utf8)
         #if os(Linux)
             let flags = Int32(MSG_NOSIGNAL)  // a peer that closed must not kill the tool with SIGPIPE
         #else
             let flags: Int32 = 0
         #endif
-        guard send(socketFD, ping, ping.count, flags) == ping.count else { return false }
-        var reply = [UInt8](repeating: 0, count: 64)
-        let count = recv(socketFD, &reply, reply.count, 0)
-        return count > 0 && (reply[0] == UInt8(ascii: "+") || reply[0] == UInt8(ascii: "-"))
+        guard send(socketFD, bytes, bytes.count, flags) == bytes.count else { return [] }
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while reply.count < 16 << 10, !complete(reply) {
+            let count = recv(socketFD, &chunk, chunk.count, 0)
+            guard count > 0 else { break }
+            reply += chunk[..<count]
+        }
+        return reply
     }
 }

@@ -46,21 +46,7 @@ final class RedisClusterProcess: Sendable {
         var nodes: [RedisServerProcess] = []
         do {
             for _ in 0..<6 {
-                // The bus port is chosen as the port is (by default it is the port + 10000, which
-                // may be one another test was handed, or in the kernel's ephemeral range).
-                let bus = try await freePort()
-                nodes.append(
-                    try await RedisServerProcess.start(
-                        .init(arguments: { port in
-                            [
-                                "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
-                                "nodes-\(port).conf", "--cluster-node-timeout", "2000", "--cluster-port", String(bus),
-                                // Replicas sync at once, so that a failover can happen right after the start.
-                                "--repl-diskless-sync-delay", "0",
-                                // A replica cut off from its primary for a while still takes over.
-                                "--cluster-replica-validity-factor", "0",
-                            ]
-                        })))
+                nodes.append(try await startNode())
             }
             let cluster = RedisClusterProcess(nodes: nodes)
             try await cluster.cli(
@@ -73,6 +59,32 @@ final class RedisClusterProcess: Sendable {
             for node in nodes { await node.stop() }
             throw error
         }
+    }
+
+    /// Starts one node. The bus port is chosen as the port is (by default it is the port + 10000,
+    /// which may be one another test was handed, or in the kernel's ephemeral range), and another
+    /// is tried when the node cannot bind the one it was given.
+    private static func startNode() async throws -> RedisServerProcess {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let bus = try await freePort()
+            do {
+                return try await RedisServerProcess.start(
+                    .init(arguments: { port in
+                        [
+                            "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
+                            "nodes-\(port).conf", "--cluster-node-timeout", "2000", "--cluster-port", String(bus),
+                            // Replicas sync at once, so that a failover can happen right after the start.
+                            "--repl-diskless-sync-delay", "0",
+                            // A replica cut off from its primary for a while still takes over.
+                            "--cluster-replica-validity-factor", "0",
+                        ]
+                    }))
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError!
     }
 
     /// Runs redis-cli with `arguments` and waits (bounded) for it to succeed.

@@ -10,7 +10,8 @@ import Testing
 /// Three (or more) real `LongLinkServer`s sharing one real Redis through ``FleetStores/redis(_:)``
 /// (or a real cluster through ``FleetStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)``),
 /// each behind its own fault proxy. Their `slow` method counts its executions in Redis (so the
-/// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal.
+/// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal;
+/// `echo` answers its payload.
 final class RedisFleet: Sendable {
     let members: [LongLinkTestServer]
     let proxies: [FaultProxy]
@@ -39,14 +40,17 @@ final class RedisFleet: Sendable {
 
     /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`. Their claims
     /// follow `lease`, and last at first at most `termLimit` (then as long as they are renewed).
-    /// `commandTimeout`, when given, replaces the test Redis's short one for the servers' stores.
+    /// `commandTimeout`, when given, replaces the test Redis's short one for the servers' stores;
+    /// `budgets` bound each tenant in the de-dup window.
     static func start(
         on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600),
-        lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil, commandTimeout: Duration? = nil
+        lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil, commandTimeout: Duration? = nil,
+        budgets: RedisDedupeBudgets = RedisDedupeBudgets()
     ) async throws -> RedisFleet {
         let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
         var shared = redis.configuration
         shared.keyPrefix = prefix
+        shared.dedupeBudgets = budgets
         if let commandTimeout { shared.commandTimeout = commandTimeout }
         let redisConfiguration = shared
         return try await start(
@@ -99,6 +103,7 @@ final class RedisFleet: Sendable {
             ) {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }
+                router.register("echo") { payload, _ in payload }
                 router.register("login") { payload, context in
                     context.bind(principal: String(decoding: payload, as: UTF8.self))
                     return Array(id.utf8)

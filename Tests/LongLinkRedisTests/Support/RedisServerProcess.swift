@@ -114,14 +114,29 @@ final class RedisServerProcess: @unchecked Sendable {
         }
     }
 
-    /// Polls PING, bounded: the server is another process, with nothing to await on.
+    /// Polls `INFO server`, bounded (the server is another process, with nothing to await on),
+    /// until the Redis on the port says it is this process: when another test's Redis holds the
+    /// port, this one fails to bind and exits, and the other's answer must not pass for its own.
     func waitUntilReady(within timeout: Duration = .seconds(10)) async throws {
-        try await eventually("redis-server on port \(port) answers PING", within: timeout) {
+        let ours = "process_id:\(process.processIdentifier)\r\n"
+        var exited = false
+        try await eventually("redis-server (pid \(process.processIdentifier)) answers on port \(port)", within: timeout) {
+            guard process.isRunning else {
+                exited = true
+                return true
+            }
             let client = RedisClient(configuration: configuration)
-            let answered = (try? await client.run(RedisCommand("PING")))?.string == "PONG"
+            let info = (try? await client.run(RedisCommand("INFO", "server")))?.string
             await client.shutdown()
-            return answered
+            return info?.contains(ours) == true
         }
+        if exited { throw NotListening(port: port) }
+    }
+
+    /// The process exited before it answered: most likely its port was taken.
+    struct NotListening: Error, CustomStringConvertible {
+        var port: Int
+        var description: String { "redis-server exited before answering on port \(port) (taken?)" }
     }
 
     /// Pauses the process (SIGSTOP): connections stay open, nothing answers.

@@ -1,6 +1,7 @@
 import LongLink
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTransport
 import Synchronization
 
 /// The client tests' server handlers: the common ones and those below.
@@ -61,13 +62,24 @@ final class RunningServer: Sendable {
 
     var endpoint: Endpoint { .tcp(host: address.host, port: address.port ?? 0) }
 
+    /// Starts a server on a port of the system's choice, or on `reserved` (a port the test holds
+    /// before the server starts or across its restarts: never one chosen, released and bound later).
     static func start(
-        _ configuration: ServerConfiguration = .testing, probe: Probe, port: Int = 0,
+        _ configuration: ServerConfiguration = .testing, probe: Probe, on reserved: ReservedPort? = nil,
         store: InMemoryPushStore = InMemoryPushStore()
     ) async throws -> RunningServer {
+        try await start(configuration, probe: probe, on: reserved, pushStore: store)
+    }
+
+    /// A server keeping its reliable pushes in `pushStore` (a store of the test's own).
+    static func start(
+        _ configuration: ServerConfiguration = .testing, probe: Probe, on reserved: ReservedPort? = nil,
+        pushStore: any PushStore
+    ) async throws -> RunningServer {
         var configuration = configuration
-        configuration.endpoint = .tcp(host: "127.0.0.1", port: port)
-        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: store)
+        configuration.endpoint = .tcp(host: "127.0.0.1", port: reserved?.port ?? 0)
+        configuration.reusesPort = reserved != nil
+        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: pushStore)
         let task = Task { try await server.run() }
         let address = try await server.localAddress
         return RunningServer(server: server, address: address, task: task)

@@ -1,4 +1,4 @@
-/// The response cache's entries: bounded by bytes, least recently used evicted first.
+/// The response cache's entries: bounded by bytes and by count, least recently used evicted first.
 ///
 /// A plain value, with no clock of its own (callers pass the time) and no I/O, so tests drive it
 /// directly. Recency is a stamp per entry: every use gives the entry the next stamp, and `order`
@@ -11,11 +11,17 @@ struct CacheStore {
         var method: String
         var storedAt: ContinuousClock.Instant
         var stamp: UInt64
-        /// What the entry counts against the byte limit.
+        /// What the entry counts against the byte limit, its key apart (see ``cost(key:)``).
         var cost: Int { payload.count + method.utf8.count + 64 }
+
+        /// What the entry under `key` counts against the byte limit: its key too (a derived key
+        /// holds the payload of the call in base64, as large as the call itself).
+        func cost(key: String) -> Int { cost + key.utf8.count }
     }
 
     let byteLimit: Int
+    /// The most entries kept.
+    let entryLimit: Int
     private(set) var entries: [String: Entry] = [:]
     private var order: [UInt64: String] = [:]
     private var nextStamp: UInt64 = 0
@@ -24,8 +30,9 @@ struct CacheStore {
     /// How many entries answer each method: a push on a topic no entry is about costs two lookups.
     private var methods: [String: Int] = [:]
 
-    init(byteLimit: Int) {
+    init(byteLimit: Int, entryLimit: Int = .max) {
         self.byteLimit = byteLimit
+        self.entryLimit = max(1, entryLimit)
     }
 
     var count: Int { entries.count }
@@ -49,15 +56,16 @@ struct CacheStore {
     ) -> [String] {
         remove(key)
         let entry = Entry(payload: payload, method: method, storedAt: now, stamp: takeStamp())
-        guard entry.cost <= byteLimit else { return [] }
+        let cost = entry.cost(key: key)
+        guard cost <= byteLimit else { return [] }
         var evicted: [String] = []
-        while bytes + entry.cost > byteLimit, let oldest = leastRecentlyUsed() {
+        while bytes + cost > byteLimit || entries.count >= entryLimit, let oldest = leastRecentlyUsed() {
             remove(oldest)
             evicted.append(oldest)
         }
         entries[key] = entry
         order[entry.stamp] = key
-        bytes += entry.cost
+        bytes += cost
         methods[method, default: 0] += 1
         return evicted
     }
@@ -66,7 +74,7 @@ struct CacheStore {
     mutating func remove(_ key: String) -> Bool {
         guard let entry = entries.removeValue(forKey: key) else { return false }
         order[entry.stamp] = nil
-        bytes -= entry.cost
+        bytes -= entry.cost(key: key)
         if methods[entry.method] == 1 { methods[entry.method] = nil } else { methods[entry.method]? -= 1 }
         return true
     }

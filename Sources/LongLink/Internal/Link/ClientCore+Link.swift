@@ -11,7 +11,9 @@ extension ClientCore {
             pending.connection.close(.immediately, error: error)
             throw error
         }
-        let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
+        let link = Link(
+            generation: generation, connection: pending.connection, endpoint: pending.endpoint,
+            session: shared.session.load(ordering: .relaxed))
         links = links.filter { $0.value.end == nil }
         links[generation] = link
         ledger.linkAttached(generation)
@@ -151,6 +153,8 @@ extension ClientCore {
     /// handlers decide.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
         guard let link = link(generation), let role = machine.role(of: generation) else { return }
+        // A link of a session that ended, still closing: its pushes are the last user's.
+        guard isCurrent(session: link.session) else { return }
         link.receivedSinceTick = true
         link.receivedSinceProbe = true
         // The read's pushes reach waiting consumers in one wake each.

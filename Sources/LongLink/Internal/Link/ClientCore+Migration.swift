@@ -25,7 +25,9 @@ extension ClientCore {
             throw LongLinkError(code: .connectionLost, message: "the new link dropped before login")
         }
         if let replaced { links[replaced]?.connection.close(.immediately) }
-        let link = Link(generation: generation, connection: pending.connection, endpoint: pending.endpoint)
+        let link = Link(
+            generation: generation, connection: pending.connection, endpoint: pending.endpoint,
+            session: shared.session.load(ordering: .relaxed))
         let welcome = handOver.welcome
         link.welcome = welcome
         // Compression is for its login requests; the client-wide flag follows when it takes over.

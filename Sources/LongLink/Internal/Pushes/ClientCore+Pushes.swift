@@ -11,17 +11,24 @@ extension ClientCore {
         let subscriber = PushSubscriber(
             id: id, filter: filter, limit: configuration.pushBufferLimit, byteLimit: configuration.pushBufferBytes,
             unacknowledgedLimit: acknowledgement == .afterProcessing ? configuration.unacknowledgedPushLimit : nil,
+            unacknowledgedByteLimit: configuration.unacknowledgedPushBytes,
             conflationKey: (conflation ?? configuration.pushConflation).key
         ) {
             [weak self] subscriber in
             self?.onLoop { $0.collectTaken(from: subscriber) }
         }
-        onLoop { $0.addSubscriber(subscriber) }
+        let session = self.session
+        onLoop { $0.addSubscriber(subscriber, session: session) }
         return subscriber
     }
 
-    /// Registers a consumer; pushes held while nobody listened move to it.
-    func addSubscriber(_ subscriber: PushSubscriber) {
+    /// Registers a consumer made in `session`; pushes held while nobody listened move to it. One
+    /// made in a session that ended since ends at once with that end: it was the last user's.
+    func addSubscriber(_ subscriber: PushSubscriber, session: UInt64) {
+        if !isCurrent(session: session) {
+            subscriber.finish(reason: endedSessionError)
+            return
+        }
         if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
             subscriber.finish(reason: stopReason)
             return
@@ -192,10 +199,14 @@ extension ClientCore {
         observation.stats.acksSent += seqs.count
     }
 
-    /// Ends every consumer's stream with `reason`: why the client stopped.
+    /// Ends every consumer's stream with `reason` (why the session ended or the client stopped),
+    /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
         for (_, subscriber) in subscribers.byID.values { subscriber.finish(reason: reason) }
         subscribers.removeAll()
+        consumersToWake.removeAll()
         ledger.removeAll()
+        timers.ack?.cancel()
+        timers.ack = nil
     }
 }

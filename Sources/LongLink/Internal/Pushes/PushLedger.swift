@@ -263,12 +263,17 @@ struct PushLedger {
         return owe(push.key)
     }
 
-    /// The client stopped: every consumer is gone and nothing is held.
+    /// The session ended (a logout, a kick, a rejected login) or the client stopped: the ledger
+    /// starts again as new. Every consumer is gone and nothing is held; and nothing of the last
+    /// user's push state survives to shape the next user's: not a deferral (a consumer of the old
+    /// session that was behind would hold every push of the next one back), not the delivered
+    /// seqs (with a server that sends epoch 0, the next user's seqs of the same numbers would be
+    /// taken for repeats), not the acks owed, a wanted `Sync` or the links' seq spaces. Only the
+    /// count of stale acks, a statistic of the client's life, is kept. The caller cancels the
+    /// ack timer.
     mutating func removeAll() {
-        consumers.removeAll()
-        seqs.removeAll()
-        held.removeAll()
-        heldBytes = 0
-        redeliveryWait = nil
+        var fresh = PushLedger(holdLimit: holdLimit, holdByteLimit: holdByteLimit, maxBatch: maxBatch)
+        fresh.staleAcksDropped = staleAcksDropped
+        self = fresh
     }
 }

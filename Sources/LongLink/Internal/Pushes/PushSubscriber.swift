@@ -35,6 +35,8 @@ final class PushSubscriber: Sendable {
         var takenReported = false
         /// Reliable pushes handed over and not yet acknowledged by the app (after processing).
         var unacked: [PushKey: Push] = [:]
+        /// The payload bytes of `unacked`.
+        var unackedBytes = 0
     }
 
     /// A task waiting in ``next(recording:)``; `records` when the push counts as taken on hand-over.
@@ -51,6 +53,9 @@ final class PushSubscriber: Sendable {
     let unacknowledgedLimit: Int?
     /// The most payload bytes buffered; a push always fits an empty buffer.
     let byteLimit: Int
+    /// With ``unacknowledgedLimit``: the most payload bytes of reliable pushes buffered and handed
+    /// over unacknowledged together; a push always fits when none is held.
+    let unacknowledgedByteLimit: Int
     /// The conflation key of a best-effort push (nil: not conflated), or nil for no conflation.
     private let conflationKey: (@Sendable (Push) -> String?)?
     // A pthread mutex (`Locked`), not `Synchronization.Mutex`: ThreadSanitizer does not see the
@@ -61,12 +66,14 @@ final class PushSubscriber: Sendable {
 
     init(
         id: UInt64, filter: TopicFilter, limit: Int, byteLimit: Int = .max, unacknowledgedLimit: Int? = nil,
-        conflationKey: (@Sendable (Push) -> String?)? = nil, onTaken: @escaping @Sendable (PushSubscriber) -> Void
+        unacknowledgedByteLimit: Int = .max, conflationKey: (@Sendable (Push) -> String?)? = nil,
+        onTaken: @escaping @Sendable (PushSubscriber) -> Void
     ) {
         self.id = id
         self.filter = filter
         self.limit = limit
         self.unacknowledgedLimit = unacknowledgedLimit
+        self.unacknowledgedByteLimit = unacknowledgedByteLimit
         self.byteLimit = byteLimit
         self.conflationKey = conflationKey
         self.onTaken = onTaken
@@ -87,6 +94,7 @@ final class PushSubscriber: Sendable {
             guard untaken < limit / 2, state.bytes < byteLimit / 2 else { return false }
             guard let unacknowledgedLimit else { return true }
             return (untaken + state.unacked.count) * 2 <= unacknowledgedLimit
+                && state.bytes + state.unackedBytes < unacknowledgedByteLimit / 2
         }
     }
 
@@ -130,10 +138,14 @@ final class PushSubscriber: Sendable {
         let key = push.isReliable ? nil : conflationKey?(push)
         let outcome = state.withLock { state -> Handover in
             guard !state.finished else { return .offered(.refused) }
-            if let unacknowledgedLimit, push.isReliable,
-                state.buffer.count - state.head + state.unacked.count >= unacknowledgedLimit
-            {
-                return .offered(.refused)
+            if let unacknowledgedLimit, push.isReliable {
+                let held = state.buffer.count - state.head + state.unacked.count
+                // Count and bytes together, buffered and in the app's hands; one always fits alone.
+                if held >= unacknowledgedLimit
+                    || (held > 0 && push.payload.count > unacknowledgedByteLimit - state.bytes - state.unackedBytes)
+                {
+                    return .offered(.refused)
+                }
             }
             if !state.waiters.isEmpty {
                 if wakeLater {
@@ -273,6 +285,7 @@ final class PushSubscriber: Sendable {
     func acknowledge(_ key: PushKey) {
         let notify = state.withLock { state -> Bool in
             guard let push = state.unacked.removeValue(forKey: key) else { return false }
+            state.unackedBytes -= push.payload.count
             return Self.recordTaken(push, in: &state)
         }
         if notify { onTaken(self) }
@@ -281,7 +294,11 @@ final class PushSubscriber: Sendable {
     /// A push handed over unacknowledged will never be acknowledged (a typed stream let it go):
     /// false when it is not held (the stream ended, and gave it back already).
     func forget(_ key: PushKey) -> Bool {
-        state.withLock { $0.unacked.removeValue(forKey: key) != nil }
+        state.withLock { state in
+            guard let push = state.unacked.removeValue(forKey: key) else { return false }
+            state.unackedBytes -= push.payload.count
+            return true
+        }
     }
 
     /// Records a push handed over: taken, or held until the app acknowledges it; true when the core
@@ -289,6 +306,7 @@ final class PushSubscriber: Sendable {
     private func handedOver(_ push: Push, in state: inout State) -> Bool {
         guard unacknowledgedLimit != nil, push.isReliable else { return Self.recordTaken(push, in: &state) }
         state.unacked[push.key] = push
+        state.unackedBytes += push.payload.count
         return false
     }
 
@@ -330,6 +348,7 @@ final class PushSubscriber: Sendable {
         let (waiters, untaken) = state.withLock { state -> ([Waiter], [Push]) in
             let untaken = state.buffer[state.head...].filter(\.isReliable) + state.unacked.values
             state.unacked.removeAll()
+            state.unackedBytes = 0
             if !state.finished { state.endReason = reason }
             state.finished = true
             state.buffer.removeAll()

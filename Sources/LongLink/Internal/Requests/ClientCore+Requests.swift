@@ -63,6 +63,12 @@ extension ClientCore {
             resume(caller, of: request, with: .failure(error))
             return
         }
+        // Made in a session that ended since (an idempotent call sent again after `UNKNOWN`, a
+        // coalesced call's shared request that started late): it must not run as the next user.
+        if let session = request.session, !isCurrent(session: session) {
+            resume(caller, of: request, with: .failure(endedSessionError))
+            return
+        }
         let now = clock.now
         if now >= request.deadline {
             observation.stats.timeouts += 1

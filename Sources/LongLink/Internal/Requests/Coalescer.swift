@@ -8,10 +8,17 @@ internal import LongLinkTransport
 /// last one leaves, the shared task is cancelled, which sends `Cancel`. The shared request itself
 /// ends at the first caller's deadline, so a caller that joined later may see `deadlineExceeded`
 /// up to the time between the two calls early.
+///
+/// Bounded: at most `callLimit` callers wait on shared requests in all, and the shared requests
+/// hold at most `byteLimit` bytes of keys and payloads (one always fits when none is in flight);
+/// a call past either bound fails at once with `resourceExhausted`, and no waiting caller is
+/// touched to make room. A session's end fails every flight (``endAll(with:)``).
 final class Coalescer: Sendable {
     private struct Flight {
         let id: UInt64
         let deadline: ContinuousClock.Instant
+        /// The key and payload bytes it holds.
+        let bytes: Int
         var waiters: [UInt64: CheckedContinuation<[UInt8], any Error>] = [:]
         var task: Task<Void, Never>?
     }
@@ -22,26 +29,54 @@ final class Coalescer: Sendable {
         /// Callers not registered yet, and those of them that left already (cancelled early).
         var unregistered: Set<UInt64> = []
         var departed: Set<UInt64> = []
+        /// Callers waiting on a flight, in all.
+        var callers = 0
+        /// The bytes of the flights.
+        var bytes = 0
         /// Shared requests started (for tests and statistics).
         var started = 0
         var joined = 0
+
+        /// Takes the flight of `key` off the books.
+        mutating func removeFlight(_ key: String) -> Flight? {
+            guard let flight = flights.removeValue(forKey: key) else { return nil }
+            callers -= flight.waiters.count
+            bytes -= flight.bytes
+            return flight
+        }
     }
 
     private let state = Locked(State())
+    /// The most callers waiting on shared requests at once.
+    let callLimit: Int
+    /// The most key and payload bytes the shared requests hold.
+    let byteLimit: Int
+
+    init(callLimit: Int = .max, byteLimit: Int = .max) {
+        self.callLimit = callLimit
+        self.byteLimit = byteLimit
+    }
 
     /// Shared requests started, and callers that joined one.
     var counts: (started: Int, joined: Int) { state.withLock { ($0.started, $0.joined) } }
 
-    /// The outcome of the shared request of `key`, started with `start` if there is none.
+    /// Callers waiting now, and the bytes the shared requests hold.
+    var usage: (callers: Int, bytes: Int, flights: Int) {
+        state.withLock { ($0.callers, $0.bytes, $0.flights.count) }
+    }
+
+    /// The outcome of the shared request of `key`, started with `start` if there is none;
+    /// `payloadBytes` is the size of its payload.
     func run(
-        _ key: String, deadline: ContinuousClock.Instant, sleep: @escaping @Sendable () async throws -> Void,
-        start: @escaping @Sendable () async throws -> [UInt8]
+        _ key: String, payloadBytes: Int = 0, deadline: ContinuousClock.Instant,
+        sleep: @escaping @Sendable () async throws -> Void, start: @escaping @Sendable () async throws -> [UInt8]
     ) async throws -> [UInt8] {
         let caller = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.unregistered.insert(state.nextID)
             return state.nextID
         }
+        let bytes = key.utf8.count + payloadBytes
         return try await withThrowingTaskGroup(of: Void.self, returning: [UInt8].self) { group in
             group.addTask {
                 guard (try? await sleep()) != nil else { return }
@@ -50,7 +85,7 @@ final class Coalescer: Sendable {
             defer { group.cancelAll() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    join(key, caller, deadline: deadline, continuation, start: start)
+                    join(key, caller, bytes: bytes, deadline: deadline, continuation, start: start)
                 }
             } onCancel: {
                 self.leave(key, caller, with: CancellationError())
@@ -59,32 +94,47 @@ final class Coalescer: Sendable {
     }
 
     private func join(
-        _ key: String, _ caller: UInt64, deadline: ContinuousClock.Instant,
+        _ key: String, _ caller: UInt64, bytes: Int, deadline: ContinuousClock.Instant,
         _ continuation: CheckedContinuation<[UInt8], any Error>, start: @escaping @Sendable () async throws -> [UInt8]
     ) {
         enum Joined {
-            case refused
+            case refused(any Error)
             case joined
             case started(UInt64)
         }
         let joined = state.withLock { state -> Joined in
             state.unregistered.remove(caller)
-            if state.departed.remove(caller) != nil { return .refused }
+            if state.departed.remove(caller) != nil { return .refused(CancellationError()) }
+            guard state.callers < callLimit else {
+                return .refused(
+                    LongLinkError(
+                        code: .resourceExhausted,
+                        message: "\(state.callers) calls wait on shared requests, at most \(callLimit)"))
+            }
             if state.flights[key] != nil {
                 state.flights[key]!.waiters[caller] = continuation
+                state.callers += 1
                 state.joined += 1
                 return .joined
             }
+            guard state.flights.isEmpty || bytes <= byteLimit - state.bytes else {
+                return .refused(
+                    LongLinkError(
+                        code: .resourceExhausted,
+                        message: "shared requests hold \(state.bytes) bytes, at most \(byteLimit)"))
+            }
             state.nextID += 1
-            var flight = Flight(id: state.nextID, deadline: deadline)
+            var flight = Flight(id: state.nextID, deadline: deadline, bytes: bytes)
             flight.waiters[caller] = continuation
             state.flights[key] = flight
+            state.callers += 1
+            state.bytes += bytes
             state.started += 1
             return .started(flight.id)
         }
         switch joined {
-        case .refused:
-            continuation.resume(throwing: CancellationError())
+        case .refused(let error):
+            continuation.resume(throwing: error)
         case .joined:
             break
         case .started(let id):
@@ -110,9 +160,9 @@ final class Coalescer: Sendable {
                 if state.unregistered.contains(caller) { state.departed.insert(caller) }
                 return (nil, nil)
             }
+            state.callers -= 1
             guard state.flights[key]!.waiters.isEmpty else { return (waiter, nil) }
-            let flight = state.flights.removeValue(forKey: key)
-            return (waiter, flight?.task)
+            return (waiter, state.removeFlight(key)?.task)
         }
         waiter?.resume(throwing: error)
         task?.cancel()
@@ -121,8 +171,24 @@ final class Coalescer: Sendable {
     private func finish(_ key: String, _ id: UInt64, _ result: Result<[UInt8], any Error>) {
         let waiters = state.withLock { state -> [CheckedContinuation<[UInt8], any Error>] in
             guard state.flights[key]?.id == id else { return [] }
-            return state.flights.removeValue(forKey: key).map { Array($0.waiters.values) } ?? []
+            return state.removeFlight(key).map { Array($0.waiters.values) } ?? []
         }
         for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    /// The session ended: every caller waiting on a shared request gets `error` now, and the
+    /// shared requests are cancelled. Calls made from now on start flights of their own.
+    func endAll(with error: any Error) {
+        let flights = state.withLock { state -> [Flight] in
+            let flights = Array(state.flights.values)
+            state.flights.removeAll()
+            state.callers = 0
+            state.bytes = 0
+            return flights
+        }
+        for flight in flights {
+            for waiter in flight.waiters.values { waiter.resume(throwing: error) }
+            flight.task?.cancel()
+        }
     }
 }

@@ -25,6 +25,9 @@ final class PendingRequest: Sendable {
     /// Login and subscription calls: sent on `linkGeneration` before the queue opens, never queued.
     let bypassesGate: Bool
     let linkGeneration: UInt64
+    /// The session the app made the call in (``ClientCore/session``), refused once another began;
+    /// nil for calls bound to a link (login, subscription sends), which end with their link.
+    let session: UInt64?
 
     private let finished = Atomic<Bool>(false)
     private let abandoned = Atomic<Bool>(false)
@@ -32,7 +35,8 @@ final class PendingRequest: Sendable {
     init(
         id: UInt64, method: String, payload: [UInt8], compressedPayload: [UInt8]? = nil,
         metadata: [String: String] = [:],
-        deadline: ContinuousClock.Instant, idempotent: Bool, bypassesGate: Bool = false, linkGeneration: UInt64 = 0
+        deadline: ContinuousClock.Instant, idempotent: Bool, bypassesGate: Bool = false, linkGeneration: UInt64 = 0,
+        session: UInt64? = nil
     ) {
         self.id = id
         self.method = method
@@ -43,6 +47,7 @@ final class PendingRequest: Sendable {
         self.idempotent = idempotent
         self.bypassesGate = bypassesGate
         self.linkGeneration = linkGeneration
+        self.session = session
     }
 
     /// True once the core has resumed (or refused) the caller.

@@ -96,15 +96,13 @@ extension ClientCore {
         finishConsumers(stopReason)
     }
 
-    /// Ends everything with a terminal error: every waiting caller gets it.
+    /// Ends the session with a terminal error: every waiting caller gets it, and nothing of the
+    /// session is left for the next one (``clearSession(_:)``).
     func terminate(_ error: LongLinkError) {
         guard machine.terminate(error) else { return }
-        fail(book.removeAll(), with: error)
-        deadlines.removeAll()
+        clearSession(error)
         if let link, link.end == nil { close(link, .graceful, error: error) }
         closeSideLinks()
-        finishConsumers(error)
-        endRunTimeSubscriptions(error)
     }
 
     /// Called when `run()` ends: nothing may wait any more.

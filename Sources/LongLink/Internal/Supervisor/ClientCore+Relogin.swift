@@ -15,6 +15,9 @@ struct Relogin {
     var waiter: CheckedContinuation<LoginStep?, Never>?
     /// The app ended the session (``LongLinkClient/logout(reason:)``): `run()` does not throw for it.
     var loggedOut = false
+    /// How the last session ended: what a call made in it gets when it arrives after the next
+    /// session began.
+    var lastEnd: LongLinkError?
 }
 
 extension ClientCore {
@@ -93,14 +96,14 @@ extension ClientCore {
         }
     }
 
-    /// Admits requests again for the next principal. What belonged to the last one is gone
-    /// already (its requests failed, its pushes dropped with its consumers, in ``terminate(_:)``);
-    /// its cached replies go now, so that the next principal never reads them.
+    /// Admits requests again for the next principal, through the same reset as the end of the
+    /// last session (``clearSession(_:)``): what belonged to the last one went with its end, and
+    /// whatever was made for it since (a call, a stream) is refused from now on.
     private func beginSession() {
+        let lastEnd = endedSessionError
         guard machine.reopen() else { return }
         relogin.loggedOut = false
-        responseCache.principal = ""
-        responseCache.removeAll()
+        clearSession(lastEnd)
     }
 
     /// The client shuts down: the supervisor's wait and a login waiting for it end.

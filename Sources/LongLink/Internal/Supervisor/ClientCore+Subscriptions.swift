@@ -46,6 +46,7 @@ extension ClientCore {
     ) async throws -> (id: UInt64, reply: [UInt8]) {
         if Task.isCancelled { throw CancellationError() }
         let ticket = SubscriptionTicket()
+        let session = self.session
         let reply = try await withThrowingTaskGroup(of: Void.self, returning: [UInt8].self) { group in
             group.addTask {
                 guard (try? await self.clock.sleep(until: deadline, on: self.loop)) != nil else { return }
@@ -61,7 +62,8 @@ extension ClientCore {
                     let sink = SubscriptionSink(first: continuation, deliver: deliver, finish: finish)
                     onLoop {
                         $0.registerSubscription(
-                            ticket, method: method, payload: payload, leave: leave, deadline: deadline, sink)
+                            ticket, method: method, payload: payload, leave: leave, deadline: deadline,
+                            session: session, sink)
                     }
                 }
             } onCancel: {
@@ -76,7 +78,7 @@ extension ClientCore {
 
     func registerSubscription(
         _ ticket: SubscriptionTicket, method: String, payload: [UInt8], leave: Subscription?,
-        deadline: ContinuousClock.Instant, _ sink: SubscriptionSink
+        deadline: ContinuousClock.Instant, session: UInt64, _ sink: SubscriptionSink
     ) {
         if ticket.abandoned.load(ordering: .acquiring) {
             sink.first?.resume(throwing: CancellationError())
@@ -84,6 +86,8 @@ extension ClientCore {
         }
         do throws(LongLinkError) {
             if let error = machine.admissionError { throw error }
+            // Made in a session that ended since: it was the last user's.
+            guard isCurrent(session: session) else { throw endedSessionError }
             // The timeout's job may have run before this one: it found nothing to expire.
             if clock.now >= deadline {
                 throw LongLinkError(code: .deadlineExceeded, message: "the deadline passed before \(method) was sent")
@@ -198,13 +202,15 @@ extension ClientCore {
     /// subscriptions were the last principal's, so none is replayed for the next one; callers
     /// waiting for a first reply get `error`, handles' streams end, leaves not sent yet are
     /// dropped with the link they were for. The static ones stay: they are the app's
-    /// configuration, replayed for every principal.
+    /// configuration, replayed for every principal, with no retry state of the last session.
     func endRunTimeSubscriptions(_ error: LongLinkError) {
         subscriptions.leaves = []
+        subscriptions.retryTimer?.cancel()
+        subscriptions.retryTimer = nil
+        subscriptions.book.endSession()
         let sinks = subscriptions.sinks
         subscriptions.sinks = [:]
-        for (id, sink) in sinks {
-            _ = subscriptions.book.remove(id)
+        for sink in sinks.values {
             sink.first?.resume(throwing: error)
             sink.finish()
         }

@@ -25,6 +25,8 @@ struct SubscriptionBook {
         var failures = 0
         /// When a failed replay goes again on the open link.
         var retryAt: ContinuousClock.Instant?
+        /// One of the configuration's: replayed for every principal, never ended.
+        var isStatic = false
     }
 
     /// One request to send on `generation`.
@@ -60,7 +62,8 @@ struct SubscriptionBook {
         for subscription in subscriptions.prefix(Self.limit) {
             let id = take()
             entries[id] = Entry(
-                id: id, method: subscription.method, payload: subscription.payload, leave: nil, entered: true)
+                id: id, method: subscription.method, payload: subscription.payload, leave: nil, entered: true,
+                isStatic: true)
         }
     }
 
@@ -88,6 +91,20 @@ struct SubscriptionBook {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         guard entry.entered || entry.sentOn != nil else { return nil }
         return entry.leave
+    }
+
+    /// The session ended: the run-time subscriptions were its principal's and go (their ids are
+    /// returned); the static ones stay, as if never sent, with no failures counted against them.
+    @discardableResult
+    mutating func endSession() -> [UInt64] {
+        let ended = entries.values.filter { !$0.isStatic }.map(\.id).sorted()
+        for id in ended { entries[id] = nil }
+        for id in entries.keys {
+            entries[id]!.sentOn = nil
+            entries[id]!.failures = 0
+            entries[id]!.retryAt = nil
+        }
+        return ended
     }
 
     /// The login of `generation`: every subscription, in the order made, each once. Returns the

@@ -1,0 +1,179 @@
+import LongLinkServer
+import LongLinkTestSupport
+import Testing
+
+@testable import LongLinkRedis
+
+/// ``RedisDedupeBudgets`` against a real redis-server: a tenant past its count or byte budget is
+/// refused (`RESOURCE_EXHAUSTED` with a retry hint), a reply past it is kept as "not kept", and no
+/// other tenant's entry is ever evicted or refused for it.
+@Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
+struct RedisDedupeBudgetTests {
+    static func store(_ redis: RedisServerProcess, _ budgets: RedisDedupeBudgets) throws -> RedisDedupeStore {
+        var configuration = redis.configuration
+        configuration.dedupeBudgets = budgets
+        return try RedisDedupeStore(configuration: configuration)
+    }
+
+    /// The error `begin` throws, or nil when it answered.
+    static func refusal(
+        _ store: RedisDedupeStore, _ principal: String?, _ client: String, _ id: String
+    ) async -> LongLinkError? {
+        do throws(LongLinkError) {
+            _ = try await store.begin(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func begin(
+        _ store: RedisDedupeStore, _ principal: String?, _ client: String, _ id: String
+    ) async throws -> SharedDedupeClaim {
+        try await store.begin(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30))
+    }
+
+    /// Entries and bytes the accounts of `principal`'s tag hold, and what its index sums to.
+    static func accounts(
+        _ store: RedisDedupeStore, _ principal: String?
+    ) async throws -> (held: (Int, Int), indexed: (Int, Int)) {
+        let entry = store.keys.dedupeEntry(principal: principal, clientID: "x", requestID: "x")
+        let held = try await store.client.run(RedisCommand("HMGET", entry.accounts, "n", "b").keyed(1..<2))
+        let numbers = (held.elements ?? []).map { Int($0.string ?? "0") ?? 0 }
+        let members = try await store.client.run(RedisCommand("ZRANGE", entry.index, "0", "-1").keyed(1..<2))
+        let charges = (members.elements ?? []).compactMap { $0.string?.split(separator: ":").first.flatMap { Int($0) } }
+        return ((numbers.first ?? 0, numbers.last ?? 0), (charges.count, charges.reduce(0, +)))
+    }
+
+    /// Three entries per client, five per principal: the fourth claim of a client and the sixth
+    /// of the principal are refused with a hint; another principal is not; a copy whose reply is
+    /// stored is replayed while the budget is full; room given back (an abandon) is room again.
+    @Test func claimsPastACountBudgetAreRefusedAndNothingIsEvicted() async throws {
+        try await withRedisServer { redis in
+            var budgets = RedisDedupeBudgets()
+            budgets.entriesPerClient = 3
+            budgets.entriesPerPrincipal = 5
+            let store = try Self.store(redis, budgets)
+            for id in ["1", "2", "3"] { #expect(try await Self.begin(store, "alice", "c1", id) == .run) }
+            #expect(
+                try await store.finish(
+                    principal: "alice", clientID: "c1", requestID: "1", reply: [1], window: .seconds(60)))
+            let client = await Self.refusal(store, "alice", "c1", "4")
+            #expect(client?.code == .resourceExhausted, "\(String(describing: client))")
+            #expect(client?.message.contains("this client holds as many stored requests") == true)
+            let hint = (client?.underlying as? SharedDedupeRefusal)?.retryAfter
+            #expect(hint.map { $0 > .zero && $0 <= .seconds(60) } == true, "\(String(describing: hint))")
+
+            for id in ["4", "5"] { #expect(try await Self.begin(store, "alice", "c2", id) == .run) }
+            let principal = await Self.refusal(store, "alice", "c2", "6")
+            #expect(principal?.code == .resourceExhausted)
+            #expect(principal?.message.contains("this principal holds as many stored requests") == true)
+            #expect(try await Self.begin(store, "bob", "c1", "1") == .run)
+
+            // Nothing was evicted: the stored reply is replayed, the claims still run.
+            #expect(try await Self.begin(store, "alice", "c1", "1") == .finished([1]))
+            #expect(try await Self.begin(store, "alice", "c1", "2") == .running)
+            #expect(try await Self.begin(store, "alice", "c2", "5") == .running)
+
+            #expect(try await store.abandon(principal: "alice", clientID: "c1", requestID: "2"))
+            #expect(try await Self.begin(store, "alice", "c2", "6") == .run)
+            let (held, indexed) = try await Self.accounts(store, "alice")
+            #expect(held == indexed && held.0 == 5, "\(held) \(indexed)")
+            for (client, id) in [("c1", "3"), ("c2", "4"), ("c2", "5"), ("c2", "6")] {
+                try await store.abandon(principal: "alice", clientID: client, requestID: id)
+            }
+            await store.shutdown()
+        }
+    }
+
+    /// 1,000 bytes per client, 1,200 per principal: a reply past either is kept as "not kept", and
+    /// its copy is answered `RESOURCE_EXHAUSTED` (it ran), not run again; a reply within them is
+    /// replayed; claims past the bytes are refused.
+    @Test func aReplyPastTheByteBudgetIsNotKeptAndItsCopiesAreNotRun() async throws {
+        try await withRedisServer { redis in
+            var budgets = RedisDedupeBudgets()
+            budgets.bytesPerClient = 1_000
+            budgets.bytesPerPrincipal = 1_200
+            let store = try Self.store(redis, budgets)
+            func finish(_ client: String, _ id: String, _ size: Int) async throws -> Bool {
+                try await store.finish(
+                    principal: "alice", clientID: client, requestID: id, reply: [UInt8](repeating: 7, count: size),
+                    window: .seconds(60))
+            }
+            #expect(try await Self.begin(store, "alice", "c1", "1") == .run)
+            #expect(try await finish("c1", "1", 2_000))
+            let copy = await Self.refusal(store, "alice", "c1", "1")
+            #expect(copy?.code == .resourceExhausted, "\(String(describing: copy))")
+            #expect((copy?.underlying as? SharedDedupeRefusal) == SharedDedupeRefusal(retryAfter: nil, ran: true))
+            #expect(copy?.message.contains("ran") == true)
+
+            #expect(try await Self.begin(store, "alice", "c1", "2") == .run)
+            #expect(try await finish("c1", "2", 500))
+            #expect(try await Self.begin(store, "alice", "c1", "2") == .finished([UInt8](repeating: 7, count: 500)))
+
+            // Within the client's 1,000 bytes, past the principal's 1,200 with c1's.
+            #expect(try await Self.begin(store, "alice", "c2", "1") == .run)
+            #expect(try await finish("c2", "1", 900))
+            #expect(await Self.refusal(store, "alice", "c2", "1")?.code == .resourceExhausted)
+
+            var refused: LongLinkError?
+            for id in 10..<100 where refused == nil {
+                refused = await Self.refusal(store, "alice", "c3", "\(id)")
+            }
+            #expect(refused?.message.contains("bytes of stored replies") == true, "\(String(describing: refused))")
+            let (held, indexed) = try await Self.accounts(store, "alice")
+            #expect(held == indexed && held.1 <= 1_200, "\(held) \(indexed)")
+            await store.shutdown()
+        }
+    }
+
+    /// The accounts move only with the index, and both leave Redis with the last entry they
+    /// count: a tenant gone idle leaves nothing behind.
+    @Test func theAccountsSumTheIndexAndLeaveWithTheEntries() async throws {
+        try await withRedisServer { redis in
+            let store = try RedisDedupeStore(configuration: redis.configuration)
+            let window = Duration.milliseconds(300)
+            for client in ["c1", "c2"] {
+                for id in 1...4 {
+                    #expect(try await Self.begin(store, "alice", client, "\(id)") == .run)
+                }
+                for id in 1...3 {
+                    #expect(
+                        try await store.finish(
+                            principal: "alice", clientID: client, requestID: "\(id)", reply: bytes("reply \(id)"),
+                            window: window))
+                }
+                #expect(try await store.abandon(principal: "alice", clientID: client, requestID: "4"))
+            }
+            let (held, indexed) = try await Self.accounts(store, "alice")
+            #expect(held == indexed && held.0 == 6, "\(held) \(indexed)")
+            let entry = store.keys.dedupeEntry(principal: "alice", clientID: "c1", requestID: "1")
+            try await eventually("the accounts and the index leave with the entries", within: .seconds(10)) {
+                let left = try? await store.client.run(
+                    RedisCommand("EXISTS", entry.accounts, entry.index, entry.name).keyed(1..<4))
+                return left?.int64 == 0
+            }
+            await store.shutdown()
+        }
+    }
+
+    /// Connections without a login share one budget of their own, under one tag no client
+    /// chooses: the third anonymous client of two allowed is refused, a principal is not.
+    @Test func connectionsWithoutALoginShareTheAnonymousBudget() async throws {
+        try await withRedisServer { redis in
+            var budgets = RedisDedupeBudgets()
+            budgets.anonymousEntries = 2
+            let store = try Self.store(redis, budgets)
+            #expect(try await Self.begin(store, nil, "a1", "1") == .run)
+            #expect(try await Self.begin(store, nil, "a2", "1") == .run)
+            let third = await Self.refusal(store, nil, "a3", "1")
+            #expect(third?.code == .resourceExhausted)
+            #expect(third?.message.contains("connections without a login") == true, "\(String(describing: third))")
+            #expect(try await Self.begin(store, "alice", "a3", "1") == .run)
+            for (principal, client) in [(nil, "a1"), (nil, "a2"), ("alice", "a3")] as [(String?, String)] {
+                try await store.abandon(principal: principal, clientID: client, requestID: "1")
+            }
+            await store.shutdown()
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import LongLinkServer
+import LongLinkTestSupport
+import LongLinkTesting
+import LongLinkTransport
+import LongLinkWire
+import Synchronization
+import Testing
+
+/// `Sync` on a live server with a manual clock: one replay at a time, one begun per
+/// `syncReplayInterval`, the `Sync`s in between coalesced.
+///
+/// "Nothing more was sent" is observed without waiting for a silence: a synchronous echo sent
+/// afterwards is answered inline, in order on the connection, so any push the server sent first
+/// arrives before its reply.
+@Suite("Sync replays", .sharedMachine)
+struct SyncReplayTests {
+    private static func configuration(_ clock: ManualClock, window: Int = 8_192) -> ServerConfiguration {
+        var configuration = ServerConfiguration.testing
+        configuration.clock = clock
+        configuration.reliablePushWindow = window
+        configuration.reliablePushWindowTimeout = .seconds(3_600)
+        return configuration
+    }
+
+    private func loggedIn(_ address: SocketAddress, as user: String) async throws -> FrameClient {
+        let client = try await FrameClient.connect(to: address)
+        _ = try await client.handshake(clientID: "\(user)-device")
+        #expect(try await client.call("login", bytes(user), id: "login").text == "welcome")
+        return client
+    }
+
+    /// The seqs of the pushes that arrive before the reply to a fence request.
+    private func seqsBeforeFence(_ client: FrameClient, _ fence: String) async throws -> [UInt64] {
+        try await client.send(.request(Frame.Request(requestID: fence, method: "echo.sync")))
+        var seqs: [UInt64] = []
+        while true {
+            switch try await client.nextFrame() {
+            case .push(let push): seqs.append(push.seq)
+            case .response(let response) where response.requestID == fence: return seqs
+            case let other:
+                Issue.record("unexpected frame \(other)")
+                return seqs
+            }
+        }
+    }
+
+    private func syncs(_ count: Int) -> [Frame] {
+        Array(repeating: .sync(Frame.Sync()), count: count)
+    }
+
+    @Test func syncsInALoopCostOneReplayPerInterval() async throws {
+        let clock = ManualClock()
+        try await withServer(Self.configuration(clock)) { server, address in
+            let client = try await loggedIn(address, as: "sam")
+            for n in 1...5 { try server.push(to: "sam", topic: "t", payload: [UInt8(n)]) }
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3, 4, 5])
+            // Twenty more at once: none replays before the interval has passed since the first.
+            for frame in syncs(20) { try await client.send(frame) }
+            #expect(try await seqsBeforeFence(client, "f2") == [])
+            await clock.advance(by: .milliseconds(999))
+            #expect(try await seqsBeforeFence(client, "f3") == [])
+            // Then one replay for all twenty.
+            await clock.advance(by: .milliseconds(1))
+            #expect(try await seqsBeforeFence(client, "f4") == [1, 2, 3, 4, 5])
+            await clock.advance(by: .seconds(5))
+            #expect(try await seqsBeforeFence(client, "f5") == [])
+            // Once the interval has passed, a Sync replays at once again.
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f6") == [1, 2, 3, 4, 5])
+            #expect(server.statistics.reliablePushesSent == 15)
+        }
+    }
+
+    /// A replay held back by a full window is still running: `Sync`s meanwhile start no other, and
+    /// the one replay they wait for begins when it has caught up and the interval has passed.
+    @Test func syncsWhileAReplayRunsStartNone() async throws {
+        let clock = ManualClock()
+        try await withServer(Self.configuration(clock, window: 3)) { server, address in
+            let client = try await loggedIn(address, as: "tess")
+            for n in 1...7 { try server.push(to: "tess", topic: "t", payload: [UInt8(n)]) }
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            for frame in syncs(5) { try await client.send(frame) }
+            #expect(try await seqsBeforeFence(client, "f2") == [])
+            // Well past the interval: the replay still runs (the window waits for an Ack).
+            await clock.advance(by: .seconds(10))
+            #expect(try await seqsBeforeFence(client, "f3") == [])
+            try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3])))
+            #expect(try await seqsBeforeFence(client, "f4") == [4, 5, 6])
+            try await client.send(.ack(Frame.Ack(seqs: [4, 5])))
+            // 7 is the last: caught up, and the interval passed long ago, so the coalesced replay
+            // follows at once, from the first unacknowledged push.
+            #expect(try await seqsBeforeFence(client, "f5") == [7, 6, 7])
+            #expect(try await seqsBeforeFence(client, "f6") == [])
+        }
+    }
+
+    /// A store that counts its reads: what a `Sync` costs a store a round trip away.
+    final class ReadCountingStore: PushStore {
+        let base = InMemoryPushStore()
+        let reads = Atomic<Int>(0)
+
+        func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush {
+            try base.append(principal: principal, topic: topic, payload: payload)
+        }
+
+        func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
+            reads.add(1, ordering: .relaxed)
+            return base.unacknowledged(principal: principal, after: seq, limit: limit)
+        }
+
+        func acknowledge(principal: String, seqs: [UInt64]) {
+            base.acknowledge(principal: principal, seqs: seqs)
+        }
+
+        func unacknowledgedCount(principal: String) -> Int {
+            base.unacknowledgedCount(principal: principal)
+        }
+    }
+
+    /// `Sync`s with nothing sent since the last replay began cost nothing: no read of the store.
+    @Test func syncsOnAnEmptyBacklogReadNothing() async throws {
+        let clock = ManualClock()
+        let store = ReadCountingStore()
+        let server = LongLinkServer(
+            configuration: Self.configuration(clock), router: Probe().router(), pushStore: store)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            let client = try await loggedIn(try await server.localAddress, as: "uma")
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f1") == [])
+            let readsAfterFirst = store.reads.load(ordering: .relaxed)
+            #expect(readsAfterFirst >= 1)
+            for frame in syncs(20) { try await client.send(frame) }
+            await clock.advance(by: .seconds(10))
+            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(store.reads.load(ordering: .relaxed) == readsAfterFirst)
+            // A live push goes out at once, as ever; a Sync after it replays it.
+            try server.push(to: "uma", topic: "t", payload: [1])
+            // (Read, not fenced: the live push hops onto the loop on its own.)
+            guard case .push(let live) = try await client.nextFrame() else {
+                Issue.record("expected the live push")
+                return
+            }
+            #expect(live.seq == 1)
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f3") == [1])
+            server.shutdown()
+            try await group.waitForAll()
+        }
+    }
+
+    /// A new login starts afresh: its first `Sync` replays at once whatever the last one did.
+    @Test func aNewPrincipalsFirstSyncReplaysAtOnce() async throws {
+        let clock = ManualClock()
+        try await withServer(Self.configuration(clock)) { server, address in
+            let client = try await loggedIn(address, as: "vic")
+            try server.push(to: "vic", topic: "t", payload: [1])
+            try server.push(to: "wes", topic: "t", payload: [2])
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f1") == [1])
+            // A Sync of vic's waits for the interval...
+            try await client.send(.sync(Frame.Sync()))
+            #expect(try await seqsBeforeFence(client, "f1b") == [])
+            #expect(try await client.call("login", bytes("wes"), id: "login-2").text == "welcome")
+            try await client.send(.sync(Frame.Sync()))
+            // (The store numbers its pushes across principals.)
+            #expect(try await seqsBeforeFence(client, "f2") == [2])
+            // ...and does not fire into wes's binding.
+            await clock.advance(by: .seconds(5))
+            #expect(try await seqsBeforeFence(client, "f3") == [])
+        }
+    }
+}
