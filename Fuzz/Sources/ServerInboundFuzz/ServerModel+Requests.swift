@@ -41,7 +41,7 @@ extension ServerModel {
         case .wait:
             session.track(requestID: request.requestID, token: token, execution: nil)
             inFlight[request.requestID] = (token, key)
-        case .replay, .conflict:
+        case .replay, .conflict, .refuse:
             answered.insert(waiter(token))
         }
     }
