@@ -145,6 +145,27 @@ struct DedupeBudgetTests {
         #expect(window.storedBytes == 0 && window.count == 1)
     }
 
+    /// What the window keeps to find entries to expire and give up stays proportional to its
+    /// entries: a client recycling its own entries at its bound, and one under every bound, each
+    /// send a request a millisecond for 20,000 of them within one window.
+    @Test func bookkeepingIsBoundedByTheEntriesNotTheRequestRate() {
+        var window = DedupeWindowProbe(
+            window: .seconds(1_000), limits: Self.limits { $0.entriesPerClient = 100 })
+        for index in 0..<20_000 {
+            let now = now.advanced(by: .milliseconds(index))
+            #expect(window.store(["r\(index)"], client: "busy", principal: "ann", now: now) == true)
+        }
+        #expect(window.count == 100)
+        #expect(window.bookkeepingRecords <= 2 * (2 * window.count + 1_024), "\(window.bookkeepingRecords)")
+        var quiet = DedupeWindowProbe(window: .milliseconds(50), limits: DedupeLimits())
+        for index in 0..<20_000 {
+            let now = now.advanced(by: .milliseconds(index))
+            #expect(quiet.store(["q\(index)"], client: "steady", principal: "ann", now: now) == true)
+        }
+        #expect(quiet.count <= 52)
+        #expect(quiet.bookkeepingRecords <= 2 * (2 * quiet.count + 1_024), "\(quiet.bookkeepingRecords)")
+    }
+
     /// A login's binding is kept with its entry: a copy answered from it binds as the original did.
     @Test func aReplayCarriesTheExecutionsBinding() {
         var window = DedupeWindowProbe(limits: DedupeLimits())

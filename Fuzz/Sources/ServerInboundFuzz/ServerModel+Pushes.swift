@@ -86,7 +86,9 @@ extension ServerModel {
             check(session.inFlightCount > 0, "a draining session with nothing in flight did not close")
         }
         check(session.inFlightCount <= Self.configuration.maxInFlight, "over the in-flight limit")
-        check(window.count <= window.limits.entries + running.count, "the window holds \(window.count) entries")
+        // Running entries count too: the budget holds them all.
+        check(window.count <= window.limits.entries, "the window holds \(window.count) entries")
+        check(window.storedBytes <= window.limits.bytes, "the window holds \(window.storedBytes) bytes")
         for run in running.keys { check(window.isRunning(run), "a running execution the window forgot") }
         check(pushWindow.outstanding <= pushWindow.size, "the push window opened beyond its size")
         check(pushWindow.lastSentSeq <= acks.highestSent, "the last seq sent is above the highest")

@@ -113,6 +113,12 @@ struct DedupeWindow<Waiter: Sendable>: Sendable {
     /// Replies kept as a ``StoredReply/notKept`` marker so far.
     private(set) var repliesNotKept = 0
 
+    /// The records the window keeps to find what to expire or give up (each a few words): bounded
+    /// by its entries, whatever the request rate (for tests).
+    var bookkeepingRecords: Int {
+        finishedOrder.count - head + shares.reduce(0) { $0 + $1.order.count - $1.head }
+    }
+
     init(window: Duration, limits: DedupeLimits, origin: ContinuousClock.Instant = .now) {
         self.window = window
         self.limits = limits

@@ -19,6 +19,7 @@ struct DedupeWindowProbe {
     var storedBytes: Int { window.storedBytes }
     var refusals: Int { window.refusals }
     var repliesNotKept: Int { window.repliesNotKept }
+    var bookkeepingRecords: Int { window.bookkeepingRecords }
 
     private func key(_ id: String, client: String = "c", principal: String? = nil) -> DedupeWindow<Int>.Key {
         .init(clientID: client, principal: principal, requestID: id)
