@@ -29,34 +29,20 @@ struct PushWindowTests {
         return client
     }
 
-    /// The seqs of the pushes that arrive before the reply to a fence request.
-    private func seqsBeforeFence(_ client: FrameClient, _ fence: String) async throws -> [UInt64] {
-        try await client.send(.request(Frame.Request(requestID: fence, method: "echo.sync")))
-        var seqs: [UInt64] = []
-        while true {
-            switch try await client.nextFrame() {
-            case .push(let push): seqs.append(push.seq)
-            case .response(let response) where response.requestID == fence: return seqs
-            case let other:
-                Issue.record("unexpected frame \(other)")
-                return seqs
-            }
-        }
-    }
 
     @Test func aFullWindowWaitsForAnAck() async throws {
         try await withServer(Self.configuration(window: 3)) { server, address in
             let client = try await loggedIn(address, as: "wanda")
             for n in 1...10 { try server.push(to: "wanda", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             // A live push finds the window full too.
             try server.push(to: "wanda", topic: "t", payload: [11])
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             try await client.send(.ack(Frame.Ack(seqs: [1])))
-            #expect(try await seqsBeforeFence(client, "f3") == [4])
+            #expect(try await client.seqsBeforeFence("f3") == [4])
             try await client.send(.ack(Frame.Ack(seqs: [2, 3, 4])))
-            #expect(try await seqsBeforeFence(client, "f4") == [5, 6, 7])
+            #expect(try await client.seqsBeforeFence("f4") == [5, 6, 7])
             #expect(server.statistics.reliablePushesSent == 7)
         }
     }
@@ -66,15 +52,15 @@ struct PushWindowTests {
             let client = try await loggedIn(address, as: "xena")
             for n in 1...20 { try server.push(to: "xena", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             // Seq 0 and seqs not sent yet free nothing (17 to 19 are deleted from the store, though).
             try await client.send(.ack(Frame.Ack(seqs: [0, 17, 18, 19, 1_000])))
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3])))
-            #expect(try await seqsBeforeFence(client, "f3") == [4, 5, 6])
+            #expect(try await client.seqsBeforeFence("f3") == [4, 5, 6])
             // Acknowledging again what was acknowledged already cannot make room beyond the window.
             try await client.send(.ack(Frame.Ack(seqs: [4, 5, 6, 1, 2, 3])))
-            #expect(try await seqsBeforeFence(client, "f4") == [7, 8, 9])
+            #expect(try await client.seqsBeforeFence("f4") == [7, 8, 9])
         }
     }
 
@@ -87,15 +73,15 @@ struct PushWindowTests {
             let client = try await loggedIn(address, as: "yuri")
             for n in 1...4 { try server.push(to: "yuri", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             try await client.send(.ack(Frame.Ack(seqs: [1])))
-            #expect(try await seqsBeforeFence(client, "f2") == [4])
+            #expect(try await client.seqsBeforeFence("f2") == [4])
             // The room this frees finds the store read to its end: the replay is over.
             try await client.send(.ack(Frame.Ack(seqs: [2])))
-            #expect(try await seqsBeforeFence(client, "f3") == [])
+            #expect(try await client.seqsBeforeFence("f3") == [])
             // 3 and 4 are still outstanding, yet a Sync resends both: the window counts afresh.
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f4") == [3, 4])
+            #expect(try await client.seqsBeforeFence("f4") == [3, 4])
         }
     }
 
@@ -104,15 +90,15 @@ struct PushWindowTests {
             let first = try await loggedIn(address, as: "zoe")
             for n in 1...10 { try server.push(to: "zoe", topic: "t", payload: [UInt8(n)]) }
             try await first.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(first, "f1") == [1, 2, 3])
+            #expect(try await first.seqsBeforeFence("f1") == [1, 2, 3])
             first.close()
             try await eventually("the first connection is gone") { server.statistics.openConnections == 0 }
 
             let second = try await loggedIn(address, as: "zoe")
             try await second.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(second, "f2") == [1, 2, 3])
+            #expect(try await second.seqsBeforeFence("f2") == [1, 2, 3])
             try await second.send(.ack(Frame.Ack(seqs: [1, 2, 3])))
-            #expect(try await seqsBeforeFence(second, "f3") == [4, 5, 6])
+            #expect(try await second.seqsBeforeFence("f3") == [4, 5, 6])
         }
     }
 
@@ -159,13 +145,13 @@ struct PushWindowTests {
             for n in 1...2 { try server.push(to: "ben", topic: "alerts", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             // The fence's reply follows the pump that filled the window and armed its timer.
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             await clock.advance(by: .seconds(19))
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             await clock.advance(by: .seconds(1))
-            #expect(try await seqsBeforeFence(client, "f3") == [4, 5, 6])
+            #expect(try await client.seqsBeforeFence("f3") == [4, 5, 6])
             await clock.advance(by: .seconds(20))
-            #expect(try await seqsBeforeFence(client, "f4") == [7, 8, 9])
+            #expect(try await client.seqsBeforeFence("f4") == [7, 8, 9])
             // Only the alerts are taken and acknowledged.
             try await client.send(.ack(Frame.Ack(seqs: [8, 9])))
             #expect(server.statistics.pushWindowsReopened == 2)

@@ -29,20 +29,6 @@ struct SyncReplayTests {
         return client
     }
 
-    /// The seqs of the pushes that arrive before the reply to a fence request.
-    private func seqsBeforeFence(_ client: FrameClient, _ fence: String) async throws -> [UInt64] {
-        try await client.send(.request(Frame.Request(requestID: fence, method: "echo.sync")))
-        var seqs: [UInt64] = []
-        while true {
-            switch try await client.nextFrame() {
-            case .push(let push): seqs.append(push.seq)
-            case .response(let response) where response.requestID == fence: return seqs
-            case let other:
-                Issue.record("unexpected frame \(other)")
-                return seqs
-            }
-        }
-    }
 
     private func syncs(_ count: Int) -> [Frame] {
         Array(repeating: .sync(Frame.Sync()), count: count)
@@ -54,20 +40,20 @@ struct SyncReplayTests {
             let client = try await loggedIn(address, as: "sam")
             for n in 1...5 { try server.push(to: "sam", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3, 4, 5])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3, 4, 5])
             // Twenty more at once: none replays before the interval has passed since the first.
             for frame in syncs(20) { try await client.send(frame) }
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             await clock.advance(by: .milliseconds(999))
-            #expect(try await seqsBeforeFence(client, "f3") == [])
+            #expect(try await client.seqsBeforeFence("f3") == [])
             // Then one replay for all twenty.
             await clock.advance(by: .milliseconds(1))
-            #expect(try await seqsBeforeFence(client, "f4") == [1, 2, 3, 4, 5])
+            #expect(try await client.seqsBeforeFence("f4") == [1, 2, 3, 4, 5])
             await clock.advance(by: .seconds(5))
-            #expect(try await seqsBeforeFence(client, "f5") == [])
+            #expect(try await client.seqsBeforeFence("f5") == [])
             // Once the interval has passed, a Sync replays at once again.
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f6") == [1, 2, 3, 4, 5])
+            #expect(try await client.seqsBeforeFence("f6") == [1, 2, 3, 4, 5])
             #expect(server.statistics.reliablePushesSent == 15)
         }
     }
@@ -80,19 +66,19 @@ struct SyncReplayTests {
             let client = try await loggedIn(address, as: "tess")
             for n in 1...7 { try server.push(to: "tess", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1, 2, 3])
+            #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             for frame in syncs(5) { try await client.send(frame) }
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             // Well past the interval: the replay still runs (the window waits for an Ack).
             await clock.advance(by: .seconds(10))
-            #expect(try await seqsBeforeFence(client, "f3") == [])
+            #expect(try await client.seqsBeforeFence("f3") == [])
             try await client.send(.ack(Frame.Ack(seqs: [1, 2, 3])))
-            #expect(try await seqsBeforeFence(client, "f4") == [4, 5, 6])
+            #expect(try await client.seqsBeforeFence("f4") == [4, 5, 6])
             try await client.send(.ack(Frame.Ack(seqs: [4, 5])))
             // 7 is the last: caught up, and the interval passed long ago, so the coalesced replay
             // follows at once, from the first unacknowledged push.
-            #expect(try await seqsBeforeFence(client, "f5") == [7, 6, 7])
-            #expect(try await seqsBeforeFence(client, "f6") == [])
+            #expect(try await client.seqsBeforeFence("f5") == [7, 6, 7])
+            #expect(try await client.seqsBeforeFence("f6") == [])
         }
     }
 
@@ -129,12 +115,12 @@ struct SyncReplayTests {
             group.addTask { try await server.run() }
             let client = try await loggedIn(try await server.localAddress, as: "uma")
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [])
+            #expect(try await client.seqsBeforeFence("f1") == [])
             let readsAfterFirst = store.reads.load(ordering: .relaxed)
             #expect(readsAfterFirst >= 1)
             for frame in syncs(20) { try await client.send(frame) }
             await clock.advance(by: .seconds(10))
-            #expect(try await seqsBeforeFence(client, "f2") == [])
+            #expect(try await client.seqsBeforeFence("f2") == [])
             #expect(store.reads.load(ordering: .relaxed) == readsAfterFirst)
             // A live push goes out at once, as ever; a Sync after it replays it.
             try server.push(to: "uma", topic: "t", payload: [1])
@@ -145,7 +131,7 @@ struct SyncReplayTests {
             }
             #expect(live.seq == 1)
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f3") == [1])
+            #expect(try await client.seqsBeforeFence("f3") == [1])
             server.shutdown()
             try await group.waitForAll()
         }
@@ -159,17 +145,17 @@ struct SyncReplayTests {
             try server.push(to: "vic", topic: "t", payload: [1])
             try server.push(to: "wes", topic: "t", payload: [2])
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1") == [1])
+            #expect(try await client.seqsBeforeFence("f1") == [1])
             // A Sync of vic's waits for the interval...
             try await client.send(.sync(Frame.Sync()))
-            #expect(try await seqsBeforeFence(client, "f1b") == [])
+            #expect(try await client.seqsBeforeFence("f1b") == [])
             #expect(try await client.call("login", bytes("wes"), id: "login-2").text == "welcome")
             try await client.send(.sync(Frame.Sync()))
             // (The store numbers its pushes across principals.)
-            #expect(try await seqsBeforeFence(client, "f2") == [2])
+            #expect(try await client.seqsBeforeFence("f2") == [2])
             // ...and does not fire into wes's binding.
             await clock.advance(by: .seconds(5))
-            #expect(try await seqsBeforeFence(client, "f3") == [])
+            #expect(try await client.seqsBeforeFence("f3") == [])
         }
     }
 }

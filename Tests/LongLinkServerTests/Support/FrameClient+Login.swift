@@ -23,3 +23,21 @@ extension FrameClient {
         return client
     }
 }
+
+extension FrameClient {
+    /// The seqs of the pushes that arrive before the reply to a fence request (the probe's
+    /// `echo.sync`, answered on the loop, so every push sent before it arrives first).
+    func seqsBeforeFence(_ fence: String) async throws -> [UInt64] {
+        try await send(.request(Frame.Request(requestID: fence, method: "echo.sync")))
+        var seqs: [UInt64] = []
+        while true {
+            switch try await nextFrame() {
+            case .push(let push): seqs.append(push.seq)
+            case .response(let response) where response.requestID == fence: return seqs
+            case let other:
+                Issue.record("unexpected frame \(other)")
+                return seqs
+            }
+        }
+    }
+}
