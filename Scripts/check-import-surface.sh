@@ -21,10 +21,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The system library modules SwiftPM hands to every dependent's compile, and so does this check:
-# zlib's module map (the wire module compresses payloads), and on Linux the transport's OpenSSL and
+# zlib's module map (the wire module compresses payloads), SQLite's (the server's durable store), and on Linux the transport's OpenSSL and
 # its epoll shim. Debug modules are built for testing, so their internal imports must resolve for a
 # client too.
-clang_modules=(-I "$root/Sources/CZlib")
+clang_modules=(-I "$root/Sources/CZlib" -I "$root/Sources/CSQLite")
 if [[ "$(uname -s)" == Linux ]]; then
     clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/COpenSSL/module.modulemap")
     clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/CLinuxSystem/module.modulemap")
