@@ -22,7 +22,7 @@ final class DurableEngine: Sendable {
     let statistics = Locked(DurableStoreStatistics())
     /// The store's id, drawn when its file was created.
     let storeID: Int64
-    private let queue = DurableQueue()
+    let queue = DurableQueue()
     /// The most jobs one turn takes: the rest wait for the next.
     static let turnLimit = 4096
 
@@ -183,12 +183,6 @@ final class DurableEngine: Sendable {
         }
     }
 
-    /// Runs `sql` on the writer thread outside any transaction (tests: `PRAGMA query_only` or
-    /// `max_page_count`, to make the file read-only or the disk full).
-    func execute(_ sql: String) async throws(LongLinkError) {
-        try await read("running \(sql)") { writer throws(SQLiteError) in try writer.database.execute(sql) }
-    }
-
     // MARK: The writer thread
 
     /// Queues a write and waits for its turn's commit.
@@ -216,7 +210,7 @@ final class DurableEngine: Sendable {
     }
 
     /// Queues a read, answered in its turn before the turn's writes.
-    private func read<Value: Sendable>(
+    func read<Value: Sendable>(
         _ doing: String, _ body: @escaping @Sendable (DurableWriter) throws(SQLiteError) -> Value
     ) async throws(LongLinkError) -> Value {
         let path = self.path

@@ -78,6 +78,13 @@ final class DurableQueue: @unchecked Sendable {
         return true
     }
 
+    /// How many jobs wait for the writer (tests: all of them queued before it is let go).
+    var count: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return jobs.count
+    }
+
     /// Refuses jobs from now on, without waiting (a store dropped without closing).
     func refuse() {
         _ = enqueue(.close {})
