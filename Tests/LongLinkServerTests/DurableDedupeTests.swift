@@ -5,7 +5,7 @@ import Testing
 
 /// The durable store's de-dup window, on real SQLite files: claims, replies, budgets, expiry, and
 /// what a reopen finds.
-@Suite("Durable store: de-dup window")
+@Suite("Durable store: de-dup window", .timeLimit(.minutes(2)))
 struct DurableDedupeTests {
     private func key(_ request: String, client: String = "c1", principal: String? = "ann") -> DurableRequestKey {
         DurableRequestKey(principal: principal, clientID: client, requestID: request)

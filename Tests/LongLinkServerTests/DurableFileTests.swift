@@ -6,7 +6,7 @@ import Testing
 
 /// The durable store's file and directory: what it refuses to open (naming the file, changing
 /// nothing), one store per directory, a file it cannot write or a full disk, and its sync policies.
-@Suite("Durable store: files")
+@Suite("Durable store: files", .timeLimit(.minutes(2)))
 struct DurableFileTests {
     private func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
@@ -41,18 +41,19 @@ struct DurableFileTests {
         #expect(foreign?.message.contains(other.appending(DurableSchema.fileName)) == true)
     }
 
-    /// Pages overwritten in the middle of the file (its header intact): the check on opening finds
-    /// it, and the store refuses the file rather than start empty.
+    /// Pages of pushes overwritten in the middle of the file (its header and the tables read on
+    /// opening intact): the check on opening finds it, and the store refuses the file rather than
+    /// serve it damaged.
     @Test func aDamagedFileFailsItsCheckAndIsNotReset() async throws {
         let directory = try TemporaryDirectory("durable")
         let path = directory.appending(DurableSchema.fileName)
         let engine = try DurableEngine.open(directory)
         let payload = [UInt8](repeating: 0x5A, count: 300)
-        for n in 0..<200 { _ = try await engine.append(principal: "p\(n % 20)", topic: "t", payload: payload) }
+        for n in 0..<400 { _ = try await engine.append(principal: "p\(n % 20)", topic: "t", payload: payload) }
         await engine.close()
         var damaged = try contents(path)
-        #expect(damaged.count > 8 * 4096)
-        for offset in (3 * 4096)..<(6 * 4096) { damaged[offset] = UInt8(truncatingIfNeeded: offset &* 131) }
+        #expect(damaged.count > 30 * 4096)
+        for offset in (20 * 4096)..<(24 * 4096) { damaged[offset] = UInt8(truncatingIfNeeded: offset &* 131) }
         try damaged.write(to: URL(fileURLWithPath: path))
         let error = await failure { _ = try DurableEngine.open(directory) }
         #expect(error?.code == .init(status: .dataLoss))

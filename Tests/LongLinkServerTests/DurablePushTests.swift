@@ -6,7 +6,7 @@ import Testing
 
 /// The durable store's reliable pushes, on real SQLite files: numbering, reads, acknowledgements,
 /// budgets, resuming after a reopen, and group commit.
-@Suite("Durable store: pushes")
+@Suite("Durable store: pushes", .timeLimit(.minutes(2)))
 struct DurablePushTests {
     @Test func pushesAreNumberedReadAndAcknowledged() async throws {
         let directory = try TemporaryDirectory("durable")
