@@ -127,6 +127,18 @@ for module in LongLink LongLinkServer LongLinkRedis; do
         fi
     done
 done
+# The server's durable store links SQLite, imported `internal`: none of its C API reaches a user.
+printf 'import LongLinkServer\nlet open: Any = sqlite3_open_v2\n' >"$work/sqlite.swift"
+if typecheck "$work/sqlite.swift" >"$work/out" 2>&1; then
+    echo "check-import-surface: import LongLinkServer makes SQLite's sqlite3_open_v2 visible" >&2
+    status=1
+elif grep -q "cannot find 'sqlite3_open_v2' in scope" "$work/out"; then
+    echo "check-import-surface: import LongLinkServer hides SQLite"
+else
+    echo "check-import-surface: sqlite3_open_v2 failed for another reason:" >&2
+    cat "$work/out" >&2
+    status=1
+fi
 # The transport's I/O tuning inside ConnectionOptions is the package's, not a user's.
 for member in readChunkSize eagerFlushBytes; do
     printf 'import LongLink\nvar options = ConnectionOptions()\noptions.%s = 1\n' "$member" >"$work/member.swift"

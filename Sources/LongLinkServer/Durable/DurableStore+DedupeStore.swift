@@ -12,16 +12,18 @@ extension DurableStore: SharedDedupeStore {
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         try await begin(
             principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor, resent: false,
-            window: .seconds(120))
+            window: lastWindow.withLock { $0 })
     }
 
     /// Claims as ``begin(principal:clientID:requestID:runningFor:)`` does; `window` is how long an
-    /// "outcome unknown" mark lasts after a restart at least. `resent` changes nothing: the file
-    /// loses no entry its sync policy kept.
+    /// "outcome unknown" mark lasts after a restart at least (the calls without one use the last
+    /// given, 120 s before any). `resent` changes nothing: the file loses no entry its sync policy
+    /// kept.
     public func begin(
         principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
         window: Duration
     ) async throws(LongLinkError) -> SharedDedupeClaim {
+        lastWindow.withLock { $0 = window }
         let key = DurableRequestKey(principal: principal, clientID: clientID, requestID: requestID)
         return try Self.claim(await engine.claim(key, term: runningFor, window: window), principal: principal)
     }
@@ -50,7 +52,8 @@ extension DurableStore: SharedDedupeStore {
         until deadline: ContinuousClock.Instant
     ) async throws(LongLinkError) -> SharedDedupeClaim {
         let key = DurableRequestKey(principal: principal, clientID: clientID, requestID: requestID)
-        let found = try await engine.awaitOutcome(key, term: runningFor, window: .seconds(120), until: deadline)
+        let window = lastWindow.withLock { $0 }
+        let found = try await engine.awaitOutcome(key, term: runningFor, window: window, until: deadline)
         return try Self.claim(found, principal: principal)
     }
 

@@ -1,3 +1,5 @@
+internal import LongLinkTransport
+
 /// Reliable pushes and the de-duplication window in one SQLite file on this machine's disk, so
 /// that a server's restart (a deploy, a crash) loses neither: the store a single server keeps
 /// what it promised in.
@@ -43,6 +45,9 @@ public final class DurableStore: Sendable {
     let engine: DurableEngine
     /// The servers of this process that observe the store's pushes.
     let observers = PushObservers()
+    /// The de-dup window the server last gave a claim (its ``ServerConfiguration/dedupeWindow``):
+    /// the calls that carry none record it as theirs.
+    let lastWindow = Locked(Duration.seconds(120))
 
     /// Opens the store in `directory` (made when missing), creating its file when there is none.
     ///
