@@ -42,7 +42,8 @@ let package = Package(
         // The client.
         .target(name: "LongLink", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport"]),
         // The server.
-        .target(name: "LongLinkServer", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport", "CSQLite"]),
+        .target(
+            name: "LongLinkServer", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport", "CSQLite"]),
         // The system's SQLite (libsqlite3-dev on Debian and Ubuntu; in the SDK on Darwin), for the
         // server's durable store. Imported `internal`: `import LongLinkServer` does not show it.
         .systemLibrary(

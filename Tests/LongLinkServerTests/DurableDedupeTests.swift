@@ -42,7 +42,8 @@ struct DurableDedupeTests {
         clock.advance(by: .seconds(30))
         engine = try DurableEngine.open(directory, clock: clock)
         #expect(engine.statistics.withLock { $0.claimsUnknownOnOpen } == 1)
-        #expect(try await engine.claim(key("answered"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r")))
+        #expect(
+            try await engine.claim(key("answered"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r")))
         #expect(try await engine.claim(key("running"), term: .seconds(5), window: .seconds(60)) == .unknown)
         #expect(try await engine.finish(key("running"), reply: bytes("late"), window: .seconds(60)) == .notClaimed)
         clock.advance(by: .seconds(59))
@@ -87,7 +88,9 @@ struct DurableDedupeTests {
         #expect(refused == .refused(DurableRefusal(scope: .clientEntries, retryAfter: .seconds(59))))
         // Another client of the principal still fits, up to the principal's bound.
         #expect(try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60)) == .run)
-        guard case .refused(let principal) = try await engine.claim(key("2", client: "c2"), term: .seconds(5), window: .seconds(60))
+        guard
+            case .refused(let principal) = try await engine.claim(
+                key("2", client: "c2"), term: .seconds(5), window: .seconds(60))
         else {
             Issue.record("the principal's bound did not refuse")
             return
@@ -114,7 +117,9 @@ struct DurableDedupeTests {
         #expect(try await engine.claim(key("small"), term: .seconds(5), window: .seconds(60)) == .run)
         #expect(try await engine.finish(key("small"), reply: bytes("ok"), window: .seconds(60)) == .stored)
         #expect(try await engine.claim(key("1", principal: "bo"), term: .seconds(5), window: .seconds(60)) == .run)
-        guard case .refused(let all) = try await engine.claim(key("2", principal: "cy"), term: .seconds(5), window: .seconds(60))
+        guard
+            case .refused(let all) = try await engine.claim(
+                key("2", principal: "cy"), term: .seconds(5), window: .seconds(60))
         else {
             Issue.record("the budget in all did not refuse")
             return
@@ -137,15 +142,23 @@ struct DurableDedupeTests {
         let window = Duration.seconds(60)
         #expect(try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5)) == .run)
         #expect(try await store.begin(principal: "ann", clientID: "c", requestID: "2", runningFor: .seconds(5)) == .run)
-        #expect(try await store.finish(principal: "ann", clientID: "c", requestID: "2", reply: .init(repeating: 1, count: 80), window: window))
+        #expect(
+            try await store.finish(
+                principal: "ann", clientID: "c", requestID: "2", reply: .init(repeating: 1, count: 80), window: window))
         await store.close()
-        let closed = await failure { _ = try await store.begin(principal: "ann", clientID: "c", requestID: "3", runningFor: .seconds(5)) }
+        let closed = await failure {
+            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "3", runningFor: .seconds(5))
+        }
         #expect(closed?.code == .shutdown)
 
         store = try DurableStore(directory: directory.path, configuration: configuration)
-        let unknown = await failure { _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5)) }
+        let unknown = await failure {
+            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5))
+        }
         #expect(unknown?.code == .outcomeUnknown)
-        let notKept = await failure { _ = try await store.begin(principal: "ann", clientID: "c", requestID: "2", runningFor: .seconds(5)) }
+        let notKept = await failure {
+            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "2", runningFor: .seconds(5))
+        }
         #expect(notKept?.code == .resourceExhausted)
         #expect((notKept?.underlying as? SharedDedupeRefusal)?.ran == true)
         await store.close()

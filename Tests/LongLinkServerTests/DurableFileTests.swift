@@ -92,7 +92,9 @@ struct DurableFileTests {
         let refused = await failure { _ = try await store.append(principal: "ann", topic: "t", payload: bytes("2")) }
         #expect(refused?.code == .unavailable)
         #expect(refused?.message.contains(store.path) == true)
-        let claim = await failure { _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5)) }
+        let claim = await failure {
+            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5))
+        }
         #expect(claim?.code == .unavailable)
         #expect(texts(try await store.unacknowledged(principal: "ann", after: 0, limit: 10)) == ["1"])
         try await store.engine.execute("PRAGMA query_only = OFF")
@@ -117,7 +119,8 @@ struct DurableFileTests {
         try await store.acknowledge(principal: "ann", seqs: Array(1...20))
         try await store.engine.execute("PRAGMA max_page_count = \(pages + 64)")
         #expect(try await store.append(principal: "ann", topic: "t", payload: large).seq == 21)
-        #expect(try await store.engine.integer("SELECT count(*) FROM pragma_quick_check WHERE quick_check <> 'ok'") == 0)
+        #expect(
+            try await store.engine.integer("SELECT count(*) FROM pragma_quick_check WHERE quick_check <> 'ok'") == 0)
         await store.close()
     }
 

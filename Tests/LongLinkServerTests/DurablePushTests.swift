@@ -84,7 +84,9 @@ struct DurablePushTests {
         let engine = try DurableEngine.open(directory, configuration)
         _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("1234"))
         // 5 + 6 bytes: over the byte budget though under the count.
-        let tooLarge = await failure { _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("12345")) }
+        let tooLarge = await failure {
+            _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("12345"))
+        }
         #expect(tooLarge?.code == .resourceExhausted)
         let second = try await engine.append(principal: "ann", topic: "t", payload: bytes("1"))
         let third = await failure { _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("")) }

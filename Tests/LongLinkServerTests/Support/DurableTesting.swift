@@ -17,7 +17,8 @@ final class TestWallClock: Sendable {
 extension DurableEngine {
     /// An engine on `directory` with `configuration`, its time from `clock` when given.
     static func open(
-        _ directory: TemporaryDirectory, _ configuration: DurableStoreConfiguration = .init(), clock: TestWallClock? = nil
+        _ directory: TemporaryDirectory, _ configuration: DurableStoreConfiguration = .init(),
+        clock: TestWallClock? = nil
     ) throws(LongLinkError) -> DurableEngine {
         try DurableEngine(directory: directory.path, configuration: configuration, now: clock?.now ?? wallClock)
     }

@@ -80,7 +80,8 @@ final class DurableDirectoryLock: Sendable {
         guard stat(directory, &status) == 0 else { throw failure(errno, "could not read \(directory)") }
         guard status.st_mode & S_IFMT == S_IFDIR else {
             throw LongLinkError(
-                code: .invalidConfiguration, message: "\(directory) is not a directory (the durable store's data directory)")
+                code: .invalidConfiguration,
+                message: "\(directory) is not a directory (the durable store's data directory)")
         }
     }
 

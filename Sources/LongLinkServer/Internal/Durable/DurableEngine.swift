@@ -190,13 +190,15 @@ final class DurableEngine: Sendable {
         _ doing: String, _ body: @escaping @Sendable (DurableWriter) throws(SQLiteError) -> Value
     ) async throws(LongLinkError) -> Value {
         let path = self.path
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, LongLinkError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Value, LongLinkError>, Never>) in
             let staged = Staged<Value>()
             let write = DurableWrite(
                 run: { writer throws(SQLiteError) in staged.value = try body(writer) },
                 finish: { failure in
                     if let failure {
-                        continuation.resume(returning: .failure(DurableFailure.error(failure, path: path, doing: doing)))
+                        continuation.resume(
+                            returning: .failure(DurableFailure.error(failure, path: path, doing: doing)))
                     } else if let value = staged.value {
                         continuation.resume(returning: .success(value))
                     } else {
@@ -214,7 +216,8 @@ final class DurableEngine: Sendable {
         _ doing: String, _ body: @escaping @Sendable (DurableWriter) throws(SQLiteError) -> Value
     ) async throws(LongLinkError) -> Value {
         let path = self.path
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, LongLinkError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Value, LongLinkError>, Never>) in
             let read = DurableJob.read { writer in
                 do throws(SQLiteError) {
                     continuation.resume(returning: .success(try body(writer)))

@@ -148,18 +148,21 @@ extension DurableWriter {
         let oldest: Int64?
         switch scope {
         case .principalEntries, .principalBytes:
-            oldest = try database.first(
-                "SELECT min(expires_at) FROM replies WHERE principal = ? AND state <> 0", .blob(key.principal)
-            ) { $0.isNull(0) ? nil : $0.integer(0) } ?? nil
+            oldest =
+                try database.first(
+                    "SELECT min(expires_at) FROM replies WHERE principal = ? AND state <> 0", .blob(key.principal)
+                ) { $0.isNull(0) ? nil : $0.integer(0) } ?? nil
         case .clientEntries, .clientBytes:
-            oldest = try database.first(
-                "SELECT min(expires_at) FROM replies WHERE principal = ? AND client_id = ? AND state <> 0",
-                .blob(key.principal), .blob(key.clientID)
-            ) { $0.isNull(0) ? nil : $0.integer(0) } ?? nil
+            oldest =
+                try database.first(
+                    "SELECT min(expires_at) FROM replies WHERE principal = ? AND client_id = ? AND state <> 0",
+                    .blob(key.principal), .blob(key.clientID)
+                ) { $0.isNull(0) ? nil : $0.integer(0) } ?? nil
         case .entries, .bytes:
-            oldest = try database.first("SELECT min(expires_at) FROM replies WHERE state <> 0") {
-                $0.isNull(0) ? nil : $0.integer(0)
-            } ?? nil
+            oldest =
+                try database.first("SELECT min(expires_at) FROM replies WHERE state <> 0") {
+                    $0.isNull(0) ? nil : $0.integer(0)
+                } ?? nil
         }
         let wait = oldest.map { max(1, $0 - now) } ?? 1000
         return DurableRefusal(scope: scope, retryAfter: .milliseconds(wait))

@@ -87,7 +87,9 @@ extension DurableWriter {
 
     /// How many pushes of `principal` wait for an acknowledgement.
     func unacknowledgedCount(principal: [UInt8]) throws(SQLiteError) -> Int {
-        Int(try database.first("SELECT held FROM principals WHERE principal = ?", .blob(principal)) { $0.integer(0) } ?? 0)
+        Int(
+            try database.first("SELECT held FROM principals WHERE principal = ?", .blob(principal)) { $0.integer(0) }
+                ?? 0)
     }
 
     /// Where the log of a principal seen anew starts: above every seq of a principal forgotten.
