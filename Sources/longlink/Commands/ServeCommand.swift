@@ -171,7 +171,7 @@ enum ServeCommand: Subcommand {
         let server: LongLinkServer
         if let redis {
             do {
-                server = LongLinkServer(configuration: configuration, router: router, fleet: try redis.fleet())
+                server = LongLinkServer(configuration: configuration, router: router, stores: try redis.stores())
             } catch {
                 Terminal.standardError.line("longlink serve: \(error.message)")
                 return ExitStatus.failure

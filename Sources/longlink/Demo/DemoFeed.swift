@@ -122,7 +122,7 @@ final class DemoFeed: Sendable {
                 if let id = alertIDs[symbol], let tick = ticks[symbol] {
                     let alert = Self.alertJSON(symbol: symbol, cents: tick.cents, id: id)
                     do {
-                        let seq = try await server.publish(to: principal, topic: "alerts", payload: alert)
+                        let seq = try await server.push(to: principal, topic: "alerts", payload: alert)
                         report.alerts += 1
                         report.alertSeqs.append(seq)
                     } catch {
