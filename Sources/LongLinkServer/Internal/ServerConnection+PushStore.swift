@@ -137,7 +137,8 @@ extension ServerConnection {
         var run: (first: UInt64, last: UInt64, epoch: UInt64, count: Int)?
         var count = 0
         for push in batch where push.seq > lastSeq {
-            send(.push(outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))))
+            send(
+                .push(outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))))
             lastSeq = push.seq
             count += 1
             if let current = run, current.epoch == push.epoch {
@@ -190,7 +191,8 @@ extension ServerConnection {
         Task { [self] in
             let succeeded: Bool
             do throws(LongLinkError) {
-                try await store.acknowledge(AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
+                try await store.acknowledge(
+                    AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
                 succeeded = true
             } catch {
                 succeeded = false

@@ -114,7 +114,7 @@ extension ServerCore {
             status.detail = Frame.Status.outcomeUnknownDetail
             // Kept: a copy that reaches this server again gets the same answer, as from the store.
             return (Frame.Response(status: status), true)
-        } catch where error.code == .resourceExhausted {
+        } catch  where error.code == .resourceExhausted {
             // The tenant is over its budget in the shared window (see `DedupeRefusal`): refused,
             // not run, nothing kept; the message says when to retry.
             return (Frame.Response(status: Frame.Status(code: .resourceExhausted, message: error.message)), false)

@@ -160,21 +160,18 @@ public final class InMemoryPushStore: PushStore {
 
     /// Reports to `observer` every push stored from now on for a principal it watches, and every
     /// exclusive login announced.
-    public func startObserving(_ observer: PushStoreObserver) {
+    public func startObserving(_ observer: PushStoreObserver) async {
         observers.add(observer)
     }
 
-    /// Nothing to do: the store asks ``PushStoreObserver/isWatching`` as each push is stored.
-    public func refreshObservation(of principal: String) {}
-
     /// Tells every observer, the announcing server's too, that the announced client logged in as
     /// its principal with an exclusive binding.
-    public func announceSession(_ session: SessionAnnouncement) {
+    public func announceSession(_ session: SessionAnnouncement) async {
         observers.sessionStarted(principal: session.principal, clientID: session.clientID)
     }
 
     /// Stops reporting to the observers; the pushes stay, for a server started later with this store.
-    public func shutdown() {
+    public func shutdown() async {
         observers.removeAll()
     }
 }

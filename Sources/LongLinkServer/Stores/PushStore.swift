@@ -40,10 +40,6 @@ public protocol PushStore: Sendable {
     /// must not let acks of the old epoch delete the new one's pushes of the same numbers.
     func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError)
 
-    /// How many pushes of `principal` wait for an acknowledgement. The default reads them all with
-    /// ``unacknowledged(_:)``; a store that keeps the count answers it directly.
-    func unacknowledgedCount(principal: String) async throws(LongLinkError) -> Int
-
     /// Starts reporting stored pushes to `observer` (called once, before the server serves). Does
     /// nothing by default.
     func startObserving(_ observer: PushStoreObserver) async
@@ -77,11 +73,6 @@ public protocol PushStore: Sendable {
 }
 
 extension PushStore {
-    /// Counts what ``unacknowledged(_:)`` returns from the first push on.
-    public func unacknowledgedCount(principal: String) async throws(LongLinkError) -> Int {
-        try await unacknowledged(PushRead(principal: principal, after: 0, limit: .max)).count
-    }
-
     /// Reports nothing: pushes produced on the server reach its connections without a report.
     public func startObserving(_ observer: PushStoreObserver) async {}
 

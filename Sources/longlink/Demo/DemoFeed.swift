@@ -84,7 +84,7 @@ final class DemoFeed: Sendable {
     }
 
     /// One step: moves every watched symbol and sends quotes and alerts to the watchers. Alerts go
-    /// through ``LongLinkServer/publish(to:topic:payload:)``, so that a server of a fleet stores
+    /// through ``LongLinkServer/push(to:topic:payload:)``, so that a server of a fleet stores
     /// them in the shared store (a round trip each; alerts are rare). Quotes are best effort and
     /// reach only the connections of the server that sends them: in a fleet, pass every server
     /// as `quoteServers`.

@@ -68,7 +68,8 @@ final class SoakServers: Sendable {
                         LongLinkTestServer(configuration: memberConfiguration, stores: fleet.stores, router: makeRouter)
                     } else {
                         LongLinkTestServer(
-                            configuration: memberConfiguration, stores: { ServerStores(pushes: store!) }, router: makeRouter)
+                            configuration: memberConfiguration, stores: { ServerStores(pushes: store!) },
+                            router: makeRouter)
                     }
                 members.append(member)
                 try await member.start()
