@@ -19,7 +19,7 @@ extension LongLinkServer {
         let push = PushAppend(principal: principal, topic: topic, payload: payload)
         // A store in memory answers on the spot: no suspension, no task.
         if let store = core.immediatePushes {
-            return stored(try store.append(push), for: principal)
+            return stored(try store.appendAtOnce(push), for: principal)
         }
         do {
             return stored(try await core.pushes.append(push), for: principal)

@@ -1,5 +1,7 @@
 import LongLinkServer
 import LongLinkTestSupport
+import LongLinkTesting
+import LongLinkWire
 import Testing
 
 @testable import LongLinkRedis
@@ -24,6 +26,42 @@ struct RedisFleetStoresTests {
             } catch {
                 #expect(error.code == .shutdown)
             }
+        }
+    }
+
+    struct PriceAlert: Codable, Equatable {
+        var alertID: Int
+    }
+
+    /// The one producer call works on a server whose stores are Redis's (the synchronous
+    /// `push(to:)` threw `FAILED_PRECONDITION` there, beside an async `publish`): raw and typed
+    /// pushes are stored in Redis and delivered.
+    @Test func pushToOnAServerOnRedisStoresAndDelivers() async throws {
+        try await withRedisServer { redis in
+            var configuration = redis.configuration
+            configuration.keyPrefix = "push-to-\(UInt32.random(in: 0...UInt32.max)):"
+            let redisConfiguration = configuration
+            let member = LongLinkTestServer(stores: { try .redis(redisConfiguration) }) {
+                var router = Router()
+                router.register("login") { payload, context in
+                    context.bind(principal: String(decoding: payload, as: UTF8.self))
+                    return []
+                }
+                return router
+            }
+            _ = try await member.start()
+            let server = try #require(member.server)
+            let client = try await AckingClient.loggedIn(to: try member.endpoint, as: "rita")
+            #expect(try await server.push(to: "rita", topic: "alerts", payload: bytes("raw")) == 1)
+            #expect(try await server.push(to: "rita", topic: "alerts", message: PriceAlert(alertID: 2)) == 2)
+            let raw = try await client.nextPush()
+            #expect(raw.seq == 1 && raw.payload == bytes("raw"))
+            let typed = try await client.nextPush()
+            #expect(typed.seq == 2)
+            #expect(try JSONPayloadCodec().decode(PriceAlert.self, from: typed.payload) == PriceAlert(alertID: 2))
+            #expect(server.statistics.reliablePushesStored == 2)
+            client.close()
+            await member.stop()
         }
     }
 }

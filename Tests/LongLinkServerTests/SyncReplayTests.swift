@@ -1,10 +1,11 @@
-import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 import Synchronization
 import Testing
+
+@testable import LongLinkServer
 
 /// `Sync` on a live server with a manual clock: one replay at a time, one begun per
 /// `syncReplayInterval`, the `Sync`s in between coalesced.
@@ -81,22 +82,39 @@ struct SyncReplayTests {
         }
     }
 
-    /// A store that counts its reads: what a `Sync` costs a store a round trip away.
-    final class ReadCountingStore: PushStore {
+    /// A store that counts its reads, answering at once as the server's own does (so that a fence
+    /// shows what a `Sync` made it read): what a `Sync` costs a store.
+    final class ReadCountingStore: ImmediatePushStore {
         let base = InMemoryPushStore()
         let reads = Atomic<Int>(0)
 
         func append(_ push: PushAppend) async throws(LongLinkError) -> StoredPush {
-            try base.append(push)
+            try appendAtOnce(push)
         }
 
         func unacknowledged(_ read: PushRead) async throws(LongLinkError) -> [StoredPush] {
+            unacknowledgedAtOnce(read)
+        }
+
+        func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+            acknowledgeAtOnce(acks)
+        }
+
+        func appendAtOnce(_ push: PushAppend) throws(LongLinkError) -> StoredPush {
+            try base.append(push)
+        }
+
+        func unacknowledgedAtOnce(_ read: PushRead) -> [StoredPush] {
             reads.add(1, ordering: .relaxed)
             return base.unacknowledged(read)
         }
 
-        func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+        func acknowledgeAtOnce(_ acks: AcknowledgedPushes) {
             base.acknowledge(acks)
+        }
+
+        func unacknowledgedCount(principal: String) -> Int {
+            base.unacknowledgedCount(principal: principal)
         }
     }
 

@@ -63,7 +63,7 @@ extension ServerConnection {
                 readInBackground(read)
                 return
             }
-            let batch = store.unacknowledged(read.read)
+            let batch = store.unacknowledgedAtOnce(read.read)
             guard readReturned(.success(batch), read) else { return }
         }
     }
@@ -180,7 +180,7 @@ extension ServerConnection {
         }
         var next: AckMerger.Call? = call
         while let call = next {
-            store.acknowledge(AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
+            store.acknowledgeAtOnce(AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
             next = acks.callReturned(succeeded: true)
         }
     }

@@ -23,10 +23,10 @@ final class ServerCore: Sendable {
     /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
     /// through one interface.
     let pushes: any PushStore
-    /// ``pushes`` when it is an ``InMemoryPushStore``, which answers at once: the pump, the acks
-    /// and ``LongLinkServer/push(to:topic:payload:)`` call it on the spot, without a task. nil for
-    /// any other store (on disk, a round trip away).
-    let immediatePushes: InMemoryPushStore?
+    /// ``pushes`` when it answers at once (an ``InMemoryPushStore``): the pump, the acks and
+    /// ``LongLinkServer/push(to:topic:payload:)`` call it on the spot, without a task. nil for any
+    /// other store (on disk, a round trip away).
+    let immediatePushes: (any ImmediatePushStore)?
     /// The de-duplication window beyond this server's memory (a fleet's, a file's); nil: only the
     /// server's own window.
     let sharedDedupe: (any DedupeStore)?
@@ -54,7 +54,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.pushes = stores.pushes
         self.sharedDedupe = stores.dedupe
-        self.immediatePushes = stores.pushes as? InMemoryPushStore
+        self.immediatePushes = stores.pushes as? any ImmediatePushStore
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router
