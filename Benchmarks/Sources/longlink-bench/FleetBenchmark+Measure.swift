@@ -186,7 +186,7 @@ extension FleetBenchmark {
         -> RequestRun
     {
         let fleet = try redis.map { try ServerStores.redis(configuration($0, prefix: "bench-rpc-\(run):")) }
-        return try await withBenchServer(stores: fleet) { server in
+        return try await withBenchServer(stores: fleet ?? .inMemory()) { server in
             try await withBenchClient(port: server.port) { bench in
                 var result = RequestRun()
                 for inFlight in inFlightLevels {
@@ -227,7 +227,7 @@ extension FleetBenchmark {
         do {
             for index in 0..<2 {
                 let fleet = try shared.map { try ServerStores.redis($0) }
-                servers.append(try await BenchServer.start(stores: fleet) { $0.serverID = "\(index)" })
+                servers.append(try await BenchServer.start(stores: fleet ?? .inMemory()) { $0.serverID = "\(index)" })
             }
         } catch {
             for server in servers { await server.stop() }
