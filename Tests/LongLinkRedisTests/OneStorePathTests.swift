@@ -7,7 +7,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// A server on its own (``InMemoryPushStore``) and a server of a fleet (``RedisPushStore``) run one
-/// push path: the same publish, pump, acks by epoch and `Sync`, seen from a raw client.
+/// push path: the same `push(to:)`, pump, acks by epoch and `Sync`, seen from a raw client.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct OneStorePathTests {
     enum Store: String, CaseIterable, CustomTestStringConvertible {
@@ -16,7 +16,7 @@ struct OneStorePathTests {
     }
 
     @Test(arguments: Store.allCases)
-    func publishAckAndSyncBehaveAlike(_ kind: Store) async throws {
+    func pushAckAndSyncBehaveAlike(_ kind: Store) async throws {
         try await withRedisServer { redis in
             var redisConfiguration = redis.configuration
             redisConfiguration.keyPrefix = "one-path-\(UInt32.random(in: 0...UInt32.max)):"

@@ -8,7 +8,7 @@ import Testing
 /// ``InMemoryPushStore`` through ``PushStore``, the one interface the server speaks to every
 /// push store: append, read, acknowledge by epoch, observe.
 @Suite("InMemoryPushStore as a PushStore", .sharedMachine)
-struct InMemorySharedPushStoreTests {
+struct InMemoryPushStoreTests {
     @Test func appendReadAndAcknowledgeByEpoch() async throws {
         let store: any PushStore = InMemoryPushStore(capacityPerPrincipal: 2)
         let first = try await store.append(PushAppend(principal: "ann", topic: "t", payload: [1]))
