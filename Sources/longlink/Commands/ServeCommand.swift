@@ -30,8 +30,9 @@ enum ServeCommand: Subcommand {
             \(Terminal.columns(methods.map { [$0.name, $0.summary] }))
             count keys its runs by (client id from Hello, request id), as the server de-duplicates:
             a resend the server de-duplicated gets the stored reply, still "runs":1; one that ran
-            again says 2 (try --dedupe-window 0). {"request_id":ID} asks without counting (0 if
-            ID never ran), also for another client with "client_id".
+            again says 2 (try --dedupe-window 0). Only a logged-in session's requests are
+            de-duplicated: call login first, or a resend runs again. {"request_id":ID} asks
+            without counting (0 if ID never ran), also for another client with "client_id".
             emit sends push i (1 to n) with payload {"index":i,"n":n}, the first at once, then one
             every interval_ms; it replies when all are queued ({"topic":..,"emitted":n,"reliable":..}
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
