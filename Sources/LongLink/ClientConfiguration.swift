@@ -44,7 +44,9 @@ public struct ClientConfiguration: Sendable {
     public static let maxFrameBytesLimit = 64 << 20
     /// The login step, run after every connect before queued requests are released. It makes
     /// requests through the ``LoginSession`` it is given. Throwing an error with code
-    /// ``LongLinkError/Code-swift.struct/unauthenticated`` ends the session for good.
+    /// ``LongLinkError/Code-swift.struct/unauthenticated`` ends the session for good. Without one,
+    /// calls are made before any login, which a server does not de-duplicate: a call whose link
+    /// drops after it was written is then resent only when idempotent.
     public var login: (@Sendable (LoginSession) async throws -> Void)?
     /// What ``LongLinkClient/run()`` does when a session ends for good (`GoAway` without reconnect,
     /// a rejected login, ``LongLinkClient/logout(reason:)``). False (the default): it stops and
@@ -225,7 +227,8 @@ public struct RequestOptions: Sendable {
     /// The call's timeout; `nil` uses ``ClientConfiguration/defaultTimeout``.
     public var timeout: Duration?
     /// Whether the call may be sent again after a link drop even when the server offers no
-    /// de-duplication (true only for calls that are safe to run twice).
+    /// de-duplication for it (none at all, or the call was made before a login): true only for
+    /// calls that are safe to run twice.
     public var idempotent: Bool
     /// Metadata sent with the request.
     public var metadata: [String: String]

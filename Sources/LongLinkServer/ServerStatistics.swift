@@ -67,8 +67,8 @@ public struct ServerStatistics: Sendable, Hashable {
     public var tlsHandshakeFailures: Int = 0
     /// TLS handshakes under way now (they count against ``ServerConfiguration/maxConnections``).
     public var tlsHandshakesPending: Int = 0
-    /// Operations on a fleet's shared stores (``FleetStores``) that failed: the store could not be
-    /// reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
+    /// Operations on the server's stores (``ServerStores``: a fleet's shared ones, a file) that
+    /// failed: the store could not be reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
     /// it could not read are read again later.
     public var sharedStoreFailures: Int = 0
     /// Sessions ended because their principal logged in elsewhere with an exclusive binding

@@ -218,6 +218,9 @@ struct DeadlineTests {
         let clock = ManualClock()
         var configuration = ClientConfiguration.forTests(server.endpoint, strategy: strategy)
         configuration.clock = clock
+        // Longer than any step of the clock here: the link must outlive the jump (a link declared
+        // dead fails its calls made before a login with connectionLost before they expire).
+        configuration.heartbeat = .seconds(120)
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         return (server, clock, running)

@@ -78,6 +78,8 @@ struct KernelFaultTests {
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.heartbeat = .milliseconds(300)
         configuration.connectTimeout = .milliseconds(500)
+        // Logged in: the server de-duplicates only what a login preceded.
+        configuration.login = { session in _ = try await session.request("login", payload: bytes("ada")) }
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         let client = running.client
@@ -93,7 +95,7 @@ struct KernelFaultTests {
             await client.statistics.deadLinks >= 1
         }
         KernelFaults.remove(rules)
-        // The request written into the hole is resent on the new link (the server de-duplicates).
+        // The request written into the hole is resent on the new link (the server de-duplicates it).
         #expect(try await pending.value == bytes("across the hole"))
         #expect(try await client.request("echo", payload: bytes("after")) == bytes("after"))
         await running.stop()

@@ -67,6 +67,9 @@ struct LifecycleTests {
         try await running.waitUntilConnected()
         server.server.abort()
         try await server.stop()
+        // The client has seen the link go: the calls below wait in the queue, never written (one
+        // written on the dead link would fail with connectionLost: it was made before a login).
+        try await running.waitForPhase(.waitingToReconnect)
         let client = running.client
         let short = Task { try await client.request("echo", options: RequestOptions(timeout: .seconds(1))) }
         let long = Task { try await client.request("echo", options: RequestOptions(timeout: .seconds(3))) }

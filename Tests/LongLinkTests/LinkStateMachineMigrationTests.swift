@@ -1,5 +1,5 @@
-import LongLinkWire
 import LongLinkTestSupport
+import LongLinkWire
 import Testing
 
 @testable import LongLink
@@ -12,7 +12,7 @@ struct LinkStateMachineMigrationTests {
         var machine = LinkStateMachine()
         _ = machine.attach(generation)
         _ = machine.receivedWelcome(generation, version: Frame.protocolVersion)
-        _ = machine.loginSucceeded(generation)
+        _ = machine.loginSucceeded(generation, loggedIn: true)
         return machine
     }
 
@@ -26,7 +26,7 @@ struct LinkStateMachineMigrationTests {
         #expect(machine.completeMigration(2) == .takeOver(retired: 1))
         #expect(machine.role(of: 2) == .current && machine.role(of: 1) == .retiring)
         #expect(machine.latest == 2)
-        #expect(machine.loginSucceeded(2) == .sync(openQueue: true))
+        #expect(machine.loginSucceeded(2, loggedIn: true) == .sync(openQueue: true))
         #expect(machine.route(bypassesGate: false, generation: 0).generation == 2)
         // The retiring link is told GoAway once, when drained.
         let drained = machine.retiredLinkDrained(1)
@@ -79,7 +79,8 @@ struct LinkStateMachineMigrationTests {
     private func settle(
         _ book: inout RequestBook<Int>, _ link: UInt64, _ closed: LinkStateMachine.ClosedAction?
     ) -> (resent: Int, failed: [UInt64]) {
-        let settlement = book.linkEnded(link, resendAllowed: closed?.resendAllowed ?? false, serverDeduplicates: false)
+        let settlement = book.linkEnded(
+            link, resendAllowed: closed?.resendAllowed ?? false, serverWindow: false, loggedIn: true)
         #expect(!book.hasWritten(on: link))
         #expect(settlement.resent + settlement.failed.count == 2)
         return (settlement.resent, settlement.failed.map(\.request.id).sorted())
@@ -111,7 +112,7 @@ struct LinkStateMachineMigrationTests {
             return
         }
         #expect(error?.code == .connectionLost && closed?.role == .current && closed?.resendAllowed == true)
-        #expect(book.linkEnded(1, resendAllowed: true, serverDeduplicates: false).failed.isEmpty)
+        #expect(book.linkEnded(1, resendAllowed: true, serverWindow: false, loggedIn: true).failed.isEmpty)
         #expect(book.queuedCount == 1)
         #expect(machine.phase == .idle)
     }
@@ -132,7 +133,8 @@ struct LinkStateMachineMigrationTests {
         let closed = machine.closed(2, error: nil)
         #expect(closed?.role == .successor && closed?.resendAllowed == true)
         // A login request never goes again: its link is gone.
-        #expect(book.linkEnded(2, resendAllowed: true, serverDeduplicates: true).failed.map(\.request.id) == [4])
+        #expect(
+            book.linkEnded(2, resendAllowed: true, serverWindow: true, loggedIn: true).failed.map(\.request.id) == [4])
         #expect(machine.role(of: 2) == nil && machine.phase == .open(1))
         #expect(book.hasWritten(on: 1))
         // The current link closes next: its calls are handed back too.
@@ -149,7 +151,7 @@ struct LinkStateMachineMigrationTests {
         #expect(machine.closed(1, error: nil)?.role == .current)
         #expect(machine.completeMigration(2) == .takeOver(retired: nil))
         #expect(machine.role(of: 1) == nil && machine.sideLinks.isEmpty)
-        #expect(machine.loginSucceeded(2) == .sync(openQueue: true) && machine.phase == .open(2))
+        #expect(machine.loginSucceeded(2, loggedIn: true) == .sync(openQueue: true) && machine.phase == .open(2))
     }
 
     @Test func aCloseWhileDrainingEndsAsGoAwayAndHandsBackItsCalls() {
@@ -171,7 +173,7 @@ struct LinkStateMachineMigrationTests {
         var book = book(writtenOn: 1)
         _ = machine.attachSuccessor(2)
         _ = machine.completeMigration(2)
-        _ = machine.loginSucceeded(2)
+        _ = machine.loginSucceeded(2, loggedIn: true)
         let closed = machine.closed(1, error: LongLinkError(code: .connectionLost, message: "reset"))
         #expect(closed?.role == .retiring)
         let settled = settle(&book, 1, closed)

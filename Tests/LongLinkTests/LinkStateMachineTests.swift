@@ -12,7 +12,7 @@ struct LinkStateMachineTests {
         var machine = LinkStateMachine()
         #expect(machine.attach(generation).isAwaitWelcome)
         #expect(machine.receivedWelcome(generation, version: Frame.protocolVersion) == .completeHandshake)
-        #expect(machine.loginSucceeded(generation) == .sync(openQueue: true))
+        #expect(machine.loginSucceeded(generation, loggedIn: true) == .sync(openQueue: true))
         return machine
     }
 
@@ -27,7 +27,7 @@ struct LinkStateMachineTests {
         #expect(machine.route(bypassesGate: true, generation: 1).writes(on: 1))
         #expect(machine.route(bypassesGate: true, generation: 2).isRefusal)
         #expect(machine.route(bypassesGate: false, generation: 0).isQueue)
-        #expect(machine.loginSucceeded(1) == .sync(openQueue: true))
+        #expect(machine.loginSucceeded(1, loggedIn: true) == .sync(openQueue: true))
         #expect(machine.synced)
         #expect(machine.route(bypassesGate: false, generation: 0).writes(on: 1))
     }
@@ -104,7 +104,7 @@ struct LinkStateMachineTests {
         #expect(closed == nil)
         let closing = machine.closeRequested(1)
         #expect(!closing)
-        let login = machine.loginSucceeded(1)
+        let login = machine.loginSucceeded(1, loggedIn: true)
         #expect(login == .none)
         guard case .none = machine.receivedGoAway(1, Frame.GoAway(), hasWrittenRequests: false) else {
             Issue.record("an old link's GoAway acted")
@@ -172,7 +172,7 @@ struct LinkStateMachineTests {
         #expect(book.queuedBytes == 0)
         #expect(isQueued(book.admit(call(4, bytes: 500), caller: 4, route: .queue)))  // an empty queue takes it
         // A link's end puts its written request back in the queue, bytes and all.
-        _ = book.linkEnded(1, resendAllowed: true, serverDeduplicates: true)
+        _ = book.linkEnded(1, resendAllowed: true, serverWindow: true, loggedIn: true)
         #expect(book.queuedBytes == 540)
         #expect(book.removeUnwritten().count == 2 && book.queuedBytes == 0)
     }
@@ -184,14 +184,14 @@ struct LinkStateMachineTests {
         #expect(closed?.resendAllowed == true)
         // Without server de-duplication: only the idempotent request goes again, ahead of the queue.
         var withoutDedupe = books
-        let settled = withoutDedupe.linkEnded(1, resendAllowed: true, serverDeduplicates: false)
+        let settled = withoutDedupe.linkEnded(1, resendAllowed: true, serverWindow: false, loggedIn: true)
         #expect(settled.failed.map(\.caller).sorted() == [1, 3, 4])
         #expect(settled.resent == 1)
         #expect(withoutDedupe.count == 3)
         #expect(withoutDedupe.dequeue(writingOn: 2)?.request.id == 2)
         #expect(withoutDedupe.dequeue(writingOn: 2)?.request.id == 5)
         // With it: everything but the login request, in the order it was made.
-        let dedupe = books.linkEnded(1, resendAllowed: true, serverDeduplicates: true)
+        let dedupe = books.linkEnded(1, resendAllowed: true, serverWindow: true, loggedIn: true)
         #expect(dedupe.failed.map(\.caller) == [4])
         #expect(dedupe.resent == 3)
         #expect((0..<5).compactMap { _ in books.dequeue(writingOn: 2)?.request.id } == [1, 2, 3, 5, 6])
@@ -204,7 +204,8 @@ struct LinkStateMachineTests {
         // The shutdown fails what is not written, at once.
         #expect(books.removeUnwritten().map(\.caller) == [5, 6])
         let closed = machine.closed(1, error: nil)
-        let settled = books.linkEnded(1, resendAllowed: closed?.resendAllowed ?? true, serverDeduplicates: true)
+        let settled = books.linkEnded(
+            1, resendAllowed: closed?.resendAllowed ?? true, serverWindow: true, loggedIn: true)
         #expect(settled.failed.map(\.caller).sorted() == [1, 2, 3, 4])
         #expect(books.isEmpty)
     }

@@ -112,8 +112,11 @@ struct ReconnectTests {
         var server = try await RunningServer.start(probe: probe, on: port)
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.clientID = "restart-test"
+        // Logged in: a call made before a login is not de-duplicated, so it would fail, not go again.
+        configuration.login = { session in _ = try await session.request("login", payload: bytes("ada")) }
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
+        #expect(try await probe.events.next() == "login ada")
         let client = running.client
         let call = Task { try await client.request("gated", payload: bytes("!")) }
         #expect(try await probe.events.next() == "started gated")
@@ -121,6 +124,7 @@ struct ReconnectTests {
         server.server.abort()
         try await server.stop()
         server = try await RunningServer.start(probe: probe, on: port)
+        #expect(try await probe.events.next() == "login ada")
         #expect(try await probe.events.next() == "started gated")
         probe.gate.put(())
         #expect(text(try await call.value) == "execution 1!")

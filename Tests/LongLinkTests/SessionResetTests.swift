@@ -45,7 +45,7 @@ struct SessionResetTests {
         _ = book.dequeue(writingOn: 1)
         _ = book.dequeue(writingOn: 1)
         // The link dropped: both go again as copies.
-        #expect(book.linkEnded(1, resendAllowed: true, serverDeduplicates: true).resent == 2)
+        #expect(book.linkEnded(1, resendAllowed: true, serverWindow: true, loggedIn: true).resent == 2)
         #expect(book.removeAll().map(\.caller) == [1, 2, 3])
         #expect(book.isEmpty && book.queuedCount == 0 && book.writtenCount == 0)
         #expect(book.queuedBytes == 0 && book.queueSlots == 0)

@@ -157,7 +157,7 @@ struct ClientModel {
         pushes.linkClosed(current.generation)
         let settlement = book.linkEnded(
             current.generation, resendAllowed: closed.resendAllowed,
-            serverDeduplicates: (current.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
+            serverWindow: (current.welcome?.dedupeWindowMilliseconds ?? 0) > 0, loggedIn: closed.loggedIn)
         fail(settlement.failed)
         if machine.shuttingDown { finishShutdownIfIdle() }
     }
@@ -168,7 +168,11 @@ struct ClientModel {
     }
 
     private mutating func openGate(_ generation: UInt64) {
-        guard case .sync(let openQueue) = machine.loginSucceeded(generation) else { return }
+        // With a login step on even links and without one on odd ones, so that both resend rules
+        // run (read from no input byte, so the corpus keeps its meaning).
+        guard case .sync(let openQueue) = machine.loginSucceeded(generation, loggedIn: generation % 2 == 0) else {
+            return
+        }
         perform(pushes.loginSynced(generation))
         if openQueue { drainQueue() }
     }

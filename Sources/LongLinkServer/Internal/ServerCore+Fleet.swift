@@ -12,9 +12,9 @@ extension ServerCore {
     /// pushes again from the first unacknowledged one (the store may also have lost its contents
     /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
-        fleet?.dedupe?.attach(serverID: configuration.serverID)
+        sharedDedupe?.attach(serverID: configuration.serverID)
         await pushes.startObserving(
-            SharedPushObserver(
+            PushStoreObserver(
                 isWatching: { [weak self] principal in self?.holds(principal) ?? false },
                 pushStored: { [weak self] principal in
                     for connection in self?.connections(of: principal) ?? [] { connection.requestPush() }
@@ -51,7 +51,7 @@ extension ServerCore {
         let counters = self.counters
         Task {
             do throws(LongLinkError) {
-                try await pushes.announceSession(principal: principal, clientID: clientID)
+                try await pushes.announceSession(SessionAnnouncement(principal: principal, clientID: clientID))
             } catch {
                 counters.sharedStoreFailures.increment()
             }
@@ -81,7 +81,7 @@ extension ServerCore {
     /// them).
     func shutdownStores() async {
         await pushes.shutdown()
-        await fleet?.dedupe?.shutdown()
+        await sharedDedupe?.shutdown()
     }
 
     /// What a request for `method` admitted under `key` comes to in a fleet: the shared window is
@@ -91,20 +91,22 @@ extension ServerCore {
     /// the local window may keep it (a reply that says the shared window was unreachable is not
     /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
     func sharedOutcome(
-        _ store: any SharedDedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
+        _ store: any DedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
         deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
-        var claim: SharedDedupeClaim
+        var claim: DedupeClaim
         do throws(LongLinkError) {
             claim = try await store.begin(
-                principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                resent: resent, window: configuration.dedupeWindow)
+                DedupeClaimRequest(
+                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                    resent: resent, window: configuration.dedupeWindow))
             if claim == .running {
                 counters.requestsJoined.increment()
                 claim = try await store.awaitOutcome(
-                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                    until: deadline)
+                    DedupeWaitRequest(
+                        principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                        until: deadline))
             }
         } catch  where error.code == .outcomeUnknown {
             counters.outcomesUnknown.increment()
@@ -112,8 +114,8 @@ extension ServerCore {
             status.detail = Frame.Status.outcomeUnknownDetail
             // Kept: a copy that reaches this server again gets the same answer, as from the store.
             return (Frame.Response(status: status), true)
-        } catch where error.code == .resourceExhausted {
-            // The tenant is over its budget in the shared window (see `SharedDedupeRefusal`): refused,
+        } catch  where error.code == .resourceExhausted {
+            // The tenant is over its budget in the shared window (see `DedupeRefusal`): refused,
             // not run, nothing kept; the message says when to retry.
             return (Frame.Response(status: Frame.Status(code: .resourceExhausted, message: error.message)), false)
         } catch {
@@ -146,7 +148,8 @@ extension ServerCore {
                 // server going down leaves its claims to expire instead: it may have done part
                 // of the work.
                 do throws(LongLinkError) {
-                    try await store.abandon(principal: principal, clientID: clientID, requestID: requestID)
+                    try await store.abandon(
+                        DedupeAbandonRequest(principal: principal, clientID: clientID, requestID: requestID))
                 } catch {
                     counters.sharedStoreFailures.increment()
                 }
@@ -160,15 +163,16 @@ extension ServerCore {
     /// claim is still this server's, renewed with its lease); should this server stop in between,
     /// the lease ends and the copy is answered `UNKNOWN`, as for a crash while the handler ran.
     private func storeReply(
-        _ response: Frame.Response, _ store: any SharedDedupeStore, key: DedupeKey, method: String
+        _ response: Frame.Response, _ store: any DedupeStore, key: DedupeKey, method: String
     ) {
         let stored = SharedReply.encode(response, method: method)
         let window = configuration.dedupeWindow
         Task { [self] in
             do throws(LongLinkError) {
                 let kept = try await store.finish(
-                    principal: key.client.principal, clientID: key.clientID, requestID: key.requestID,
-                    reply: stored, window: window)
+                    DedupeFinishRequest(
+                        principal: key.client.principal, clientID: key.clientID, requestID: key.requestID,
+                        reply: stored, window: window))
                 if !kept { claimLost(requestID: key.requestID) }
             } catch {
                 counters.sharedStoreFailures.increment()

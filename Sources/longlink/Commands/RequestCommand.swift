@@ -31,7 +31,9 @@ enum RequestCommand: Subcommand {
             .value("timeout", "DURATION", help: "How long to wait for the reply, connecting included (default 10s)."),
             ClientSupport.loginOption,
             ClientSupport.clientIDOption,
-            .flag("idempotent", help: "Allow a resend after a link drop even if the server does not de-duplicate."),
+            .flag(
+                "idempotent",
+                help: "Allow a resend after a link drop without de-duplication (no window, or no --login)."),
             .flag("raw", help: "Write the reply's bytes exactly, never adding a newline."),
             ClientSupport.verboseOption,
         ] + ClientSupport.tlsOptions

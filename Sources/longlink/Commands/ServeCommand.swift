@@ -30,8 +30,9 @@ enum ServeCommand: Subcommand {
             \(Terminal.columns(methods.map { [$0.name, $0.summary] }))
             count keys its runs by (client id from Hello, request id), as the server de-duplicates:
             a resend the server de-duplicated gets the stored reply, still "runs":1; one that ran
-            again says 2 (try --dedupe-window 0). {"request_id":ID} asks without counting (0 if
-            ID never ran), also for another client with "client_id".
+            again says 2 (try --dedupe-window 0). Only a logged-in session's requests are
+            de-duplicated: call login first, or a resend runs again. {"request_id":ID} asks
+            without counting (0 if ID never ran), also for another client with "client_id".
             emit sends push i (1 to n) with payload {"index":i,"n":n}, the first at once, then one
             every interval_ms; it replies when all are queued ({"topic":..,"emitted":n,"reliable":..}
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
@@ -102,8 +103,14 @@ enum ServeCommand: Subcommand {
         ("sleep", "Payload: milliseconds (0 to 3600000). Replies 'slept'; Cancel or a timeout stops it."),
         ("fail", "Payload: CODE:message, CODE a number or a name (NOT_FOUND). Replies with that status."),
         ("login", "Payload: a user name (1 to 64 bytes). Binds the connection to it: {\"user\":...}."),
-        ("room.enter", "{\"room\":42,\"user\":\"alice\"}. Joins the room until room.leave or disconnect; replies its members."),
-        ("room.leave", "{\"room\":42,\"user\":\"alice\"}. Leaves a room this connection entered; replies the members left."),
+        (
+            "room.enter",
+            "{\"room\":42,\"user\":\"alice\"}. Joins the room until room.leave or disconnect; replies its members."
+        ),
+        (
+            "room.leave",
+            "{\"room\":42,\"user\":\"alice\"}. Leaves a room this connection entered; replies the members left."
+        ),
         ("room.say", "{\"room\":42,\"text\":\"hi\"}. A reliable push on 'room.42' to every member."),
         ("quotes.subscribe", "[\"AAPL\",...], after login. Sets the symbols of your 'quotes' pushes."),
         ("count", "{} counts this run of its request id; replies {\"request_id\":ID,\"runs\":N}."),
@@ -171,7 +178,7 @@ enum ServeCommand: Subcommand {
         let server: LongLinkServer
         if let redis {
             do {
-                server = LongLinkServer(configuration: configuration, router: router, fleet: try redis.fleet())
+                server = LongLinkServer(configuration: configuration, router: router, stores: try redis.stores())
             } catch {
                 Terminal.standardError.line("longlink serve: \(error.message)")
                 return ExitStatus.failure

@@ -101,7 +101,8 @@ private final class Session: ConnectionHandler {
                 offended = true
                 return
             }
-            // A de-duplication window, so that a request written before the offence is sent again.
+            // A de-duplication window, so that a request written (after a login) before the offence
+            // is sent again.
             let welcome = Frame.Welcome(
                 serverID: "hostile", heartbeatMilliseconds: 15_000, dedupeWindowMilliseconds: 60_000)
             send(.welcome(welcome), on: connection)

@@ -25,6 +25,10 @@ final class Fleet: Sendable {
             server = LongLinkTestServer(configuration: configuration) {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }
+                router.register("login") { payload, context in
+                    context.bind(principal: String(decoding: payload, as: UTF8.self))
+                    return []
+                }
                 router.register("run") { payload, _ in
                     counts.withLock { $0[String(decoding: payload, as: UTF8.self), default: 0] += 1 }
                     return Array(id.utf8)

@@ -34,7 +34,8 @@ extension ClientCore {
         observation.stats.connects += 1
         if observation.stats.connects > 1 { observation.stats.reconnects += 1 }
         link.adopt(
-            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
+            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
+        )
         shared.linkCompresses.store(link.compresses, ordering: .relaxed)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
@@ -67,9 +68,13 @@ extension ClientCore {
         return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
     }
 
-    /// Login is done: send `Sync`, the acknowledgements that waited, and the queue.
-    func openGate(_ generation: UInt64) {
-        guard let link = link(generation), case .sync(let openQueue) = machine.loginSucceeded(generation) else {
+    /// Login is done: send `Sync`, the acknowledgements that waited, and the queue. `loggedIn`: the
+    /// session's login step ran here (false when it has none; see
+    /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``).
+    func openGate(_ generation: UInt64, loggedIn: Bool) {
+        guard let link = link(generation),
+            case .sync(let openQueue) = machine.loginSucceeded(generation, loggedIn: loggedIn)
+        else {
             return
         }
         send(.sync(Frame.Sync()), on: link)
@@ -258,7 +263,8 @@ extension ClientCore {
         link.end = end
         ledger.linkClosed(generation)
         if closed?.role != .current { links[generation] = nil }
-        let resent = settleWrittenRequests(of: link, resendAllowed: closed?.resendAllowed ?? !machine.isStopping)
+        let resent = settleWrittenRequests(
+            of: link, resendAllowed: closed?.resendAllowed ?? !machine.isStopping, loggedIn: closed?.loggedIn ?? false)
         if closed?.role == .current {
             link.resumeEndWaiter(.ended(end))
         } else if resent > 0, let current = self.link, machine.phase == .open(current.generation) {
@@ -270,16 +276,15 @@ extension ClientCore {
     /// The requests written on a link that ended go out again on the next link when that is safe;
     /// the others fail with connectionLost, their outcome unknown. Returns how many will go again.
     @discardableResult
-    func settleWrittenRequests(of link: Link, resendAllowed: Bool) -> Int {
+    func settleWrittenRequests(of link: Link, resendAllowed: Bool, loggedIn: Bool) -> Int {
+        let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
         let settlement = book.linkEnded(
-            link.generation, resendAllowed: resendAllowed,
-            serverDeduplicates: (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0)
+            link.generation, resendAllowed: resendAllowed, serverWindow: serverWindow, loggedIn: loggedIn)
         observation.stats.resends += settlement.resent
-        fail(
-            settlement.failed,
-            with: LongLinkError(
-                code: .connectionLost, message: "the link dropped after the request was written; its outcome is unknown"
-            ))
+        // Say why a server with a window did not spare the call: it was made before any login.
+        let unknown = "the link dropped after the request was written; its outcome is unknown"
+        let message = serverWindow && !loggedIn ? unknown + " (made before a login: not de-duplicated)" : unknown
+        fail(settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
         return settlement.resent
     }
 }

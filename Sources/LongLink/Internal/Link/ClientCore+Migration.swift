@@ -32,7 +32,8 @@ extension ClientCore {
         link.welcome = welcome
         // Compression is for its login requests; the client-wide flag follows when it takes over.
         link.adopt(
-            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled)
+            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
+        )
         links[generation] = link
         ledger.linkAttached(generation)
         if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }
@@ -46,9 +47,10 @@ extension ClientCore {
         return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
     }
 
-    /// The successor logged in: it becomes the current link (`Sync`, the queue), and the old one
+    /// The successor logged in (`loggedIn`: with the session's login step, as in
+    /// ``openGate(_:loggedIn:)``): it becomes the current link (`Sync`, the queue), and the old one
     /// retires. False when the successor is gone or the client is stopping.
-    func completeMigration(_ generation: UInt64) -> Bool {
+    func completeMigration(_ generation: UInt64, loggedIn: Bool) -> Bool {
         guard let new = link(generation), case .takeOver(let retired) = machine.completeMigration(generation) else {
             return false
         }
@@ -63,7 +65,7 @@ extension ClientCore {
         shared.linkCompresses.store(new.compresses, ordering: .relaxed)
         observation.stats.migrations += 1
         scheduleTick(new)
-        openGate(generation)
+        openGate(generation, loggedIn: loggedIn)
         for old in machine.retiring.keys.sorted() { retireIfDrained(old) }
         return true
     }

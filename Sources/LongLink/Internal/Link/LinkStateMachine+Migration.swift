@@ -43,7 +43,7 @@ extension LinkStateMachine {
         /// current link.
         case abandon
         /// The successor is the current link now and logged in: send `Sync` and the queue
-        /// (``LinkStateMachine/loginSucceeded(_:)`` said so); `retired` answers what was written
+        /// (``LinkStateMachine/loginSucceeded(_:loggedIn:)`` said so); `retired` answers what was written
         /// on it, then closes.
         case takeOver(retired: UInt64?)
     }

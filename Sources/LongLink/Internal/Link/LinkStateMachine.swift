@@ -85,6 +85,10 @@ struct LinkStateMachine {
     /// Links a migration replaced, answering what was written on them; true once the client said
     /// `GoAway` there.
     var retiring: [UInt64: Bool] = [:]
+    /// Links whose gate opened after an app login step completed on them (the current link, a
+    /// retiring one), until they close. Requests go out only through an open gate, so each one
+    /// written on such a link was written after its login: the server de-duplicates only those.
+    private(set) var loggedIn: Set<UInt64> = []
 
     /// The generation of the last link made, whatever became of it.
     private(set) var lastGeneration: UInt64 = 0
@@ -176,9 +180,12 @@ struct LinkStateMachine {
         case sync(openQueue: Bool)
     }
 
-    /// The login step and the subscriptions succeeded on `generation`.
-    mutating func loginSucceeded(_ generation: UInt64) -> LoginAction {
+    /// The login step and the subscriptions succeeded on `generation`; `loggedIn` when the session
+    /// has a login step (it ran to completion here), false when it has none: a server binds a
+    /// principal only in a login, and de-duplicates nothing written before one.
+    mutating func loginSucceeded(_ generation: UInt64, loggedIn: Bool) -> LoginAction {
         guard isEstablished(generation) else { return .none }
+        if loggedIn { self.loggedIn.insert(generation) }
         synced = true
         guard !shuttingDown else { return .sync(openQueue: false) }
         phase = .open(generation)
@@ -241,6 +248,10 @@ struct LinkStateMachine {
         var end: LinkEnd
         /// Written requests may go out again on the current (or next) link.
         var resendAllowed: Bool
+        /// The link had logged in before anything but its login went out on it (see
+        /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``): only then may its server answer a
+        /// copy from its de-dup window instead of running it again.
+        var loggedIn: Bool
     }
 
     /// The transport closed the link of `generation`; nil when it is not the client's.
@@ -248,7 +259,9 @@ struct LinkStateMachine {
         if successor == generation || retiring[generation] != nil {
             let role: Role = successor == generation ? .successor : .retiring
             if role == .successor { successor = nil } else { retiring[generation] = nil }
-            return ClosedAction(role: role, end: .closed(error), resendAllowed: !isStopping)
+            return ClosedAction(
+                role: role, end: .closed(error), resendAllowed: !isStopping,
+                loggedIn: loggedIn.remove(generation) != nil)
         }
         guard self.generation == generation else { return nil }
         let end: LinkEnd
@@ -261,7 +274,8 @@ struct LinkStateMachine {
         }
         phase = .idle
         synced = false
-        return ClosedAction(role: .current, end: end, resendAllowed: !isStopping)
+        return ClosedAction(
+            role: .current, end: end, resendAllowed: !isStopping, loggedIn: loggedIn.remove(generation) != nil)
     }
 
     enum ShutdownAction: Equatable {

@@ -129,14 +129,18 @@ struct RequestBook<Caller> {
         entries.values.contains { $0.stage == .written(generation) }
     }
 
-    /// The link of `generation` ended. Its written requests go out again when `resend` allows it
-    /// for them (the server de-duplicates, or the request is idempotent; never login requests);
-    /// the rest are handed back to be failed.
+    /// The link of `generation` ended. Its written requests go out again when `resendAllowed`
+    /// and a copy cannot run twice: the request is idempotent, or the server de-duplicates it,
+    /// which it does only with a window (`serverWindow`, announced in its `Welcome`) for a request
+    /// made after a login (`loggedIn`: a request made before any login runs as sent, so a copy
+    /// would run it again). Login requests never go again. The rest are handed back to be failed:
+    /// they may have run.
     mutating func linkEnded(
-        _ generation: UInt64, resendAllowed: Bool, serverDeduplicates: Bool
+        _ generation: UInt64, resendAllowed: Bool, serverWindow: Bool, loggedIn: Bool
     ) -> Settlement {
         var settlement = Settlement()
         var resend: [UInt64] = []
+        let serverDeduplicates = serverWindow && loggedIn
         for (id, entry) in entries where entry.stage == .written(generation) {
             let request = entry.request
             if resendAllowed, !request.bypassesGate, serverDeduplicates || request.idempotent {

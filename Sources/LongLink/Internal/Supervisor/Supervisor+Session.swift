@@ -15,8 +15,9 @@ extension Supervisor {
         await directory.recordSuccess(first, loadPermille: await core.serverInfo?.loadPermille ?? 0)
         await core.clearPendingWake()
         await core.setState(ConnectionState(phase: .loggingIn, endpoint: first, reason: "handshake done; logging in"))
+        let loggedIn: Bool
         do {
-            try await login(generation, server: await core.serverInfo)
+            loggedIn = try await login(generation, server: await core.serverInfo)
         } catch {
             let error = Self.wrap(error)
             if error.code == .unauthenticated {
@@ -33,7 +34,7 @@ extension Supervisor {
         // a clock earlier than the rhythm's start (a manual clock advanced between the two would
         // shift every re-probe by its step).
         let connectedAt = configuration.clock.now
-        await core.openGate(generation)
+        await core.openGate(generation, loggedIn: loggedIn)
         await announce(first, reason: "logged in to server")
         var current = (generation: generation, endpoint: first)
         var decider = MigrationDecider(policy: balancing.migration)
@@ -128,9 +129,10 @@ extension Supervisor {
         let outcome = await race([target])
         guard let (_, pending) = outcome.winner else { return nil }
         let generation: UInt64
+        let loggedIn: Bool
         do {
             generation = try await core.attachSuccessor(pending)
-            try await login(generation, server: await core.successorInfo(generation))
+            loggedIn = try await login(generation, server: await core.successorInfo(generation))
         } catch {
             let error = Self.wrap(error)
             configuration.logger?(
@@ -139,7 +141,7 @@ extension Supervisor {
             await directory.recordFailure(target)
             return nil
         }
-        guard await core.completeMigration(generation) else {
+        guard await core.completeMigration(generation, loggedIn: loggedIn) else {
             await core.closeLink(generation, error: LongLinkError(code: .cancelled, message: "migration abandoned"))
             return nil
         }

@@ -152,7 +152,11 @@ struct Supervisor {
         return outcome
     }
 
-    func login(_ generation: UInt64, server: ServerInfo?) async throws {
+    /// Runs the session's login step, if it has one, and replays the subscriptions on the link of
+    /// `generation`. Returns true when a login step ran: only then does the server de-duplicate
+    /// what goes out on the link next (it binds a principal in a login, and de-duplicates nothing
+    /// made before one).
+    func login(_ generation: UInt64, server: ServerInfo?) async throws -> Bool {
         guard let server else {
             throw LongLinkError(code: .connectionLost, message: "the link dropped before login")
         }
@@ -163,6 +167,7 @@ struct Supervisor {
             try await login(session)
         }
         try await replaySubscriptions(on: generation)
+        return configuration.login != nil
     }
 
     static func wrap(_ error: any Error) -> LongLinkError {
