@@ -140,27 +140,29 @@ struct DurableDedupeTests {
         configuration.dedupeBytesPerClient = 50
         var store = try DurableStore(directory: directory.path, configuration: configuration)
         let window = Duration.seconds(60)
-        #expect(try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5)) == .run)
-        #expect(try await store.begin(principal: "ann", clientID: "c", requestID: "2", runningFor: .seconds(5)) == .run)
+        func claim(_ id: String) -> DedupeClaimRequest {
+            DedupeClaimRequest(principal: "ann", clientID: "c", requestID: id, runningFor: .seconds(5), window: window)
+        }
+        #expect(try await store.begin(claim("1")) == .run)
+        #expect(try await store.begin(claim("2")) == .run)
         #expect(
-            try await store.finish(
-                principal: "ann", clientID: "c", requestID: "2", reply: .init(repeating: 1, count: 80), window: window))
+            try await store.finish(DedupeFinishRequest(principal: "ann", clientID: "c", requestID: "2", reply: .init(repeating: 1, count: 80), window: window)))
         await store.close()
         let closed = await failure {
-            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "3", runningFor: .seconds(5))
+            _ = try await store.begin(claim("3"))
         }
         #expect(closed?.code == .shutdown)
 
         store = try DurableStore(directory: directory.path, configuration: configuration)
         let unknown = await failure {
-            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5))
+            _ = try await store.begin(claim("1"))
         }
         #expect(unknown?.code == .outcomeUnknown)
         let notKept = await failure {
-            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "2", runningFor: .seconds(5))
+            _ = try await store.begin(claim("2"))
         }
         #expect(notKept?.code == .resourceExhausted)
-        #expect((notKept?.underlying as? SharedDedupeRefusal)?.ran == true)
+        #expect((notKept?.underlying as? DedupeRefusal)?.ran == true)
         await store.close()
     }
 }

@@ -87,18 +87,18 @@ struct DurableFileTests {
     @Test func aReadOnlyFileRefusesWritesAndKeepsAnsweringReads() async throws {
         let directory = try TemporaryDirectory("durable")
         let store = try DurableStore(directory: directory.path)
-        _ = try await store.append(principal: "ann", topic: "t", payload: bytes("1"))
+        _ = try await store.append(PushAppend(principal: "ann", topic: "t", payload: bytes("1")))
         try await store.engine.execute("PRAGMA query_only = ON")
-        let refused = await failure { _ = try await store.append(principal: "ann", topic: "t", payload: bytes("2")) }
+        let refused = await failure { _ = try await store.append(PushAppend(principal: "ann", topic: "t", payload: bytes("2"))) }
         #expect(refused?.code == .unavailable)
         #expect(refused?.message.contains(store.path) == true)
         let claim = await failure {
-            _ = try await store.begin(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5))
+            _ = try await store.begin(DedupeClaimRequest(principal: "ann", clientID: "c", requestID: "1", runningFor: .seconds(5)))
         }
         #expect(claim?.code == .unavailable)
-        #expect(texts(try await store.unacknowledged(principal: "ann", after: 0, limit: 10)) == ["1"])
+        #expect(texts(try await store.unacknowledged(PushRead(principal: "ann", limit: 10))) == ["1"])
         try await store.engine.execute("PRAGMA query_only = OFF")
-        #expect(try await store.append(principal: "ann", topic: "t", payload: bytes("2")).seq == 2)
+        #expect(try await store.append(PushAppend(principal: "ann", topic: "t", payload: bytes("2"))).seq == 2)
         await store.close()
     }
 
@@ -107,18 +107,18 @@ struct DurableFileTests {
     @Test func aFullDiskRefusesPushesAndDamagesNothing() async throws {
         let directory = try TemporaryDirectory("durable")
         let store = try DurableStore(directory: directory.path)
-        for n in 1...20 { _ = try await store.append(principal: "ann", topic: "t", payload: bytes("\(n)")) }
+        for n in 1...20 { _ = try await store.append(PushAppend(principal: "ann", topic: "t", payload: bytes("\(n)"))) }
         let pages = try #require(await store.engine.integer("PRAGMA page_count"))
         try await store.engine.execute("PRAGMA max_page_count = \(pages)")
         let large = [UInt8](repeating: 1, count: 64 << 10)
-        let refused = await failure { _ = try await store.append(principal: "ann", topic: "t", payload: large) }
+        let refused = await failure { _ = try await store.append(PushAppend(principal: "ann", topic: "t", payload: large)) }
         #expect(refused?.code == .resourceExhausted)
         #expect(refused?.message.contains(store.path) == true)
-        #expect(try await store.unacknowledged(principal: "ann", after: 0, limit: 100).map(\.seq) == Array(1...20))
+        #expect(try await store.unacknowledged(PushRead(principal: "ann", limit: 100)).map(\.seq) == Array(1...20))
         // An acknowledgement frees pages: then the next push fits, under the next seq.
-        try await store.acknowledge(principal: "ann", seqs: Array(1...20))
+        try await store.acknowledge(AcknowledgedPushes(principal: "ann", seqs: Array(1...20)))
         try await store.engine.execute("PRAGMA max_page_count = \(pages + 64)")
-        #expect(try await store.append(principal: "ann", topic: "t", payload: large).seq == 21)
+        #expect(try await store.append(PushAppend(principal: "ann", topic: "t", payload: large)).seq == 21)
         #expect(
             try await store.engine.integer("SELECT count(*) FROM pragma_quick_check WHERE quick_check <> 'ok'") == 0)
         await store.close()

@@ -25,10 +25,10 @@ struct DurableRestartTests {
             let (stores, executions, started, go) = (stores, executions, started, go)
             self.directory = directory
             server = LongLinkTestServer(
-                fleet: {
+                stores: {
                     let store = try DurableStore(directory: directory.path)
                     stores.withLock { $0.append(store) }
-                    return FleetStores(pushes: store, dedupe: store)
+                    return ServerStores(pushes: store, dedupe: store)
                 },
                 router: {
                     var router = Router()
@@ -78,7 +78,7 @@ struct DurableRestartTests {
             return pushes
         }
         let server = try #require(harness.server.server)
-        for n in 1...2 { try await server.publish(to: "ann", topic: "alerts", payload: bytes("alert \(n)")) }
+        for n in 1...2 { try await server.push(to: "ann", topic: "alerts", payload: bytes("alert \(n)")) }
         #expect(try await take(2).map(\.seq) == [1, 2])
         try await eventually("the acks reach the file") {
             (try? await harness.store.unacknowledgedCount(principal: "ann")) == 0
@@ -96,7 +96,7 @@ struct DurableRestartTests {
         harness.go.put(())
         try await eventually("the reply is stored") { (try? await harness.storedReplies()) == 1 }
         // Produced while the client is away: stored, not delivered.
-        for n in 3...5 { try await server.publish(to: "ann", topic: "alerts", payload: bytes("alert \(n)")) }
+        for n in 3...5 { try await server.push(to: "ann", topic: "alerts", payload: bytes("alert \(n)")) }
 
         try await harness.server.restart(.crash)
         #expect(harness.stores.withLock { $0.count } == 2)
@@ -115,7 +115,7 @@ struct DurableRestartTests {
         }
         #expect(await client.statistics.pushesDelivered == 5)
         // Nothing else arrives: no push was delivered twice.
-        let push = try await restarted.publish(to: "ann", topic: "alerts", payload: bytes("alert 6"))
+        let push = try await restarted.push(to: "ann", topic: "alerts", payload: bytes("alert 6"))
         #expect(try await take(1).map(\.seq) == [push])
         #expect(delivered.count == 0)
         _ = await running.stop()

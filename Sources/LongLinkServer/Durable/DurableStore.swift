@@ -6,13 +6,13 @@ internal import LongLinkTransport
 ///
 /// ```swift
 /// let server = LongLinkServer(
-///     configuration: configuration, router: router, fleet: try .durable(directory: "/var/lib/quotes/longlink"))
+///     configuration: configuration, router: router, stores: try .durable(directory: "/var/lib/quotes/longlink"))
 /// ```
 ///
 /// **What is kept.** Each principal's unacknowledged pushes with their epoch and seq, and the
 /// de-dup window's entries (stored replies, with their expiry), in `longlink.sqlite` under the
 /// data directory (WAL mode: `longlink.sqlite-wal` beside it). A producer's
-/// ``LongLinkServer/publish(to:topic:payload:)`` returns once its push is committed, as durably as
+/// ``LongLinkServer/push(to:topic:payload:)`` returns once its push is committed, as durably as
 /// ``DurableStoreConfiguration/sync`` promises (``DurableSyncPolicy``). Writes are group-committed:
 /// a thread of the store's own takes every write queued since its last commit (pushes,
 /// acknowledgements, claims, replies) and commits them in one transaction, one `fsync` for all.
@@ -46,7 +46,7 @@ public final class DurableStore: Sendable {
     /// The servers of this process that observe the store's pushes.
     let observers = PushObservers()
     /// The de-dup window the server last gave a claim (its ``ServerConfiguration/dedupeWindow``):
-    /// the calls that carry none record it as theirs.
+    /// the calls that carry none take it as theirs.
     let lastWindow = Locked(Duration.seconds(120))
 
     /// Opens the store in `directory` (made when missing), creating its file when there is none.

@@ -6,7 +6,7 @@
 /// system had not written to the disk yet.
 ///
 /// A producer's call returns only once its push is committed, so "a commit" below is "a push whose
-/// `publish` returned" (likewise a stored reply, an acknowledgement).
+/// `push(to:topic:payload:)` returned" (likewise a stored reply, an acknowledgement).
 public struct DurableSyncPolicy: Sendable, Hashable, CustomStringConvertible {
     enum Wrapped: Sendable, Hashable {
         case everyCommit
