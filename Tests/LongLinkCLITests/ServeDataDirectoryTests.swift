@@ -148,3 +148,34 @@ struct ServeDataDirectoryTests {
         #expect(syncAlone.standardError.contains("--sync needs --data-dir"))
     }
 }
+
+@Suite("longlink soak --data-dir", .sharedMachine)
+struct SoakDataDirectoryTests {
+    /// The soak's server is a `serve --data-dir` child process that the schedule kills with
+    /// SIGKILL (at 6 s) and starts again on the same directory: nothing lost, duplicated or run twice.
+    @Test(.timeLimit(.minutes(5)))
+    func theSoakKillsItsDurableServerAndLosesNothing() async throws {
+        let directory = temporaryDataDirectory("soak")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let outcome = try await ToolProcess.run(
+            ["soak", "--data-dir", directory, "--duration", "20s"], within: .seconds(120))
+        let output = outcome.standardOutput
+        #expect(outcome.status == 0, "\(output) \(outcome.standardError)")
+        for label in ["lost", "duplicated", "executed twice", "hung", "out of order", "left pending"] {
+            #expect(summaryValue(label, in: output) == "0", "\(label) in \(output)")
+        }
+        #expect(summaryValue("result", in: output) == "PASS")
+        #expect(output.contains("fault  kill -9 the server, restart it on its data directory"), "\(output)")
+        #expect(output.contains("undo: server 0 restarted"), "\(output)")
+        #expect(Int(summaryValue("pushes emitted", in: output) ?? "") ?? 0 > 50)
+        // Every run of count was logged outside the process that was killed.
+        let runs = try String(contentsOfFile: directory + "/soak-runs.log", encoding: .utf8)
+        #expect(runs.split(separator: "\n").count > 50)
+    }
+
+    @Test func theSoakOptionsAreChecked() async throws {
+        let withFleet = try await ToolProcess.run(["soak", "--fleet", "2", "--data-dir", "/tmp/unused"])
+        #expect(withFleet.status == ExitStatus.usage)
+        #expect(withFleet.standardError.contains("not with --fleet"), "\(withFleet.standardError)")
+    }
+}

@@ -100,6 +100,9 @@ enum ServeCommand: Subcommand {
             .value(
                 "sync", "POLICY",
                 help: "How --data-dir's file is synced: every-commit (default), interval:DURATION or never."),
+            .value(
+                "runs-log", "FILE",
+                help: "Append 'CLIENT_ID REQUEST_ID' to FILE for each run of count (runs counted across restarts)."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
@@ -172,6 +175,7 @@ enum ServeCommand: Subcommand {
             }
             feedConfiguration.alertStepCents = cents == 0 ? nil : cents
         }
+        let testMethods = try ClientTestMethods(runsLog: arguments.value("runs-log"))
         let log = EventLog(isEnabled: !arguments.flag("quiet"))
         let redis = try Self.redis(arguments)
         let dataDirectory = try Self.dataDirectory(arguments)
@@ -182,12 +186,12 @@ enum ServeCommand: Subcommand {
         }
         return await serve(
             configuration: configuration, redis: redis, dataDirectory: dataDirectory,
-            feed: arguments.flag("no-feed") ? nil : feedConfiguration, log: log)
+            feed: arguments.flag("no-feed") ? nil : feedConfiguration, testMethods: testMethods, log: log)
     }
 
     private static func serve(
         configuration: ServerConfiguration, redis: ServeRedis?, dataDirectory: DataDirectory?,
-        feed feedConfiguration: DemoFeed.Configuration?, log: EventLog
+        feed feedConfiguration: DemoFeed.Configuration?, testMethods: ClientTestMethods, log: EventLog
     ) async -> Int32 {
         // A reader of standard output that goes away must not kill the server.
         signal(SIGPIPE, SIG_IGN)
@@ -195,7 +199,6 @@ enum ServeCommand: Subcommand {
         var prepared = configuration
         service.prepare(&prepared)
         let configuration = prepared
-        let testMethods = ClientTestMethods()
         var router = service.router()
         testMethods.register(in: &router)
         let server: LongLinkServer
