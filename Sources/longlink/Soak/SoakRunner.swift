@@ -28,7 +28,9 @@ enum SoakEvent: Sendable {
 /// de-duplication store that survives the crash, which the in-memory one does not. With
 /// ``SoakConfiguration/fleet``, the servers share their stores, the client knows every server, and
 /// the schedule crashes the server the client is on and restarts it: a request caught by a crash
-/// may time out, and none may run twice.
+/// may time out, and none may run twice. With ``SoakConfiguration/dataDirectory`` the server is a
+/// `serve --data-dir` child process that the schedule kills with SIGKILL and starts again on its
+/// durable store: every push whose `emit` was answered arrives once, and no `count` runs twice.
 struct SoakRunner: Sendable {
     /// The run's configuration.
     var configuration: SoakConfiguration
