@@ -113,7 +113,9 @@ extension DurableBenchmark {
     static func requests(_ store: Store, settings: BenchSettings) async throws -> (p50: Double, rate: Double) {
         try await withDirectory { directory in
             let stores =
-                try store.policy.map { try ServerStores.durable(directory: directory, configuration: configuration($0)) }
+                try store.policy.map {
+                    try ServerStores.durable(directory: directory, configuration: configuration($0))
+                }
                 ?? .inMemory()
             return try await withBenchServer(stores: stores) { server in
                 try await withBenchClient(port: server.port) { bench in
@@ -161,10 +163,13 @@ extension DurableBenchmark {
                 return total + ((attributes[.size] as? Int) ?? 0)
             }
             var recovery = Recovery(
-                fillRate: Double(recoveryPushes) / filled.inSeconds, bytesPerPush: Double(bytes) / Double(recoveryPushes))
+                fillRate: Double(recoveryPushes) / filled.inSeconds,
+                bytesPerPush: Double(bytes) / Double(recoveryPushes))
             for run in 1...runs {
                 for verifies in [true, false] {
-                    benchProgress("durable: open + first read of \(recoveryPushes) pushes (check \(verifies)), run \(run)/\(runs)")
+                    benchProgress(
+                        "durable: open + first read of \(recoveryPushes) pushes (check \(verifies)), run \(run)/\(runs)"
+                    )
                     var configuration = DurableStoreConfiguration()
                     configuration.verifiesOnOpen = verifies
                     let opening = clock.now
@@ -172,8 +177,14 @@ extension DurableBenchmark {
                     let first = try await opened.unacknowledged(PushRead(principal: "recovery-0", limit: 100))
                     let elapsed = (clock.now - opening).inSeconds * 1e3
                     await opened.close()
-                    guard first.count == 100 else { throw BenchError("the reopened store read \(first.count) pushes, not 100") }
-                    if verifies { recovery.openVerified.append(elapsed) } else { recovery.openUnverified.append(elapsed) }
+                    guard first.count == 100 else {
+                        throw BenchError("the reopened store read \(first.count) pushes, not 100")
+                    }
+                    if verifies {
+                        recovery.openVerified.append(elapsed)
+                    } else {
+                        recovery.openUnverified.append(elapsed)
+                    }
                 }
             }
             return recovery

@@ -79,7 +79,8 @@ enum DurableBenchmark {
         let tools = try RedisTools.find(in: settings.redisDirectory, neededBy: "the durable scenario").get()
         // Appends everything: no rewrite during the run (its fork would land in one measurement).
         let redis = try await RedisBenchServer.start(
-            tools, extraArguments: ["--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0"])
+            tools,
+            extraArguments: ["--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0"])
         benchProgress("durable: redis-server pid \(redis.pid) on port \(redis.port), AOF in \(redis.directory.path)")
         do {
             try await measure(tools, redis: redis, settings: settings, into: &report)
@@ -103,7 +104,8 @@ enum DurableBenchmark {
                     benchProgress("durable: redis-benchmark -c \(producers) XADD, appendfsync \(mode), \(progress)")
                     samples.add(
                         "redis.\(mode).\(producers)",
-                        try await redisXADD(tools, redis: redis, probe: probe, mode: mode, clients: producers,
+                        try await redisXADD(
+                            tools, redis: redis, probe: probe, mode: mode, clients: producers,
                             settings: settings))
                 }
                 for store in Store.allCases {
@@ -156,7 +158,8 @@ enum DurableBenchmark {
                     BenchFigure(
                         key: "durable.push.\(store.key).producers_\(producers)",
                         label: "durable: push(to:) stored, \(store.name), \(producers) producers", unit: "msg/s",
-                        samples: samples["push.\(store.key).\(producers)"], baselineSamples: baseline.map { samples[$0] },
+                        samples: samples["push.\(store.key).\(producers)"],
+                        baselineSamples: baseline.map { samples[$0] },
                         target: target,
                         note: store == .everyCommit && producers == 1
                             ? "LongLinkServer.push(to:) returned (stored, no client connected), each producer a principal "
@@ -168,7 +171,8 @@ enum DurableBenchmark {
                 report.add(
                     BenchFigure(
                         key: "durable.store_append.\(store.key).producers_\(producers)",
-                        label: "durable: the store's append alone, \(store.name), \(producers) producers", unit: "msg/s",
+                        label: "durable: the store's append alone, \(store.name), \(producers) producers",
+                        unit: "msg/s",
                         samples: samples["append.\(store.key).\(producers)"],
                         baselineSamples: store == .inMemory ? nil : samples["append.in_memory.\(producers)"],
                         note: store == .everyCommit && producers == 1
@@ -180,13 +184,16 @@ enum DurableBenchmark {
                 key: "durable.disk_bytes_per_push", label: "durable: disk bytes per stored push", unit: "B",
                 samples: [recovery.bytesPerPush],
                 note: "the files of a store holding \(recoveryPushes) pushes (\(topic.utf8.count) B topic, "
-                    + "\(payload.count) B payload, \(recoveryPrincipals) principals) after its close's checkpoint, / the count"))
+                    + "\(payload.count) B payload, \(recoveryPrincipals) principals) after its close's checkpoint, / the count"
+            ))
         report.add(
             BenchFigure(
-                key: "durable.recovery.open_and_first_read", label: "durable: open + first read, 1,000,000 pushes stored",
+                key: "durable.recovery.open_and_first_read",
+                label: "durable: open + first read, 1,000,000 pushes stored",
                 unit: "ms", samples: recovery.openVerified,
                 note: "DurableStore(directory:) with the default configuration (PRAGMA quick_check on open) and one "
-                    + "principal's first 100 pushes; filled at \(BenchReport.number(recovery.fillRate)) pushes/s (.never)"))
+                    + "principal's first 100 pushes; filled at \(BenchReport.number(recovery.fillRate)) pushes/s (.never)"
+            ))
         report.add(
             BenchFigure(
                 key: "durable.recovery.open_and_first_read_unverified",
@@ -194,7 +201,8 @@ enum DurableBenchmark {
                 samples: recovery.openUnverified))
         report.add(
             BenchFigure(
-                key: "durable.rpc.latency.p50", label: "durable: rpc p50, 1 in flight, durable de-dup window", unit: "µs",
+                key: "durable.rpc.latency.p50", label: "durable: rpc p50, 1 in flight, durable de-dup window",
+                unit: "µs",
                 samples: samples["rpc.p50.every_commit"], baselineSamples: samples["rpc.p50.in_memory"],
                 note: "a logged-in client's echo; the window in a DurableStore (.everyCommit): the claim and the reply "
                     + "are committed; baseline: the in-memory window"))
