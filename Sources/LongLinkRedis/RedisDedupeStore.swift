@@ -49,6 +49,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     let replies: DedupeQueue
     /// What one tenant may hold (``RedisConfiguration/dedupeBudgets``).
     let budgets: RedisDedupeBudgets
+    /// The claims this instance may have made without hearing back (see ``ClaimsInDoubt``).
+    let doubts = Locked(ClaimsInDoubt())
     /// The de-dup window the server last gave ``begin(principal:clientID:requestID:runningFor:resent:window:)``
     /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(principal:clientID:requestID:runningFor:until:)``).
     private let lastWindow = Locked<Int64?>(nil)
@@ -190,8 +192,23 @@ public final class RedisDedupeStore: SharedDedupeStore {
     ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await claims.submit(entry, .claim(term: term, lineage: lineage))
+        let reply: RESPValue
+        do throws(LongLinkError) {
+            reply = try await claims.submit(entry, .claim(term: term, lineage: lineage))
+        } catch {
+            // No answer: the claim may have been made all the same; asked again, it is this instance's.
+            doubts.withLock { $0.claimFailed(entry.name, term: .milliseconds(term), at: .now) }
+            throw error
+        }
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
+        if value.first != nil, value == Array(keeper.running.utf8), !keeper.holds(entry),
+            doubts.withLock({ $0.recognize(entry.name, at: .now) })
+        {
+            // This instance's own claim, made by an attempt whose reply was lost: no handler ran for it.
+            keeper.claimed(entry, term: term)
+            return .claimed
+        }
+        doubts.withLock { $0.answered(entry.name) }
         guard let kind = value.first else {
             keeper.claimed(entry, term: term)
             return .claimed
@@ -237,9 +254,10 @@ public final class RedisDedupeStore: SharedDedupeStore {
         principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
     ) async throws(LongLinkError) -> Bool {
         let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
-        keeper.released(entry)
+        settling(entry)
         let result = try await replies.submit(
             entry, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
+        doubts.withLock { $0.settled(entry.name) }
         guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
         // 2: kept as `N`, over the budgets; the claim was this instance's all the same.
         return stored == 1 || stored == 2
@@ -250,14 +268,23 @@ public final class RedisDedupeStore: SharedDedupeStore {
     @discardableResult
     public func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
         let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
-        keeper.released(entry)
+        settling(entry)
         let result = try await backend.runner.run(
             DedupeScripts.abandon, keys: [entry.accounts, entry.index, entry.name].map { Array($0.utf8) },
             arguments: [
                 Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: entry.name).utf8), backend.publish,
                 Array(entry.member.utf8),
             ])
+        doubts.withLock { $0.settled(entry.name) }
         return result.int64 == 1
+    }
+
+    /// A claim that ran here is finished or given up: no longer renewed, and, until the call
+    /// succeeds, never taken for a lost claim while its value may stay in Redis (its term).
+    private func settling(_ entry: DedupeEntryKey) {
+        // Not held: never claimed here, or its renewal found the value gone (it comes back only by a claim).
+        guard let term = keeper.released(entry) else { return }
+        doubts.withLock { $0.settling(entry.name, term: .milliseconds(term), at: .now) }
     }
 
     /// Waits while the request runs elsewhere: returns
