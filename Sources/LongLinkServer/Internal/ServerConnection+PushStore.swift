@@ -12,8 +12,8 @@ struct PushReads {
     /// once notices of its principal reach this server, so that nothing stored between the read
     /// and the subscription is missed.
     var observed: String?
-    /// Armed after a failed read: the store is asked again when it fires.
-    var retryTimer: EventLoopTimer?
+    /// Armed after a failed read (by the server's clock): the store is asked again when it fires.
+    var retryTimer: (any ScheduledWork)?
     /// Reads failed in a row: the wait before the next grows with them (see ``ServerConnection/readRetry``).
     var failures = 0
 }
@@ -109,19 +109,23 @@ extension ServerConnection {
         else { return true }
         switch result {
         case .failure(let error):
-            core.counters.sharedStoreFailures.increment()
-            guard pushReads.retryTimer == nil else { return false }
+            guard pushReads.retryTimer == nil else {
+                core.counters.sharedStoreFailures.increment()
+                return false
+            }
             pushReads.failures += 1
             let transient = StoreRetry.isTransient(error)
             let wait =
                 transient
                 ? Self.readRetry.backoff(afterFailures: pushReads.failures, jitter: .random(in: 0.5...1))
                 : Self.pushReadRetry
-            pushReads.retryTimer = loop.scheduleTimer(after: wait) { [self] in
+            pushReads.retryTimer = schedule(after: wait) { [self] in
                 pushReads.retryTimer = nil
                 if transient { core.counters.storeCallsRetried.increment() }
                 pumpReliablePushes()
             }
+            // Counted once the retry is armed (tests advance their clock when they see it).
+            core.counters.sharedStoreFailures.increment()
             return false
         case .success(let batch):
             pushReads.failures = 0
