@@ -84,12 +84,15 @@ func fleet() async throws {
     redis.tls?.trustRoots = .pemFile("redis-ca.pem")
     print(redis, redis.debugDescription)
     let pushes = try RedisPushStore(configuration: redis, capacityPerPrincipal: 100)
-    let stored: StoredPush = try await pushes.append(principal: "alice", topic: "t", payload: [1])
-    try await pushes.acknowledge(principal: "alice", seqs: [stored.seq])
+    let stored: StoredPush = try await pushes.append(PushAppend(principal: "alice", topic: "t", payload: [1]))
+    try await pushes.acknowledge(AcknowledgedPushes(principal: "alice", seqs: [stored.seq]))
     let window = try RedisDedupeStore(configuration: redis)
-    if case .finished(let reply) = try await window.begin(principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5)) {
+    let claim = DedupeClaimRequest(principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
+    if case .finished(let reply) = try await window.begin(claim) {
         print(reply.count)
     }
+    let server = LongLinkServer(configuration: ServerConfiguration(), router: Router(), stores: try .redis(redis))
+    _ = try await server.push(to: "alice", topic: "t", message: ["price": 1])
     do { _ = try await pushes.unacknowledgedCount(principal: "alice") } catch let error as LongLinkError {
         print(error.code == .unavailable, (error.underlying as? RedisServerError)?.prefix ?? "")
     }

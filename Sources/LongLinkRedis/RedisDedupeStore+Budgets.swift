@@ -21,7 +21,7 @@ extension RedisDedupeStore {
         return LongLinkError(
             code: .resourceExhausted,
             message: "\(scope); the request did not run. Retry after \(milliseconds) ms",
-            underlying: SharedDedupeRefusal(retryAfter: retryAfter))
+            underlying: DedupeRefusal(retryAfter: retryAfter))
     }
 
     /// What a copy of a request is answered when its reply was over the budgets (its entry is `N`).
@@ -30,5 +30,5 @@ extension RedisDedupeStore {
         message:
             "this request ran, but its reply was over the fleet's stored-reply budget and was not kept; it is not run"
             + " again",
-        underlying: SharedDedupeRefusal(retryAfter: nil, ran: true))
+        underlying: DedupeRefusal(retryAfter: nil, ran: true))
 }

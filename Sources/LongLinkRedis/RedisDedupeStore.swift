@@ -5,34 +5,34 @@ internal import LongLinkTransport
 /// (principal, client_id, request_id) runs once, on whichever server it reaches first, while the
 /// window lasts.
 ///
-/// A server that receives a request calls ``begin(principal:clientID:requestID:runningFor:)``,
+/// A server that receives a request calls ``begin(_:)``,
 /// which is one `SET key value NX PX ms GET`: the first caller gets
-/// ``LongLinkServer/SharedDedupeClaim/run`` and runs the request; later callers learn that it is
-/// ``LongLinkServer/SharedDedupeClaim/running`` on some server, or get its stored reply
-/// (``LongLinkServer/SharedDedupeClaim/finished(_:)``). The runner then stores the reply with
-/// ``finish(principal:clientID:requestID:reply:window:)`` for the window, or gives the request up
-/// with ``abandon(principal:clientID:requestID:)`` so that a resend may run it again. Both act only on
+/// ``LongLinkServer/DedupeClaim/run`` and runs the request; later callers learn that it is
+/// ``LongLinkServer/DedupeClaim/running`` on some server, or get its stored reply
+/// (``LongLinkServer/DedupeClaim/finished(_:)``). The runner then stores the reply with
+/// ``finish(_:)`` for the window, or gives the request up
+/// with ``abandon(_:)`` so that a resend may run it again. Both act only on
 /// an entry this store's instance claimed (each instance has an owner token of its own), so that a
 /// server whose claim expired cannot overwrite another's. Both also publish a notice on the entry's
 /// channel, which wakes the callers of
-/// ``awaitOutcome(principal:clientID:requestID:runningFor:until:)`` on every server.
+/// ``awaitOutcome(_:)`` on every server.
 ///
 /// A claim follows its owner: the instance holds a liveness lease (see ``ClaimLease``) and renews
 /// it and the claims of its running requests, so that a claim does not expire while its owner
 /// lives, however long the request runs. A waiter that finds the owner's lease gone marks the
 /// entry `UNKNOWN` (it keeps the claim's time to live) and throws
 /// ``LongLinkError/Code-swift.struct/outcomeUnknown``; so does every later
-/// ``begin(principal:clientID:requestID:runningFor:)`` for it: the request is never run a second time.
+/// ``begin(_:)`` for it: the request is never run a second time.
 ///
 /// The reply is opaque bytes: the server decides what it stores (status and payload). When Redis
 /// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
 /// fails the request closed rather than run it without the window.
-public final class RedisDedupeStore: SharedDedupeStore {
+public final class RedisDedupeStore: DedupeStore {
     let backend: RedisBackend
     let keys: RedisKeys
     /// Marks this instance's claims.
     let owner: String
-    /// The pub/sub side of ``awaitOutcome(principal:clientID:requestID:runningFor:until:)``.
+    /// The pub/sub side of ``awaitOutcome(_:)``.
     let notices: DedupeNotices
     /// The first wait between two checks of an awaited entry, doubled up to the second. Pub/sub is
     /// at most once, so a lost notice costs at most one such wait. Tests lengthen them to show
@@ -51,8 +51,8 @@ public final class RedisDedupeStore: SharedDedupeStore {
     let budgets: RedisDedupeBudgets
     /// The claims this instance may have made without hearing back (see ``ClaimsInDoubt``).
     let doubts = Locked(ClaimsInDoubt())
-    /// The de-dup window the server last gave ``begin(principal:clientID:requestID:runningFor:resent:window:)``
-    /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(principal:clientID:requestID:runningFor:until:)``).
+    /// The de-dup window the server last gave ``begin(_:)``
+    /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(_:)``).
     private let lastWindow = Locked<Int64?>(nil)
 
     /// A window on the Redis of `configuration`. Connects on first use. Throws
@@ -127,33 +127,26 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// runs the request; a server that stops leaves its claim for the rest of the term, during
     /// which waiters answer the request `UNKNOWN`. Throws
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when a waiter found that the server
-    /// running the request stopped. On a cluster with ``RedisDurability/asynchronous`` durability
-    /// it neither checks nor renews the principal's lineage record: the server calls
-    /// ``begin(principal:clientID:requestID:runningFor:resent:window:)``, which does.
-    public func begin(
-        principal: String?, clientID: String, requestID: String, runningFor: Duration
-    ) async throws(LongLinkError) -> SharedDedupeClaim {
-        // No window to judge a copy by: the plain claim, which leaves the lineage record alone.
-        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
-        return try await claim(entry, runningFor: runningFor, lineage: nil)
-    }
-
-    /// Claims the request as ``begin(principal:clientID:requestID:runningFor:)`` does. On a cluster
-    /// with ``RedisDurability/asynchronous`` durability a failover may lose the last writes, among
-    /// them this request's stored reply or claim: there the claim also checks the replication id its
-    /// principal's entries were written under, and a `resent` copy that finds no entry less than
-    /// `window` after that id changed (or its record was lost) throws
+    /// running the request stopped.
+    ///
+    /// On a cluster with ``RedisDurability/asynchronous`` durability a failover may lose the last
+    /// writes, among them this request's stored reply or claim: there a claim with a `window` also
+    /// checks the replication id its principal's entries were written under, and a `resent` copy
+    /// that finds no entry less than `window` after that id changed (or its record was lost) throws
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown``, as does every later copy: it is never run
-    /// twice. Elsewhere `resent` and `window` change nothing.
-    public func begin(
-        principal: String?, clientID: String, requestID: String, runningFor: Duration, resent: Bool,
-        window: Duration
-    ) async throws(LongLinkError) -> SharedDedupeClaim {
-        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
-        let window = Self.milliseconds(window)
+    /// twice. A claim without a `window` neither checks nor renews that lineage record; elsewhere
+    /// `resent` and `window` change nothing.
+    public func begin(_ request: DedupeClaimRequest) async throws(LongLinkError) -> DedupeClaim {
+        let entry = keys.dedupeEntry(
+            principal: request.principal, clientID: request.clientID, requestID: request.requestID)
+        // No window to judge a copy by: the plain claim, which leaves the lineage record alone.
+        guard let window = request.window.map(Self.milliseconds) else {
+            return try await claim(entry, runningFor: request.runningFor, lineage: nil)
+        }
         lastWindow.withLock { $0 = window }
         return try await claim(
-            entry, runningFor: runningFor, lineage: lineageCheck(principal: principal, resent: resent, window: window))
+            entry, runningFor: request.runningFor,
+            lineage: lineageCheck(principal: request.principal, resent: request.resent, window: window))
     }
 
     /// The lineage check a claim makes on a cluster with asynchronous replication; nil elsewhere.
@@ -163,10 +156,10 @@ public final class RedisDedupeStore: SharedDedupeStore {
             record: keys.dedupeLineage(principal: principal), resent: resent, window: window)
     }
 
-    /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/SharedDedupeClaim``.
+    /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/DedupeClaim``.
     private func claim(
         _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
-    ) async throws(LongLinkError) -> SharedDedupeClaim {
+    ) async throws(LongLinkError) -> DedupeClaim {
         switch try await check(entry, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
         case .running: return .running
@@ -250,13 +243,12 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// turn's replies (``DedupeScripts/finishAll``). Returns false when the claim is no longer this
     /// instance's (it expired; another server may have run the request).
     @discardableResult
-    public func finish(
-        principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
-    ) async throws(LongLinkError) -> Bool {
-        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+    public func finish(_ request: DedupeFinishRequest) async throws(LongLinkError) -> Bool {
+        let entry = keys.dedupeEntry(
+            principal: request.principal, clientID: request.clientID, requestID: request.requestID)
         settling(entry)
         let result = try await replies.submit(
-            entry, .finish(value: [UInt8(ascii: "D")] + reply, window: Self.milliseconds(window)))
+            entry, .finish(value: [UInt8(ascii: "D")] + request.reply, window: Self.milliseconds(request.window)))
         doubts.withLock { $0.settled(entry.name) }
         guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
         // 2: kept as `N`, over the budgets; the claim was this instance's all the same.
@@ -266,8 +258,9 @@ public final class RedisDedupeStore: SharedDedupeStore {
     /// Forgets a request this instance claimed and did not finish (its handler failed to start, it
     /// was cancelled), so that a resend runs it. Returns false when the claim was not this instance's.
     @discardableResult
-    public func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
-        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+    public func abandon(_ request: DedupeAbandonRequest) async throws(LongLinkError) -> Bool {
+        let entry = keys.dedupeEntry(
+            principal: request.principal, clientID: request.clientID, requestID: request.requestID)
         settling(entry)
         let result = try await backend.runner.run(
             DedupeScripts.abandon, keys: [entry.accounts, entry.index, entry.name].map { Array($0.utf8) },
@@ -288,28 +281,24 @@ public final class RedisDedupeStore: SharedDedupeStore {
     }
 
     /// Waits while the request runs elsewhere: returns
-    /// ``LongLinkServer/SharedDedupeClaim/finished(_:)`` once its reply is stored,
-    /// ``LongLinkServer/SharedDedupeClaim/run`` when it was given up and this caller claimed it for
-    /// `runningFor`, or ``LongLinkServer/SharedDedupeClaim/running`` at `deadline` or as soon as the
+    /// ``LongLinkServer/DedupeClaim/finished(_:)`` once its reply is stored,
+    /// ``LongLinkServer/DedupeClaim/run`` when it was given up and this caller claimed it for
+    /// `runningFor`, or ``LongLinkServer/DedupeClaim/running`` at the deadline or as soon as the
     /// calling task is cancelled. Throws ``LongLinkError/Code-swift.struct/outcomeUnknown`` as soon as
     /// the owner of the claim holds no lease (see ``ClaimLease``): it stopped while running the
     /// request, which is never run again. On a cluster with ``RedisDurability/asynchronous``
-    /// durability, once the server has called ``begin(principal:clientID:requestID:runningFor:resent:window:)``,
-    /// an entry that vanishes less than a window after a failover is taken for lost, not given up:
+    /// durability, once the server has claimed a request with a window (``begin(_:)``), an entry that vanishes less than a window after a failover is taken for lost, not given up:
     /// the waiter's claim is checked as a resent copy's and throws
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` instead of running the request again.
     ///
-    /// Subscribes to the entry's notice channel first and checks it with
-    /// ``begin(principal:clientID:requestID:runningFor:)`` after, so that an outcome stored in between
+    /// Subscribes to the entry's notice channel first and checks it as ``begin(_:)`` does after, so that an outcome stored in between
     /// is not missed; then checks again on each notice, and every 50 ms doubling to 500 ms since a
     /// notice may be lost. A cancellation that arrives while a check is on the wire returns
     /// `running`, even if that check claimed the entry: such a claim lasts `runningFor`.
-    public func awaitOutcome(
-        principal: String?, clientID: String, requestID: String, runningFor: Duration,
-        until deadline: ContinuousClock.Instant
-    ) async throws(LongLinkError) -> SharedDedupeClaim {
+    public func awaitOutcome(_ request: DedupeWaitRequest) async throws(LongLinkError) -> DedupeClaim {
         if Task.isCancelled { return .running }
-        let entry = keys.dedupeEntry(principal: principal, clientID: clientID, requestID: requestID)
+        let (principal, runningFor, deadline) = (request.principal, request.runningFor, request.deadline)
+        let entry = keys.dedupeEntry(principal: principal, clientID: request.clientID, requestID: request.requestID)
         let key = entry.name
         // A waiter is a copy of a request that ran: an entry that vanishes may have been lost in a
         // failover rather than given up, so its claim is checked as a resent copy's is.
@@ -320,10 +309,10 @@ public final class RedisDedupeStore: SharedDedupeStore {
         let waiter = NoticeWaiter()
         let subscriber = try await notices.join(channel, waiter)
         var interval = pollIntervals.first
-        var outcome: Result<SharedDedupeClaim, LongLinkError> = .success(.running)
+        var outcome: Result<DedupeClaim, LongLinkError> = .success(.running)
         while !Task.isCancelled {
             do throws(LongLinkError) {
-                let found: SharedDedupeClaim
+                let found: DedupeClaim
                 switch try await check(entry, runningFor: runningFor, lineage: lineage) {
                 case .claimed: found = .run
                 case .finished(let reply): found = .finished(reply)

@@ -2,14 +2,14 @@ public import LongLinkServer
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Reliable pushes kept in Redis, shared by every server of a fleet: the same operations and
-/// bounds as the server's ``LongLinkServer/PushStore``, asynchronous because each is a round trip.
+/// Reliable pushes kept in Redis, shared by every server of a fleet: a ``LongLinkServer/PushStore`` with
+/// the bounds of ``LongLinkServer/InMemoryPushStore``, each operation a round trip.
 ///
 /// Per principal: a Redis Stream of the unacknowledged pushes, the seq as entry id (`<seq>-0`);
 /// a meta hash with the last seq given, the **epoch** and the bytes stored; and a channel that hears
 /// `<epoch>:<seq>` of the last push of every produce call. Producing is one Lua script per batch of
 /// concurrent appends for a principal (check the bounds, take the next seqs, an `XADD` each, one
-/// `PUBLISH`; see ``append(principal:topic:payload:)``); acknowledging is one script (`XTRIM MINID`
+/// `PUBLISH`; see ``append(_:)``); acknowledging is one script (`XTRIM MINID`
 /// of the oldest, `XDEL` of others); reading is `XRANGE` in pages. When the meta hash is gone (Redis
 /// restarted without persistence, the keys were flushed or evicted) the next push starts a new
 /// epoch, so that clients take its seqs as a new sequence instead of as ones they have seen. Keys carry the hash tag `{p:<principal>}` after ``RedisConfiguration/keyPrefix``.
@@ -21,9 +21,9 @@ internal import LongLinkWire
 ///
 /// Cross-server delivery (``startObserving(_:)``): the store keeps a second connection for pub/sub,
 /// subscribed to the channel of every principal the observer watches, and reports each message as
-/// ``LongLinkServer/SharedPushObserver/pushStored``. After every (re)connection of that channel,
+/// ``LongLinkServer/PushStoreObserver/pushStored``. After every (re)connection of that channel,
 /// once every subscription is confirmed, it reports
-/// ``LongLinkServer/SharedPushObserver/noticesLost``: pub/sub is at most once.
+/// ``LongLinkServer/PushStoreObserver/noticesLost``: pub/sub is at most once.
 ///
 /// On a Redis Cluster (``init(cluster:capacityPerPrincipal:bytesPerPrincipal:)``) each principal's
 /// keys live on the primary serving its slot, notices go by sharded pub/sub (a connection per
@@ -32,7 +32,7 @@ internal import LongLinkWire
 /// notices. The produce script starts a new epoch for a principal whose log was last written
 /// under another primary's replication id (a failover, a resharding); with
 /// ``RedisConfiguration/durability`` `.replicated(n)` each produce call waits for `n` replicas.
-public final class RedisPushStore: SharedPushStore {
+public final class RedisPushStore: PushStore {
     /// The most unacknowledged pushes kept per principal.
     public let capacityPerPrincipal: Int
     /// The most bytes (topics and payloads) of unacknowledged pushes kept per principal.
@@ -49,7 +49,7 @@ public final class RedisPushStore: SharedPushStore {
     /// kept rather than the names parsed back. Keyed by the channel's bytes: the channels of two
     /// spellings of one name in Unicode (two principals) are two entries.
     private struct Observation {
-        var observer: SharedPushObserver?
+        var observer: PushStoreObserver?
         var subscriber: (any RedisNoticeSubscriber)?
         var principals: [PrincipalKey: String] = [:]
         var isShutDown = false
@@ -110,8 +110,8 @@ public final class RedisPushStore: SharedPushStore {
     /// ``LongLinkError/Code-swift.struct/unavailable`` when Redis does not answer (every push of
     /// that call fails alike), and ``LongLinkError/Code-swift.struct/cancelled`` when the caller is
     /// cancelled (its push, once queued, is still sent and may be stored).
-    public func append(principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> StoredPush {
-        try await produces.append(principal: principal, topic: topic, payload: payload)
+    public func append(_ push: PushAppend) async throws(LongLinkError) -> StoredPush {
+        try await produces.append(principal: push.principal, topic: push.topic, payload: push.payload)
     }
 
     /// Runs the produce script for `batch` and resumes each push with its seq or error.
@@ -157,14 +157,13 @@ public final class RedisPushStore: SharedPushStore {
         }
     }
 
-    /// The unacknowledged pushes of `principal` with `seq > after`, in seq order, at most `limit`,
-    /// read with `XRANGE` in pages of at most 256.
-    public func unacknowledged(principal: String, after seq: UInt64, limit: Int) async throws(LongLinkError)
-        -> [StoredPush]
-    {
-        let stream = keys.stream(principal: principal)
+    /// The unacknowledged pushes of the read's principal with `seq > after`, in seq order, at most
+    /// `limit`, read with `XRANGE` in pages of at most 256.
+    public func unacknowledged(_ read: PushRead) async throws(LongLinkError) -> [StoredPush] {
+        let stream = keys.stream(principal: read.principal)
+        let limit = read.limit
         var pushes: [StoredPush] = []
-        var after = seq
+        var after = read.after
         while pushes.count < limit, after < UInt64.max {
             let count = min(Self.pageSize, limit - pushes.count)
             let reply = try await client.run(
@@ -177,23 +176,18 @@ public final class RedisPushStore: SharedPushStore {
         return pushes
     }
 
-    /// Forgets the given pushes of `principal` and gives their bytes back to the bound; unknown
-    /// seqs are ignored. One script call: the acknowledged pushes that are the principal's oldest
-    /// go with one `XTRIM MINID`, any others one `XDEL` each.
-    public func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
-        try await acknowledge(principal: principal, seqs: seqs, epoch: 0)
-    }
-
-    /// Forgets the given pushes of `principal` as ``acknowledge(principal:seqs:)`` does, only if the
-    /// principal's pushes are still numbered in `epoch` (0: whatever the epoch): acks of an epoch
-    /// that ended (Redis lost the principal and numbers anew) delete nothing, checked in the
-    /// same script call.
-    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) async throws(LongLinkError) {
-        guard !seqs.isEmpty else { return }
+    /// Forgets the given pushes and gives their bytes back to the bound, only if their principal's
+    /// pushes are still numbered in their epoch (0: whatever the epoch): acks of an epoch that ended
+    /// (Redis lost the principal and numbers anew) delete nothing. Unknown seqs are ignored. One
+    /// script call: the acknowledged pushes that are the principal's oldest go with one
+    /// `XTRIM MINID`, any others one `XDEL` each.
+    public func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+        guard !acks.seqs.isEmpty else { return }
+        let principal = acks.principal
         _ = try await client.run(
             PushScripts.acknowledge,
             keys: [Array(keys.meta(principal: principal).utf8), Array(keys.stream(principal: principal).utf8)],
-            arguments: [Array(String(epoch).utf8)] + seqs.map { Array(String($0).utf8) })
+            arguments: [Array(String(acks.epoch).utf8)] + acks.seqs.map { Array(String($0).utf8) })
     }
 
     /// How many pushes of `principal` wait for an acknowledgement (`XLEN`).
@@ -205,7 +199,7 @@ public final class RedisPushStore: SharedPushStore {
 
     /// Starts reporting pushes stored for the principals `observer` watches, on a pub/sub
     /// connection of the store's own that reconnects with backoff. Only the first call counts.
-    public func startObserving(_ observer: SharedPushObserver) async {
+    public func startObserving(_ observer: PushStoreObserver) async {
         let subscriber = observation.withLock { state -> (any RedisNoticeSubscriber)? in
             guard !state.isShutDown, state.subscriber == nil else { return nil }
             state.observer = observer
@@ -217,12 +211,12 @@ public final class RedisPushStore: SharedPushStore {
     }
 
     /// Subscribes to the channel of `principal` when the observer watches it and unsubscribes
-    /// otherwise, reading ``LongLinkServer/SharedPushObserver/isWatching`` when the subscriber acts
+    /// otherwise, reading ``LongLinkServer/PushStoreObserver/isWatching`` when the subscriber acts
     /// (calls are serialized there). Returns once Redis has confirmed the change, or at once while
     /// the pub/sub connection is down (its reconnection subscribes and reports lost notices).
     /// Does nothing before ``startObserving(_:)``.
     public func refreshObservation(of principal: String) async {
-        let current = observation.withLock { state -> (any RedisNoticeSubscriber, SharedPushObserver)? in
+        let current = observation.withLock { state -> (any RedisNoticeSubscriber, PushStoreObserver)? in
             guard !state.isShutDown, let subscriber = state.subscriber, let observer = state.observer else {
                 return nil
             }
@@ -240,7 +234,7 @@ public final class RedisPushStore: SharedPushStore {
 
     /// On the subscriber's loop: a notice for a watched principal, or the (re)connection.
     private func observed(_ event: RedisSubscriber.Event) {
-        let (observer, principal) = observation.withLock { state -> (SharedPushObserver?, String?) in
+        let (observer, principal) = observation.withLock { state -> (PushStoreObserver?, String?) in
             guard !state.isShutDown else { return (nil, nil) }
             if case .message(let channel, _) = event {
                 return (state.observer, state.principals[PrincipalKey(channel)])
@@ -269,12 +263,13 @@ public final class RedisPushStore: SharedPushStore {
     /// older sessions at their next check (every second) or when their notice channel is back.
     static let sessionRecordLifetime = Duration.seconds(60)
 
-    /// Records `clientID` as the principal's exclusive client (key `{p:<principal>}:x`, for
-    /// 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the principal's
-    /// channel, in one script call: every server observing the principal ends its sessions of
-    /// other clients, and a server that misses the notice finds the record
+    /// Records the announced client as its principal's exclusive client (key `{p:<principal>}:x`,
+    /// for 60 seconds, with Redis's time of the login) and publishes `s:<clientID>` on the
+    /// principal's channel, in one script call: every server observing the principal ends its
+    /// sessions of other clients, and a server that misses the notice finds the record
     /// (``sessionRecords(of:)``).
-    public func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
+    public func announceSession(_ session: SessionAnnouncement) async throws(LongLinkError) {
+        let (principal, clientID) = (session.principal, session.clientID)
         let lifetime = Self.sessionRecordLifetime.components.seconds * 1000
         _ = try await client.run(
             PushScripts.announceSession, keys: [Array(keys.session(principal: principal).utf8)],

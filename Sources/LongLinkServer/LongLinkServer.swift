@@ -38,31 +38,26 @@ public final class LongLinkServer: Sendable {
     /// The TLS context new connections get (replaced by ``reloadTLS(_:)``).
     private let tlsContext = Locked<TLSContext?>(nil)
 
-    /// Creates a server. Nothing happens until ``run()``. Without `pushStore`, reliable pushes are
-    /// kept in an ``InMemoryPushStore`` bounded by ``ServerConfiguration/pushStoreCapacityPerPrincipal``
-    /// and ``ServerConfiguration/pushStoreBytesPerPrincipal``.
-    public init(
-        configuration: ServerConfiguration = .init(), router: Router, pushStore: (any PushStore)? = nil
-    ) {
-        self.configuration = configuration
-        let store =
-            pushStore
-            ?? InMemoryPushStore(
+    /// Creates a server that keeps reliable pushes in an ``InMemoryPushStore`` bounded by
+    /// ``ServerConfiguration/pushStoreCapacityPerPrincipal`` and
+    /// ``ServerConfiguration/pushStoreBytesPerPrincipal``, and its de-duplication window in its own
+    /// memory: neither survives a restart of the process. Nothing happens until ``run()``.
+    public convenience init(configuration: ServerConfiguration = .init(), router: Router) {
+        self.init(
+            configuration: configuration, router: router,
+            stores: .inMemory(
                 capacityPerPrincipal: configuration.pushStoreCapacityPerPrincipal,
-                bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal)
-        let pushes = store as? any SharedPushStore ?? LocalPushStore(store)
-        self.core = ServerCore(configuration: configuration, router: router, pushes: pushes)
+                bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal))
     }
 
-    /// Creates a server of a fleet: reliable pushes and the de-duplication window live in the
-    /// shared stores of `fleet` (see `LongLinkRedis` for stores on Redis), so that a push produced
-    /// on any server reaches its principal on whichever server holds it, and a request resent to
-    /// another server after a failover runs once. Produce reliable pushes with
-    /// ``publish(to:topic:payload:)``. The server owns the stores: ``run()`` starts their notices
-    /// and shuts them down when it returns.
-    public init(configuration: ServerConfiguration = .init(), router: Router, fleet: FleetStores) {
+    /// Creates a server on `stores`: reliable pushes and, when `stores` has one, the de-duplication
+    /// window live there (see `LongLinkRedis` for stores a fleet of servers shares, so that a push
+    /// produced on any server reaches its principal on whichever server holds it, and a request
+    /// resent to another server after a failover runs once). The server owns the stores: ``run()``
+    /// starts their notices and shuts them down when it returns. Nothing happens until ``run()``.
+    public init(configuration: ServerConfiguration = .init(), router: Router, stores: ServerStores) {
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, router: router, pushes: fleet.pushes, fleet: fleet)
+        self.core = ServerCore(configuration: configuration, router: router, stores: stores)
     }
 
     private var group: EventLoopGroup { configuration.eventLoopGroup ?? .shared }
@@ -188,57 +183,6 @@ public final class LongLinkServer: Sendable {
     }
 
     // MARK: Pushes
-
-    /// Stores a reliable push for `principal` and sends it on the principal's synced connections:
-    /// the synchronous form of ``publish(to:topic:payload:)``, for a store that answers at once.
-    ///
-    /// Returns the push's seq. Throws ``LongLinkError/Code-swift.struct/resourceExhausted`` when the
-    /// principal's store is full (the producer decides what to do; nothing stored is dropped), and
-    /// ``LongLinkError/Code-swift.struct/invalidArgument`` when the push is larger than
-    /// ``ServerConfiguration/maxOutgoingFrameBytes`` (it is not stored: no client could read it). A
-    /// store a round trip away (a fleet's on Redis) cannot answer synchronously: this throws
-    /// ``LongLinkError/Code-swift.struct/failedPrecondition`` there; use
-    /// ``publish(to:topic:payload:)``.
-    @discardableResult
-    public func push(to principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> UInt64 {
-        guard let store = core.immediatePushes else {
-            throw LongLinkError(
-                code: .failedPrecondition,
-                message:
-                    "this server keeps reliable pushes in a store a round trip away: use publish(to:topic:payload:)")
-        }
-        try core.checkPushSize(topic: topic, payload: payload)
-        return stored(try store.append(principal: principal, topic: topic, payload: payload), for: principal)
-    }
-
-    /// Stores a reliable push for `principal`, in this server's store or the fleet's shared one, and
-    /// sends it on the principal's synced connections, on whichever server of the fleet they are.
-    ///
-    /// Returns the push's seq. Throws as ``push(to:topic:payload:)`` does, and
-    /// ``LongLinkError/Code-swift.struct/unavailable`` when a shared store cannot be reached:
-    /// the push was then not stored (or, if the store's reply was lost, may have been; a client
-    /// never receives a seq twice).
-    @discardableResult
-    public func publish(to principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> UInt64 {
-        try core.checkPushSize(topic: topic, payload: payload)
-        do {
-            let push = try await core.pushes.append(principal: principal, topic: topic, payload: payload)
-            return stored(push, for: principal)
-        } catch {
-            if error.code == .unavailable { core.counters.sharedStoreFailures.increment() }
-            throw error
-        }
-    }
-
-    /// Counts a stored push and wakes the principal's connections here at once (other servers of
-    /// a fleet when the store's notice reaches them).
-    private func stored(_ push: StoredPush, for principal: String) -> UInt64 {
-        core.counters.reliablePushesStored.increment()
-        for connection in core.connections(of: principal) {
-            connection.requestPush()
-        }
-        return push.seq
-    }
 
     /// Sends a best-effort push (seq 0) to `principal`'s open connections; dropped where a
     /// connection is not writable, never stored.

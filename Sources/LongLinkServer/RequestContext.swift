@@ -51,11 +51,11 @@ public struct RequestContext: Sendable {
     /// Binds the connection to `principal`, as ``bind(principal:)`` does; with `exclusive: true`
     /// the principal may be logged in from one client at a time: its sessions from other clients
     /// (other `client_id`s) end with `GoAway(UNAUTHENTICATED, "logged in elsewhere", reconnect:
-    /// false)`, on this server and, in a fleet (``FleetStores``), on every other. A LongLink
+    /// false)`, on this server and, in a fleet (``ServerStores``), on every other. A LongLink
     /// client so kicked stops with a terminal error. The same client's other links (a
     /// reconnection, a migration under way) are kept. In a fleet this holds when the notice to
     /// the other servers is lost: the login is recorded in the shared store for a while, and
-    /// servers check the record every second (see ``SharedPushStore/sessionRecords(of:)``).
+    /// servers check the record every second (see ``PushStore/sessionRecords(of:)``).
     public func bind(principal: String, exclusive: Bool) {
         if let run { session.executionBound(run, principal: principal, exclusive: exclusive) }
         session.bind(principal: principal, exclusive: exclusive)

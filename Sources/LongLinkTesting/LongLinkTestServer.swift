@@ -25,8 +25,8 @@ import LongLinkWire
 ///
 /// Each server instance runs on an event loop group of its own (``loopCount`` loops), replacing
 /// ``LongLinkServer/ServerConfiguration/eventLoopGroup``: that is how ``crash()`` closes every connection at
-/// once. The router and push store are made afresh for every instance by the closures given; return a shared
-/// store from `pushStore` to keep reliable pushes across restarts, as a persistent store would.
+/// once. The router and stores are made afresh for every instance by the closures given; return a store kept
+/// outside from `stores` to keep reliable pushes across restarts, as a persistent store would.
 ///
 /// Call the lifecycle methods from one task at a time.
 public final class LongLinkTestServer: Sendable {
@@ -79,8 +79,7 @@ public final class LongLinkTestServer: Sendable {
     public let bindRetryTimeout: Duration
 
     private let makeRouter: @Sendable () -> Router
-    private let makePushStore: @Sendable () -> any PushStore
-    private let makeFleetStores: (@Sendable () throws -> FleetStores)?
+    private let makeStores: (@Sendable () throws -> ServerStores)?
     private let state = Locked(State())
 
     /// Creates the harness; nothing listens until ``start()``.
@@ -89,40 +88,20 @@ public final class LongLinkTestServer: Sendable {
     ///   - configuration: the servers' configuration; by default a free loopback port.
     ///   - loopCount: event loops per server instance (at least 1).
     ///   - bindRetryTimeout: how long a start retries binding a port that is still in use.
-    ///   - pushStore: makes the push store of each instance (a fresh in-memory store by default).
+    ///   - stores: makes the stores of each instance (each instance owns and closes what it is given: see
+    ///     ``LongLinkServer/LongLinkServer/init(configuration:router:stores:)``); nil, the default, gives each
+    ///     instance stores of its own in memory, as ``LongLinkServer/LongLinkServer/init(configuration:router:)``
+    ///     does, so a restart loses every push not yet acknowledged.
     ///   - router: makes the router of each instance.
     public init(
         configuration: ServerConfiguration = .init(), loopCount: Int = 1, bindRetryTimeout: Duration = .seconds(5),
-        pushStore: @escaping @Sendable () -> any PushStore = { InMemoryPushStore() },
-        router: @escaping @Sendable () -> Router
+        stores: (@Sendable () throws -> ServerStores)? = nil, router: @escaping @Sendable () -> Router
     ) {
         self.configuration = configuration
         self.loopCount = max(1, loopCount)
         self.bindRetryTimeout = bindRetryTimeout
         self.makeRouter = router
-        self.makePushStore = pushStore
-        self.makeFleetStores = nil
-    }
-
-    /// Creates the harness of a fleet's server; nothing listens until ``start()``.
-    ///
-    /// - Parameters:
-    ///   - configuration: the servers' configuration; by default a free loopback port.
-    ///   - loopCount: event loops per server instance (at least 1).
-    ///   - bindRetryTimeout: how long a start retries binding a port that is still in use.
-    ///   - fleet: makes the shared stores of each instance (each instance owns and closes its own:
-    ///     see ``LongLinkServer/LongLinkServer/init(configuration:router:fleet:)``).
-    ///   - router: makes the router of each instance.
-    public init(
-        configuration: ServerConfiguration = .init(), loopCount: Int = 1, bindRetryTimeout: Duration = .seconds(5),
-        fleet: @escaping @Sendable () throws -> FleetStores, router: @escaping @Sendable () -> Router
-    ) {
-        self.configuration = configuration
-        self.loopCount = max(1, loopCount)
-        self.bindRetryTimeout = bindRetryTimeout
-        self.makeRouter = router
-        self.makePushStore = { InMemoryPushStore() }
-        self.makeFleetStores = fleet
+        self.makeStores = stores
     }
 
     deinit {
@@ -288,14 +267,14 @@ public final class LongLinkTestServer: Sendable {
 
     private func startInstance(_ base: ServerConfiguration) async throws -> (Instance, SocketAddress) {
         var configuration = base
-        let fleet = try makeFleetStores?()
+        let stores = try makeStores?()
         let group = EventLoopGroup(loopCount: loopCount, name: "test-server")
         configuration.eventLoopGroup = group
         let server =
-            if let fleet {
-                LongLinkServer(configuration: configuration, router: makeRouter(), fleet: fleet)
+            if let stores {
+                LongLinkServer(configuration: configuration, router: makeRouter(), stores: stores)
             } else {
-                LongLinkServer(configuration: configuration, router: makeRouter(), pushStore: makePushStore())
+                LongLinkServer(configuration: configuration, router: makeRouter())
             }
         let task = Task {
             try await server.run()

@@ -42,7 +42,7 @@ struct EndToEndSurfaceTests {
         #expect(reply == [1, 2, 3])
         var infos = logins.stream.makeAsyncIterator()
         #expect(await infos.next()?.serverID == server.configuration.serverID)
-        _ = try server.push(to: "alice", topic: "alerts", payload: Array("hi".utf8))
+        _ = try await server.push(to: "alice", topic: "alerts", payload: Array("hi".utf8))
 
         var received: [String] = []
         var ending: LongLinkError?

@@ -19,7 +19,7 @@ struct ServerSurfaceTests {
         var configuration = ServerConfiguration()
         configuration.endpoint = .tcp(host: "127.0.0.1", port: 0)
         configuration.connectionOptions.noDelay = true
-        let server = LongLinkServer(configuration: configuration, router: router, pushStore: InMemoryPushStore())
+        let server = LongLinkServer(configuration: configuration, router: router, stores: .inMemory())
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let address: SocketAddress = try await server.localAddress

@@ -36,7 +36,7 @@ struct SubscribeAckAfterPrintTests {
         let first = Self.client(port: port)
         let pushes = SubscribeCommand.deliveries(of: first, topic: "alerts", ackAfterPrint: true)
         let running = Task { try await first.run() }
-        for n in 1...2 { _ = try server.push(to: "ida", topic: "alerts", payload: Array("\(n)".utf8)) }
+        for n in 1...2 { _ = try await server.push(to: "ida", topic: "alerts", payload: Array("\(n)".utf8)) }
         // The second line's write fails: the reader went away.
         let lines = Mailbox<String>()
         let printed = try await within(.seconds(10), "the print loop to end") {

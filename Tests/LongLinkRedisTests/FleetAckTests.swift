@@ -19,7 +19,7 @@ struct FleetAckTests {
             let fleet = try await RedisFleet.start(on: redis, count: 1)
             let server = try fleet.members[0].endpoint
             let acker = try await AckingClient.loggedIn(to: server, as: "flooder")
-            _ = try await fleet.server(0).publish(to: "flooder", topic: "alerts", payload: bytes("one"))
+            _ = try await fleet.server(0).push(to: "flooder", topic: "alerts", payload: bytes("one"))
             let push = try await acker.nextPush()
             #expect(push.seq == 1)
             let flood = [Frame](repeating: .ack(Frame.Ack(seqs: [1], epoch: push.epoch)), count: 10_000)
@@ -72,7 +72,7 @@ struct FleetAckTests {
             let fleet = try await RedisFleet.start(on: redis, count: 1)
             let acker = try await AckingClient.loggedIn(to: try fleet.members[0].endpoint, as: "reset")
             for n in 1...3 {
-                _ = try await fleet.server(0).publish(to: "reset", topic: "alerts", payload: bytes("old \(n)"))
+                _ = try await fleet.server(0).push(to: "reset", topic: "alerts", payload: bytes("old \(n)"))
             }
             var old: [Frame.Push] = []
             for _ in 1...3 { old.append(try await acker.nextPush()) }
@@ -80,7 +80,7 @@ struct FleetAckTests {
 
             _ = try await fleet.counter.run(RedisCommand("FLUSHALL"))
             for n in 1...3 {
-                _ = try await fleet.server(0).publish(to: "reset", topic: "alerts", payload: bytes("new \(n)"))
+                _ = try await fleet.server(0).push(to: "reset", topic: "alerts", payload: bytes("new \(n)"))
             }
             #expect(try await fleet.unacknowledged("reset") == 3)
 

@@ -69,7 +69,7 @@ struct FleetPrincipalTests {
                 (Self.decomposed, nfdPushes, "first for nfd"), (Self.decomposed, nfdPushes, "second for nfd"),
                 (Self.composed, nfcPushes, "for nfc"),
             ] {
-                try await fleet.server(1).publish(to: principal, topic: "t", payload: bytes(expected))
+                try await fleet.server(1).push(to: principal, topic: "t", payload: bytes(expected))
                 let push = try await within(.seconds(20), "the push \(expected)") { () async -> Push? in
                     var iterator = stream.makeAsyncIterator()
                     return await iterator.next()

@@ -49,7 +49,7 @@ struct FleetSessionRecordTests {
         try await withRedisServer { redis in
             let store = try RedisPushStore(configuration: redis.configuration)
             #expect(try await store.sessionRecords(of: ["ivy", "jo"]).isEmpty)
-            try await store.announceSession(principal: "ivy", clientID: "tablet")
+            try await store.announceSession(SessionAnnouncement(principal: "ivy", clientID: "tablet"))
             let records = try await store.sessionRecords(of: ["ivy", "jo"])
             #expect(records.map(\.principal) == ["ivy"])
             #expect(records.first?.clientID == "tablet")

@@ -25,7 +25,7 @@ struct FleetTests {
             try await onFirstServer(fleet, as: "ann") { (client: LongLinkClient) async throws in
                 let alerts = client.pushes(topic: "alerts")
                 for n in 1...30 {
-                    try await fleet.server(1 + n % 2).publish(to: "ann", topic: "alerts", payload: bytes("alert \(n)"))
+                    try await fleet.server(1 + n % 2).push(to: "ann", topic: "alerts", payload: bytes("alert \(n)"))
                 }
                 let pushes = try await take(30, from: alerts)
                 #expect(pushes.map(\.seq) == Array(1...30))
@@ -71,13 +71,13 @@ struct FleetTests {
             let fleet = try await RedisFleet.start(on: redis)
             try await onFirstServer(fleet, as: "di") { (client: LongLinkClient) async throws in
                 let alerts = client.pushes(topic: "alerts")
-                for n in 1...10 { try await fleet.server(2).publish(to: "di", topic: "alerts", payload: bytes("\(n)")) }
+                for n in 1...10 { try await fleet.server(2).push(to: "di", topic: "alerts", payload: bytes("\(n)")) }
                 #expect(try await take(10, from: alerts).map(\.seq) == Array(1...10))
                 // Between servers: s0 unreachable, s1 refusing, pushes produced on s2 meanwhile.
                 await fleet.proxies[1].refuseConnections()
                 await fleet.cutOff(0)
                 for n in 11...30 {
-                    try await fleet.server(2).publish(to: "di", topic: "alerts", payload: bytes("\(n)"))
+                    try await fleet.server(2).push(to: "di", topic: "alerts", payload: bytes("\(n)"))
                 }
                 await fleet.proxies[1].acceptConnections()
                 let later = try await take(20, from: alerts)
@@ -100,14 +100,14 @@ struct FleetTests {
             try await onFirstServer(fleet, as: "ed") { (client: LongLinkClient) async throws in
                 let alerts = client.pushes(topic: "alerts")
                 for n in 1...5 {
-                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("old \(n)"))
+                    try await fleet.server(1).push(to: "ed", topic: "alerts", payload: bytes("old \(n)"))
                 }
                 #expect(try await take(5, from: alerts).map(\.seq) == Array(1...5))
                 try await eventually("the acks reach Redis") { (try? await fleet.unacknowledged("ed")) == 0 }
 
                 await redis.crash()
                 await #expect {
-                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("lost"))
+                    try await fleet.server(1).push(to: "ed", topic: "alerts", payload: bytes("lost"))
                 } throws: { error in
                     (error as? LongLinkError)?.code == .unavailable
                 }
@@ -122,10 +122,10 @@ struct FleetTests {
 
                 try await redis.relaunchWithoutPersistence()
                 try await eventually("s1 stores pushes again") {
-                    (try? await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new 1"))) != nil
+                    (try? await fleet.server(1).push(to: "ed", topic: "alerts", payload: bytes("new 1"))) != nil
                 }
                 for n in 2...5 {
-                    try await fleet.server(1).publish(to: "ed", topic: "alerts", payload: bytes("new \(n)"))
+                    try await fleet.server(1).push(to: "ed", topic: "alerts", payload: bytes("new \(n)"))
                 }
                 let fresh = try await take(5, from: alerts)
                 #expect(fresh.map { String(decoding: $0.payload, as: UTF8.self) } == (1...5).map { "new \($0)" })
@@ -158,7 +158,7 @@ struct FleetTests {
                 #expect(try fleet.server(0).statistics.handlersStarted == started)
                 let publishStart = ContinuousClock.now
                 await #expect {
-                    try await fleet.server(0).publish(to: "flo", topic: "alerts", payload: bytes("x"))
+                    try await fleet.server(0).push(to: "flo", topic: "alerts", payload: bytes("x"))
                 } throws: { error in
                     (error as? LongLinkError)?.code == .unavailable
                 }

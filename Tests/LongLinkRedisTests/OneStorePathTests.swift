@@ -7,7 +7,7 @@ import Testing
 @testable import LongLinkRedis
 
 /// A server on its own (``InMemoryPushStore``) and a server of a fleet (``RedisPushStore``) run one
-/// push path: the same publish, pump, acks by epoch and `Sync`, seen from a raw client.
+/// push path: the same `push(to:)`, pump, acks by epoch and `Sync`, seen from a raw client.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct OneStorePathTests {
     enum Store: String, CaseIterable, CustomTestStringConvertible {
@@ -16,11 +16,11 @@ struct OneStorePathTests {
     }
 
     @Test(arguments: Store.allCases)
-    func publishAckAndSyncBehaveAlike(_ kind: Store) async throws {
+    func pushAckAndSyncBehaveAlike(_ kind: Store) async throws {
         try await withRedisServer { redis in
             var redisConfiguration = redis.configuration
             redisConfiguration.keyPrefix = "one-path-\(UInt32.random(in: 0...UInt32.max)):"
-            let store: any SharedPushStore =
+            let store: any PushStore =
                 kind == .memory ? InMemoryPushStore() : try RedisPushStore(configuration: redisConfiguration)
             let router: @Sendable () -> Router = {
                 var router = Router()
@@ -30,16 +30,11 @@ struct OneStorePathTests {
                 }
                 return router
             }
-            let member =
-                if let memory = store as? InMemoryPushStore {
-                    LongLinkTestServer(pushStore: { memory }, router: router)
-                } else {
-                    LongLinkTestServer(fleet: { FleetStores(pushes: store, dedupe: nil) }, router: router)
-                }
+            let member = LongLinkTestServer(stores: { ServerStores(pushes: store) }, router: router)
             _ = try await member.start()
             let server = try #require(member.server)
             let client = try await AckingClient.loggedIn(to: try member.endpoint, as: "dana")
-            for n in 1...3 { _ = try await server.publish(to: "dana", topic: "news", payload: bytes("\(n)")) }
+            for n in 1...3 { _ = try await server.push(to: "dana", topic: "news", payload: bytes("\(n)")) }
             var pushes: [Frame.Push] = []
             for _ in 1...3 { pushes.append(try await client.nextPush()) }
             #expect(pushes.map(\.seq) == [1, 2, 3])
@@ -51,7 +46,7 @@ struct OneStorePathTests {
             try await client.send([.ack(Frame.Ack(seqs: [1, 2], epoch: epoch))])
             try await client.barrier(nonce: 1)
             try await eventually("the acks reach the store") {
-                (try? await store.unacknowledged(principal: "dana", after: 0, limit: 10).map(\.seq)) == [3]
+                (try? await store.unacknowledged(PushRead(principal: "dana", after: 0, limit: 10)).map(\.seq)) == [3]
             }
 
             // Sync sends again what is left, from the first unacknowledged push.

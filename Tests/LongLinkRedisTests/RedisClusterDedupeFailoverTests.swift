@@ -132,10 +132,11 @@ struct RedisClusterDedupeFailoverTests {
             // machine (at 300 ms a full test run beside other work saw the window pass first).
             let window = Duration.seconds(2)
             let store = try RedisDedupeStore(cluster: cluster.seeds)
-            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> SharedDedupeClaim {
+            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> DedupeClaim {
                 try await store.begin(
-                    principal: "p", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
-                    window: window)
+                    DedupeClaimRequest(
+                        principal: "p", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
+                        window: window))
             }
             func isUnknown(_ id: String) async -> Bool {
                 do throws(LongLinkError) {
@@ -165,7 +166,9 @@ struct RedisClusterDedupeFailoverTests {
             for index in seeds.indices { seeds[index].durability = .replicated(1) }
             let replicated = try RedisDedupeStore(cluster: seeds)
             let claim = try await replicated.begin(
-                principal: "q", clientID: "c", requestID: "1", runningFor: .seconds(30), resent: true, window: window)
+                DedupeClaimRequest(
+                    principal: "q", clientID: "c", requestID: "1", runningFor: .seconds(30), resent: true,
+                    window: window))
             #expect(claim == .run)
             let unused = replicated.keys.dedupeLineage(principal: "q")
             #expect(try await replicated.client.run(RedisCommand("EXISTS", unused).keyed(1..<2)).int64 == 0)
@@ -181,10 +184,11 @@ struct RedisClusterDedupeFailoverTests {
         try await withRedisCluster { cluster in
             let window = Duration.milliseconds(200)
             let store = try RedisDedupeStore(cluster: cluster.seeds)
-            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> SharedDedupeClaim {
+            func begin(_ id: String, resent: Bool) async throws(LongLinkError) -> DedupeClaim {
                 try await store.begin(
-                    principal: "idle", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
-                    window: window)
+                    DedupeClaimRequest(
+                        principal: "idle", clientID: "c", requestID: id, runningFor: .seconds(30), resent: resent,
+                        window: window))
             }
             #expect(try await Failover.retrying("a first claim") { try await begin("1", resent: false) } == .run)
             // Each attempt a new request: a copy answered UNKNOWN leaves `UL` for its later copies.
@@ -212,10 +216,12 @@ struct RedisClusterDedupeFailoverTests {
             let owner = try RedisDedupeStore(cluster: cluster.seeds)
             let waiter = try RedisDedupeStore(cluster: cluster.seeds)
             let window = Duration.seconds(60)
-            func begin(_ store: RedisDedupeStore, _ id: String, resent: Bool) async throws -> SharedDedupeClaim {
+            func begin(_ store: RedisDedupeStore, _ id: String, resent: Bool) async throws -> DedupeClaim {
                 try await store.begin(
-                    principal: principal, clientID: "phone", requestID: id, runningFor: .seconds(60), resent: resent,
-                    window: window)
+                    DedupeClaimRequest(
+                        principal: principal, clientID: "phone", requestID: id, runningFor: .seconds(60),
+                        resent: resent,
+                        window: window))
             }
             // A claim before the cut: its lineage record reaches the replica.
             #expect(try await begin(owner, "1", resent: false) == .run)
@@ -228,13 +234,14 @@ struct RedisClusterDedupeFailoverTests {
             try #require(survived.int64 == 0, "the replica was not behind: it has the running entry")
 
             // Looks made while the waiter's map still names the dead primary fail `unavailable`.
-            var outcome: Result<SharedDedupeClaim, LongLinkError> = .success(.running)
+            var outcome: Result<DedupeClaim, LongLinkError> = .success(.running)
             try await eventually("the waiter's answer past the failover", within: .seconds(30)) {
                 do throws(LongLinkError) {
                     outcome = .success(
                         try await waiter.awaitOutcome(
-                            principal: principal, clientID: "phone", requestID: "10", runningFor: .seconds(60),
-                            until: .now + .seconds(1)))
+                            DedupeWaitRequest(
+                                principal: principal, clientID: "phone", requestID: "10", runningFor: .seconds(60),
+                                until: .now + .seconds(1))))
                     return (try? outcome.get()) != .running
                 } catch {
                     outcome = .failure(error)

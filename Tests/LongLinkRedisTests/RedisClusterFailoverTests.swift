@@ -142,29 +142,33 @@ struct RedisClusterFailoverTests {
             var acknowledged: [UInt64] = []
             for number in 1...3 {
                 acknowledged.append(
-                    try await pushes.append(principal: principal, topic: "t", payload: [UInt8(number)]).seq)
+                    try await pushes.append(PushAppend(principal: principal, topic: "t", payload: [UInt8(number)])).seq)
             }
             #expect(
-                try await dedupe.begin(principal: principal, clientID: "c", requestID: "1", runningFor: .seconds(30))
+                try await dedupe.begin(
+                    DedupeClaimRequest(principal: principal, clientID: "c", requestID: "1", runningFor: .seconds(30)))
                     == .run)
             #expect(
                 try await dedupe.finish(
-                    principal: principal, clientID: "c", requestID: "1", reply: [1], window: .seconds(60)))
+                    DedupeFinishRequest(
+                        principal: principal, clientID: "c", requestID: "1", reply: [1], window: .seconds(60))))
 
             try await Self.cutReplicaOff(
                 shard, in: cluster, filling: RedisKeys(prefix: "longlink:").tag(principal: principal))
             do throws(LongLinkError) {
-                _ = try await pushes.append(principal: principal, topic: "t", payload: [4])
+                _ = try await pushes.append(PushAppend(principal: principal, topic: "t", payload: [4]))
                 Issue.record("a push no replica confirmed was acknowledged")
             } catch {
                 #expect(error.code == .unavailable, "\(error)")
             }
             #expect(
-                try await dedupe.begin(principal: principal, clientID: "c", requestID: "2", runningFor: .seconds(30))
+                try await dedupe.begin(
+                    DedupeClaimRequest(principal: principal, clientID: "c", requestID: "2", runningFor: .seconds(30)))
                     == .run)
             do throws(LongLinkError) {
                 _ = try await dedupe.finish(
-                    principal: principal, clientID: "c", requestID: "2", reply: [2], window: .seconds(60))
+                    DedupeFinishRequest(
+                        principal: principal, clientID: "c", requestID: "2", reply: [2], window: .seconds(60)))
                 Issue.record("a reply no replica confirmed was acknowledged")
             } catch {
                 #expect(error.code == .unavailable, "\(error)")
@@ -173,11 +177,12 @@ struct RedisClusterFailoverTests {
             try await Self.failOver(shard, in: cluster)
             // The stores' first commands may still meet the dead primary: they reload the map.
             let left = try await Self.retrying("the pushes read after the failover") {
-                try await pushes.unacknowledged(principal: principal, after: 0, limit: 10)
+                try await pushes.unacknowledged(PushRead(principal: principal, after: 0, limit: 10))
             }
             #expect(left.map(\.seq) == acknowledged, "\(left)")
             let outcome = try await Self.retrying("the stored reply read after the failover") {
-                try await dedupe.begin(principal: principal, clientID: "c", requestID: "1", runningFor: .seconds(30))
+                try await dedupe.begin(
+                    DedupeClaimRequest(principal: principal, clientID: "c", requestID: "1", runningFor: .seconds(30)))
             }
             #expect(outcome == .finished([1]))
             await pushes.shutdown()

@@ -71,7 +71,7 @@ struct RedisClusterFleetTests {
     /// Publishes on member `index`, retrying (bounded) while the cluster is failing over.
     static func publish(_ fleet: RedisFleet, _ index: Int, to principal: String, _ payload: String) async throws {
         try await eventually("\(payload) published for \(principal)", within: .seconds(30)) {
-            (try? await fleet.server(index).publish(to: principal, topic: "t", payload: bytes(payload))) != nil
+            (try? await fleet.server(index).push(to: principal, topic: "t", payload: bytes(payload))) != nil
         }
     }
 

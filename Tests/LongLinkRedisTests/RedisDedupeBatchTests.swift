@@ -51,11 +51,14 @@ struct RedisDedupeBatchTests {
             let store = try RedisDedupeStore(configuration: configuration)
             let other = try RedisDedupeStore(configuration: configuration)
             #expect(
-                try await store.begin(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30)) == .run)
+                try await store.begin(
+                    DedupeClaimRequest(principal: "a", clientID: "c", requestID: "0", runningFor: .seconds(30))) == .run
+            )
             let before = store.claims.sent
             redis.pause()
             let held = Task {
-                try await store.begin(principal: "a", clientID: "c", requestID: "1", runningFor: .seconds(30))
+                try await store.begin(
+                    DedupeClaimRequest(principal: "a", clientID: "c", requestID: "1", runningFor: .seconds(30)))
             }
             try await eventually("the held claim left", within: .seconds(10)) {
                 store.claims.sent.batches > before.batches
@@ -63,7 +66,9 @@ struct RedisDedupeBatchTests {
             let claims = (2..<22).map { n in
                 Task {
                     try await store.begin(
-                        principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)", runningFor: .seconds(30))
+                        DedupeClaimRequest(
+                            principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)",
+                            runningFor: .seconds(30)))
                 }
             }
             try await eventually("20 claims queued", within: .seconds(10)) { store.claims.queuedCount == 20 }
@@ -77,7 +82,9 @@ struct RedisDedupeBatchTests {
             for n in 2..<22 {
                 #expect(
                     try await other.begin(
-                        principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)", runningFor: .seconds(30))
+                        DedupeClaimRequest(
+                            principal: n % 2 == 0 ? "a" : "b", clientID: "c", requestID: "\(n)",
+                            runningFor: .seconds(30)))
                         == .running)
             }
             await store.shutdown()
@@ -115,7 +122,8 @@ struct RedisDedupeBatchTests {
                 return
             }
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "3", runningFor: .seconds(30))
+                try await store.begin(
+                    DedupeClaimRequest(principal: "p", clientID: "c", requestID: "3", runningFor: .seconds(30)))
                     == .finished(bytes("ok")))
             await store.shutdown()
         }

@@ -20,7 +20,8 @@ struct RedisDedupeBudgetTests {
         _ store: RedisDedupeStore, _ principal: String?, _ client: String, _ id: String
     ) async -> LongLinkError? {
         do throws(LongLinkError) {
-            _ = try await store.begin(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30))
+            _ = try await store.begin(
+                DedupeClaimRequest(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30)))
             return nil
         } catch {
             return error
@@ -29,8 +30,9 @@ struct RedisDedupeBudgetTests {
 
     static func begin(
         _ store: RedisDedupeStore, _ principal: String?, _ client: String, _ id: String
-    ) async throws -> SharedDedupeClaim {
-        try await store.begin(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30))
+    ) async throws -> DedupeClaim {
+        try await store.begin(
+            DedupeClaimRequest(principal: principal, clientID: client, requestID: id, runningFor: .seconds(30)))
     }
 
     /// Entries and bytes the accounts of `principal`'s tag hold, and what its index sums to.
@@ -57,11 +59,12 @@ struct RedisDedupeBudgetTests {
             for id in ["1", "2", "3"] { #expect(try await Self.begin(store, "alice", "c1", id) == .run) }
             #expect(
                 try await store.finish(
-                    principal: "alice", clientID: "c1", requestID: "1", reply: [1], window: .seconds(60)))
+                    DedupeFinishRequest(
+                        principal: "alice", clientID: "c1", requestID: "1", reply: [1], window: .seconds(60))))
             let client = await Self.refusal(store, "alice", "c1", "4")
             #expect(client?.code == .resourceExhausted, "\(String(describing: client))")
             #expect(client?.message.contains("this client holds as many stored requests") == true)
-            let hint = (client?.underlying as? SharedDedupeRefusal)?.retryAfter
+            let hint = (client?.underlying as? DedupeRefusal)?.retryAfter
             #expect(hint.map { $0 > .zero && $0 <= .seconds(60) } == true, "\(String(describing: hint))")
 
             for id in ["4", "5"] { #expect(try await Self.begin(store, "alice", "c2", id) == .run) }
@@ -75,12 +78,12 @@ struct RedisDedupeBudgetTests {
             #expect(try await Self.begin(store, "alice", "c1", "2") == .running)
             #expect(try await Self.begin(store, "alice", "c2", "5") == .running)
 
-            #expect(try await store.abandon(principal: "alice", clientID: "c1", requestID: "2"))
+            #expect(try await store.abandon(DedupeAbandonRequest(principal: "alice", clientID: "c1", requestID: "2")))
             #expect(try await Self.begin(store, "alice", "c2", "6") == .run)
             let (held, indexed) = try await Self.accounts(store, "alice")
             #expect(held == indexed && held.0 == 5, "\(held) \(indexed)")
             for (client, id) in [("c1", "3"), ("c2", "4"), ("c2", "5"), ("c2", "6")] {
-                try await store.abandon(principal: "alice", clientID: client, requestID: id)
+                try await store.abandon(DedupeAbandonRequest(principal: "alice", clientID: client, requestID: id))
             }
             await store.shutdown()
         }
@@ -97,14 +100,15 @@ struct RedisDedupeBudgetTests {
             let store = try Self.store(redis, budgets)
             func finish(_ client: String, _ id: String, _ size: Int) async throws -> Bool {
                 try await store.finish(
-                    principal: "alice", clientID: client, requestID: id, reply: [UInt8](repeating: 7, count: size),
-                    window: .seconds(60))
+                    DedupeFinishRequest(
+                        principal: "alice", clientID: client, requestID: id, reply: [UInt8](repeating: 7, count: size),
+                        window: .seconds(60)))
             }
             #expect(try await Self.begin(store, "alice", "c1", "1") == .run)
             #expect(try await finish("c1", "1", 2_000))
             let copy = await Self.refusal(store, "alice", "c1", "1")
             #expect(copy?.code == .resourceExhausted, "\(String(describing: copy))")
-            #expect((copy?.underlying as? SharedDedupeRefusal) == SharedDedupeRefusal(retryAfter: nil, ran: true))
+            #expect((copy?.underlying as? DedupeRefusal) == DedupeRefusal(retryAfter: nil, ran: true))
             #expect(copy?.message.contains("ran") == true)
 
             #expect(try await Self.begin(store, "alice", "c1", "2") == .run)
@@ -142,10 +146,12 @@ struct RedisDedupeBudgetTests {
                 for id in 1...3 {
                     #expect(
                         try await store.finish(
-                            principal: "alice", clientID: client, requestID: "\(id)", reply: bytes("reply \(id)"),
-                            window: window))
+                            DedupeFinishRequest(
+                                principal: "alice", clientID: client, requestID: "\(id)", reply: bytes("reply \(id)"),
+                                window: window)))
                 }
-                #expect(try await store.abandon(principal: "alice", clientID: client, requestID: "4"))
+                #expect(
+                    try await store.abandon(DedupeAbandonRequest(principal: "alice", clientID: client, requestID: "4")))
             }
             let (held, indexed) = try await Self.accounts(store, "alice")
             #expect(held == indexed && held.0 == 6, "\(held) \(indexed)")
@@ -173,7 +179,7 @@ struct RedisDedupeBudgetTests {
             #expect(third?.message.contains("connections without a login") == true, "\(String(describing: third))")
             #expect(try await Self.begin(store, "alice", "a3", "1") == .run)
             for (principal, client) in [(nil, "a1"), (nil, "a2"), ("alice", "a3")] as [(String?, String)] {
-                try await store.abandon(principal: principal, clientID: client, requestID: "1")
+                try await store.abandon(DedupeAbandonRequest(principal: principal, clientID: client, requestID: "1"))
             }
             await store.shutdown()
         }

@@ -16,10 +16,12 @@ struct RedisDedupeOutcomeTests {
     static func waiting(
         _ store: RedisDedupeStore, on redis: RedisServerProcess, requestID: String = "7",
         until deadline: ContinuousClock.Instant = .now + .seconds(10)
-    ) async throws -> Task<SharedDedupeClaim, any Error> {
+    ) async throws -> Task<DedupeClaim, any Error> {
         let task = Task {
             try await store.awaitOutcome(
-                principal: "alice", clientID: "c1", requestID: requestID, runningFor: .seconds(30), until: deadline)
+                DedupeWaitRequest(
+                    principal: "alice", clientID: "c1", requestID: requestID, runningFor: .seconds(30), until: deadline)
+            )
         }
         let channel = store.keys.dedupeNotice(
             entry: store.keys.dedupe(principal: "alice", clientID: "c1", requestID: requestID))
@@ -37,13 +39,15 @@ struct RedisDedupeOutcomeTests {
             let serverA = try RedisDedupeStore(configuration: redis.configuration)
             let serverB = try RedisDedupeStore(configuration: redis.configuration, pollIntervals: Self.noticesOnly)
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .run)
             let waiter = try await Self.waiting(serverB, on: redis)
             let finished = ContinuousClock.now
             #expect(
                 try await serverA.finish(
-                    principal: "alice", clientID: "c1", requestID: "7", reply: [1, 0, 2], window: .seconds(60)))
+                    DedupeFinishRequest(
+                        principal: "alice", clientID: "c1", requestID: "7", reply: [1, 0, 2], window: .seconds(60))))
             let outcome = try await within(.seconds(5), "B's outcome") { try await waiter.value }
             #expect(outcome == .finished([1, 0, 2]))
             // Far below the 60 s poll and B's 10 s deadline: the notice woke B (with room for a
@@ -63,18 +67,21 @@ struct RedisDedupeOutcomeTests {
             let serverA = try RedisDedupeStore(configuration: redis.configuration)
             let serverB = try RedisDedupeStore(configuration: redis.configuration, pollIntervals: Self.noticesOnly)
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .run)
             let waiter = try await Self.waiting(serverB, on: redis)
-            #expect(try await serverA.abandon(principal: "alice", clientID: "c1", requestID: "7"))
+            #expect(try await serverA.abandon(DedupeAbandonRequest(principal: "alice", clientID: "c1", requestID: "7")))
             #expect(try await within(.seconds(5), "B's outcome") { try await waiter.value } == .run)
             // B holds the claim now: A cannot take it back, and B can finish it.
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .running)
             #expect(
                 try await serverB.finish(
-                    principal: "alice", clientID: "c1", requestID: "7", reply: [4], window: .seconds(60)))
+                    DedupeFinishRequest(
+                        principal: "alice", clientID: "c1", requestID: "7", reply: [4], window: .seconds(60))))
             await serverA.shutdown()
             await serverB.shutdown()
         }
@@ -85,7 +92,8 @@ struct RedisDedupeOutcomeTests {
             let serverA = try RedisDedupeStore(configuration: redis.configuration)
             let serverB = try RedisDedupeStore(configuration: redis.configuration)
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .run)
             let waiter = try await Self.waiting(serverB, on: redis)
             // As if the notice were lost: the reply is written with no PUBLISH.
@@ -102,12 +110,14 @@ struct RedisDedupeOutcomeTests {
             let serverA = try RedisDedupeStore(configuration: redis.configuration)
             let serverB = try RedisDedupeStore(configuration: redis.configuration)
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .run)
             let started = ContinuousClock.now
             let outcome = try await serverB.awaitOutcome(
-                principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30),
-                until: started + .milliseconds(300))
+                DedupeWaitRequest(
+                    principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30),
+                    until: started + .milliseconds(300)))
             let waited = ContinuousClock.now - started
             #expect(outcome == .running)
             // Ended by the deadline, not the 30 s claim: the bound leaves room for the subscription
@@ -123,14 +133,16 @@ struct RedisDedupeOutcomeTests {
             let serverA = try RedisDedupeStore(configuration: redis.configuration)
             let serverB = try RedisDedupeStore(configuration: redis.configuration, pollIntervals: Self.noticesOnly)
             #expect(
-                try await serverA.begin(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30))
+                try await serverA.begin(
+                    DedupeClaimRequest(principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30)))
                     == .run)
             // Two waiters on one entry: the channel stays while one still needs it.
             let first = try await Self.waiting(serverB, on: redis)
             let second = Task {
                 try await serverB.awaitOutcome(
-                    principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30),
-                    until: .now + .seconds(30))
+                    DedupeWaitRequest(
+                        principal: "alice", clientID: "c1", requestID: "7", runningFor: .seconds(30),
+                        until: .now + .seconds(30)))
             }
             let channel = serverB.keys.dedupeNotice(
                 entry: serverB.keys.dedupe(principal: "alice", clientID: "c1", requestID: "7"))
@@ -145,7 +157,8 @@ struct RedisDedupeOutcomeTests {
             #expect(try await serverA.client.numberOfSubscribers(channel) == 1)
             #expect(
                 try await serverA.finish(
-                    principal: "alice", clientID: "c1", requestID: "7", reply: [9], window: .seconds(60)))
+                    DedupeFinishRequest(
+                        principal: "alice", clientID: "c1", requestID: "7", reply: [9], window: .seconds(60))))
             #expect(try await within(.seconds(5), "the other wait") { try await second.value } == .finished([9]))
             #expect(try await serverA.client.numberOfSubscribers(channel) == 0)
             await serverA.shutdown()

@@ -8,6 +8,16 @@ import Testing
 /// that failed `unavailable`): its own lost claim is its own once, a claim that ran here never.
 @Suite(.sharedMachine, .enabled(if: RedisServerProcess.testsEnabled), .timeLimit(.minutes(10)))
 struct RedisDedupeRetryTests {
+    /// A claim of request `id` of client `c` of `p`, for 30 s.
+    static func claim(_ id: String) -> DedupeClaimRequest {
+        DedupeClaimRequest(principal: "p", clientID: "c", requestID: id, runningFor: .seconds(30))
+    }
+
+    /// `reply` to request `id` of client `c` of `p`, kept a minute.
+    static func reply(_ reply: [UInt8], to id: String) -> DedupeFinishRequest {
+        DedupeFinishRequest(principal: "p", clientID: "c", requestID: id, reply: reply, window: .seconds(60))
+    }
+
     /// Makes a claim of request `id` fail with `unavailable` (Redis paused past the command
     /// timeout), then lets Redis answer again with the entry holding the store's running value, as
     /// when the claim was written but its reply lost (whether paused Redis ran it or not).
@@ -15,10 +25,10 @@ struct RedisDedupeRetryTests {
         _ id: String, of store: RedisDedupeStore, on redis: RedisServerProcess, client: RedisClient
     ) async throws {
         // The store's lease is set by its first claim: the lost one must be a claim, not the lease.
-        _ = try await store.begin(principal: "p", clientID: "c", requestID: "warm-\(id)", runningFor: .seconds(30))
+        _ = try await store.begin(Self.claim("warm-\(id)"))
         redis.pause()
         do throws(LongLinkError) {
-            _ = try await store.begin(principal: "p", clientID: "c", requestID: id, runningFor: .seconds(30))
+            _ = try await store.begin(Self.claim(id))
             redis.resume()
             Issue.record("a claim succeeded while Redis was paused")
         } catch {
@@ -40,16 +50,16 @@ struct RedisDedupeRetryTests {
             try await Self.loseClaim("1", of: store, on: redis, client: client)
             // Asked again, the claim is the store's own: the request runs (it never ran).
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "1", runningFor: .seconds(30)) == .run)
+                try await store.begin(Self.claim("1")) == .run)
             // Once: a further copy finds it running.
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "1", runningFor: .seconds(30))
+                try await store.begin(Self.claim("1"))
                     == .running)
             // It is a claim like any other: its reply is stored and replayed.
             #expect(
-                try await store.finish(principal: "p", clientID: "c", requestID: "1", reply: [7], window: .seconds(60)))
+                try await store.finish(Self.reply([7], to: "1")))
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "1", runningFor: .seconds(30))
+                try await store.begin(Self.claim("1"))
                     == .finished([7]))
             await client.shutdown()
             await store.shutdown()
@@ -64,7 +74,9 @@ struct RedisDedupeRetryTests {
             try await Self.loseClaim("2", of: store, on: redis, client: client)
             #expect(
                 try await store.awaitOutcome(
-                    principal: "p", clientID: "c", requestID: "2", runningFor: .seconds(30), until: .now + .seconds(5))
+                    DedupeWaitRequest(
+                        principal: "p", clientID: "c", requestID: "2", runningFor: .seconds(30),
+                        until: .now + .seconds(5)))
                     == .run)
             await client.shutdown()
             await store.shutdown()
@@ -79,10 +91,10 @@ struct RedisDedupeRetryTests {
             let store = try RedisDedupeStore(configuration: redis.configuration)
             let client = RedisClient(configuration: redis.configuration)
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "3", runningFor: .seconds(30)) == .run)
+                try await store.begin(Self.claim("3")) == .run)
             redis.pause()
             await #expect(throws: LongLinkError.self) {
-                try await store.finish(principal: "p", clientID: "c", requestID: "3", reply: [1], window: .seconds(60))
+                try await store.finish(Self.reply([1], to: "3"))
             }
             redis.resume()
             let entry = store.keys.dedupe(principal: "p", clientID: "c", requestID: "3")
@@ -92,7 +104,7 @@ struct RedisDedupeRetryTests {
             }
             try await Self.loseClaim("3", of: store, on: redis, client: client)
             #expect(
-                try await store.begin(principal: "p", clientID: "c", requestID: "3", runningFor: .seconds(30))
+                try await store.begin(Self.claim("3"))
                     == .running)
             await client.shutdown()
             await store.shutdown()

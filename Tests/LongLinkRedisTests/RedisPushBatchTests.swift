@@ -24,7 +24,10 @@ struct RedisPushBatchTests {
                         for index in 0..<perCaller {
                             let payload = [UInt8(caller), UInt8(index)]
                             seqs.append(
-                                (try await store.append(principal: "p", topic: "t", payload: payload).seq, payload))
+                                (
+                                    try await store.append(PushAppend(principal: "p", topic: "t", payload: payload))
+                                        .seq, payload
+                                ))
                         }
                         return seqs
                     }
@@ -36,7 +39,7 @@ struct RedisPushBatchTests {
             for seqs in results { #expect(seqs.map(\.0) == seqs.map(\.0).sorted()) }
             let all = results.flatMap { $0 }.sorted { $0.0 < $1.0 }
             #expect(all.map(\.0) == Array(1...UInt64(callers * perCaller)))
-            let stored = try await store.unacknowledged(principal: "p", after: 0, limit: 1_000)
+            let stored = try await store.unacknowledged(PushRead(principal: "p", after: 0, limit: 1_000))
             #expect(stored.map(\.seq) == all.map(\.0))
             #expect(stored.map(\.payload) == all.map(\.1))
             // Group commit happened: fewer script runs than pushes (one per batch).
@@ -52,8 +55,9 @@ struct RedisPushBatchTests {
             configuration.commandTimeout = .seconds(10)
             let store = try RedisPushStore(
                 configuration: configuration, capacityPerPrincipal: 6, bytesPerPrincipal: 100)
-            _ = try await store.append(principal: "count", topic: "t", payload: [1])
-            _ = try await store.append(principal: "bytes", topic: "", payload: [UInt8](repeating: 0, count: 10))
+            _ = try await store.append(PushAppend(principal: "count", topic: "t", payload: [1]))
+            _ = try await store.append(
+                PushAppend(principal: "bytes", topic: "", payload: [UInt8](repeating: 0, count: 10)))
             redis.pause()
             // count: held 1, bound 6: the in-flight push and four of the batch fit, two are refused.
             // bytes: held 10, bound 100: 40 and 40 fit, 30 does not, 10 still does (as if alone).
@@ -66,8 +70,10 @@ struct RedisPushBatchTests {
             let bytesResults = try await outcomes(bytes)
             #expect(bytesResults.map(\.seq) == [2, 3, 4, nil, 5])
             #expect(bytesResults[3].code == .resourceExhausted)
-            #expect(try await store.unacknowledged(principal: "count", after: 0, limit: 10).map(\.seq) == Array(1...6))
-            let stored = try await store.unacknowledged(principal: "bytes", after: 0, limit: 10)
+            #expect(
+                try await store.unacknowledged(PushRead(principal: "count", after: 0, limit: 10)).map(\.seq)
+                    == Array(1...6))
+            let stored = try await store.unacknowledged(PushRead(principal: "bytes", after: 0, limit: 10))
             #expect(stored.map(\.payload.count) == [10, 0, 40, 40, 10])
             await store.shutdown()
         }
@@ -79,7 +85,7 @@ struct RedisPushBatchTests {
             // Long enough to queue the batch behind the call in flight on a loaded machine.
             configuration.commandTimeout = .seconds(2)
             let store = try RedisPushStore(configuration: configuration)
-            _ = try await store.append(principal: "p", topic: "t", payload: [1])
+            _ = try await store.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             redis.pause()
             defer { redis.resume() }
             let started = ContinuousClock.now
@@ -100,7 +106,7 @@ struct RedisPushBatchTests {
             var configuration = redis.configuration
             configuration.commandTimeout = .seconds(10)
             let store = try RedisPushStore(configuration: configuration)
-            _ = try await store.append(principal: "p", topic: "t", payload: [1])
+            _ = try await store.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             redis.pause()
             let tasks = try await queue(store, "p", sizes: [1, 1, 1, 1])
             let started = ContinuousClock.now
@@ -119,7 +125,7 @@ struct RedisPushBatchTests {
             var configuration = redis.configuration
             configuration.commandTimeout = .seconds(10)
             let store = try RedisPushStore(configuration: configuration)
-            _ = try await store.append(principal: "p", topic: "t", payload: [1])
+            _ = try await store.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             redis.pause()
             defer { redis.resume() }
             let appends = try await queue(store, "p", sizes: [1, 1, 1])
@@ -129,7 +135,7 @@ struct RedisPushBatchTests {
             #expect(results[0].code == .unavailable, "\(results)")
             #expect(results.dropFirst().allSatisfy { $0.code == .shutdown }, "\(results)")
             await #expect(throws: LongLinkError.self) {
-                try await store.append(principal: "p", topic: "t", payload: [2])
+                try await store.append(PushAppend(principal: "p", topic: "t", payload: [2]))
             }
             try await eventually("the sending task ends", within: .seconds(5)) {
                 store.produces.queuedCount("p") == nil
@@ -140,7 +146,7 @@ struct RedisPushBatchTests {
     @Test func aBatchAfterARestartWithoutPersistenceStartsANewEpoch() async throws {
         try await withRedisServer { redis in
             let store = try RedisPushStore(configuration: redis.configuration)
-            let before = try await store.append(principal: "p", topic: "t", payload: [1])
+            let before = try await store.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             try await redis.restartWithoutPersistence()
             // The first produce after the restart is a batch of three: it finds no meta hash.
             var stored: [StoredPush] = []
@@ -157,9 +163,9 @@ struct RedisPushBatchTests {
             }
             #expect(stored.map(\.seq) == [1, 2, 3])
             #expect(Set(stored.map(\.epoch)).count == 1 && stored[0].epoch != before.epoch && stored[0].epoch != 0)
-            #expect(try await store.unacknowledged(principal: "p", after: 0, limit: 10) == stored)
+            #expect(try await store.unacknowledged(PushRead(principal: "p", after: 0, limit: 10)) == stored)
             // Appends go on in that epoch.
-            let next = try await store.append(principal: "p", topic: "t", payload: [9])
+            let next = try await store.append(PushAppend(principal: "p", topic: "t", payload: [9]))
             #expect(next.seq == 4 && next.epoch == stored[0].epoch)
             await store.shutdown()
         }
@@ -169,18 +175,20 @@ struct RedisPushBatchTests {
         try await withRedisServer { redis in
             let store = try RedisPushStore(configuration: redis.configuration, bytesPerPrincipal: 60)
             for _ in 1...6 {
-                _ = try await store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 9))
+                _ = try await store.append(
+                    PushAppend(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 9)))
             }
             // Full by bytes (6 × 10).
             await #expect(throws: LongLinkError.self) {
-                try await store.append(principal: "p", topic: "t", payload: [])
+                try await store.append(PushAppend(principal: "p", topic: "t", payload: []))
             }
             // 1 and 2 are the oldest (trimmed), 4 lies past unacknowledged 3, 9 was never stored.
-            try await store.acknowledge(principal: "p", seqs: [2, 4, 1, 9])
-            #expect(try await store.unacknowledged(principal: "p", after: 0, limit: 10).map(\.seq) == [3, 5, 6])
+            try await store.acknowledge(AcknowledgedPushes(principal: "p", seqs: [2, 4, 1, 9]))
+            #expect(
+                try await store.unacknowledged(PushRead(principal: "p", after: 0, limit: 10)).map(\.seq) == [3, 5, 6])
             let meta = try await store.client.run(RedisCommand("HGET", store.keys.meta(principal: "p"), "bytes"))
             #expect(meta.int64 == 30)
-            try await store.acknowledge(principal: "p", seqs: [6, 3, 5])
+            try await store.acknowledge(AcknowledgedPushes(principal: "p", seqs: [6, 3, 5]))
             #expect(try await store.unacknowledgedCount(principal: "p") == 0)
             #expect(
                 try await store.client.run(RedisCommand("HGET", store.keys.meta(principal: "p"), "bytes")).int64 == 0)
@@ -212,7 +220,7 @@ private func queue(_ store: RedisPushStore, _ principal: String, sizes: [Int]) a
         Task {
             do throws(LongLinkError) {
                 let payload = [UInt8](repeating: UInt8(index), count: size)
-                let seq = try await store.append(principal: principal, topic: "", payload: payload).seq
+                let seq = try await store.append(PushAppend(principal: principal, topic: "", payload: payload)).seq
                 results.put((index, Outcome(seq: seq)))
             } catch {
                 results.put((index, Outcome(code: error.code)))

@@ -15,8 +15,8 @@ struct RedisPushObservationTests {
         let stored = Mailbox<String>()
         let lost = Mailbox<Int>()
 
-        var observer: SharedPushObserver {
-            SharedPushObserver(
+        var observer: PushStoreObserver {
+            PushStoreObserver(
                 isWatching: { [watched] principal in watched.withLock { $0.contains(principal) } },
                 pushStored: { [stored] principal in stored.put(principal) },
                 noticesLost: { [lost] in lost.put(0) })
@@ -42,21 +42,21 @@ struct RedisPushObservationTests {
             await storeA.refreshObservation(of: "p")
             // Confirmed by Redis before refreshObservation returned: no waiting.
             #expect(try await storeB.client.numberOfSubscribers(storeA.channel(for: "p")) == 1)
-            _ = try await storeB.append(principal: "p", topic: "t", payload: [1])
+            _ = try await storeB.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             #expect(try await serverA.stored.next(within: .seconds(5)) == "p")
             // An unwatched principal is not heard; the push for p after it is (one connection keeps order).
-            _ = try await storeB.append(principal: "q", topic: "t", payload: [1])
-            _ = try await storeB.append(principal: "p", topic: "t", payload: [2])
+            _ = try await storeB.append(PushAppend(principal: "q", topic: "t", payload: [1]))
+            _ = try await storeB.append(PushAppend(principal: "p", topic: "t", payload: [2]))
             #expect(try await serverA.stored.next(within: .seconds(5)) == "p")
 
             serverA.watch("p", false)
             await storeA.refreshObservation(of: "p")
             #expect(try await storeB.client.numberOfSubscribers(storeA.channel(for: "p")) == 0)
-            _ = try await storeB.append(principal: "p", topic: "t", payload: [3])
+            _ = try await storeB.append(PushAppend(principal: "p", topic: "t", payload: [3]))
             // A fence: r's notice comes after any p's would have.
             serverA.watch("r")
             await storeA.refreshObservation(of: "r")
-            _ = try await storeB.append(principal: "r", topic: "t", payload: [1])
+            _ = try await storeB.append(PushAppend(principal: "r", topic: "t", payload: [1]))
             #expect(try await serverA.stored.next(within: .seconds(5)) == "r")
             #expect(serverA.stored.count == 0)
             #expect(serverA.lost.count == 0)
@@ -108,7 +108,7 @@ struct RedisPushObservationTests {
                 return subscribers != nil
             }
             #expect(subscribers == 1)
-            _ = try await storeB.append(principal: "p", topic: "t", payload: [1])
+            _ = try await storeB.append(PushAppend(principal: "p", topic: "t", payload: [1]))
             #expect(try await serverA.stored.next(within: .seconds(5)) == "p")
 
             await storeA.shutdown()

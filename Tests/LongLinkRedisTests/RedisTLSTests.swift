@@ -81,18 +81,23 @@ struct RedisTLSTests {
             var configuration = redis.configuration
             configuration.keyPrefix = "tls:"
             let pushes = try RedisPushStore(configuration: configuration)
-            let stored = try await pushes.append(principal: "alice", topic: "t", payload: [1, 2, 3])
-            #expect(try await pushes.unacknowledged(principal: "alice", after: 0, limit: 10).map(\.seq) == [stored.seq])
-            try await pushes.acknowledge(principal: "alice", seqs: [stored.seq])
+            let stored = try await pushes.append(PushAppend(principal: "alice", topic: "t", payload: [1, 2, 3]))
+            #expect(
+                try await pushes.unacknowledged(PushRead(principal: "alice", after: 0, limit: 10)).map(\.seq) == [
+                    stored.seq
+                ])
+            try await pushes.acknowledge(AcknowledgedPushes(principal: "alice", seqs: [stored.seq]))
             #expect(try await pushes.unacknowledgedCount(principal: "alice") == 0)
             await pushes.shutdown()
 
             let window = try RedisDedupeStore(configuration: configuration)
             let first = try await window.begin(
-                principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
+                DedupeClaimRequest(
+                    principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5)))
             #expect(first == .run)
             let again = try await window.begin(
-                principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5))
+                DedupeClaimRequest(
+                    principal: "alice", clientID: "c", requestID: "1", runningFor: .seconds(5)))
             #expect(again == .running)
             await window.shutdown()
         }
@@ -105,7 +110,7 @@ struct RedisTLSTests {
             configuration.password = wrong
             let pushes = try RedisPushStore(configuration: configuration)
             do throws(LongLinkError) {
-                _ = try await pushes.append(principal: "alice", topic: "t", payload: [1])
+                _ = try await pushes.append(PushAppend(principal: "alice", topic: "t", payload: [1]))
                 Issue.record("a wrong password was accepted")
             } catch {
                 #expect(error.code == .unauthenticated, "\(error)")
@@ -131,7 +136,8 @@ struct RedisTLSTests {
             ] {
                 let window = try RedisDedupeStore(configuration: configuration)
                 do throws(LongLinkError) {
-                    _ = try await window.begin(principal: nil, clientID: "c", requestID: "1", runningFor: .seconds(5))
+                    _ = try await window.begin(
+                        DedupeClaimRequest(principal: nil, clientID: "c", requestID: "1", runningFor: .seconds(5)))
                     Issue.record("connected despite \(reason)")
                 } catch {
                     #expect(error.code == .tlsFailure, "\(error)")

@@ -34,8 +34,8 @@ struct PrincipalBytesTests {
         try await withServer { server, address in
             let nfc = try await loggedIn(address, as: Self.composed, clientID: "nfc")
             let nfd = try await loggedIn(address, as: Self.decomposed, clientID: "nfd")
-            let toNFC = try server.push(to: Self.composed, topic: "t", payload: bytes("for nfc"))
-            try server.push(to: Self.decomposed, topic: "t", payload: bytes("for nfd"))
+            let toNFC = try await server.push(to: Self.composed, topic: "t", payload: bytes("for nfc"))
+            try await server.push(to: Self.decomposed, topic: "t", payload: bytes("for nfd"))
             for (client, expected) in [(nfc, "for nfc"), (nfd, "for nfd")] {
                 guard case .push(let push) = try await client.nextFrame() else {
                     Issue.record("expected a push")

@@ -32,7 +32,7 @@ struct PushTests {
             _ = try await client.handshake(clientID: "alice-phone")
             try await login(client, as: "alice")
             for n in 1...5 {
-                #expect(try server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) == UInt64(n))
+                #expect(try await server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) == UInt64(n))
             }
             // Nothing before Sync: the next frame is the reply to this echo.
             #expect(try await client.call("echo", id: "probe").requestID == "probe")
@@ -42,7 +42,7 @@ struct PushTests {
             #expect(delivered.map(\.topic) == Array(repeating: "alerts", count: 5))
             #expect(delivered.last?.payload == bytes("alert 5"))
             // Live pushes follow once synced.
-            try server.push(to: "alice", topic: "alerts", payload: bytes("alert 6"))
+            try await server.push(to: "alice", topic: "alerts", payload: bytes("alert 6"))
             #expect(try await pushes(client, count: 1).map(\.seq) == [6])
         }
     }
@@ -53,7 +53,7 @@ struct PushTests {
             _ = try await first.handshake(clientID: "bob-phone")
             try await login(first, as: "bob")
             try await first.send(.sync(Frame.Sync()))
-            for n in 1...5 { try server.push(to: "bob", topic: "alerts", payload: bytes("\(n)")) }
+            for n in 1...5 { try await server.push(to: "bob", topic: "alerts", payload: bytes("\(n)")) }
             #expect(try await pushes(first, count: 5).map(\.seq) == [1, 2, 3, 4, 5])
             try await first.send(.ack(Frame.Ack(seqs: [1, 2, 3, 99])))
             // The ack is processed before the echo reply (one connection, in order).
@@ -61,7 +61,7 @@ struct PushTests {
             first.close()
 
             // Pushed while the client was offline.
-            try server.push(to: "bob", topic: "alerts", payload: bytes("6"))
+            try await server.push(to: "bob", topic: "alerts", payload: bytes("6"))
 
             let second = try await FrameClient.connect(to: address)
             _ = try await second.handshake(clientID: "bob-phone")
@@ -78,8 +78,8 @@ struct PushTests {
             _ = try await client.handshake(clientID: "c")
             try await login(client, as: "carol")
             try await client.send(.sync(Frame.Sync()))
-            try server.push(to: "carol", topic: "t", payload: [1])
-            try server.push(to: "carol", topic: "t", payload: [2])
+            try await server.push(to: "carol", topic: "t", payload: [1])
+            try await server.push(to: "carol", topic: "t", payload: [2])
             #expect(try await pushes(client, count: 2).map(\.seq) == [1, 2])
             try await client.send(.ack(Frame.Ack(seqs: [1])), .sync(Frame.Sync()))
             #expect(try await pushes(client, count: 1).map(\.seq) == [2])
@@ -89,7 +89,7 @@ struct PushTests {
     /// Any connection of a principal may send `Ack`: it deletes only what the server sent on it.
     @Test func anAckDeletesOnlyPushesSentOnItsConnection() async throws {
         try await withServer { server, address in
-            for n in 1...4 { try server.push(to: "erin", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...4 { try await server.push(to: "erin", topic: "t", payload: [UInt8(n)]) }
             let client = try await FrameClient.connect(to: address)
             _ = try await client.handshake(clientID: "e")
             try await login(client, as: "erin")
@@ -100,13 +100,13 @@ struct PushTests {
 
             try await client.send(.sync(Frame.Sync()))
             #expect(try await pushes(client, count: 4).map(\.seq) == [1, 2, 3, 4])
-            try server.push(to: "erin", topic: "t", payload: [5])
+            try await server.push(to: "erin", topic: "t", payload: [5])
             #expect(try await pushes(client, count: 1).map(\.seq) == [5])
             // Seq 6 does not exist yet and 7 never will before the next push: ignored.
             try await client.send(.ack(Frame.Ack(seqs: [1, 2, 6, 7])))
             #expect(try await client.call("echo", id: "fence-2").requestID == "fence-2")
             #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "erin") == 3)
-            try server.push(to: "erin", topic: "t", payload: [6])
+            try await server.push(to: "erin", topic: "t", payload: [6])
             #expect(try await pushes(client, count: 1).map(\.seq) == [6])
             #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "erin") == 4)
         }
@@ -119,48 +119,51 @@ struct PushTests {
         configuration.maxOutgoingFrameBytes = 1_000
         try await withServer(configuration) { server, _ in
             let fits = [UInt8](repeating: 1, count: 900)
-            let first = try server.push(to: "fay", topic: "t", payload: fits)
+            let first = try await server.push(to: "fay", topic: "t", payload: fits)
             #expect(first == 1)
             let tooLarge = [UInt8](repeating: 1, count: 1_000)
-            #expect {
-                try server.push(to: "fay", topic: "t", payload: tooLarge)
+            await #expect {
+                try await server.push(to: "fay", topic: "t", payload: tooLarge)
             } throws: { error in
                 (error as? LongLinkError)?.code == .invalidArgument
                     && (error as? LongLinkError)?.message.contains("too large") == true
             }
             #expect(server.core.immediatePushes?.unacknowledgedCount(principal: "fay") == 1)
             // The next push gets the next seq: nothing was taken by the refused one.
-            let next = try server.push(to: "fay", topic: "t", payload: fits)
+            let next = try await server.push(to: "fay", topic: "t", payload: fits)
             #expect(next == 2)
         }
     }
 
     @Test func theStoreIsBoundedInBytesPerPrincipal() throws {
         let store = InMemoryPushStore(capacityPerPrincipal: 100, bytesPerPrincipal: 1_000)
-        for _ in 0..<9 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)) }
+        for _ in 0..<9 {
+            _ = try store.append(PushAppend(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)))
+        }
         // 9 × 101 bytes held: 101 more would pass 1,000.
         #expect {
-            try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100))
+            try store.append(PushAppend(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)))
         } throws: { error in
             (error as? LongLinkError)?.code == .resourceExhausted
         }
         #expect(store.unacknowledgedCount(principal: "p") == 9)
         // Another principal has its own bound; an ack frees room.
-        _ = try store.append(principal: "q", topic: "t", payload: [UInt8](repeating: 0, count: 100))
-        store.acknowledge(principal: "p", seqs: [1])
-        let seq = try store.append(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)).seq
+        _ = try store.append(PushAppend(principal: "q", topic: "t", payload: [UInt8](repeating: 0, count: 100)))
+        store.acknowledge(AcknowledgedPushes(principal: "p", seqs: [1]))
+        let seq = try store.append(PushAppend(principal: "p", topic: "t", payload: [UInt8](repeating: 0, count: 100)))
+            .seq
         #expect(seq == 10)
     }
 
     @Test func aPrincipalWithNothingStoredIsForgottenAndItsSeqsStillRise() throws {
         let store = InMemoryPushStore()
-        #expect(try store.append(principal: "p", topic: "t", payload: [1]).seq == 1)
-        #expect(try store.append(principal: "p", topic: "t", payload: [2]).seq == 2)
-        store.acknowledge(principal: "p", seqs: [1, 2])
+        #expect(try store.append(PushAppend(principal: "p", topic: "t", payload: [1])).seq == 1)
+        #expect(try store.append(PushAppend(principal: "p", topic: "t", payload: [2])).seq == 2)
+        store.acknowledge(AcknowledgedPushes(principal: "p", seqs: [1, 2]))
         #expect(store.principalCount == 0)
         // Back with a push: its seqs go on above every seq it was given (a client keeps the old
         // ones as delivered).
-        #expect(try store.append(principal: "p", topic: "t", payload: [3]).seq > 2)
+        #expect(try store.append(PushAppend(principal: "p", topic: "t", payload: [3])).seq > 2)
         #expect(store.principalCount == 1)
     }
 
@@ -183,25 +186,25 @@ struct PushTests {
 
     @Test func aFullStoreRefusesThePushInsteadOfDroppingOne() async throws {
         let store = InMemoryPushStore(capacityPerPrincipal: 3)
-        for n in 1...3 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8(n)]) }
-        #expect(throws: LongLinkError.self) { try store.append(principal: "p", topic: "t", payload: [4]) }
+        for n in 1...3 { _ = try store.append(PushAppend(principal: "p", topic: "t", payload: [UInt8(n)])) }
+        #expect(throws: LongLinkError.self) { try store.append(PushAppend(principal: "p", topic: "t", payload: [4])) }
         #expect(store.unacknowledgedCount(principal: "p") == 3)
-        store.acknowledge(principal: "p", seqs: [1])
-        let next = try store.append(principal: "p", topic: "t", payload: [4])
+        store.acknowledge(AcknowledgedPushes(principal: "p", seqs: [1]))
+        let next = try store.append(PushAppend(principal: "p", topic: "t", payload: [4]))
         #expect(next.seq == 4)
-        #expect(store.unacknowledged(principal: "p", after: 0, limit: 10).map(\.seq) == [2, 3, 4])
+        #expect(store.unacknowledged(PushRead(principal: "p", after: 0, limit: 10)).map(\.seq) == [2, 3, 4])
     }
 
     @Test func theStoreAnswersRangesAndCompacts() throws {
         let store = InMemoryPushStore(capacityPerPrincipal: 100_000)
-        for n in 1...2_000 { _ = try store.append(principal: "p", topic: "t", payload: [UInt8(n % 256)]) }
-        store.acknowledge(principal: "p", seqs: Array(1...1_500) + [1_600, 5_000, 0])
+        for n in 1...2_000 { _ = try store.append(PushAppend(principal: "p", topic: "t", payload: [UInt8(n % 256)])) }
+        store.acknowledge(AcknowledgedPushes(principal: "p", seqs: Array(1...1_500) + [1_600, 5_000, 0]))
         #expect(store.unacknowledgedCount(principal: "p") == 499)
-        let after = store.unacknowledged(principal: "p", after: 1_598, limit: 3)
+        let after = store.unacknowledged(PushRead(principal: "p", after: 1_598, limit: 3))
         #expect(after.map(\.seq) == [1_599, 1_601, 1_602])
-        #expect(store.unacknowledged(principal: "p", after: 0, limit: 2).map(\.seq) == [1_501, 1_502])
-        #expect(store.unacknowledged(principal: "p", after: 2_000, limit: 10).isEmpty)
-        #expect(store.unacknowledged(principal: "nobody", after: 0, limit: 10).isEmpty)
+        #expect(store.unacknowledged(PushRead(principal: "p", after: 0, limit: 2)).map(\.seq) == [1_501, 1_502])
+        #expect(store.unacknowledged(PushRead(principal: "p", after: 2_000, limit: 10)).isEmpty)
+        #expect(store.unacknowledged(PushRead(principal: "nobody", after: 0, limit: 10)).isEmpty)
     }
 }
 
@@ -222,7 +225,7 @@ struct BackpressureRecoveryTests {
             _ = try await client.handshake(clientID: "burst")
             #expect(try await client.call("login", bytes("kim"), id: "l").text == "welcome")
             let payload = [UInt8](repeating: 7, count: 1_024)
-            for _ in 0..<1_000 { try server.push(to: "kim", topic: "t", payload: payload) }
+            for _ in 0..<1_000 { try await server.push(to: "kim", topic: "t", payload: payload) }
             try await client.send(.sync(Frame.Sync()))
             var pushes = 0
             while pushes < 1_000 {

@@ -29,15 +29,14 @@ struct PushWindowTests {
         return client
     }
 
-
     @Test func aFullWindowWaitsForAnAck() async throws {
         try await withServer(Self.configuration(window: 3)) { server, address in
             let client = try await loggedIn(address, as: "wanda")
-            for n in 1...10 { try server.push(to: "wanda", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...10 { try await server.push(to: "wanda", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             // A live push finds the window full too.
-            try server.push(to: "wanda", topic: "t", payload: [11])
+            try await server.push(to: "wanda", topic: "t", payload: [11])
             #expect(try await client.seqsBeforeFence("f2") == [])
             try await client.send(.ack(Frame.Ack(seqs: [1])))
             #expect(try await client.seqsBeforeFence("f3") == [4])
@@ -50,7 +49,7 @@ struct PushWindowTests {
     @Test func acksOfSeqsNotSentDoNotOpenTheWindowBeyondItsSize() async throws {
         try await withServer(Self.configuration(window: 3)) { server, address in
             let client = try await loggedIn(address, as: "xena")
-            for n in 1...20 { try server.push(to: "xena", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...20 { try await server.push(to: "xena", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             // Seq 0 and seqs not sent yet free nothing (17 to 19 are deleted from the store, though).
@@ -71,7 +70,7 @@ struct PushWindowTests {
         configuration.syncReplayInterval = .zero
         try await withServer(configuration) { server, address in
             let client = try await loggedIn(address, as: "yuri")
-            for n in 1...4 { try server.push(to: "yuri", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...4 { try await server.push(to: "yuri", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             try await client.send(.ack(Frame.Ack(seqs: [1])))
@@ -88,7 +87,7 @@ struct PushWindowTests {
     @Test func aNewConnectionHasAFreshWindow() async throws {
         try await withServer(Self.configuration(window: 3)) { server, address in
             let first = try await loggedIn(address, as: "zoe")
-            for n in 1...10 { try server.push(to: "zoe", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...10 { try await server.push(to: "zoe", topic: "t", payload: [UInt8(n)]) }
             try await first.send(.sync(Frame.Sync()))
             #expect(try await first.seqsBeforeFence("f1") == [1, 2, 3])
             first.close()
@@ -110,7 +109,7 @@ struct PushWindowTests {
             let client = try await loggedIn(address, as: "ava")
             try await client.send(.sync(Frame.Sync()))
             let producer = Task {
-                for n in 0..<total { try server.push(to: "ava", topic: "t", payload: [UInt8(n & 0xFF)]) }
+                for n in 0..<total { try await server.push(to: "ava", topic: "t", payload: [UInt8(n & 0xFF)]) }
             }
             var taken = Set<UInt64>()
             var syncedAgain = false
@@ -141,8 +140,8 @@ struct PushWindowTests {
         configuration.clock = clock
         try await withServer(configuration) { server, address in
             let client = try await loggedIn(address, as: "ben")
-            for n in 1...7 { try server.push(to: "ben", topic: "unread", payload: [UInt8(n)]) }
-            for n in 1...2 { try server.push(to: "ben", topic: "alerts", payload: [UInt8(n)]) }
+            for n in 1...7 { try await server.push(to: "ben", topic: "unread", payload: [UInt8(n)]) }
+            for n in 1...2 { try await server.push(to: "ben", topic: "alerts", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             // The fence's reply follows the pump that filled the window and armed its timer.
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])

@@ -11,32 +11,21 @@ import Testing
 struct SharedReplyStoringTests {
     /// Gives every request to this server, and holds each `finish` until an outcome is put in
     /// ``outcomes`` (or a minute passes: then it fails).
-    final class HeldStore: SharedDedupeStore {
+    final class HeldStore: DedupeStore {
         let finishes = Mailbox<String>()
         let outcomes = Mailbox<Result<Bool, LongLinkError>>()
 
-        func begin(
-            principal: String?, clientID: String, requestID: String, runningFor: Duration
-        ) async throws(LongLinkError) -> SharedDedupeClaim { .run }
+        func begin(_ claim: DedupeClaimRequest) async throws(LongLinkError) -> DedupeClaim { .run }
 
-        func finish(
-            principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
-        ) async throws(LongLinkError) -> Bool {
-            finishes.put(requestID)
+        func finish(_ reply: DedupeFinishRequest) async throws(LongLinkError) -> Bool {
+            finishes.put(reply.requestID)
             let outcome = try? await outcomes.next(within: .seconds(60), "the store's outcome")
             return try (outcome ?? .failure(LongLinkError(code: .unavailable, message: "no outcome"))).get()
         }
 
-        func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
-            true
-        }
+        func abandon(_ request: DedupeAbandonRequest) async throws(LongLinkError) -> Bool { true }
 
-        func awaitOutcome(
-            principal: String?, clientID: String, requestID: String, runningFor: Duration,
-            until deadline: ContinuousClock.Instant
-        ) async throws(LongLinkError) -> SharedDedupeClaim { .running }
-
-        func shutdown() async {}
+        func awaitOutcome(_ wait: DedupeWaitRequest) async throws(LongLinkError) -> DedupeClaim { .running }
     }
 
     /// Runs a server on `store` with a client handshaken as `c1` and logged in; `logged` gets the server's log lines.
@@ -47,7 +36,7 @@ struct SharedReplyStoringTests {
         configuration.logger = { logged.put($0) }
         let server = LongLinkServer(
             configuration: configuration, router: Probe().router(),
-            fleet: FleetStores(pushes: InMemoryPushStore(), dedupe: store))
+            stores: ServerStores(pushes: InMemoryPushStore(), dedupe: store))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let client = try await FrameClient.connect(to: try await server.localAddress)

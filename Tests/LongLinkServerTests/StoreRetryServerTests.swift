@@ -17,7 +17,7 @@ struct StoreRetryServerTests {
     /// Fails each kind of call with `away` as many times as told, then answers as a store where
     /// every request is claimed here; copies of request ids in `joined` find it running elsewhere
     /// and get `reply` when they wait.
-    final class FlakyDedupe: SharedDedupeStore {
+    final class FlakyDedupe: DedupeStore {
         let beginFailures: Atomic<Int>
         let waitFailures: Atomic<Int>
         let begins = Atomic<Int>(0)
@@ -32,27 +32,18 @@ struct StoreRetryServerTests {
             self.reply = reply
         }
 
-        func begin(
-            principal: String?, clientID: String, requestID: String, runningFor: Duration
-        ) async throws(LongLinkError) -> SharedDedupeClaim {
+        func begin(_ claim: DedupeClaimRequest) async throws(LongLinkError) -> DedupeClaim {
             begins.add(1, ordering: .relaxed)
             // The login is not de-duplicated (no principal yet); only the tests' requests reach here.
             if beginFailures.subtract(1, ordering: .relaxed).oldValue > 0 { throw StoreRetryServerTests.away }
-            return joined.contains(requestID) ? .running : .run
+            return joined.contains(claim.requestID) ? .running : .run
         }
 
-        func finish(
-            principal: String?, clientID: String, requestID: String, reply: [UInt8], window: Duration
-        ) async throws(LongLinkError) -> Bool { true }
+        func finish(_ reply: DedupeFinishRequest) async throws(LongLinkError) -> Bool { true }
 
-        func abandon(principal: String?, clientID: String, requestID: String) async throws(LongLinkError) -> Bool {
-            true
-        }
+        func abandon(_ request: DedupeAbandonRequest) async throws(LongLinkError) -> Bool { true }
 
-        func awaitOutcome(
-            principal: String?, clientID: String, requestID: String, runningFor: Duration,
-            until deadline: ContinuousClock.Instant
-        ) async throws(LongLinkError) -> SharedDedupeClaim {
+        func awaitOutcome(_ wait: DedupeWaitRequest) async throws(LongLinkError) -> DedupeClaim {
             waits.add(1, ordering: .relaxed)
             if waitFailures.subtract(1, ordering: .relaxed).oldValue > 0 { throw StoreRetryServerTests.away }
             return .finished(reply)
@@ -62,7 +53,7 @@ struct StoreRetryServerTests {
     }
 
     /// An ``InMemoryPushStore`` whose reads and deletions fail with `away` as many times as told.
-    final class FlakyPushes: SharedPushStore {
+    final class FlakyPushes: PushStore {
         let base = InMemoryPushStore()
         let readFailures: Atomic<Int>
         let ackFailures: Atomic<Int>
@@ -74,30 +65,28 @@ struct StoreRetryServerTests {
             self.ackFailures = Atomic(ackFailures)
         }
 
-        var shared: any SharedPushStore { base }
+        var shared: any PushStore { base }
 
-        func append(principal: String, topic: String, payload: [UInt8]) async throws(LongLinkError) -> StoredPush {
-            try await shared.append(principal: principal, topic: topic, payload: payload)
+        func append(_ push: PushAppend) async throws(LongLinkError) -> StoredPush {
+            try await shared.append(push)
         }
 
-        func unacknowledged(principal: String, after seq: UInt64, limit: Int) async throws(LongLinkError)
-            -> [StoredPush]
-        {
+        func unacknowledged(_ read: PushRead) async throws(LongLinkError) -> [StoredPush] {
             reads.add(1, ordering: .relaxed)
             if readFailures.subtract(1, ordering: .relaxed).oldValue > 0 { throw StoreRetryServerTests.away }
-            return try await shared.unacknowledged(principal: principal, after: seq, limit: limit)
+            return try await shared.unacknowledged(read)
         }
 
-        func acknowledge(principal: String, seqs: [UInt64]) async throws(LongLinkError) {
-            acks.add(1, ordering: .relaxed)
+        func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+            self.acks.add(1, ordering: .relaxed)
             if ackFailures.subtract(1, ordering: .relaxed).oldValue > 0 { throw StoreRetryServerTests.away }
-            try await shared.acknowledge(principal: principal, seqs: seqs)
+            try await shared.acknowledge(acks)
         }
 
-        func startObserving(_ observer: SharedPushObserver) async { await shared.startObserving(observer) }
+        func startObserving(_ observer: PushStoreObserver) async { await shared.startObserving(observer) }
         func refreshObservation(of principal: String) async { await shared.refreshObservation(of: principal) }
-        func announceSession(principal: String, clientID: String) async throws(LongLinkError) {
-            try await shared.announceSession(principal: principal, clientID: clientID)
+        func announceSession(_ session: SessionAnnouncement) async throws(LongLinkError) {
+            try await shared.announceSession(session)
         }
         func shutdown() async { await shared.shutdown() }
     }
@@ -112,7 +101,7 @@ struct StoreRetryServerTests {
         if let clock { configuration.clock = clock }
         let probe = Probe()
         let server = LongLinkServer(
-            configuration: configuration, router: probe.router(), fleet: FleetStores(pushes: pushes, dedupe: dedupe))
+            configuration: configuration, router: probe.router(), stores: ServerStores(pushes: pushes, dedupe: dedupe))
         server.core.storeRetry.withLock { $0.timing = StoreRetryTests.VirtualTime().timing }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
@@ -168,7 +157,7 @@ struct StoreRetryServerTests {
         let clock = ManualClock()
         let pushes = FlakyPushes(readFailures: 4)
         try await withServer(pushes: pushes, dedupe: nil, clock: clock) { server, client, _ in
-            _ = try await pushes.append(principal: "alice", topic: "t", payload: [1])
+            _ = try await pushes.append(PushAppend(principal: "alice", topic: "t", payload: [1]))
             let start = ContinuousClock.now
             try await client.send(.sync(Frame.Sync()))
             for (failure, wait) in [(1, 50), (2, 100), (3, 200), (4, 400)] {
@@ -188,7 +177,7 @@ struct StoreRetryServerTests {
     @Test func anAckThatFailsForAWhileIsMadeAgain() async throws {
         let pushes = FlakyPushes(ackFailures: 2)
         try await withServer(pushes: pushes, dedupe: nil) { server, client, _ in
-            _ = try await pushes.append(principal: "alice", topic: "t", payload: [1])
+            _ = try await pushes.append(PushAppend(principal: "alice", topic: "t", payload: [1]))
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.push(topic: "t").seq == 1)
             try await client.send(.ack(Frame.Ack(seqs: [1])))

@@ -68,8 +68,9 @@ struct StoreRetryTests {
 
     @Test func onlyAFailureThatPassesIsRetried() {
         let retry = StoreRetry()
-        #expect(retry.decision(after: Self.unavailable, failures: 1, timeLeft: .seconds(10), jitter: 1)
-            == .retry(after: .milliseconds(25)))
+        #expect(
+            retry.decision(after: Self.unavailable, failures: 1, timeLeft: .seconds(10), jitter: 1)
+                == .retry(after: .milliseconds(25)))
         for code: LongLinkError.Code in [
             .outcomeUnknown, .resourceExhausted, .shutdown, .cancelled, .internalError, .unauthenticated,
             .tlsFailure, .protocolViolation, .invalidArgument, .deadlineExceeded,
@@ -82,12 +83,15 @@ struct StoreRetryTests {
     @Test func noAttemptIsMadeLaterThanTheMarginBeforeTheDeadline() {
         let retry = StoreRetry()
         // 500 ms would be the wait; 300 ms are left before the margin.
-        #expect(retry.decision(after: Self.unavailable, failures: 9, timeLeft: .milliseconds(500), jitter: 1)
-            == .retry(after: .milliseconds(300)))
-        #expect(retry.decision(after: Self.unavailable, failures: 1, timeLeft: .milliseconds(201), jitter: 1)
-            == .retry(after: .milliseconds(1)))
+        #expect(
+            retry.decision(after: Self.unavailable, failures: 9, timeLeft: .milliseconds(500), jitter: 1)
+                == .retry(after: .milliseconds(300)))
+        #expect(
+            retry.decision(after: Self.unavailable, failures: 1, timeLeft: .milliseconds(201), jitter: 1)
+                == .retry(after: .milliseconds(1)))
         // Within the margin, or past the deadline: no more attempts.
-        #expect(retry.decision(after: Self.unavailable, failures: 1, timeLeft: .milliseconds(200), jitter: 1) == .giveUp)
+        #expect(
+            retry.decision(after: Self.unavailable, failures: 1, timeLeft: .milliseconds(200), jitter: 1) == .giveUp)
         #expect(retry.decision(after: Self.unavailable, failures: 1, timeLeft: .zero, jitter: 1) == .giveUp)
         #expect(retry.decision(after: Self.unavailable, failures: 1, timeLeft: .seconds(-3), jitter: 1) == .giveUp)
     }

@@ -1,10 +1,11 @@
-import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTesting
 import LongLinkTransport
 import LongLinkWire
 import Synchronization
 import Testing
+
+@testable import LongLinkServer
 
 /// `Sync` on a live server with a manual clock: one replay at a time, one begun per
 /// `syncReplayInterval`, the `Sync`s in between coalesced.
@@ -29,7 +30,6 @@ struct SyncReplayTests {
         return client
     }
 
-
     private func syncs(_ count: Int) -> [Frame] {
         Array(repeating: .sync(Frame.Sync()), count: count)
     }
@@ -38,7 +38,7 @@ struct SyncReplayTests {
         let clock = ManualClock()
         try await withServer(Self.configuration(clock)) { server, address in
             let client = try await loggedIn(address, as: "sam")
-            for n in 1...5 { try server.push(to: "sam", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...5 { try await server.push(to: "sam", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3, 4, 5])
             // Twenty more at once: none replays before the interval has passed since the first.
@@ -64,7 +64,7 @@ struct SyncReplayTests {
         let clock = ManualClock()
         try await withServer(Self.configuration(clock, window: 3)) { server, address in
             let client = try await loggedIn(address, as: "tess")
-            for n in 1...7 { try server.push(to: "tess", topic: "t", payload: [UInt8(n)]) }
+            for n in 1...7 { try await server.push(to: "tess", topic: "t", payload: [UInt8(n)]) }
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1, 2, 3])
             for frame in syncs(5) { try await client.send(frame) }
@@ -82,22 +82,35 @@ struct SyncReplayTests {
         }
     }
 
-    /// A store that counts its reads: what a `Sync` costs a store a round trip away.
-    final class ReadCountingStore: PushStore {
+    /// A store that counts its reads, answering at once as the server's own does (so that a fence
+    /// shows what a `Sync` made it read): what a `Sync` costs a store.
+    final class ReadCountingStore: ImmediatePushStore {
         let base = InMemoryPushStore()
         let reads = Atomic<Int>(0)
 
-        func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush {
-            try base.append(principal: principal, topic: topic, payload: payload)
+        func append(_ push: PushAppend) async throws(LongLinkError) -> StoredPush {
+            try appendAtOnce(push)
         }
 
-        func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
+        func unacknowledged(_ read: PushRead) async throws(LongLinkError) -> [StoredPush] {
+            unacknowledgedAtOnce(read)
+        }
+
+        func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+            acknowledgeAtOnce(acks)
+        }
+
+        func appendAtOnce(_ push: PushAppend) throws(LongLinkError) -> StoredPush {
+            try base.append(push)
+        }
+
+        func unacknowledgedAtOnce(_ read: PushRead) -> [StoredPush] {
             reads.add(1, ordering: .relaxed)
-            return base.unacknowledged(principal: principal, after: seq, limit: limit)
+            return base.unacknowledged(read)
         }
 
-        func acknowledge(principal: String, seqs: [UInt64]) {
-            base.acknowledge(principal: principal, seqs: seqs)
+        func acknowledgeAtOnce(_ acks: AcknowledgedPushes) {
+            base.acknowledge(acks)
         }
 
         func unacknowledgedCount(principal: String) -> Int {
@@ -110,7 +123,7 @@ struct SyncReplayTests {
         let clock = ManualClock()
         let store = ReadCountingStore()
         let server = LongLinkServer(
-            configuration: Self.configuration(clock), router: Probe().router(), pushStore: store)
+            configuration: Self.configuration(clock), router: Probe().router(), stores: ServerStores(pushes: store))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let client = try await loggedIn(try await server.localAddress, as: "uma")
@@ -123,7 +136,7 @@ struct SyncReplayTests {
             #expect(try await client.seqsBeforeFence("f2") == [])
             #expect(store.reads.load(ordering: .relaxed) == readsAfterFirst)
             // A live push goes out at once, as ever; a Sync after it replays it.
-            try server.push(to: "uma", topic: "t", payload: [1])
+            try await server.push(to: "uma", topic: "t", payload: [1])
             // (Read, not fenced: the live push hops onto the loop on its own.)
             guard case .push(let live) = try await client.nextFrame() else {
                 Issue.record("expected the live push")
@@ -142,8 +155,8 @@ struct SyncReplayTests {
         let clock = ManualClock()
         try await withServer(Self.configuration(clock)) { server, address in
             let client = try await loggedIn(address, as: "vic")
-            try server.push(to: "vic", topic: "t", payload: [1])
-            try server.push(to: "wes", topic: "t", payload: [2])
+            try await server.push(to: "vic", topic: "t", payload: [1])
+            try await server.push(to: "wes", topic: "t", payload: [2])
             try await client.send(.sync(Frame.Sync()))
             #expect(try await client.seqsBeforeFence("f1") == [1])
             // A Sync of vic's waits for the interval...

@@ -58,13 +58,13 @@ struct CleanSlateTests {
         let client = running.client
         let unread = client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...20 { try server.server.push(to: first, topic: "alerts", payload: bytes("alice \(n)")) }
+        for n in 1...20 { try await server.server.push(to: first, topic: "alerts", payload: bytes("alice \(n)")) }
         try await eventually("alice's consumer is behind") { await client.statistics.reliablePushesDeferred > 0 }
         let code = try await end(client, server)
         try await waitForLogin(client, code)
         try await client.login(step("bob"))
         let bobs = client.pushes(topic: "alerts")
-        for n in 1...20 { try server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
+        for n in 1...20 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
         #expect(try await payloads(20, from: bobs) == (1...20).map { "bob \($0)" })
         withExtendedLifetime(unread) {}
         _ = await running.stop()
@@ -91,7 +91,8 @@ struct CleanSlateTests {
         let server = try await RunningServer.start(probe: Probe())
         var configuration = ClientConfiguration.forTests(server.endpoint)
         configuration.login = { session in
-            _ = try await session.request("login", payload: bytes(expired.load(ordering: .relaxed) ? "intruder" : "alice"))
+            _ = try await session.request(
+                "login", payload: bytes(expired.load(ordering: .relaxed) ? "intruder" : "alice"))
         }
         configuration.waitsForLoginAfterSessionEnd = true
         configuration.pushBufferLimit = 4
@@ -99,14 +100,14 @@ struct CleanSlateTests {
         let client = running.client
         let unread = client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...20 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
+        for n in 1...20 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
         try await eventually("alice's consumer is behind") { await client.statistics.reliablePushesDeferred > 0 }
         expired.store(true, ordering: .relaxed)
         server.server.goAwayAll(reason: "restarting", reconnect: true)
         try await Self.waitForLogin(client, .unauthenticated)
         try await client.login(Self.step("bob"))
         let bobs = client.pushes(topic: "alerts")
-        for n in 1...20 { try server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
+        for n in 1...20 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
         #expect(try await Self.payloads(20, from: bobs) == (1...20).map { "bob \($0)" })
         withExtendedLifetime(unread) {}
         _ = await running.stop()
@@ -122,13 +123,13 @@ struct CleanSlateTests {
         let client = running.client
         let alices = client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...3 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
+        for n in 1...3 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
         #expect(try await Self.payloads(3, from: alices) == ["alice 1", "alice 2", "alice 3"])
         try await eventually("alice's pushes are acknowledged") { store.unacknowledgedCount(principal: "alice") == 0 }
         await client.logout(reason: "switching users")
         try await client.login(Self.step("bob"))
         let bobs = client.pushes(topic: "alerts")
-        for n in 1...3 { try server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
+        for n in 1...3 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
         #expect(try await Self.payloads(3, from: bobs) == ["bob 1", "bob 2", "bob 3"])
         try await eventually("bob's pushes are acknowledged") { store.unacknowledgedCount(principal: "bob") == 0 }
         #expect(await client.statistics.duplicatePushesDropped == 0)
@@ -144,14 +145,14 @@ struct CleanSlateTests {
         let client = running.client
         let alices = client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...3 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
+        for n in 1...3 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
         #expect(try await Self.payloads(3, from: alices) == ["alice 1", "alice 2", "alice 3"])
         try await eventually("alice's pushes are acknowledged") { store.unacknowledgedCount(principal: "alice") == 0 }
         #expect(server.server.kick(principal: "alice", reason: "logged in elsewhere") == 1)
         try await Self.waitForLogin(client, .goAway)
         try await client.login(Self.step("bob"))
         let bobs = client.pushes(topic: "alerts")
-        for n in 1...3 { try server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
+        for n in 1...3 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
         #expect(try await Self.payloads(3, from: bobs) == ["bob 1", "bob 2", "bob 3"])
         _ = await running.stop()
         try await server.stop()

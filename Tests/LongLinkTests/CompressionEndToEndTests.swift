@@ -33,7 +33,7 @@ struct CompressionEndToEndTests {
             #expect(running.client.core.shared.linkCompresses.load(ordering: .relaxed) == compression.isEnabled)
             #expect(try await running.client.request("echo", payload: large) == large)
             #expect(try await running.client.request("echo", payload: large) == large)
-            try server.server.push(to: "una", topic: "alerts", payload: large)
+            try await server.server.push(to: "una", topic: "alerts", payload: large)
             let push = try await within(.seconds(20), "the large push") {
                 var iterator = alerts.makeAsyncIterator()
                 return await iterator.next()

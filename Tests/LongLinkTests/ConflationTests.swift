@@ -60,7 +60,7 @@ struct ConflationTests {
                 server.server.pushBestEffort(to: "vic", topic: "quotes.\(symbol)", payload: bytes("\(price)"))
             }
             if price % 50 == 0 {
-                try server.server.push(to: "vic", topic: "quotes.AAPL", payload: bytes("alert \(price)"))
+                try await server.server.push(to: "vic", topic: "quotes.AAPL", payload: bytes("alert \(price)"))
             }
         }
         try await eventually("every push reached the client") {

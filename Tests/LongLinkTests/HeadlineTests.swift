@@ -48,7 +48,7 @@ extension LongLinkClient {  // the two lines of the headline, in three
             for _ in 0..<count {
                 sent += 1
                 let alert = #"{"symbol":"AAPL","price":\#(sent)}"#
-                _ = try await server.publish(to: "alice", topic: "alerts", payload: Array(alert.utf8))
+                _ = try await server.push(to: "alice", topic: "alerts", payload: Array(alert.utf8))
             }
         }
         func enteredOn() async throws -> Int {

@@ -118,7 +118,7 @@ struct PayloadTests {
         let echoed = try await running.client.send(reply)
         #expect(echoed.bytes == (try reply.serializedBytes()))
 
-        try server.push(to: "quin", topic: "ticks", payload: python)
+        try await server.push(to: "quin", topic: "ticks", payload: python)
         let pushed = try await within(.seconds(20), "the tick push") {
             var iterator = ticks.makeAsyncIterator()
             return await iterator.next()
@@ -158,8 +158,8 @@ struct PayloadTests {
         let running = loggedIn(server.endpoint, as: "sol")
         let alerts = running.client.decodedPushes(topic: "alerts", as: Alert.self)
         try await running.waitUntilConnected()
-        try server.server.push(to: "sol", topic: "alerts", payload: bytes("not json"))
-        try server.server.push(to: "sol", topic: "alerts", payload: bytes(#"{"price":2}"#))
+        try await server.server.push(to: "sol", topic: "alerts", payload: bytes("not json"))
+        try await server.server.push(to: "sol", topic: "alerts", payload: bytes(#"{"price":2}"#))
         try await eventually("both pushes reached the client") { await running.client.statistics.pushesReceived == 2 }
         #expect(server.server.statistics.acksReceived == 0)
         let elements = Mailbox<DecodedPush<Alert>>()

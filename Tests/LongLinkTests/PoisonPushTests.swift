@@ -47,15 +47,15 @@ struct PoisonPushTests {
         let running = Self.client(server.endpoint, as: "pia", logs: logs)
         let (alerts, reader) = Self.reading(running.client.pushes(topic: "alerts", as: Alert.self))
         try await running.waitUntilConnected()
-        try server.server.push(to: "pia", topic: "alerts", payload: bytes(Self.poison))
-        try server.server.push(to: "pia", topic: "alerts", payload: bytes(#"{"price":1}"#))
+        try await server.server.push(to: "pia", topic: "alerts", payload: bytes(Self.poison))
+        try await server.server.push(to: "pia", topic: "alerts", payload: bytes(#"{"price":1}"#))
         #expect(try await alerts.next() == Alert(price: 1))
         try await eventually("the poison push is acknowledged with the other") {
             store.unacknowledgedCount(principal: "pia") == 0
         }
         // The next link's Sync brings nothing of it: the push after it arrives, the poison does not.
         try await Self.reconnect(running, server)
-        try server.server.push(to: "pia", topic: "alerts", payload: bytes(#"{"price":2}"#))
+        try await server.server.push(to: "pia", topic: "alerts", payload: bytes(#"{"price":2}"#))
         #expect(try await alerts.next() == Alert(price: 2))
         let statistics = await running.client.statistics
         #expect(statistics.undecodablePushes == 1)
@@ -66,9 +66,10 @@ struct PoisonPushTests {
         #expect(deadLetter?.metadata["seq"] == "1")
         #expect(deadLetter?.level == .error)
         // Never its payload.
-        #expect(!records.contains { record in
-            record.message.contains("POISON") || record.metadata.values.contains { $0.contains("POISON") }
-        })
+        #expect(
+            !records.contains { record in
+                record.message.contains("POISON") || record.metadata.values.contains { $0.contains("POISON") }
+            })
         reader.cancel()
         await running.stop()
         try await server.stop()
@@ -84,8 +85,8 @@ struct PoisonPushTests {
         }
         let (alerts, reader) = Self.reading(running.client.pushes(topic: "alerts", as: Alert.self))
         try await running.waitUntilConnected()
-        try server.server.push(to: "pol", topic: "alerts", payload: bytes(Self.poison))
-        try server.server.push(to: "pol", topic: "alerts", payload: bytes(#"{"price":1}"#))
+        try await server.server.push(to: "pol", topic: "alerts", payload: bytes(Self.poison))
+        try await server.server.push(to: "pol", topic: "alerts", payload: bytes(#"{"price":1}"#))
         #expect(try await alerts.next() == Alert(price: 1))
         #expect(try await seen.next() == Self.poison)
         try await eventually("both are acknowledged") { store.unacknowledgedCount(principal: "pol") == 0 }
@@ -109,8 +110,8 @@ struct PoisonPushTests {
         }
         let (alerts, reader) = Self.reading(running.client.pushes(topic: "alerts", as: Alert.self))
         try await running.waitUntilConnected()
-        try server.server.push(to: "pat", topic: "alerts", payload: bytes(Self.poison))
-        try server.server.push(to: "pat", topic: "alerts", payload: bytes(#"{"price":1}"#))
+        try await server.server.push(to: "pat", topic: "alerts", payload: bytes(Self.poison))
+        try await server.server.push(to: "pat", topic: "alerts", payload: bytes(#"{"price":1}"#))
         #expect(try await alerts.next() == Alert(price: 1))
         #expect(try await decided.next() == 1)
         try await eventually("seq 2 is acknowledged") { server.server.statistics.acksReceived >= 1 }

@@ -38,7 +38,7 @@ struct PushAcknowledgementEndToEndTests {
         // The consumer registers in a job on the client's loop; a call to the core queued after it
         // returns once it ran.
         _ = await first.client.statistics
-        for n in 1...3 { try server.server.push(to: "dora", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...3 { try await server.server.push(to: "dora", topic: "alerts", payload: bytes("\(n)")) }
         let received = Mailbox<PushDelivery<Push>>()
         let consumer = Task {
             for await delivery in stream { received.put(delivery) }
@@ -63,7 +63,7 @@ struct PushAcknowledgementEndToEndTests {
             var deliveries: [PushDelivery<Push>] = []
             for _ in 0..<2 { if let delivery = await iterator.next() { deliveries.append(delivery) } }
             for delivery in deliveries { delivery.ack() }
-            try server.server.push(to: "dora", topic: "alerts", payload: bytes("4"))
+            try await server.server.push(to: "dora", topic: "alerts", payload: bytes("4"))
             return deliveries.map(\.push.seq) + [await iterator.next()?.push.seq ?? 0]
         }
         // Seq 1 was acknowledged and does not come back; 4 follows 2 and 3 with nothing between.
@@ -86,7 +86,7 @@ struct PushAcknowledgementEndToEndTests {
         let consumer = Task {
             for await delivery in stream { received.put(delivery) }
         }
-        try server.server.push(to: "hal", topic: "alerts", payload: bytes("1"))
+        try await server.server.push(to: "hal", topic: "alerts", payload: bytes("1"))
         let held = try await received.next(within: .seconds(10), "the delivery")
         server.server.goAwayAll(reason: "rolling restart", reconnect: true, retryAfter: .milliseconds(10))
         try await eventually("the redelivery after the reconnection is dropped") {
@@ -94,7 +94,7 @@ struct PushAcknowledgementEndToEndTests {
         }
         held.ack()
         try await eventually("the late ack reaches the server") { server.server.statistics.acksReceived >= 1 }
-        try server.server.push(to: "hal", topic: "alerts", payload: bytes("2"))
+        try await server.server.push(to: "hal", topic: "alerts", payload: bytes("2"))
         #expect(try await received.next(within: .seconds(10), "the next delivery").push.seq == 2)
         consumer.cancel()
         await running.stop()
@@ -109,7 +109,7 @@ struct PushAcknowledgementEndToEndTests {
         do {
             let stream = running.client.pushes(topic: "alerts", as: Int.self, acknowledgement: .afterProcessing)
             _ = await running.client.statistics
-            try server.server.push(to: "eve", topic: "alerts", payload: bytes("41"))
+            try await server.server.push(to: "eve", topic: "alerts", payload: bytes("41"))
             delivery = try await within(.seconds(10), "the delivery") {
                 var iterator = stream.makeAsyncIterator()
                 return await iterator.next()
@@ -137,7 +137,7 @@ struct PushAcknowledgementEndToEndTests {
         let exact = running.client.pushes(topic: "quotes.AAPL")
         _ = await running.client.statistics
         for topic in ["quotes.AAPL", "quotes.AAPL.bid", "quotes.MSFT"] {
-            try server.server.push(to: "pat", topic: topic, payload: bytes(topic))
+            try await server.server.push(to: "pat", topic: topic, payload: bytes(topic))
         }
         let matched = try await within(.seconds(10), "the pattern stream to take two") {
             var iterator = pattern.makeAsyncIterator()

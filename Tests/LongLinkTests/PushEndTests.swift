@@ -35,7 +35,7 @@ struct PushEndTests {
         let throwing = running.client.throwingPushes(topic: "alerts")
         let silent = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        try server.server.push(to: "alice", topic: "alerts", payload: bytes("one"))
+        try await server.server.push(to: "alice", topic: "alerts", payload: bytes("one"))
         running.client.shutdown()
         let ended = try await running.runEnded()
         #expect(throws: Never.self) { try ended.get() }
@@ -81,7 +81,7 @@ struct PushEndTests {
         let quotes = running.client.throwingPushes(topic: "quotes", as: Int.self)
         try await running.waitUntilConnected()
         for payload in ["1", "not a number", "3"] {
-            try server.server.push(to: "carol", topic: "quotes", payload: bytes(payload))
+            try await server.server.push(to: "carol", topic: "quotes", payload: bytes(payload))
         }
         var received: [Int] = []
         for try await quote in quotes {

@@ -38,7 +38,7 @@ struct PushStreamTests {
                 for await push in stream { seen.add(push.seq) }
             }
         }
-        for n in 1...count { try server.server.push(to: "ann", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...count { try await server.server.push(to: "ann", topic: "alerts", payload: bytes("\(n)")) }
         try await eventually("every push is handed over") { seen.seqs.count >= count }
         #expect(seen.seqs.sorted() == Array(1...UInt64(count)))
         try await eventually("every push is acknowledged") { server.server.statistics.acksReceived >= count }
@@ -57,7 +57,7 @@ struct PushStreamTests {
         // Both consumers register in jobs on the client's loop; a call to the core queued after
         // them returns once they ran, so the pushes below cannot arrive before either is there.
         _ = await running.client.statistics
-        for n in 1...5 { try server.server.push(to: "ben", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...5 { try await server.server.push(to: "ben", topic: "alerts", payload: bytes("\(n)")) }
         try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived >= 5 }
         let firstSeqs = try await within(.seconds(10), "the first consumer to take five") {
             var iterator = first.makeAsyncIterator()
@@ -88,7 +88,7 @@ struct PushStreamTests {
         let (server, running) = try await connected(as: "cy")
         do {
             let unread = running.client.pushes(topic: "alerts")
-            for n in 1...3 { try server.server.push(to: "cy", topic: "alerts", payload: bytes("\(n)")) }
+            for n in 1...3 { try await server.server.push(to: "cy", topic: "alerts", payload: bytes("\(n)")) }
             try await eventually("the pushes reached the client") {
                 await running.client.statistics.pushesReceived >= 3
             }

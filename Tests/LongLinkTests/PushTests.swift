@@ -28,7 +28,7 @@ struct ClientPushTests {
         let running = loggedIn(server.endpoint, as: "alice")
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...50 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) }
+        for n in 1...50 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alert \(n)")) }
         var seen: [UInt64] = []
         for await push in alerts {
             #expect(text(push.payload) == "alert \(push.seq)")
@@ -52,7 +52,7 @@ struct ClientPushTests {
         let server = try await RunningServer.start(probe: probe)
         let running = loggedIn(server.endpoint, as: "carol")
         try await running.waitUntilConnected()
-        for n in 1...3 { try server.server.push(to: "carol", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...3 { try await server.server.push(to: "carol", topic: "alerts", payload: bytes("\(n)")) }
         try await eventually("the pushes reached the client") { await running.client.statistics.pushesReceived == 3 }
         // Held, not acked: nobody took them yet.
         #expect(server.server.statistics.acksReceived == 0)
@@ -76,16 +76,16 @@ struct ClientPushTests {
         let running = loggedIn(server.endpoint, as: "dan")
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...5 { try server.server.push(to: "dan", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...5 { try await server.server.push(to: "dan", topic: "alerts", payload: bytes("\(n)")) }
         var iterator = alerts.makeAsyncIterator()
         for expected in 1...5 { #expect(await iterator.next()?.seq == UInt64(expected)) }
         // The server crashes and comes back with the same store; some pushes happen while down.
         server.server.abort()
         try await server.stop()
-        for n in 6...8 { _ = try store.append(principal: "dan", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 6...8 { _ = try store.append(PushAppend(principal: "dan", topic: "alerts", payload: bytes("\(n)"))) }
         server = try await RunningServer.start(probe: probe, on: port, store: store)
         for expected in 6...8 { #expect(await iterator.next()?.seq == UInt64(expected)) }
-        try server.server.push(to: "dan", topic: "alerts", payload: bytes("9"))
+        try await server.server.push(to: "dan", topic: "alerts", payload: bytes("9"))
         #expect(await iterator.next()?.seq == 9)
         // Redeliveries of 1...5 (unacked ones, if any ack was in flight at the crash) were dropped.
         try await eventually("the store drains") { store.unacknowledgedCount(principal: "dan") == 0 }
@@ -105,12 +105,14 @@ struct ClientPushTests {
         let running = loggedIn(server.endpoint, as: "hal") { $0.ackDelay = .seconds(3_600) }
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...5 { try server.server.push(to: "hal", topic: "alerts", payload: bytes("old \(n)")) }
+        for n in 1...5 { try await server.server.push(to: "hal", topic: "alerts", payload: bytes("old \(n)")) }
         #expect(try await payloads(3, from: alerts) + payloads(2, from: alerts) == (1...5).map { "old \($0)" })
         server.server.abort()
         try await server.stop()
         let fresh = InMemoryPushStore()
-        for n in 1...3 { _ = try fresh.append(principal: "hal", topic: "alerts", payload: bytes("new \(n)")) }
+        for n in 1...3 {
+            _ = try fresh.append(PushAppend(principal: "hal", topic: "alerts", payload: bytes("new \(n)")))
+        }
         server = try await RunningServer.start(probe: probe, on: port, store: fresh)
         #expect(try await payloads(3, from: alerts) == ["new 1", "new 2", "new 3"])
         #expect(await running.client.statistics.staleAcksDropped == 5)
@@ -134,7 +136,7 @@ struct ClientPushTests {
         }
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for _ in 0..<20_000 { try server.server.push(to: "ivy", topic: "alerts", payload: []) }
+        for _ in 0..<20_000 { try await server.server.push(to: "ivy", topic: "alerts", payload: []) }
         let taken = try await within(.seconds(30), "20,000 pushes") {
             var count = 0
             for await _ in alerts {
@@ -161,8 +163,8 @@ struct ClientPushTests {
         }
         let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
         try await running.waitUntilConnected()
-        try server.server.push(to: "jo", topic: "alerts", payload: bytes("not json"))
-        try server.server.push(to: "jo", topic: "alerts", payload: bytes(#"{"price":1.5}"#))
+        try await server.server.push(to: "jo", topic: "alerts", payload: bytes("not json"))
+        try await server.server.push(to: "jo", topic: "alerts", payload: bytes(#"{"price":1.5}"#))
         let first = try await within(.seconds(20), "the decodable push") {
             var iterator = alerts.makeAsyncIterator()
             return await iterator.next()
@@ -209,7 +211,7 @@ struct ClientPushTests {
         let running = loggedIn(server.endpoint, as: "fay") { $0.pushBufferLimit = 8 }
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...40 { try server.server.push(to: "fay", topic: "alerts", payload: bytes("\(n)")) }
+        for n in 1...40 { try await server.server.push(to: "fay", topic: "alerts", payload: bytes("\(n)")) }
         try await eventually("the consumer's buffer overflowed") {
             await running.client.statistics.reliablePushesDeferred > 0
         }
@@ -233,8 +235,8 @@ struct ClientPushTests {
         let running = loggedIn(server.endpoint, as: "gus")
         let alerts = running.client.pushes(topic: "alerts", as: Alert.self)
         try await running.waitUntilConnected()
-        try server.server.push(to: "gus", topic: "alerts", payload: bytes("not json"))
-        try server.server.push(to: "gus", topic: "alerts", payload: bytes(#"{"symbol":"AAPL","price":190.5}"#))
+        try await server.server.push(to: "gus", topic: "alerts", payload: bytes("not json"))
+        try await server.server.push(to: "gus", topic: "alerts", payload: bytes(#"{"symbol":"AAPL","price":190.5}"#))
         let consumer = Task {
             var received: [Alert] = []
             for await alert in alerts { received.append(alert) }
@@ -380,8 +382,8 @@ struct PushEdgeCaseTests {
         let running = RunningClient(configuration)
         let alerts = running.client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
-        for n in 1...10 { try server.server.push(to: "ida", topic: "unread", payload: bytes("\(n)")) }
-        for n in 1...5 { try server.server.push(to: "ida", topic: "alerts", payload: bytes("a\(n)")) }
+        for n in 1...10 { try await server.server.push(to: "ida", topic: "unread", payload: bytes("\(n)")) }
+        for n in 1...5 { try await server.server.push(to: "ida", topic: "alerts", payload: bytes("a\(n)")) }
         var iterator = alerts.makeAsyncIterator()
         var payloads: [String] = []
         for _ in 0..<5 { payloads.append(text(await iterator.next()?.payload ?? [])) }
@@ -400,7 +402,7 @@ struct PushEdgeCaseTests {
         do {
             let abandoned = running.client.pushes(topic: "alerts")
             _ = abandoned.makeAsyncIterator()
-            for n in 1...3 { try server.server.push(to: "jo", topic: "alerts", payload: bytes("\(n)")) }
+            for n in 1...3 { try await server.server.push(to: "jo", topic: "alerts", payload: bytes("\(n)")) }
             try await eventually("the pushes reached the client") {
                 await running.client.statistics.pushesReceived >= 3
             }
@@ -421,7 +423,7 @@ struct PushEdgeCaseTests {
         let second: AsyncStream<Push>
         do {
             let first = running.client.pushes(topic: "alerts")
-            for n in 1...3 { try server.server.push(to: "kai", topic: "alerts", payload: bytes("\(n)")) }
+            for n in 1...3 { try await server.server.push(to: "kai", topic: "alerts", payload: bytes("\(n)")) }
             try await eventually("the pushes reached the first consumer") {
                 await running.client.statistics.pushesReceived >= 3
             }

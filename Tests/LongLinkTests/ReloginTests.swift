@@ -122,7 +122,7 @@ struct ReloginTests {
         let bobPushes = client.pushes(topic: "alerts")
         #expect(text(try await client.request("room.enter", payload: Self.enter)).contains(#""bob""#))
         #expect(try await probe.events.next() == "login bob")
-        try server.server.push(to: "bob", topic: "alerts", payload: bytes("for bob"))
+        try await server.server.push(to: "bob", topic: "alerts", payload: bytes("for bob"))
         #expect(try await Self.first(of: bobPushes) == "for bob")
         #expect(await client.statistics.connects == 2)
         // The last session did not end for good: run() returns without an error.
@@ -153,7 +153,7 @@ struct ReloginTests {
         var cached = RequestOptions()
         cached.cache = .cacheFirst(maxAge: .seconds(600))
         #expect(text(try await client.request("room.enter", payload: Self.enter, options: cached)).contains("alice"))
-        for n in 0..<3 { try server.server.push(to: "alice", topic: "alerts", payload: bytes("for alice \(n)")) }
+        for n in 0..<3 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("for alice \(n)")) }
         try await eventually("alice's pushes are held") { await client.statistics.pushesReceived == 3 }
         #expect(server.server.kick(principal: "alice", reason: "kicked") == 1)
         try await Self.waitForState(client, "the wait for a login", Self.waitingForLogin(.goAway))
@@ -168,7 +168,7 @@ struct ReloginTests {
         }
         #expect(text(try await client.request("room.enter", payload: Self.enter, options: cached)).contains("bob"))
         let pushes = client.pushes(topic: "alerts")
-        try server.server.push(to: "bob", topic: "alerts", payload: bytes("for bob"))
+        try await server.server.push(to: "bob", topic: "alerts", payload: bytes("for bob"))
         #expect(try await Self.first(of: pushes) == "for bob")
         _ = await running.stop()
         try await server.stop()

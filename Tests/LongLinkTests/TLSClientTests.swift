@@ -38,7 +38,9 @@ struct TLSClientTests {
         let alerts = running.client.pushes(topic: "alerts")
         let reply = try await running.client.request("echo", payload: Array("over TLS".utf8))
         #expect(text(reply) == "over TLS")
-        for n in 1...20 { try server.server.push(to: "alice", topic: "alerts", payload: Array("alert \(n)".utf8)) }
+        for n in 1...20 {
+            try await server.server.push(to: "alice", topic: "alerts", payload: Array("alert \(n)".utf8))
+        }
         let seen = try await within(.seconds(10), "20 pushes") {
             var seen: [String] = []
             for await push in alerts {

@@ -163,10 +163,10 @@ struct BenchServer: Sendable {
     }
 
     /// Starts a server with `loops` event loops; `configure` adjusts its configuration and `routes`
-    /// adds methods to ``router()``'s. With `fleet`, the server keeps pushes and the de-dup window
-    /// in the fleet's shared stores (and `pushStore` is not used).
+    /// adds methods to ``router()``'s. The server keeps pushes (and, with a fleet's, the de-dup
+    /// window) in `stores`.
     static func start(
-        port: Int = 0, loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(), fleet: FleetStores? = nil,
+        port: Int = 0, loops: Int = 1, stores: ServerStores = .inMemory(),
         configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in }
     ) async throws -> BenchServer {
         let group = EventLoopGroup(loopCount: loops, name: "bench-server")
@@ -176,12 +176,7 @@ struct BenchServer: Sendable {
         configure(&configuration)
         var router = router(serverID: configuration.serverID)
         routes(&router)
-        let server =
-            if let fleet {
-                LongLinkServer(configuration: configuration, router: router, fleet: fleet)
-            } else {
-                LongLinkServer(configuration: configuration, router: router, pushStore: pushStore)
-            }
+        let server = LongLinkServer(configuration: configuration, router: router, stores: stores)
         let runTask = Task {
             do {
                 try await server.run()
@@ -286,12 +281,12 @@ struct BenchClient: Sendable {
 
 /// Runs `body` with a fresh server and stops the server afterwards, also when `body` throws.
 func withBenchServer<Value>(
-    loops: Int = 1, pushStore: any PushStore = InMemoryPushStore(), fleet: FleetStores? = nil,
+    loops: Int = 1, stores: ServerStores = .inMemory(),
     configure: (inout ServerConfiguration) -> Void = { _ in }, routes: (inout Router) -> Void = { _ in },
     _ body: (BenchServer) async throws -> Value
 ) async throws -> Value {
     let server = try await BenchServer.start(
-        loops: loops, pushStore: pushStore, fleet: fleet, configure: configure, routes: routes)
+        loops: loops, stores: stores, configure: configure, routes: routes)
     do {
         let value = try await body(server)
         await server.stop()

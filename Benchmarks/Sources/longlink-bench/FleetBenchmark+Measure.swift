@@ -53,15 +53,15 @@ extension FleetBenchmark {
     }
 
     /// A fleet server on Redis, a client logged in as one principal consuming `pushes(topic:)`
-    /// (acks automatic), and ``producers`` tasks calling `publish` for that principal.
+    /// (acks automatic), and ``producers`` tasks calling `push(to:)` for that principal.
     static func pushes(redis: RedisBenchServer, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
         -> PushRun
     {
-        let fleet = try FleetStores.redis(
+        let fleet = try ServerStores.redis(
             configuration(redis, prefix: "bench-push-\(run):"), capacityPerPrincipal: storeCapacity,
             bytesPerPrincipal: 1 << 30)
         let principal = "fleet-\(run)"
-        return try await withBenchServer(fleet: fleet) { server in
+        return try await withBenchServer(stores: fleet) { server in
             try await withBenchClient(port: server.port) { configuration in
                 configuration.login = { session in
                     _ = try await session.request("login", payload: Array(principal.utf8))
@@ -77,7 +77,7 @@ extension FleetBenchmark {
                     Task {
                         while !producing.isStopped {
                             do {
-                                try await longLinkServer.publish(to: principal, topic: topic, payload: payload)
+                                try await longLinkServer.push(to: principal, topic: topic, payload: payload)
                                 published.add()
                             } catch {
                                 // The principal's bound (the client is behind) or Redis away: wait a little.
@@ -126,7 +126,7 @@ extension FleetBenchmark {
     }
 
     /// The produce script's `EVALSHA` exactly as the store sends it, read back from Redis's slow log
-    /// with every command logged for one `publish`.
+    /// with every command logged for one `push(to:)`.
     private static func captureProduce(server: LongLinkServer, probe: RedisProbe) async throws -> [String] {
         let threshold = try probe.command(["CONFIG", "GET", "slowlog-log-slower-than"])
         guard case .array(let pair?) = threshold, pair.count == 2, let previous = pair[1].text else {
@@ -134,7 +134,7 @@ extension FleetBenchmark {
         }
         _ = try probe.command(["CONFIG", "SET", "slowlog-log-slower-than", "0"])
         _ = try probe.command(["SLOWLOG", "RESET"])
-        _ = try await server.publish(to: "ceiling", topic: topic, payload: payload)
+        _ = try await server.push(to: "ceiling", topic: topic, payload: payload)
         let log = try probe.command(["SLOWLOG", "GET", "128"])
         _ = try probe.command(["CONFIG", "SET", "slowlog-log-slower-than", previous])
         guard case .array(let entries?) = log else { throw BenchError("SLOWLOG GET: \(log)") }
@@ -185,8 +185,8 @@ extension FleetBenchmark {
     static func requests(redis: RedisBenchServer?, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
         -> RequestRun
     {
-        let fleet = try redis.map { try FleetStores.redis(configuration($0, prefix: "bench-rpc-\(run):")) }
-        return try await withBenchServer(fleet: fleet) { server in
+        let fleet = try redis.map { try ServerStores.redis(configuration($0, prefix: "bench-rpc-\(run):")) }
+        return try await withBenchServer(stores: fleet ?? .inMemory()) { server in
             try await withBenchClient(port: server.port) { bench in
                 var result = RequestRun()
                 for inFlight in inFlightLevels {
@@ -226,8 +226,8 @@ extension FleetBenchmark {
         var servers: [BenchServer] = []
         do {
             for index in 0..<2 {
-                let fleet = try shared.map { try FleetStores.redis($0) }
-                servers.append(try await BenchServer.start(fleet: fleet) { $0.serverID = "\(index)" })
+                let fleet = try shared.map { try ServerStores.redis($0) }
+                servers.append(try await BenchServer.start(stores: fleet ?? .inMemory()) { $0.serverID = "\(index)" })
             }
         } catch {
             for server in servers { await server.stop() }

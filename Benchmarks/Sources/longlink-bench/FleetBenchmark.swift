@@ -1,13 +1,13 @@
 import LongLinkRedis
 import LongLinkServer
 
-/// `longlink-bench fleet`: servers of a fleet on Redis (`FleetStores.redis`), measured in one run
+/// `longlink-bench fleet`: servers of a fleet on Redis (`ServerStores.redis`), measured in one run
 /// beside Redis's own rate (`redis-benchmark`) and beside the plain in-memory server, on a
 /// `redis-server` the scenario starts (free port, temporary directory, no persistence) and stops
 /// by its pid.
 ///
 /// - Reliable pushes: one server, one client logged in as one principal consuming and acking,
-///   ``producers`` tasks calling `publish` for that principal; the rate is pushes delivered to the
+///   ``producers`` tasks calling `push(to:)` for that principal; the rate is pushes delivered to the
 ///   client. Beside it `redis-benchmark`'s `XADD` of the same fields, and the produce script itself
 ///   (its `EVALSHA` read back from Redis's slow log): Redis's ceiling for the store's produce.
 /// - Requests: `echo` at 1 and 64 in flight and p50 at 1, fleet server against plain server.
@@ -109,7 +109,7 @@ enum FleetBenchmark {
                     label: "fleet: reliable pushes delivered, one server, vs XADD \(setup)", unit: "msg/s",
                     samples: pushes.map(\.rate), baselineSamples: xadd[index], target: target,
                     note: index == 0
-                        ? "one LongLinkServer (FleetStores.redis), one client logged in as one principal, acks automatic; \(producers) tasks calling publish for that principal; store bound \(storeCapacity)"
+                        ? "one LongLinkServer (ServerStores.redis), one client logged in as one principal, acks automatic; \(producers) tasks calling publish for that principal; store bound \(storeCapacity)"
                         : nil))
         }
         report.add(

@@ -32,9 +32,9 @@ extension FleetClusterBenchmark {
         }
         do {
             for role in ["producer", "consumer"] {
-                let stores = try FleetStores.redisCluster(
+                let stores = try ServerStores.redisCluster(
                     seeds, capacityPerPrincipal: storeCapacity, bytesPerPrincipal: 1 << 30)
-                servers.append(try await BenchServer.start(fleet: stores) { $0.serverID = role })
+                servers.append(try await BenchServer.start(stores: stores) { $0.serverID = role })
             }
             for name in names {
                 clients.append(
@@ -110,7 +110,7 @@ extension FleetClusterBenchmark {
                 var next = index
                 while !producing.isStopped {
                     do {
-                        _ = try await server.publish(
+                        _ = try await server.push(
                             to: names[next % names.count], topic: FleetBenchmark.topic, payload: FleetBenchmark.payload)
                         published.add()
                     } catch {
@@ -219,7 +219,7 @@ extension FleetClusterBenchmark {
         let killed = clock.now
         await cluster.shards[shard].primary.kill()
         async let produce = firstSuccess(after: killed) {
-            _ = try await server.publish(to: victim, topic: FleetBenchmark.topic, payload: FleetBenchmark.payload)
+            _ = try await server.push(to: victim, topic: FleetBenchmark.topic, payload: FleetBenchmark.payload)
         }
         async let request = firstSuccess(after: killed) {
             _ = try await client.request("echo", payload: benchPayload, options: RequestOptions(timeout: .seconds(5)))

@@ -2,9 +2,9 @@
 /// (each primary with one replica, writes `.asynchronous`: what a cluster in production runs),
 /// measured side by side in one run, each shape on a cluster of its own (``RedisBenchCluster``).
 ///
-/// In each shape two servers on `FleetStores.redisCluster`: ``principals`` clients logged in on
+/// In each shape two servers on `ServerStores.redisCluster`: ``principals`` clients logged in on
 /// one (each as its own principal, so that the principals spread over the slots) and
-/// ``producers`` tasks on the other calling `publish` for the principals in turn.
+/// ``producers`` tasks on the other calling `push(to:)` for the principals in turn.
 ///
 /// - Reliable pushes delivered per second, and requests per second (`echo`, ``inFlightPerClient``
 ///   in flight on each client, the de-dup window on the cluster).
@@ -90,7 +90,7 @@ enum FleetClusterBenchmark {
 
     private static func addFigures(one: [ShapeRun], three: [ShapeRun], into report: inout BenchReport) {
         let shapeSetup =
-            "two servers on FleetStores.redisCluster, \(principals) clients logged in on one as \(principals) principals, "
+            "two servers on ServerStores.redisCluster, \(principals) clients logged in on one as \(principals) principals, "
             + "\(producers) tasks publishing for them in turn on the other; each primary with one replica, .asynchronous"
         report.add(
             BenchFigure(

@@ -32,7 +32,7 @@ enum PushBenchmark {
                 for _ in 0..<64 {
                     if reliable {
                         do {
-                            try longLinkServer.push(to: principal, topic: topic, payload: payload)
+                            try await longLinkServer.push(to: principal, topic: topic, payload: payload)
                         } catch {
                             full = true
                             break
@@ -145,7 +145,7 @@ enum PushBenchmark {
                 pushBufferLimit: 2 * storeCapacity, target: .atLeast(1_000_000, ">= 1,000,000 msg/s")),
             Variant(key: "best_effort", label: "best-effort pushes via pushes(topic:)", reliable: false),
         ]
-        let (figures, notes) = try await withBenchServer(pushStore: store) { server in
+        let (figures, notes) = try await withBenchServer(stores: ServerStores(pushes: store)) { server in
             var figures: [BenchFigure] = []
             var notes: [String] = []
             var baselines: [Bool: [Double]] = [:]

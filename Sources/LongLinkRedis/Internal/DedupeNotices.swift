@@ -2,7 +2,7 @@ internal import LongLinkTransport
 internal import LongLinkWire
 
 /// The notices of finished and abandoned de-dup entries, for the callers of
-/// ``RedisDedupeStore/awaitOutcome(principal:clientID:requestID:runningFor:until:)``: one pub/sub
+/// ``RedisDedupeStore/awaitOutcome(_:)``: one pub/sub
 /// connection, opened on first use, subscribed to the channel of every entry someone waits for and
 /// to no other.
 final class DedupeNotices: Sendable {

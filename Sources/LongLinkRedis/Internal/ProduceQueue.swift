@@ -2,7 +2,7 @@ internal import LongLinkServer
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// Group commit of ``RedisPushStore/append(principal:topic:payload:)``: at most one produce call in
+/// Group commit of ``RedisPushStore/append(_:)``: at most one produce call in
 /// flight per principal; pushes that arrive meanwhile wait and leave together in the next call.
 ///
 /// Redis spends most of a produce on calling the script, not on the commands inside it, so one call

@@ -12,7 +12,7 @@ extension ServerConnection {
     /// no key (see `dispatch` in `ServerConnection+Requests.swift`), so the shared window never holds a reply made
     /// before a login, nor places an entry by a client-chosen `client_id` alone.
     func executeShared(
-        _ store: any SharedDedupeStore, route: Router.Route, payload: [UInt8], context: RequestContext,
+        _ store: any DedupeStore, route: Router.Route, payload: [UInt8], context: RequestContext,
         token: UInt64, run: DedupeRun, key: DedupeKey, resent: Bool, timeout: Duration?,
         at now: ContinuousClock.Instant
     ) {

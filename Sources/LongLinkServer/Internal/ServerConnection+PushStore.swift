@@ -18,17 +18,16 @@ struct PushReads {
     var failures = 0
 }
 
-/// One read of the push store: the pushes of `principal` after `after`, at most `limit`, begun in
-/// the window's `generation`.
-struct PushRead {
-    let principal: String
-    let after: UInt64
+/// One read of the push store, begun in the window's `generation`.
+struct PumpRead {
+    let read: PushRead
     let generation: UInt64
-    let limit: Int
+
+    var principal: String { read.principal }
 }
 
 /// The reliable push pump and the acknowledgements, through the one store interface
-/// (``SharedPushStore``): a store that answers at once (``ServerCore/immediatePushes``) is called
+/// (``PushStore``): a store that answers at once (``ServerCore/immediatePushes``) is called
 /// on the loop, any other in a task whose result comes back to the loop; what the store answers is
 /// handled by the same code either way.
 extension ServerConnection {
@@ -65,20 +64,20 @@ extension ServerConnection {
                 armWindowTimer()
                 return
             }
-            let read = PushRead(
-                principal: principal, after: pushWindow.lastSentSeq, generation: pushWindow.generation,
-                limit: min(256, room))
+            let read = PumpRead(
+                read: PushRead(principal: principal, after: pushWindow.lastSentSeq, limit: min(256, room)),
+                generation: pushWindow.generation)
             guard let store = core.immediatePushes else {
                 readInBackground(read)
                 return
             }
-            let batch = store.unacknowledged(principal: principal, after: read.after, limit: read.limit)
+            let batch = store.unacknowledgedAtOnce(read.read)
             guard readReturned(.success(batch), read) else { return }
         }
     }
 
     /// Reads from a store a round trip away; the pushes are sent when they arrive (on the loop).
-    private func readInBackground(_ read: PushRead) {
+    private func readInBackground(_ read: PumpRead) {
         pushReads.inFlight = true
         let store = core.pushes
         let observe = !PrincipalKey.same(pushReads.observed, read.principal)
@@ -87,7 +86,7 @@ extension ServerConnection {
             let result: Result<[StoredPush], LongLinkError>
             do throws(LongLinkError) {
                 result = .success(
-                    try await store.unacknowledged(principal: read.principal, after: read.after, limit: read.limit))
+                    try await store.unacknowledged(read.read))
             } catch {
                 result = .failure(error)
             }
@@ -102,7 +101,7 @@ extension ServerConnection {
 
     /// Sends what a read found. Returns whether the pump should read again at once: the store may
     /// hold more, or the read is stale.
-    private func readReturned(_ result: Result<[StoredPush], LongLinkError>, _ read: PushRead) -> Bool {
+    private func readReturned(_ result: Result<[StoredPush], LongLinkError>, _ read: PumpRead) -> Bool {
         // A Sync or a new login since the read began: what it found may be behind; read again.
         guard read.generation == pushWindow.generation,
             PrincipalKey.same(read.principal, session.reliablePushPrincipal)
@@ -138,7 +137,7 @@ extension ServerConnection {
                 return true
             }
             sendStored(batch)
-            if batch.count == read.limit { return true }
+            if batch.count == read.read.limit { return true }
             // Caught up with the store: a Sync coalesced meanwhile may replay now.
             switch syncGate.replayCaughtUp(at: core.clock.now) {
             case .replay:
@@ -158,7 +157,8 @@ extension ServerConnection {
         var run: (first: UInt64, last: UInt64, epoch: UInt64, count: Int)?
         var count = 0
         for push in batch where push.seq > lastSeq {
-            send(.push(outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))))
+            send(
+                .push(outgoing(Frame.Push(seq: push.seq, topic: push.topic, payload: push.payload, epoch: push.epoch))))
             lastSeq = push.seq
             count += 1
             if let current = run, current.epoch == push.epoch {
@@ -200,7 +200,7 @@ extension ServerConnection {
         }
         var next: AckMerger.Call? = call
         while let call = next {
-            store.acknowledge(principal: principal, seqs: call.seqs, epoch: call.epoch)
+            store.acknowledgeAtOnce(AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
             next = acks.callReturned(succeeded: true)
         }
     }
@@ -218,7 +218,8 @@ extension ServerConnection {
                     until: timing.now().advanced(by: retry.patience), timing: timing,
                     retrying: { core.counters.storeCallsRetried.increment() }
                 ) { () async throws(LongLinkError) in
-                    try await store.acknowledge(principal: principal, seqs: call.seqs, epoch: call.epoch)
+                    try await store.acknowledge(
+                        AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
                 }
                 succeeded = true
             } catch {

@@ -102,7 +102,7 @@ extension ServerConnection {
             deadline: timeout.map { now.advanced(by: $0) }, connectionID: connection.id, session: self, run: run)
         let requestID = request.requestID
         let payload = request.payload
-        if let shared = core.fleet?.dedupe, let run, let key {
+        if let shared = core.sharedDedupe, let run, let key {
             executeShared(
                 shared, route: route, payload: payload, context: context, token: token, run: run, key: key,
                 resent: request.resent, timeout: timeout, at: now)

@@ -12,9 +12,9 @@ extension ServerCore {
     /// pushes again from the first unacknowledged one (the store may also have lost its contents
     /// and numbered anew in a new epoch, from seq 1).
     func startObserving() async {
-        fleet?.dedupe?.attach(serverID: configuration.serverID)
+        sharedDedupe?.attach(serverID: configuration.serverID)
         await pushes.startObserving(
-            SharedPushObserver(
+            PushStoreObserver(
                 isWatching: { [weak self] principal in self?.holds(principal) ?? false },
                 pushStored: { [weak self] principal in
                     for connection in self?.connections(of: principal) ?? [] { connection.requestPush() }
@@ -51,7 +51,7 @@ extension ServerCore {
         let counters = self.counters
         Task {
             do throws(LongLinkError) {
-                try await pushes.announceSession(principal: principal, clientID: clientID)
+                try await pushes.announceSession(SessionAnnouncement(principal: principal, clientID: clientID))
             } catch {
                 counters.sharedStoreFailures.increment()
             }
@@ -81,7 +81,7 @@ extension ServerCore {
     /// them).
     func shutdownStores() async {
         await pushes.shutdown()
-        await fleet?.dedupe?.shutdown()
+        await sharedDedupe?.shutdown()
     }
 
     /// What a request for `method` admitted under `key` comes to in a fleet: the shared window is
@@ -95,30 +95,32 @@ extension ServerCore {
     /// a connection being made again) is made again with backoff while the deadline allows; the
     /// request is answered `UNAVAILABLE`, not run, only when no attempt succeeded in time (see
     /// ``StoreRetry``). A claim whose reply was lost is recognized by the store when asked again
-    /// (it returns ``SharedDedupeClaim/run`` to its own instance once), so that nothing runs twice.
+    /// (it returns ``DedupeClaim/run`` to its own instance once), so that nothing runs twice.
     func sharedOutcome(
-        _ store: any SharedDedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
+        _ store: any DedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
         deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
         let (retry, timing) = storeRetry.withLock { ($0.policy, $0.timing) }
         let counters = self.counters
         func retrying() { counters.storeCallsRetried.increment() }
-        var claim: SharedDedupeClaim
+        var claim: DedupeClaim
         do throws(StoreRetry.Failure) {
             claim = try await retry.call(until: deadline, timing: timing, retrying: retrying) {
                 () async throws(LongLinkError) in
                 try await store.begin(
-                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                    resent: resent, window: configuration.dedupeWindow)
+                    DedupeClaimRequest(
+                        principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                        resent: resent, window: configuration.dedupeWindow))
             }
             if claim == .running {
                 counters.requestsJoined.increment()
                 claim = try await retry.call(until: deadline, timing: timing, retrying: retrying) {
                     () async throws(LongLinkError) in
                     try await store.awaitOutcome(
-                        principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                        until: deadline)
+                        DedupeWaitRequest(
+                            principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                            until: deadline))
                 }
             }
         } catch {
@@ -147,7 +149,8 @@ extension ServerCore {
                 // server going down leaves its claims to expire instead: it may have done part
                 // of the work.
                 do throws(LongLinkError) {
-                    try await store.abandon(principal: principal, clientID: clientID, requestID: requestID)
+                    try await store.abandon(
+                        DedupeAbandonRequest(principal: principal, clientID: clientID, requestID: requestID))
                 } catch {
                     counters.sharedStoreFailures.increment()
                 }
@@ -170,7 +173,7 @@ extension ServerCore {
             // Kept: a copy that reaches this server again gets the same answer, as from the store.
             return (Frame.Response(status: status), true)
         case .resourceExhausted:
-            // The tenant is over its budget in the shared window (see `SharedDedupeRefusal`): refused,
+            // The tenant is over its budget in the shared window (see `DedupeRefusal`): refused,
             // not run, nothing kept; the message says when to retry.
             return (Frame.Response(status: Frame.Status(code: .resourceExhausted, message: error.message)), false)
         default:
@@ -180,7 +183,8 @@ extension ServerCore {
                 ? "the fleet's de-duplication window could not be reached before the request's deadline"
                     + " (\(failure.failures) attempts: \(error.message)); the request did not run"
                 : "the fleet's de-duplication window could not be reached; the request did not run"
-            let status = Frame.Status(code: error.code == .shutdown ? .unavailable : error.code.status, message: message)
+            let status = Frame.Status(
+                code: error.code == .shutdown ? .unavailable : error.code.status, message: message)
             return (Frame.Response(status: status), false)
         }
     }
@@ -190,15 +194,16 @@ extension ServerCore {
     /// claim is still this server's, renewed with its lease); should this server stop in between,
     /// the lease ends and the copy is answered `UNKNOWN`, as for a crash while the handler ran.
     private func storeReply(
-        _ response: Frame.Response, _ store: any SharedDedupeStore, key: DedupeKey, method: String
+        _ response: Frame.Response, _ store: any DedupeStore, key: DedupeKey, method: String
     ) {
         let stored = SharedReply.encode(response, method: method)
         let window = configuration.dedupeWindow
         Task { [self] in
             do throws(LongLinkError) {
                 let kept = try await store.finish(
-                    principal: key.client.principal, clientID: key.clientID, requestID: key.requestID,
-                    reply: stored, window: window)
+                    DedupeFinishRequest(
+                        principal: key.client.principal, clientID: key.clientID, requestID: key.requestID,
+                        reply: stored, window: window))
                 if !kept { claimLost(requestID: key.requestID) }
             } catch {
                 counters.sharedStoreFailures.increment()

@@ -22,13 +22,14 @@ final class ServerCore: Sendable {
     let router: Router
     /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
     /// through one interface.
-    let pushes: any SharedPushStore
-    /// ``pushes`` when it answers at once (a store in this process): the pump and the acks call it
-    /// on the loop, and ``LongLinkServer/push(to:topic:payload:)`` stores synchronously. nil for a
-    /// store a round trip away.
-    let immediatePushes: (any PushStore)?
-    /// The stores of a fleet; nil for a server on its own (its de-duplication window in memory).
-    let fleet: FleetStores?
+    let pushes: any PushStore
+    /// ``pushes`` when it answers at once (an ``InMemoryPushStore``): the pump, the acks and
+    /// ``LongLinkServer/push(to:topic:payload:)`` call it on the spot, without a task. nil for any
+    /// other store (on disk, a round trip away).
+    let immediatePushes: (any ImmediatePushStore)?
+    /// The de-duplication window beyond this server's memory (a fleet's, a file's); nil: only the
+    /// server's own window.
+    let sharedDedupe: (any DedupeStore)?
     let counters = ServerCounters()
     /// ``ServerConfiguration/clock``, scheduling on the connections' loops.
     let clock: LoopClock
@@ -51,12 +52,12 @@ final class ServerCore: Sendable {
 
     private let registry = Locked(Registry())
 
-    /// A server on `pushes`; `fleet` for a server of a fleet (its `pushes` are `pushes`).
-    init(configuration: ServerConfiguration, router: Router, pushes: any SharedPushStore, fleet: FleetStores? = nil) {
+    /// A server on `stores`.
+    init(configuration: ServerConfiguration, router: Router, stores: ServerStores) {
         self.configuration = configuration
-        self.fleet = fleet
-        self.pushes = pushes
-        self.immediatePushes = pushes as? any PushStore
+        self.pushes = stores.pushes
+        self.sharedDedupe = stores.dedupe
+        self.immediatePushes = stores.pushes as? any ImmediatePushStore
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         self.router = router

@@ -178,7 +178,7 @@ final class ClientTestMethods: Sendable {
             if request.reliable {
                 let seq: UInt64
                 do {
-                    seq = try await server.publish(to: principal, topic: request.topic, payload: payload)
+                    seq = try await server.push(to: principal, topic: request.topic, payload: payload)
                 } catch  where error.code == .unavailable {
                     // A fleet's store out of reach is not a full store: say so, with its code.
                     throw LongLinkError(

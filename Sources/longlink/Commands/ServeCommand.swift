@@ -103,8 +103,14 @@ enum ServeCommand: Subcommand {
         ("sleep", "Payload: milliseconds (0 to 3600000). Replies 'slept'; Cancel or a timeout stops it."),
         ("fail", "Payload: CODE:message, CODE a number or a name (NOT_FOUND). Replies with that status."),
         ("login", "Payload: a user name (1 to 64 bytes). Binds the connection to it: {\"user\":...}."),
-        ("room.enter", "{\"room\":42,\"user\":\"alice\"}. Joins the room until room.leave or disconnect; replies its members."),
-        ("room.leave", "{\"room\":42,\"user\":\"alice\"}. Leaves a room this connection entered; replies the members left."),
+        (
+            "room.enter",
+            "{\"room\":42,\"user\":\"alice\"}. Joins the room until room.leave or disconnect; replies its members."
+        ),
+        (
+            "room.leave",
+            "{\"room\":42,\"user\":\"alice\"}. Leaves a room this connection entered; replies the members left."
+        ),
         ("room.say", "{\"room\":42,\"text\":\"hi\"}. A reliable push on 'room.42' to every member."),
         ("quotes.subscribe", "[\"AAPL\",...], after login. Sets the symbols of your 'quotes' pushes."),
         ("count", "{} counts this run of its request id; replies {\"request_id\":ID,\"runs\":N}."),
@@ -172,7 +178,7 @@ enum ServeCommand: Subcommand {
         let server: LongLinkServer
         if let redis {
             do {
-                server = LongLinkServer(configuration: configuration, router: router, fleet: try redis.fleet())
+                server = LongLinkServer(configuration: configuration, router: router, stores: try redis.stores())
             } catch {
                 Terminal.standardError.line("longlink serve: \(error.message)")
                 return ExitStatus.failure

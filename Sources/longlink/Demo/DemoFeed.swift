@@ -84,7 +84,7 @@ final class DemoFeed: Sendable {
     }
 
     /// One step: moves every watched symbol and sends quotes and alerts to the watchers. Alerts go
-    /// through ``LongLinkServer/publish(to:topic:payload:)``, so that a server of a fleet stores
+    /// through ``LongLinkServer/push(to:topic:payload:)``, so that a server of a fleet stores
     /// them in the shared store (a round trip each; alerts are rare). Quotes are best effort and
     /// reach only the connections of the server that sends them: in a fleet, pass every server
     /// as `quoteServers`.
@@ -122,7 +122,7 @@ final class DemoFeed: Sendable {
                 if let id = alertIDs[symbol], let tick = ticks[symbol] {
                     let alert = Self.alertJSON(symbol: symbol, cents: tick.cents, id: id)
                     do {
-                        let seq = try await server.publish(to: principal, topic: "alerts", payload: alert)
+                        let seq = try await server.push(to: principal, topic: "alerts", payload: alert)
                         report.alerts += 1
                         report.alertSeqs.append(seq)
                     } catch {

@@ -163,8 +163,7 @@ final class DemoService: Sendable {
             var delivered = 0
             for member in members {
                 do throws(LongLinkError) {
-                    // publish, not push: on a server of a fleet the message goes to the shared store.
-                    try await server.publish(to: member, topic: "room.\(request.room)", payload: message)
+                    try await server.push(to: member, topic: "room.\(request.room)", payload: message)
                     delivered += 1
                 } catch  where error.code == .invalidArgument || error.code == .unavailable {
                     // Too large for any member (JSON doubles every `/`), or the fleet's store is

@@ -18,7 +18,9 @@ final class EmbeddedDemoBackend: DemoBackend {
         var configuration = configuration
         service.prepare(&configuration)
         let store = InMemoryPushStore(capacityPerPrincipal: 100_000)
-        harness = LongLinkTestServer(configuration: configuration, pushStore: { store }) { service.router() }
+        harness = LongLinkTestServer(configuration: configuration, stores: { ServerStores(pushes: store) }) {
+            service.router()
+        }
         let serverAddress = try await harness.start()
         proxy = FaultProxy(upstream: .tcp(host: serverAddress.host, port: serverAddress.port ?? 0))
         let proxyAddress = try await proxy.start()

@@ -59,7 +59,7 @@ final class FleetDemoBackend: DemoBackend {
                 configuration.serverID = "s\(index)"
                 service.prepare(&configuration)
                 let member = LongLinkTestServer(
-                    configuration: configuration, fleet: stores
+                    configuration: configuration, stores: stores
                 ) { Self.router(of: service, server: index, state: state) }
                 members.append(member)
                 let address = try await member.start()

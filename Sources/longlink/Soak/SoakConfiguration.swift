@@ -52,7 +52,7 @@ struct SoakConfiguration: Sendable {
 }
 
 /// A soak against a fleet: ``servers`` servers sharing the stores ``stores`` makes (for example
-/// on Redis, with `LongLinkRedis`'s `FleetStores.redis`), each behind its own fault proxy, and a
+/// on Redis, with `LongLinkRedis`'s `ServerStores.redis`), each behind its own fault proxy, and a
 /// client that knows them all. The fault schedule then crashes the server the client is on and
 /// restarts it, and requests take ``workDuration`` on the server, so that crashes catch some
 /// mid-execution: those may end in `DEADLINE_EXCEEDED` (their claim in the shared de-dup window
@@ -61,7 +61,7 @@ struct SoakFleet: Sendable {
     /// How many servers (at least 2).
     var servers: Int
     /// Makes the shared stores of each server instance (each instance owns and closes its own).
-    var stores: @Sendable () throws -> FleetStores
+    var stores: @Sendable () throws -> ServerStores
     /// How long the `work` method takes on the server.
     var workDuration: Duration = .milliseconds(200)
     /// On a Redis Cluster: kills the primary serving the soak's principal, returns once its
@@ -69,7 +69,7 @@ struct SoakFleet: Sendable {
     var killPrimary: (@Sendable () async throws -> String)?
 
     /// A fleet of `servers` servers on the stores `stores` makes.
-    init(servers: Int, stores: @escaping @Sendable () throws -> FleetStores) {
+    init(servers: Int, stores: @escaping @Sendable () throws -> ServerStores) {
         self.servers = servers
         self.stores = stores
     }

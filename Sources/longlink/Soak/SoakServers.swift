@@ -65,10 +65,11 @@ final class SoakServers: Sendable {
                 memberConfiguration.serverID = "soak-s\(index)"
                 let member =
                     if let fleet = configuration.fleet {
-                        LongLinkTestServer(configuration: memberConfiguration, fleet: fleet.stores, router: makeRouter)
+                        LongLinkTestServer(configuration: memberConfiguration, stores: fleet.stores, router: makeRouter)
                     } else {
                         LongLinkTestServer(
-                            configuration: memberConfiguration, pushStore: { store! }, router: makeRouter)
+                            configuration: memberConfiguration, stores: { ServerStores(pushes: store!) },
+                            router: makeRouter)
                     }
                 members.append(member)
                 try await member.start()
@@ -120,12 +121,12 @@ final class SoakServers: Sendable {
         if let server = members.indices.lazy.filter({ !down.contains($0) }).compactMap({ self.members[$0].server })
             .first
         {
-            return try await server.publish(to: Self.principal, topic: Self.topic, payload: payload)
+            return try await server.push(to: Self.principal, topic: Self.topic, payload: payload)
         }
         guard let store else {
             throw LongLinkError(code: .unavailable, message: "no server of the fleet runs")
         }
-        return try store.append(principal: Self.principal, topic: Self.topic, payload: payload).seq
+        return try store.append(PushAppend(principal: Self.principal, topic: Self.topic, payload: payload)).seq
     }
 
     /// Crashes the client's server (no GoAway, connections reset, handlers cancelled) and returns

@@ -14,7 +14,7 @@ enum LocalFleetRedis: Sendable, CustomStringConvertible {
     }
 
     /// Makes each server's stores, keys under `keyPrefix`.
-    func stores(keyPrefix: String) -> @Sendable () throws -> FleetStores {
+    func stores(keyPrefix: String) -> @Sendable () throws -> ServerStores {
         switch self {
         case .server(let server):
             let configuration = server.configuration(keyPrefix: keyPrefix)

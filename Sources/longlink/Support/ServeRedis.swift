@@ -10,7 +10,7 @@ enum ServeRedis: Sendable, CustomStringConvertible {
     case cluster([RedisConfiguration])
 
     /// The stores of one server.
-    func fleet() throws(LongLinkError) -> FleetStores {
+    func stores() throws(LongLinkError) -> ServerStores {
         switch self {
         case .single(let configuration): try .redis(configuration)
         case .cluster(let seeds): try .redisCluster(seeds)

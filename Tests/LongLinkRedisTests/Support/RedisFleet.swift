@@ -7,8 +7,8 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// Three (or more) real `LongLinkServer`s sharing one real Redis through ``FleetStores/redis(_:)``
-/// (or a real cluster through ``FleetStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)``),
+/// Three (or more) real `LongLinkServer`s sharing one real Redis through ``ServerStores/redis(_:)``
+/// (or a real cluster through ``ServerStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)``),
 /// each behind its own fault proxy. Their `slow` method counts its executions in Redis (so the
 /// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal;
 /// `echo` answers its payload.
@@ -56,7 +56,7 @@ final class RedisFleet: Sendable {
         return try await start(
             count: count, slowFor: slowFor, prefix: prefix, counter: RedisClient(configuration: redisConfiguration)
         ) {
-            FleetStores(
+            ServerStores(
                 pushes: try RedisPushStore(configuration: redisConfiguration),
                 dedupe: try RedisDedupeStore(
                     configuration: redisConfiguration, lease: lease,
@@ -65,7 +65,7 @@ final class RedisFleet: Sendable {
     }
 
     /// Starts `count` servers named s0, s1, … on `cluster`, each through
-    /// ``FleetStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)`` with
+    /// ``ServerStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)`` with
     /// `durability`; `slow` sleeps `slowFor`.
     static func start(
         onCluster cluster: RedisClusterProcess, count: Int = 2, slowFor: Duration = .milliseconds(600),
@@ -85,7 +85,7 @@ final class RedisFleet: Sendable {
 
     private static func start(
         count: Int, slowFor: Duration, prefix: String, counter: any RedisCommandRunner,
-        stores: @escaping @Sendable () throws -> FleetStores
+        stores: @escaping @Sendable () throws -> ServerStores
     ) async throws -> RedisFleet {
         let events = Mailbox<String>()
         let logs = Mailbox<String>()
@@ -99,7 +99,7 @@ final class RedisFleet: Sendable {
             configuration.logger = { logs.put($0) }
             let member = LongLinkTestServer(
                 configuration: configuration,
-                fleet: stores
+                stores: stores
             ) {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }

@@ -68,7 +68,7 @@ final class RunningServer: Sendable {
         _ configuration: ServerConfiguration = .testing, probe: Probe, on reserved: ReservedPort? = nil,
         store: InMemoryPushStore = InMemoryPushStore()
     ) async throws -> RunningServer {
-        try await start(configuration, probe: probe, on: reserved, pushStore: store)
+        try await start(configuration, probe: probe, on: reserved, pushStore: store as any PushStore)
     }
 
     /// A server keeping its reliable pushes in `pushStore` (a store of the test's own).
@@ -79,7 +79,8 @@ final class RunningServer: Sendable {
         var configuration = configuration
         configuration.endpoint = .tcp(host: "127.0.0.1", port: reserved?.port ?? 0)
         configuration.reusesPort = reserved != nil
-        let server = LongLinkServer(configuration: configuration, router: probe.router(), pushStore: pushStore)
+        let server = LongLinkServer(
+            configuration: configuration, router: probe.router(), stores: ServerStores(pushes: pushStore))
         let task = Task { try await server.run() }
         let address = try await server.localAddress
         return RunningServer(server: server, address: address, task: task)

@@ -7,24 +7,24 @@ import LongLinkTransport
 final class EpochlessPushStore: PushStore {
     private let logs = Locked([String: (next: UInt64, pushes: [StoredPush])]())
 
-    func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush {
+    func append(_ request: PushAppend) async throws(LongLinkError) -> StoredPush {
         logs.withLock { logs in
-            var log = logs[principal] ?? (1, [])
-            let push = StoredPush(seq: log.next, topic: topic, payload: payload, epoch: 0)
+            var log = logs[request.principal] ?? (1, [])
+            let push = StoredPush(seq: log.next, topic: request.topic, payload: request.payload, epoch: 0)
             log.next += 1
             log.pushes.append(push)
-            logs[principal] = log
+            logs[request.principal] = log
             return push
         }
     }
 
-    func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
-        logs.withLock { Array(($0[principal]?.pushes ?? []).filter { $0.seq > seq }.prefix(limit)) }
+    func unacknowledged(_ read: PushRead) async throws(LongLinkError) -> [StoredPush] {
+        logs.withLock { Array(($0[read.principal]?.pushes ?? []).filter { $0.seq > read.after }.prefix(read.limit)) }
     }
 
-    func acknowledge(principal: String, seqs: [UInt64]) {
-        let acknowledged = Set(seqs)
-        logs.withLock { $0[principal]?.pushes.removeAll { acknowledged.contains($0.seq) } }
+    func acknowledge(_ acks: AcknowledgedPushes) async throws(LongLinkError) {
+        let acknowledged = Set(acks.seqs)
+        logs.withLock { $0[acks.principal]?.pushes.removeAll { acknowledged.contains($0.seq) } }
     }
 
     func unacknowledgedCount(principal: String) -> Int {

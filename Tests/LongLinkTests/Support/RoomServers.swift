@@ -58,7 +58,7 @@ final class RoomServers: Sendable {
             var configuration = ServerConfiguration()
             configuration.serverID = id
             configuration.loadReporter = { state.loads.withLock { $0[id] ?? 0 } }
-            let server = LongLinkTestServer(configuration: configuration, pushStore: { store }) {
+            let server = LongLinkTestServer(configuration: configuration, stores: { ServerStores(pushes: store) }) {
                 router(id: id, state: state)
             }
             try await server.start()

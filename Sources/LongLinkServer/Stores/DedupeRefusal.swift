@@ -1,12 +1,10 @@
-/// Why a ``SharedDedupeStore`` refused a request: the `underlying` error of the
-/// ``LongLinkError/Code-swift.struct/resourceExhausted`` it throws from
-/// ``SharedDedupeStore/begin(principal:clientID:requestID:runningFor:resent:window:)`` or
-/// ``SharedDedupeStore/awaitOutcome(principal:clientID:requestID:runningFor:until:)`` when the
-/// tenant is over its budget in the shared window.
+/// Why a ``DedupeStore`` refused a request: the `underlying` error of the
+/// ``LongLinkError/Code-swift.struct/resourceExhausted`` it throws from ``DedupeStore/begin(_:)``
+/// or ``DedupeStore/awaitOutcome(_:)`` when the tenant is over its budget in the store.
 ///
 /// The server answers the request `RESOURCE_EXHAUSTED` with the error's message (which states the
 /// hint) and does not run it; nothing is stored for it.
-public struct SharedDedupeRefusal: Error, Sendable, Hashable {
+public struct DedupeRefusal: Error, Sendable, Hashable {
     /// When the tenant is expected to have room again (its oldest entry expires); nil when waiting
     /// does not help this request (``ran``).
     public var retryAfter: Duration?

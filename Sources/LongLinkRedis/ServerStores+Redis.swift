@@ -1,16 +1,16 @@
 public import LongLinkServer
 
-extension FleetStores {
+extension ServerStores {
     /// A fleet's stores on the Redis of `configuration`: a ``RedisPushStore`` bounded per principal
     /// as given, and a ``RedisDedupeStore``. Each opens its connections on first use. Throws
     /// ``LongLinkError/Code-swift.struct/invalidConfiguration`` for invalid settings.
     ///
     /// ```swift
-    /// let server = LongLinkServer(configuration: configuration, router: router, fleet: try .redis(redisConfiguration))
+    /// let server = LongLinkServer(configuration: configuration, router: router, stores: try .redis(redisConfiguration))
     /// ```
     public static func redis(
         _ configuration: RedisConfiguration, capacityPerPrincipal: Int = 10_000, bytesPerPrincipal: Int = 16 << 20
-    ) throws(LongLinkError) -> FleetStores {
+    ) throws(LongLinkError) -> ServerStores {
         try redis(
             configuration, lease: ClaimLease(), capacityPerPrincipal: capacityPerPrincipal,
             bytesPerPrincipal: bytesPerPrincipal)
@@ -21,8 +21,8 @@ extension FleetStores {
     public static func redis(
         _ configuration: RedisConfiguration, lease: ClaimLease, capacityPerPrincipal: Int = 10_000,
         bytesPerPrincipal: Int = 16 << 20
-    ) throws(LongLinkError) -> FleetStores {
-        FleetStores(
+    ) throws(LongLinkError) -> ServerStores {
+        ServerStores(
             pushes: try RedisPushStore(
                 configuration: configuration, capacityPerPrincipal: capacityPerPrincipal,
                 bytesPerPrincipal: bytesPerPrincipal),
@@ -37,13 +37,13 @@ extension FleetStores {
     ///
     /// ```swift
     /// let seeds = [RedisConfiguration(host: "10.0.0.1", port: 7000), RedisConfiguration(host: "10.0.0.2", port: 7000)]
-    /// let server = LongLinkServer(configuration: configuration, router: router, fleet: try .redisCluster(seeds))
+    /// let server = LongLinkServer(configuration: configuration, router: router, stores: try .redisCluster(seeds))
     /// ```
     public static func redisCluster(
         _ seeds: [RedisConfiguration], lease: ClaimLease = ClaimLease(), capacityPerPrincipal: Int = 10_000,
         bytesPerPrincipal: Int = 16 << 20
-    ) throws(LongLinkError) -> FleetStores {
-        FleetStores(
+    ) throws(LongLinkError) -> ServerStores {
+        ServerStores(
             pushes: try RedisPushStore(
                 cluster: seeds, capacityPerPrincipal: capacityPerPrincipal, bytesPerPrincipal: bytesPerPrincipal),
             dedupe: try RedisDedupeStore(cluster: seeds, lease: lease))

@@ -1,20 +1,20 @@
 internal import LongLinkTransport
 internal import LongLinkWire
 
-/// A ``PushStore`` in process memory, bounded per principal in count and in bytes.
+/// A ``PushStore`` in process memory, bounded per principal in count and in bytes: the default
+/// store of a ``LongLinkServer``.
 ///
-/// It is a ``SharedPushStore`` too, the interface the server speaks to every store: its calls
-/// answer at once, and its observers (the servers of this process given it) hear of each push
-/// stored for a principal they hold, and of each exclusive login, as it happens; no notice is
-/// lost. ``shutdown()`` only stops the reports: the pushes stay, for a server started later with
-/// the same store.
+/// Its calls answer at once (the server calls it on its event loop, without a task), and its
+/// observers (the servers of this process given it) hear of each push stored for a principal they
+/// hold, and of each exclusive login, as it happens; no notice is lost. ``shutdown()`` only stops
+/// the reports: the pushes stay, for a server started later with the same store.
 ///
 /// Pushes survive reconnects of the client but not a restart of the server process; each
 /// principal's log has a random epoch, so after a restart its numbering starts again in a new seq
 /// space and clients deliver the new pushes. A principal with nothing stored is forgotten, so
 /// that principals who come and go do not accumulate; when it comes back its log has a new epoch
 /// and its seqs go on above every seq the store has given anyone.
-public final class InMemoryPushStore: PushStore, SharedPushStore {
+public final class InMemoryPushStore: PushStore {
     /// One principal's pushes. Seqs are dense, so slot `i` holds seq `firstSeq + i`; acknowledged
     /// slots become `nil` until the prefix before `head` is compacted away.
     private struct Log {
@@ -105,11 +105,12 @@ public final class InMemoryPushStore: PushStore, SharedPushStore {
 
     /// Stores a push under the principal's next seq; throws resource-exhausted when the principal
     /// holds ``capacityPerPrincipal`` pushes or the push would take it past ``bytesPerPrincipal``.
-    public func append(principal: String, topic: String, payload: [UInt8]) throws(LongLinkError) -> StoredPush {
+    public func append(_ push: PushAppend) throws(LongLinkError) -> StoredPush {
         let capacity = capacityPerPrincipal
         let byteCapacity = bytesPerPrincipal
+        let (topic, payload) = (push.topic, push.payload)
         let size = Log.size(topic: topic, payload: payload)
-        let principal = PrincipalKey(principal)
+        let principal = PrincipalKey(push.principal)
         let stored: StoredPush? = logs.withLock { logs in
             // Only the two counts: a copy of the log kept alive here would make the append below
             // copy its whole array.
@@ -133,22 +134,19 @@ public final class InMemoryPushStore: PushStore, SharedPushStore {
     }
 
     /// The unacknowledged pushes with `seq > after`, in order, at most `limit`.
-    public func unacknowledged(principal: String, after seq: UInt64, limit: Int) -> [StoredPush] {
-        logs.withLock { $0.byPrincipal[PrincipalKey(principal)]?.pending(after: seq, limit: limit) ?? [] }
+    public func unacknowledged(_ read: PushRead) -> [StoredPush] {
+        logs.withLock {
+            $0.byPrincipal[PrincipalKey(read.principal)]?.pending(after: read.after, limit: read.limit) ?? []
+        }
     }
 
-    /// Forgets the given pushes; unknown seqs are ignored. A principal left with nothing stored is
+    /// Forgets the given pushes if the principal's log is still numbered in their epoch (0:
+    /// whatever its epoch); unknown seqs are ignored. A principal left with nothing stored is
     /// forgotten.
-    public func acknowledge(principal: String, seqs: [UInt64]) {
-        acknowledge(principal: principal, seqs: seqs, epoch: 0)
-    }
-
-    /// Forgets the given pushes if the principal's log is still numbered in `epoch` (0: whatever
-    /// its epoch); unknown seqs are ignored. A principal left with nothing stored is forgotten.
-    public func acknowledge(principal: String, seqs: [UInt64], epoch: UInt64) {
-        let principal = PrincipalKey(principal)
+    public func acknowledge(_ acks: AcknowledgedPushes) {
+        let principal = PrincipalKey(acks.principal)
         return logs.withLock { logs in
-            logs.byPrincipal[principal]?.acknowledge(seqs, epoch: epoch)
+            logs.byPrincipal[principal]?.acknowledge(acks.seqs, epoch: acks.epoch)
             if logs.byPrincipal[principal]?.unacknowledged == 0 { logs.byPrincipal[principal] = nil }
         }
     }
@@ -162,21 +160,18 @@ public final class InMemoryPushStore: PushStore, SharedPushStore {
 
     /// Reports to `observer` every push stored from now on for a principal it watches, and every
     /// exclusive login announced.
-    public func startObserving(_ observer: SharedPushObserver) {
+    public func startObserving(_ observer: PushStoreObserver) async {
         observers.add(observer)
     }
 
-    /// Nothing to do: the store asks ``SharedPushObserver/isWatching`` as each push is stored.
-    public func refreshObservation(of principal: String) {}
-
-    /// Tells every observer, the announcing server's too, that `clientID` logged in as `principal`
-    /// with an exclusive binding.
-    public func announceSession(principal: String, clientID: String) {
-        observers.sessionStarted(principal: principal, clientID: clientID)
+    /// Tells every observer, the announcing server's too, that the announced client logged in as
+    /// its principal with an exclusive binding.
+    public func announceSession(_ session: SessionAnnouncement) async {
+        observers.sessionStarted(principal: session.principal, clientID: session.clientID)
     }
 
     /// Stops reporting to the observers; the pushes stay, for a server started later with this store.
-    public func shutdown() {
+    public func shutdown() async {
         observers.removeAll()
     }
 }
