@@ -25,8 +25,16 @@ internal import LongLinkTransport
 /// ``begin(_:)`` for it: the request is never run a second time.
 ///
 /// The reply is opaque bytes: the server decides what it stores (status and payload). When Redis
-/// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
-/// fails the request closed rather than run it without the window.
+/// does not answer, or answers with an error that passes (`READONLY`, `CLUSTERDOWN`, `LOADING`,
+/// ...), every call throws ``LongLinkError/Code-swift.struct/unavailable``: the server makes it
+/// again within the request's deadline, and fails the request closed rather than run it without
+/// the window when the deadline comes first.
+///
+/// A claim whose reply was lost (the connection closed, Redis paused past the command timeout) may
+/// have been made. The instance keeps such claims *in doubt* for their term: the next claim of the
+/// entry that finds the instance's own value returns ``LongLinkServer/DedupeClaim/run``, once, for
+/// no handler ran for it. A value left by a claim that ran here (its reply could not be stored) is
+/// never taken for one; see `ClaimsInDoubt` for the bound on what is kept.
 public final class RedisDedupeStore: DedupeStore {
     let backend: RedisBackend
     let keys: RedisKeys
