@@ -73,9 +73,11 @@ enum SoakCommand: Subcommand {
                 if let cluster = local.cluster {
                     fleet.killPrimary = {
                         let failover = try await cluster.killPrimary(servingSlotOf: "{p:\(SoakServers.principal)}")
-                        return "primary on port \(failover.killedPort) replaced by port \(failover.promotedPort) in "
-                            + String(format: "%.1fs", failover.took.seconds) + "; "
-                            + "the killed node is back as its replica"
+                        return SoakFailover(
+                            description: "primary on port \(failover.killedPort) replaced by port "
+                                + "\(failover.promotedPort) in " + String(format: "%.1fs", failover.took.seconds)
+                                + "; the killed node is back as its replica",
+                            took: failover.took)
                     }
                 }
                 configuration.fleet = fleet

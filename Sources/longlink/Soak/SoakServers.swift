@@ -18,7 +18,7 @@ final class SoakServers: Sendable {
     /// The single server's store, written straight into while that server restarts; nil in a fleet.
     private let store: InMemoryPushStore?
     /// Kills the Redis Cluster primary of the principal's slot; nil when the fleet is not on a cluster.
-    let killPrimary: (@Sendable () async throws -> String)?
+    let killPrimary: (@Sendable () async throws -> SoakFailover)?
     private let state: Locked<State>
 
     private struct State {
@@ -32,7 +32,7 @@ final class SoakServers: Sendable {
 
     private init(
         members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, state: Locked<State>,
-        killPrimary: (@Sendable () async throws -> String)?
+        killPrimary: (@Sendable () async throws -> SoakFailover)?
     ) throws {
         self.killPrimary = killPrimary
         self.members = members
