@@ -27,7 +27,9 @@ enum SoakCommand: Subcommand {
             three primaries with a replica each, writes acknowledged once the replica has them
             (replicated:1). The schedule also kills the primary of the soak's principal (SIGKILL);
             its replica takes over and the killed node returns as the new primary's replica. The
-            summary counts the primaries killed.
+            summary counts the primaries killed, and the requests in flight across a failover (from
+            the kill until the replica served): answered after it (their store calls made again
+            within their deadline) or failed.
             The process's memory (RSS and the C heap in use) is printed at minute 5 (halfway through a
             shorter run) and when the load ends; the run fails when the RSS grew by more than
             --memory-growth MiB between the two.
