@@ -37,6 +37,9 @@ enum SoakCommand: Subcommand {
         options: [
             .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
             .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
+            .value(
+                "request-timeout", "DURATION",
+                help: "Each request's deadline (default 3s); requests wait for a store failing over within it."),
             .value("fleet", "N", help: "N servers (2-16) sharing one local redis-server; crashes in the schedule."),
             .flag(
                 "redis-cluster",
@@ -53,6 +56,10 @@ enum SoakCommand: Subcommand {
         if let given = try arguments.duration("duration") { duration = given }
         guard duration >= .seconds(10) else { throw UsageError("a soak needs at least 10 seconds") }
         var configuration = SoakConfiguration(duration: duration)
+        if let timeout = try arguments.duration("request-timeout") {
+            guard timeout >= .milliseconds(100) else { throw UsageError("--request-timeout must be at least 100ms") }
+            configuration.requestTimeout = timeout
+        }
         configuration.injectsFaults = !arguments.flag("no-faults")
         if let mebibytes = try arguments.integer("memory-growth", in: 0...1_048_576) {
             configuration.memoryGrowthAfterBaselineLimit = mebibytes << 20
