@@ -161,7 +161,9 @@ struct StoreRetryTests {
                 () throws(LongLinkError) in try flaky()
             }
         }
-        _ = await task.result
+        var code: LongLinkError.Code?
+        if case .failure(let failure) = await task.result { code = (failure as? StoreRetry.Failure)?.error.code }
+        #expect(code == .cancelled)
         #expect(flaky.calls == 1 && time.waits.isEmpty)
     }
 }

@@ -108,10 +108,8 @@ extension ServerConnection {
         else { return true }
         switch result {
         case .failure(let error):
-            guard pushReads.retryTimer == nil else {
-                core.counters.sharedStoreFailures.increment()
-                return false
-            }
+            core.counters.sharedStoreFailures.increment()
+            guard pushReads.retryTimer == nil else { return false }
             pushReads.failures += 1
             let transient = StoreRetry.isTransient(error)
             let wait =
@@ -123,8 +121,6 @@ extension ServerConnection {
                 if transient { core.counters.storeCallsRetried.increment() }
                 pumpReliablePushes()
             }
-            // Counted once the retry is armed (tests advance their clock when they see it).
-            core.counters.sharedStoreFailures.increment()
             return false
         case .success(let batch):
             pushReads.failures = 0

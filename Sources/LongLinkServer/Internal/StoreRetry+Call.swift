@@ -30,7 +30,7 @@ extension StoreRetry {
 
     /// Calls `operation` until it returns, fails for good, or no attempt fits before `deadline`
     /// (less ``margin``) or the call's ``patience``; `retrying` is told before each new attempt
-    /// (from the second). A cancelled task makes no new attempt.
+    /// (from the second). A cancelled task makes no new attempt: it fails `cancelled`.
     func call<T>(
         until deadline: ContinuousClock.Instant, timing: Timing = .system, retrying: () -> Void = {},
         _ operation: () async throws(LongLinkError) -> T
@@ -48,10 +48,15 @@ extension StoreRetry {
             failures += 1
             let decision = decision(
                 after: error, failures: failures, timeLeft: end - timing.now(), jitter: timing.jitter())
-            guard case .retry(let wait) = decision, !Task.isCancelled,
-                await timing.sleep(timing.now().advanced(by: wait))
-            else { throw Failure(error: error, failures: failures) }
+            guard case .retry(let wait) = decision else { throw Failure(error: error, failures: failures) }
+            guard !Task.isCancelled, await timing.sleep(timing.now().advanced(by: wait)) else {
+                throw Failure(error: Self.cancelled, failures: failures)
+            }
             retrying()
         }
     }
+
+    /// What a call cancelled between two attempts fails with.
+    static let cancelled = LongLinkError(
+        code: .cancelled, message: "the store call was cancelled while waiting to be made again")
 }
