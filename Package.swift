@@ -42,7 +42,13 @@ let package = Package(
         // The client.
         .target(name: "LongLink", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport"]),
         // The server.
-        .target(name: "LongLinkServer", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport"]),
+        .target(
+            name: "LongLinkServer", dependencies: ["LongLinkCore", "LongLinkWire", "LongLinkTransport", "CSQLite"]),
+        // The system's SQLite (libsqlite3-dev on Debian and Ubuntu; in the SDK on Darwin), for the
+        // server's durable store. Imported `internal`: `import LongLinkServer` does not show it.
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // The server's stores on Redis (a RESP3 client of its own on the transport's loop), for a
         // fleet of servers that share reliable pushes and the de-dup window.
         .target(name: "LongLinkRedis", dependencies: ["LongLinkWire", "LongLinkTransport", "LongLinkServer"]),

@@ -21,10 +21,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The system library modules SwiftPM hands to every dependent's compile, and so does this check:
-# zlib's module map (the wire module compresses payloads), and on Linux the transport's OpenSSL and
+# zlib's module map (the wire module compresses payloads), SQLite's (the server's durable store), and on Linux the transport's OpenSSL and
 # its epoll shim. Debug modules are built for testing, so their internal imports must resolve for a
 # client too.
-clang_modules=(-I "$root/Sources/CZlib")
+clang_modules=(-I "$root/Sources/CZlib" -I "$root/Sources/CSQLite")
 if [[ "$(uname -s)" == Linux ]]; then
     clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/COpenSSL/module.modulemap")
     clang_modules+=(-Xcc "-fmodule-map-file=$root/Sources/CLinuxSystem/module.modulemap")
@@ -130,6 +130,18 @@ for module in LongLink LongLinkServer LongLinkRedis; do
         fi
     done
 done
+# The server's durable store links SQLite, imported `internal`: none of its C API reaches a user.
+printf 'import LongLinkServer\nlet open: Any = sqlite3_open_v2\n' >"$work/sqlite.swift"
+if typecheck "$work/sqlite.swift" >"$work/out" 2>&1; then
+    echo "check-import-surface: import LongLinkServer makes SQLite's sqlite3_open_v2 visible" >&2
+    status=1
+elif grep -q "cannot find 'sqlite3_open_v2' in scope" "$work/out"; then
+    echo "check-import-surface: import LongLinkServer hides SQLite"
+else
+    echo "check-import-surface: sqlite3_open_v2 failed for another reason:" >&2
+    cat "$work/out" >&2
+    status=1
+fi
 # The transport's I/O tuning inside ConnectionOptions is the package's, not a user's.
 for member in readChunkSize eagerFlushBytes; do
     printf 'import LongLink\nvar options = ConnectionOptions()\noptions.%s = 1\n' "$member" >"$work/member.swift"

@@ -24,8 +24,9 @@ private final class ThreadStart {
 }
 
 /// Starts a detached operating-system thread named `name` that runs `body`. Used for event loops and the
-/// resolver, which must never occupy the cooperative pool or Dispatch's global queues.
-func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
+/// resolver (and the server's durable store, whose SQLite calls block), which must never occupy the
+/// cooperative pool or Dispatch's global queues.
+package func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
     let start = Unmanaged.passRetained(ThreadStart(name: name, body: body)).toOpaque()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)

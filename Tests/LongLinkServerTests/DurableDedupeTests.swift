@@ -1,0 +1,168 @@
+import LongLinkTestSupport
+import Testing
+
+@testable import LongLinkServer
+
+/// The durable store's de-dup window, on real SQLite files: claims, replies, budgets, expiry, and
+/// what a reopen finds.
+@Suite("Durable store: de-dup window", .timeLimit(.minutes(2)))
+struct DurableDedupeTests {
+    private func key(_ request: String, client: String = "c1", principal: String? = "ann") -> DurableRequestKey {
+        DurableRequestKey(principal: principal, clientID: client, requestID: request)
+    }
+
+    @Test func aRequestIsClaimedOnceAndItsReplyReplayed() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let engine = try DurableEngine.open(directory)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .running)
+        #expect(try await engine.finish(key("1"), reply: bytes("done"), window: .seconds(60)) == .stored)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("done")))
+        // The same request id of another client, or of another principal, is another request.
+        #expect(try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.claim(key("1", principal: "bo"), term: .seconds(5), window: .seconds(60)) == .run)
+        // Given up: a copy runs it; a finish of a claim no longer held stores nothing.
+        #expect(try await engine.abandon(key("1", client: "c2")))
+        #expect(try await engine.abandon(key("1", client: "c2")) == false)
+        #expect(try await engine.finish(key("1", client: "c2"), reply: bytes("x"), window: .seconds(60)) == .notClaimed)
+        #expect(try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60)) == .run)
+        await engine.close()
+    }
+
+    @Test func repliesOutliveAReopenAndRunningClaimsBecomeUnknown() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let clock = TestWallClock()
+        var engine = try DurableEngine.open(directory, clock: clock)
+        #expect(try await engine.claim(key("answered"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.finish(key("answered"), reply: bytes("r"), window: .seconds(60)) == .stored)
+        #expect(try await engine.claim(key("running"), term: .seconds(5), window: .seconds(60)) == .run)
+        await engine.close()
+
+        // Later than the claim's term: the mark lasts a window from the reopen all the same.
+        clock.advance(by: .seconds(30))
+        engine = try DurableEngine.open(directory, clock: clock)
+        #expect(engine.statistics.withLock { $0.claimsUnknownOnOpen } == 1)
+        #expect(
+            try await engine.claim(key("answered"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r")))
+        #expect(try await engine.claim(key("running"), term: .seconds(5), window: .seconds(60)) == .unknown)
+        #expect(try await engine.finish(key("running"), reply: bytes("late"), window: .seconds(60)) == .notClaimed)
+        clock.advance(by: .seconds(59))
+        #expect(try await engine.claim(key("running"), term: .seconds(5), window: .seconds(60)) == .unknown)
+        clock.advance(by: .seconds(2))
+        #expect(try await engine.claim(key("running"), term: .seconds(5), window: .seconds(60)) == .run)
+        await engine.close()
+    }
+
+    @Test func expiredEntriesAreRemovedAndTheirRequestsRunAgain() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let clock = TestWallClock()
+        let engine = try DurableEngine.open(directory, clock: clock)
+        for n in 1...5 {
+            #expect(try await engine.claim(key("\(n)"), term: .seconds(5), window: .seconds(10)) == .run)
+            #expect(try await engine.finish(key("\(n)"), reply: bytes("r\(n)"), window: .seconds(10)) == .stored)
+        }
+        clock.advance(by: .seconds(11))
+        // The next write's turn sweeps every expired entry, and their sums with them.
+        #expect(try await engine.claim(key("6"), term: .seconds(5), window: .seconds(10)) == .run)
+        #expect(engine.statistics.withLock { $0.expiredEntriesRemoved } == 5)
+        #expect(try await engine.integer("SELECT count(*) FROM replies") == 1)
+        #expect(try await engine.integer("SELECT entries FROM usage WHERE level = 0") == 1)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(10)) == .run)
+        await engine.close()
+    }
+
+    /// Entries per client: the client at its bound is refused, with a hint of when its oldest
+    /// entry expires; its other entries and every other client's are kept.
+    @Test func aClientOverItsEntriesIsRefusedAndNothingIsEvicted() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let clock = TestWallClock()
+        var configuration = DurableStoreConfiguration()
+        configuration.dedupeCapacityPerClient = 2
+        configuration.dedupeCapacityPerPrincipal = 3
+        let engine = try DurableEngine.open(directory, configuration, clock: clock)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.finish(key("1"), reply: bytes("r"), window: .seconds(60)) == .stored)
+        clock.advance(by: .seconds(1))
+        #expect(try await engine.claim(key("2"), term: .seconds(5), window: .seconds(60)) == .run)
+        let refused = try await engine.claim(key("3"), term: .seconds(5), window: .seconds(60))
+        #expect(refused == .refused(DurableRefusal(scope: .clientEntries, retryAfter: .seconds(59))))
+        // Another client of the principal still fits, up to the principal's bound.
+        #expect(try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60)) == .run)
+        guard
+            case .refused(let principal) = try await engine.claim(
+                key("2", client: "c2"), term: .seconds(5), window: .seconds(60))
+        else {
+            Issue.record("the principal's bound did not refuse")
+            return
+        }
+        #expect(principal.scope == .principalEntries)
+        // Another principal is not touched, and the first reply is still there.
+        #expect(try await engine.claim(key("1", principal: "bo"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r")))
+        await engine.close()
+    }
+
+    /// Bytes: a reply over the client's byte budget leaves a "not kept" mark, which its copies
+    /// find; the budget in all refuses claims of every tenant alike.
+    @Test func aReplyOverTheByteBudgetIsNotKeptAndTheBudgetInAllHolds() async throws {
+        let directory = try TemporaryDirectory("durable")
+        var configuration = DurableStoreConfiguration()
+        configuration.dedupeBytesPerClient = 100
+        configuration.dedupeCapacity = 3
+        let engine = try DurableEngine.open(directory, configuration)
+        #expect(try await engine.claim(key("big"), term: .seconds(5), window: .seconds(60)) == .run)
+        let large = [UInt8](repeating: 7, count: 200)
+        #expect(try await engine.finish(key("big"), reply: large, window: .seconds(60)) == .notKept)
+        #expect(try await engine.claim(key("big"), term: .seconds(5), window: .seconds(60)) == .notKept)
+        #expect(try await engine.claim(key("small"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.finish(key("small"), reply: bytes("ok"), window: .seconds(60)) == .stored)
+        #expect(try await engine.claim(key("1", principal: "bo"), term: .seconds(5), window: .seconds(60)) == .run)
+        guard
+            case .refused(let all) = try await engine.claim(
+                key("2", principal: "cy"), term: .seconds(5), window: .seconds(60))
+        else {
+            Issue.record("the budget in all did not refuse")
+            return
+        }
+        #expect(all.scope == .entries)
+        // The sums match the entries, in the same transactions.
+        #expect(try await engine.integer("SELECT entries FROM usage WHERE level = 0") == 3)
+        #expect(
+            try await engine.integer("SELECT bytes FROM usage WHERE level = 0")
+                == engine.integer("SELECT sum(charge) FROM replies"))
+        await engine.close()
+    }
+
+    /// The store as the server's window: what each engine answer becomes.
+    @Test func theStoreAnswersUnknownAndNotKeptAsTheFleetStoresDo() async throws {
+        let directory = try TemporaryDirectory("durable")
+        var configuration = DurableStoreConfiguration()
+        configuration.dedupeBytesPerClient = 50
+        var store = try DurableStore(directory: directory.path, configuration: configuration)
+        let window = Duration.seconds(60)
+        func claim(_ id: String) -> DedupeClaimRequest {
+            DedupeClaimRequest(principal: "ann", clientID: "c", requestID: id, runningFor: .seconds(5), window: window)
+        }
+        #expect(try await store.begin(claim("1")) == .run)
+        #expect(try await store.begin(claim("2")) == .run)
+        #expect(
+            try await store.finish(DedupeFinishRequest(principal: "ann", clientID: "c", requestID: "2", reply: .init(repeating: 1, count: 80), window: window)))
+        await store.close()
+        let closed = await failure {
+            _ = try await store.begin(claim("3"))
+        }
+        #expect(closed?.code == .shutdown)
+
+        store = try DurableStore(directory: directory.path, configuration: configuration)
+        let unknown = await failure {
+            _ = try await store.begin(claim("1"))
+        }
+        #expect(unknown?.code == .outcomeUnknown)
+        let notKept = await failure {
+            _ = try await store.begin(claim("2"))
+        }
+        #expect(notKept?.code == .resourceExhausted)
+        #expect((notKept?.underlying as? DedupeRefusal)?.ran == true)
+        await store.close()
+    }
+}
