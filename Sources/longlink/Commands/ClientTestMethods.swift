@@ -54,8 +54,28 @@ final class ClientTestMethods: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `--runs-log`: a file each run of `count` is appended to, as `CLIENT_ID REQUEST_ID`, before
+    /// its reply; -1 for none. A line written is the kernel's once `write` returns, so it outlives
+    /// a `kill -9` of the server: `soak --data-dir` counts runs across restarts from it.
+    private let runsLog: Int32
 
-    init() {}
+    /// The methods; with `runsLog`, each run of `count` is also appended to that file. Throws a
+    /// message naming the file when it cannot be opened.
+    init(runsLog path: String? = nil) throws(UsageError) {
+        guard let path else {
+            runsLog = -1
+            return
+        }
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw UsageError("--runs-log \(path): \(String(cString: strerror(errno)))")
+        }
+        runsLog = descriptor
+    }
+
+    deinit {
+        if runsLog >= 0 { close(runsLog) }
+    }
 
     /// Connects the methods to the server they run in, for the pushes `emit` sends.
     func attach(to server: LongLinkServer) {
@@ -105,6 +125,14 @@ final class ClientTestMethods: Sendable {
         } else {
             requestID = context.requestID
             runs = recordRun(Key(clientID: context.clientID, requestID: requestID))
+            if runsLog >= 0 {
+                let line = Array("\(context.clientID) \(requestID)\n".utf8)
+                // One write with O_APPEND: lines of concurrent runs never interleave.
+                let written = line.withUnsafeBytes { write(runsLog, $0.baseAddress, $0.count) }
+                guard written == line.count else {
+                    throw LongLinkError(code: .unavailable, message: "count: the runs log could not be written")
+                }
+            }
         }
         return Array(#"{"request_id":\#(JSONObject.quoted(requestID)),"runs":\#(runs)}"#.utf8)
     }
