@@ -7,7 +7,8 @@ package import LongLinkTransport
 /// network gone), the operation fails with ``LongLinkError/Code-swift.struct/unavailable`` and
 /// the connection is closed and opened again for the next command. After a failed connection
 /// attempt the next one waits a backoff that doubles up to ``maximumReconnectDelay``; commands
-/// in that time fail at once with `unavailable` (they fail closed rather than wait).
+/// in that time fail at once with `unavailable` (they fail closed rather than wait; a server makes
+/// a request's store calls again within the request's deadline).
 ///
 /// With ``tls`` the connection speaks TLS, verified as a client's (see `TLSConfiguration`). The
 /// password never appears in ``description``, ``debugDescription`` or an error: it shows as `***`.

@@ -25,8 +25,16 @@ internal import LongLinkTransport
 /// ``begin(_:)`` for it: the request is never run a second time.
 ///
 /// The reply is opaque bytes: the server decides what it stores (status and payload). When Redis
-/// does not answer, every call throws ``LongLinkError/Code-swift.struct/unavailable``: the caller
-/// fails the request closed rather than run it without the window.
+/// does not answer, or answers with an error that passes (`READONLY`, `CLUSTERDOWN`, `LOADING`,
+/// ...), every call throws ``LongLinkError/Code-swift.struct/unavailable``: the server makes it
+/// again within the request's deadline, and fails the request closed rather than run it without
+/// the window when the deadline comes first.
+///
+/// A claim whose reply was lost (the connection closed, Redis paused past the command timeout) may
+/// have been made. The instance keeps such claims *in doubt* for their term: the next claim of the
+/// entry that finds the instance's own value returns ``LongLinkServer/DedupeClaim/run``, once, for
+/// no handler ran for it. A value left by a claim that ran here (its reply could not be stored) is
+/// never taken for one; see `ClaimsInDoubt` for the bound on what is kept.
 public final class RedisDedupeStore: DedupeStore {
     let backend: RedisBackend
     let keys: RedisKeys
@@ -49,6 +57,8 @@ public final class RedisDedupeStore: DedupeStore {
     let replies: DedupeQueue
     /// What one tenant may hold (``RedisConfiguration/dedupeBudgets``).
     let budgets: RedisDedupeBudgets
+    /// The claims this instance may have made without hearing back (see ``ClaimsInDoubt``).
+    let doubts = Locked(ClaimsInDoubt())
     /// The de-dup window the server last gave ``begin(_:)``
     /// (ms): a waiter's claim is checked by it too (see ``awaitOutcome(_:)``).
     private let lastWindow = Locked<Int64?>(nil)
@@ -183,8 +193,23 @@ public final class RedisDedupeStore: DedupeStore {
     ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))
-        let reply = try await claims.submit(entry, .claim(term: term, lineage: lineage))
+        let reply: RESPValue
+        do throws(LongLinkError) {
+            reply = try await claims.submit(entry, .claim(term: term, lineage: lineage))
+        } catch {
+            // No answer: the claim may have been made all the same; asked again, it is this instance's.
+            doubts.withLock { $0.claimFailed(entry.name, term: .milliseconds(term), at: .now) }
+            throw error
+        }
         guard let value = reply.bytes else { throw .redisUnexpected("SET NX GET", reply) }
+        if value.first != nil, value == Array(keeper.running.utf8), !keeper.holds(entry),
+            doubts.withLock({ $0.recognize(entry.name, at: .now) })
+        {
+            // This instance's own claim, made by an attempt whose reply was lost: no handler ran for it.
+            keeper.claimed(entry, term: term)
+            return .claimed
+        }
+        doubts.withLock { $0.answered(entry.name) }
         guard let kind = value.first else {
             keeper.claimed(entry, term: term)
             return .claimed
@@ -229,9 +254,10 @@ public final class RedisDedupeStore: DedupeStore {
     public func finish(_ request: DedupeFinishRequest) async throws(LongLinkError) -> Bool {
         let entry = keys.dedupeEntry(
             principal: request.principal, clientID: request.clientID, requestID: request.requestID)
-        keeper.released(entry)
+        settling(entry)
         let result = try await replies.submit(
             entry, .finish(value: [UInt8(ascii: "D")] + request.reply, window: Self.milliseconds(request.window)))
+        doubts.withLock { $0.settled(entry.name) }
         guard let stored = result.int64 else { throw .redisUnexpected("EVALSHA", result) }
         // 2: kept as `N`, over the budgets; the claim was this instance's all the same.
         return stored == 1 || stored == 2
@@ -243,14 +269,23 @@ public final class RedisDedupeStore: DedupeStore {
     public func abandon(_ request: DedupeAbandonRequest) async throws(LongLinkError) -> Bool {
         let entry = keys.dedupeEntry(
             principal: request.principal, clientID: request.clientID, requestID: request.requestID)
-        keeper.released(entry)
+        settling(entry)
         let result = try await backend.runner.run(
             DedupeScripts.abandon, keys: [entry.accounts, entry.index, entry.name].map { Array($0.utf8) },
             arguments: [
                 Array(keeper.running.utf8), Array(keys.dedupeNotice(entry: entry.name).utf8), backend.publish,
                 Array(entry.member.utf8),
             ])
+        doubts.withLock { $0.settled(entry.name) }
         return result.int64 == 1
+    }
+
+    /// A claim that ran here is finished or given up: no longer renewed, and, until the call
+    /// succeeds, never taken for a lost claim while its value may stay in Redis (its term).
+    private func settling(_ entry: DedupeEntryKey) {
+        // Not held: never claimed here, or its renewal found the value gone (it comes back only by a claim).
+        guard let term = keeper.released(entry) else { return }
+        doubts.withLock { $0.settling(entry.name, term: .milliseconds(term), at: .now) }
     }
 
     /// Waits while the request runs elsewhere: returns

@@ -68,9 +68,14 @@ public struct ServerStatistics: Sendable, Hashable {
     /// TLS handshakes under way now (they count against ``ServerConfiguration/maxConnections``).
     public var tlsHandshakesPending: Int = 0
     /// Operations on the server's stores (``ServerStores``: a fleet's shared ones, a file) that
-    /// failed: the store could not be reached or did not answer in time. Requests it refused were answered `UNAVAILABLE`; pushes
-    /// it could not read are read again later.
+    /// failed: the store could not be reached or did not answer in time. Requests it refused were
+    /// answered `UNAVAILABLE` (after their calls were made again within the deadline, see
+    /// ``storeCallsRetried``); pushes it could not read are read again later.
     public var sharedStoreFailures: Int = 0
+    /// Calls to the server's stores made again after a failure that passes (the store threw
+    /// `unavailable`: a failover, a connection being made again): claims and waits of requests,
+    /// while their deadline allowed, and reads and deletions of reliable pushes.
+    public var storeCallsRetried: Int = 0
     /// Sessions ended because their principal logged in elsewhere with an exclusive binding
     /// (``RequestContext/bind(principal:exclusive:)``).
     public var sessionsReplaced: Int = 0

@@ -61,4 +61,39 @@ struct SoakLedgerTests {
         #expect(ledger.failed == 1)
         #expect(ledger.failuresAfterRecovery == 0)
     }
+
+    /// The requests in flight while a primary failed over (from its kill until its replica
+    /// served) are counted, answered or failed, whichever ended before the kill returned; those
+    /// started after the replica served, or ended before the kill, are not.
+    @Test func requestsAcrossAFailoverAreCounted() {
+        var ledger = SoakLedger(hangAfter: .seconds(15), recoveryStart: .seconds(100))
+        let away = LongLinkError(code: .unavailable, message: "the window could not be reached")
+        ledger.started(1, at: .seconds(1))
+        ledger.finished(1, at: .seconds(2), elapsed: .seconds(1), error: nil, runs: 1)
+        ledger.started(2, at: .seconds(9))
+        ledger.started(3, at: .seconds(11))
+        ledger.started(4, at: .seconds(12))
+        ledger.faultInjected(at: .seconds(10))
+        ledger.primaryKilling(at: .seconds(10))
+        ledger.finished(2, at: .seconds(13), elapsed: .seconds(4), error: nil, runs: 1)
+        ledger.finished(3, at: .seconds(14), elapsed: .seconds(3), error: away, runs: 0)
+        // The replica served at 13.5 s; the kill returned at 20 s (the killed node back).
+        ledger.started(5, at: .seconds(15))
+        ledger.finished(5, at: .seconds(16), elapsed: .seconds(1), error: nil, runs: 1)
+        ledger.primaryKilled(at: .seconds(10), took: .milliseconds(3_500), now: .seconds(20))
+        ledger.finished(4, at: .seconds(21), elapsed: .seconds(9), error: nil, runs: 1)
+        ledger.started(6, at: .seconds(22))
+        ledger.finished(6, at: .seconds(23), elapsed: .seconds(1), error: away, runs: 0)
+        #expect(ledger.primariesKilled == 1)
+        #expect(ledger.failovers.requests == 3)
+        #expect(ledger.failovers.answered == 2)
+        #expect(ledger.failovers.failed == 1)
+        // A kill that failed ends its failover when it returns, and is not a kill.
+        ledger.started(7, at: .seconds(30))
+        ledger.primaryKilling(at: .seconds(31))
+        ledger.finished(7, at: .seconds(32), elapsed: .seconds(2), error: away, runs: 0)
+        ledger.primaryKilled(at: .seconds(31), took: nil, now: .seconds(40))
+        #expect(ledger.primariesKilled == 1)
+        #expect(ledger.failovers.requests == 4 && ledger.failovers.failed == 2)
+    }
 }

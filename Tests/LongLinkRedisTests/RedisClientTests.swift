@@ -61,6 +61,27 @@ import Testing
         #expect(LongLinkError.redisReply(bytes("WRONGPASS invalid"), command: "HELLO").code == .unauthenticated)
         #expect(RedisServerError(reply: "no prefix here") == RedisServerError(prefix: "", message: "no prefix here"))
     }
+
+    /// What passes (a failover, a node loading, a slot moving) is `unavailable`, which the server
+    /// retries within a request's deadline; what does not is another code, answered at once.
+    @Test func errorRepliesThatPassAreUnavailableTheOthersFinal() {
+        for reply in [
+            "LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script",
+            "MASTERDOWN Link with MASTER is down", "READONLY You can't write against a read only replica.",
+            "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
+            "NOREPLICAS Not enough good replicas to write.", "OOM command not allowed when used memory > 'maxmemory'.",
+        ] {
+            #expect(LongLinkError.redisReply(bytes(reply), command: "EVALSHA").code == .unavailable, "\(reply)")
+        }
+        for reply in [
+            "ERR unknown command", "WRONGTYPE Operation against a key holding the wrong kind of value",
+            "NOSCRIPT No matching script", "MOVED 3999 127.0.0.1:6381", "EXECABORT Transaction discarded",
+        ] {
+            #expect(LongLinkError.redisReply(bytes(reply), command: "EVALSHA").code == .internalError, "\(reply)")
+        }
+        #expect(LongLinkError.redisReply(bytes("NOPERM no permissions"), command: "EVALSHA").code == .unauthenticated)
+        #expect(LongLinkError.redisUnavailable("the Redis connection closed").code == .unavailable)
+    }
 }
 
 /// The client against a real redis-server.

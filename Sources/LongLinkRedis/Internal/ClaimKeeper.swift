@@ -67,9 +67,15 @@ final class ClaimKeeper: Sendable {
         state.withLock { $0.held[PrincipalKey(entry.name)] = (entry, term) }
     }
 
-    /// This instance finished or gave up `entry`.
-    func released(_ entry: DedupeEntryKey) {
-        state.withLock { $0.held[PrincipalKey(entry.name)] = nil }
+    /// This instance finished or gave up `entry`. Returns the claim's term in ms, nil when it held none.
+    @discardableResult
+    func released(_ entry: DedupeEntryKey) -> Int64? {
+        state.withLock { $0.held.removeValue(forKey: PrincipalKey(entry.name))?.term }
+    }
+
+    /// Whether this instance runs `entry` (claimed, not yet finished or given up).
+    func holds(_ entry: DedupeEntryKey) -> Bool {
+        state.withLock { $0.held[PrincipalKey(entry.name)] != nil }
     }
 
     /// Stops renewing; the lease ends on its own, as after a crash.

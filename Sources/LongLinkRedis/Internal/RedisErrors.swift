@@ -7,13 +7,21 @@ extension LongLinkError {
         LongLinkError(code: .unavailable, message: message, underlying: cause)
     }
 
-    /// Redis answered `command` with an error. Kinds that pass (loading, busy, a replica, a
-    /// failover, memory) are `unavailable`; a refused login is `unauthenticated`; the rest `internalError`.
+    /// Redis answered `command` with an error. Kinds that pass are `unavailable`, which the server
+    /// retries within a request's deadline (see `StoreRetry`): `LOADING` (a restarted node reading
+    /// its data), `BUSY` (a script running long), `MASTERDOWN` and `READONLY` (a replica, or a
+    /// primary demoted in a failover), `TRYAGAIN` and `CLUSTERDOWN` (a slot moving, a cluster
+    /// electing), `NOREPLICAS` (too few replicas in reach for `min-replicas-to-write`) and `OOM`
+    /// (memory full until keys expire). A refused login is `unauthenticated`; the rest (`ERR`,
+    /// `WRONGTYPE`, `NOSCRIPT` after its retry, a `MOVED` a single node should never send, ...) is
+    /// `internalError`, final. Connection trouble (refused, reset, closed, no answer within the
+    /// command timeout, a reconnection's backoff) is `unavailable` too (``redisUnavailable(_:cause:)``).
     static func redisReply(_ text: [UInt8], command: String) -> LongLinkError {
         let error = RedisServerError(reply: String(decoding: text, as: UTF8.self))
         let code: LongLinkError.Code =
             switch error.prefix {
-            case "LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "OOM": .unavailable
+            case "LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "OOM":
+                .unavailable
             case "NOAUTH", "WRONGPASS", "NOPERM": .unauthenticated
             default: .internalError
             }

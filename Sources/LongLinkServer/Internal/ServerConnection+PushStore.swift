@@ -12,8 +12,10 @@ struct PushReads {
     /// once notices of its principal reach this server, so that nothing stored between the read
     /// and the subscription is missed.
     var observed: String?
-    /// Armed after a failed read: the store is asked again when it fires.
-    var retryTimer: EventLoopTimer?
+    /// Armed after a failed read (by the server's clock): the store is asked again when it fires.
+    var retryTimer: (any ScheduledWork)?
+    /// Reads failed in a row: the wait before the next grows with them (see ``ServerConnection/readRetry``).
+    var failures = 0
 }
 
 /// One read of the push store, begun in the window's `generation`.
@@ -29,8 +31,14 @@ struct PumpRead {
 /// on the loop, any other in a task whose result comes back to the loop; what the store answers is
 /// handled by the same code either way.
 extension ServerConnection {
-    /// How long after a failed read of the push store the connection tries again.
+    /// How long after a failed read of the push store the connection tries again, at most (after
+    /// a failure that does not pass, always).
     static let pushReadRetry = Duration.seconds(1)
+
+    /// The waits between reads of a store that is away for a while (a failover): from 50 ms,
+    /// doubling up to ``pushReadRetry``, so that a `Sync` is answered soon after the store is back.
+    /// Reads have no deadline: they go on until the connection ends.
+    static let readRetry = StoreRetry(initial: .milliseconds(50), maximum: pushReadRetry)
 
     /// Asks the loop to send newly stored reliable pushes (any thread; coalesced).
     func requestPush() {
@@ -99,15 +107,23 @@ extension ServerConnection {
             PrincipalKey.same(read.principal, session.reliablePushPrincipal)
         else { return true }
         switch result {
-        case .failure:
+        case .failure(let error):
             core.counters.sharedStoreFailures.increment()
             guard pushReads.retryTimer == nil else { return false }
-            pushReads.retryTimer = loop.scheduleTimer(after: Self.pushReadRetry) { [self] in
+            pushReads.failures += 1
+            let transient = StoreRetry.isTransient(error)
+            let wait =
+                transient
+                ? Self.readRetry.backoff(afterFailures: pushReads.failures, jitter: .random(in: 0.5...1))
+                : Self.pushReadRetry
+            pushReads.retryTimer = schedule(after: wait) { [self] in
                 pushReads.retryTimer = nil
+                if transient { core.counters.storeCallsRetried.increment() }
                 pumpReliablePushes()
             }
             return false
         case .success(let batch):
+            pushReads.failures = 0
             // The store numbers anew in a new epoch after it lost the principal (Redis restarted
             // empty, or a store in memory forgot a principal with nothing left): seqs may start
             // below the last one sent, so read from the start again.
@@ -170,9 +186,9 @@ extension ServerConnection {
     }
 
     /// Deletes acknowledged pushes from the store; acks that arrive while a call is in flight (to a
-    /// store a round trip away) wait in ``acks`` and leave in one call when it returns. A failure
-    /// leaves them stored: they are sent again after the next `Sync`, and the client drops what it
-    /// has seen.
+    /// store a round trip away) wait in ``acks`` and leave in one call when it returns. A call that
+    /// fails for a reason that passes is made again with backoff; one that still fails leaves them
+    /// stored: they are sent again after the next `Sync`, and the client drops what it has seen.
     func acknowledge(_ call: AckMerger.Call, principal: String) {
         guard let store = core.immediatePushes else {
             acknowledgeInBackground(call, principal: principal)
@@ -185,14 +201,22 @@ extension ServerConnection {
         }
     }
 
+    /// A deletion that fails for a reason that passes is made again (it deletes the same seqs,
+    /// whatever an attempt whose reply was lost did) within the retries' patience.
     private func acknowledgeInBackground(_ call: AckMerger.Call, principal: String) {
         let store = core.pushes
         let core = self.core
         Task { [self] in
             let succeeded: Bool
-            do throws(LongLinkError) {
-                try await store.acknowledge(
-                    AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
+            let (retry, timing) = core.storeRetry.withLock { ($0.policy, $0.timing) }
+            do throws(StoreRetry.Failure) {
+                try await retry.call(
+                    until: timing.now().advanced(by: retry.patience), timing: timing,
+                    retrying: { core.counters.storeCallsRetried.increment() }
+                ) { () async throws(LongLinkError) in
+                    try await store.acknowledge(
+                        AcknowledgedPushes(principal: principal, seqs: call.seqs, epoch: call.epoch))
+                }
                 succeeded = true
             } catch {
                 succeeded = false

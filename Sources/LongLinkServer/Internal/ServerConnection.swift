@@ -203,12 +203,12 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer].compactMap({ $0 }) {
+        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer, pushReads.retryTimer]
+            .compactMap({ $0 })
+        {
             timer.cancel()
         }
-        for timer in [partialFrameTimer, pushReads.retryTimer].compactMap({ $0 }) {
-            loop.cancelTimer(timer)
-        }
+        if let partialFrameTimer { loop.cancelTimer(partialFrameTimer) }
         partialFrameTimer = nil
         handshakeTimer = nil
         heartbeatTimer = nil

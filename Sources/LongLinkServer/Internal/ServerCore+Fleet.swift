@@ -90,40 +90,41 @@ extension ServerCore {
     /// window refuses it. Returns the response and whether
     /// the local window may keep it (a reply that says the shared window was unreachable is not
     /// kept: the request did not run). A nil response: cancelled, or its deadline came first.
+    ///
+    /// A store call that fails for a reason that passes (``StoreRetry/isTransient(_:)``: a failover,
+    /// a connection being made again) is made again with backoff while the deadline allows; the
+    /// request is answered `UNAVAILABLE`, not run, only when no attempt succeeded in time (see
+    /// ``StoreRetry``). A claim whose reply was lost is recognized by the store when asked again
+    /// (it returns ``DedupeClaim/run`` to its own instance once), so that nothing runs twice.
     func sharedOutcome(
         _ store: any DedupeStore, key: DedupeKey, method: String, resent: Bool, runningFor: Duration,
         deadline: ContinuousClock.Instant, handler: () async -> Frame.Response?
     ) async -> (response: Frame.Response?, kept: Bool) {
         let (principal, clientID, requestID) = (key.client.principal, key.clientID, key.requestID)
+        let (retry, timing) = storeRetry.withLock { ($0.policy, $0.timing) }
+        let counters = self.counters
+        func retrying() { counters.storeCallsRetried.increment() }
         var claim: DedupeClaim
-        do throws(LongLinkError) {
-            claim = try await store.begin(
-                DedupeClaimRequest(
-                    principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                    resent: resent, window: configuration.dedupeWindow))
+        do throws(StoreRetry.Failure) {
+            claim = try await retry.call(until: deadline, timing: timing, retrying: retrying) {
+                () async throws(LongLinkError) in
+                try await store.begin(
+                    DedupeClaimRequest(
+                        principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                        resent: resent, window: configuration.dedupeWindow))
+            }
             if claim == .running {
                 counters.requestsJoined.increment()
-                claim = try await store.awaitOutcome(
-                    DedupeWaitRequest(
-                        principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
-                        until: deadline))
+                claim = try await retry.call(until: deadline, timing: timing, retrying: retrying) {
+                    () async throws(LongLinkError) in
+                    try await store.awaitOutcome(
+                        DedupeWaitRequest(
+                            principal: principal, clientID: clientID, requestID: requestID, runningFor: runningFor,
+                            until: deadline))
+                }
             }
-        } catch  where error.code == .outcomeUnknown {
-            counters.outcomesUnknown.increment()
-            var status = Frame.Status(code: .unknown, message: error.message)
-            status.detail = Frame.Status.outcomeUnknownDetail
-            // Kept: a copy that reaches this server again gets the same answer, as from the store.
-            return (Frame.Response(status: status), true)
-        } catch  where error.code == .resourceExhausted {
-            // The tenant is over its budget in the shared window (see `DedupeRefusal`): refused,
-            // not run, nothing kept; the message says when to retry.
-            return (Frame.Response(status: Frame.Status(code: .resourceExhausted, message: error.message)), false)
         } catch {
-            counters.sharedStoreFailures.increment()
-            let status = Frame.Status(
-                code: error.code == .shutdown ? .unavailable : error.code.status,
-                message: "the fleet's de-duplication window could not be reached; the request did not run")
-            return (Frame.Response(status: status), false)
+            return Self.storeFailed(error, counters: counters)
         }
         switch claim {
         case .running:
@@ -155,6 +156,36 @@ extension ServerCore {
                 }
             }
             return (response, true)
+        }
+    }
+
+    /// What a request whose shared-window call failed is answered, and whether the local window
+    /// keeps it.
+    private static func storeFailed(
+        _ failure: StoreRetry.Failure, counters: ServerCounters
+    ) -> (response: Frame.Response?, kept: Bool) {
+        let error = failure.error
+        switch error.code {
+        case .outcomeUnknown:
+            counters.outcomesUnknown.increment()
+            var status = Frame.Status(code: .unknown, message: error.message)
+            status.detail = Frame.Status.outcomeUnknownDetail
+            // Kept: a copy that reaches this server again gets the same answer, as from the store.
+            return (Frame.Response(status: status), true)
+        case .resourceExhausted:
+            // The tenant is over its budget in the shared window (see `DedupeRefusal`): refused,
+            // not run, nothing kept; the message says when to retry.
+            return (Frame.Response(status: Frame.Status(code: .resourceExhausted, message: error.message)), false)
+        default:
+            counters.sharedStoreFailures.increment()
+            let message =
+                failure.outlasted
+                ? "the fleet's de-duplication window could not be reached before the request's deadline"
+                    + " (\(failure.failures) attempts: \(error.message)); the request did not run"
+                : "the fleet's de-duplication window could not be reached; the request did not run"
+            let status = Frame.Status(
+                code: error.code == .shutdown ? .unavailable : error.code.status, message: message)
+            return (Frame.Response(status: status), false)
         }
     }
 

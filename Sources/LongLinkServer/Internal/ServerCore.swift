@@ -34,6 +34,9 @@ final class ServerCore: Sendable {
     /// ``ServerConfiguration/clock``, scheduling on the connections' loops.
     let clock: LoopClock
     let dedupe: Locked<DedupeTable>
+    /// How the shared stores' calls are made again after a failure that passes, and the time they
+    /// wait by (tests replace the timing, so that they do not wait).
+    let storeRetry = Locked((policy: StoreRetry(), timing: StoreRetry.Timing.system))
 
     private struct Registry {
         var all: [UInt64: ServerConnection] = [:]

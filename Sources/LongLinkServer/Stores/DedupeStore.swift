@@ -5,9 +5,14 @@
 ///
 /// The server's own in-memory window still joins copies that reach the same server; this store
 /// settles which server runs. The reply is opaque bytes to the store (the server encodes status
-/// and payload). An operation that cannot reach the store throws
-/// ``LongLinkError/Code-swift.struct/unavailable``, and the server then answers the request
-/// `UNAVAILABLE` without running it: it fails closed rather than risk a second execution. A store
+/// and payload). An operation that cannot reach the store for a while (a failover, a connection
+/// being made again) throws ``LongLinkError/Code-swift.struct/unavailable``: the server makes it
+/// again with backoff while the request's deadline allows, and answers the request `UNAVAILABLE`
+/// without running it only when no attempt succeeded in time: it fails closed rather than risk a
+/// second execution. Any other code is final: the request is answered at once. So a claim asked
+/// again by the same instance may find the claim of an earlier attempt whose reply was lost: the
+/// store must then answer ``DedupeClaim/run`` for it once (no handler ran for it), and never for
+/// a claim that ran (`RedisDedupeStore` keeps the claims in doubt for that). A store
 /// that bounds what each tenant holds throws ``LongLinkError/Code-swift.struct/resourceExhausted``
 /// (its `underlying` a ``DedupeRefusal``) for a request over the budget, and the server answers it
 /// `RESOURCE_EXHAUSTED`, not run.

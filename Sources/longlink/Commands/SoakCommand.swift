@@ -27,7 +27,9 @@ enum SoakCommand: Subcommand {
             three primaries with a replica each, writes acknowledged once the replica has them
             (replicated:1). The schedule also kills the primary of the soak's principal (SIGKILL);
             its replica takes over and the killed node returns as the new primary's replica. The
-            summary counts the primaries killed.
+            summary counts the primaries killed, and the requests in flight across a failover (from
+            the kill until the replica served): answered after it (their store calls made again
+            within their deadline) or failed.
             With --data-dir PATH, the server is this program's 'serve --data-dir PATH' in a child
             process (not with --fleet): reliable pushes and the de-dup window in its durable store.
             The schedule also kills it (SIGKILL) and starts it again on the same directory and port;
@@ -41,6 +43,9 @@ enum SoakCommand: Subcommand {
         options: [
             .value("minutes", "N", help: "How long to run, in minutes (default 1)."),
             .value("duration", "DURATION", help: "How long to run, e.g. 90s or 5m (instead of --minutes)."),
+            .value(
+                "request-timeout", "DURATION",
+                help: "Each request's deadline (default 3s); requests wait for a store failing over within it."),
             .value("fleet", "N", help: "N servers (2-16) sharing one local redis-server; crashes in the schedule."),
             .flag(
                 "redis-cluster",
@@ -60,6 +65,10 @@ enum SoakCommand: Subcommand {
         if let given = try arguments.duration("duration") { duration = given }
         guard duration >= .seconds(10) else { throw UsageError("a soak needs at least 10 seconds") }
         var configuration = SoakConfiguration(duration: duration)
+        if let timeout = try arguments.duration("request-timeout") {
+            guard timeout >= .milliseconds(100) else { throw UsageError("--request-timeout must be at least 100ms") }
+            configuration.requestTimeout = timeout
+        }
         configuration.injectsFaults = !arguments.flag("no-faults")
         if let mebibytes = try arguments.integer("memory-growth", in: 0...1_048_576) {
             configuration.memoryGrowthAfterBaselineLimit = mebibytes << 20
@@ -88,9 +97,11 @@ enum SoakCommand: Subcommand {
                 if let cluster = local.cluster {
                     fleet.killPrimary = {
                         let failover = try await cluster.killPrimary(servingSlotOf: "{p:\(SoakServers.principal)}")
-                        return "primary on port \(failover.killedPort) replaced by port \(failover.promotedPort) in "
-                            + String(format: "%.1fs", failover.took.seconds) + "; "
-                            + "the killed node is back as its replica"
+                        return SoakFailover(
+                            description: "primary on port \(failover.killedPort) replaced by port "
+                                + "\(failover.promotedPort) in " + String(format: "%.1fs", failover.took.seconds)
+                                + "; the killed node is back as its replica",
+                            took: failover.took)
                     }
                 }
                 configuration.fleet = fleet

@@ -71,7 +71,7 @@ struct SoakFleet: Sendable {
     var workDuration: Duration = .milliseconds(200)
     /// On a Redis Cluster: kills the primary serving the soak's principal, returns once its
     /// replica has taken over, and says what happened. The schedule then kills primaries too.
-    var killPrimary: (@Sendable () async throws -> String)?
+    var killPrimary: (@Sendable () async throws -> SoakFailover)?
 
     /// A fleet of `servers` servers on the stores `stores` makes.
     init(servers: Int, stores: @escaping @Sendable () throws -> ServerStores) {

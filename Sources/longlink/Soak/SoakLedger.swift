@@ -24,6 +24,8 @@ struct SoakLedger: Sendable {
     private(set) var faults = 0
     /// Redis Cluster primaries killed (and taken over by their replicas).
     private(set) var primariesKilled = 0
+    /// The requests caught by those failovers.
+    private(set) var failovers = SoakFailovers()
     /// The longest time from a fault to the next successful request.
     private(set) var worstRecovery: Duration = .zero
     /// Requests that returned later than ``hangAfter``.
@@ -50,6 +52,7 @@ struct SoakLedger: Sendable {
     mutating func finished(_ number: Int, at time: Duration, elapsed: Duration, error: LongLinkError?, runs: Int) {
         guard let startedAt = inFlight.removeValue(forKey: number) else { return }
         if elapsed > hangAfter { late += 1 }
+        failovers.requestEnded(startedAt: startedAt, at: time, ok: error == nil)
         guard let error else {
             succeeded += 1
             if runs == 0 { succeededWithoutRunning += 1 }
@@ -69,8 +72,15 @@ struct SoakLedger: Sendable {
         if earliestUnrecoveredFault == nil { earliestUnrecoveredFault = time }
     }
 
-    /// A Redis Cluster primary was killed and its replica took over (the kill was recorded as a fault).
-    mutating func primaryKilled() {
-        primariesKilled += 1
+    /// A Redis Cluster primary is being killed at `time` (recorded as a fault too).
+    mutating func primaryKilling(at time: Duration) {
+        failovers.started(at: time)
+    }
+
+    /// The primary killed at `time` was replaced by its replica `took` later; nil: the failover
+    /// failed (it ended at `now`, and is not counted as a kill).
+    mutating func primaryKilled(at time: Duration, took: Duration?, now: Duration) {
+        if took != nil { primariesKilled += 1 }
+        failovers.ended(at: took.map { time + $0 } ?? now)
     }
 }

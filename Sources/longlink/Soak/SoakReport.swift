@@ -31,6 +31,11 @@ struct SoakReport: Sendable, CustomStringConvertible {
     var faultsInjected = 0
     /// Redis Cluster primaries killed; nil when the run was not on a cluster.
     var primariesKilled: Int?
+    /// Requests in flight while a primary failed over (from its kill until its replica served),
+    /// and how many of them were answered OK.
+    var requestsAcrossFailovers = 0
+    /// Of ``requestsAcrossFailovers``, answered OK: their store calls waited for the new primary.
+    var requestsAnsweredAcrossFailovers = 0
     /// Links the client re-established.
     var reconnects = 0
     /// The longest time from a fault to the next successful request.
@@ -95,7 +100,14 @@ struct SoakReport: Sendable, CustomStringConvertible {
             ("  out of order", "\(pushesOutOfOrder)"),
             ("faults injected", "\(faultsInjected)"),
         ]
-        if let primariesKilled { rows.append(("  primaries killed", "\(primariesKilled)")) }
+        if let primariesKilled {
+            rows += [
+                ("  primaries killed", "\(primariesKilled)"),
+                ("  requests across failovers", "\(requestsAcrossFailovers)"),
+                ("    answered after the failover", "\(requestsAnsweredAcrossFailovers)"),
+                ("    failed", "\(requestsAcrossFailovers - requestsAnsweredAcrossFailovers)"),
+            ]
+        }
         rows += [
             ("reconnects", "\(reconnects)"),
             ("worst recovery", "\(worstRecovery)"),

@@ -128,11 +128,14 @@ extension SoakRunner {
                 // A failover and the killed node's return take seconds: not too close to the end.
                 guard let killPrimary = servers.killPrimary, elapsed() + .seconds(10) < end else { continue }
                 record("kill the Redis primary of the principal's slot")
+                let killedAt = elapsed()
+                ledger.withLock { $0.primaryKilling(at: killedAt) }
                 do {
-                    let outcome = try await killPrimary()
-                    ledger.withLock { $0.primaryKilled() }
-                    onEvent(.fault("undo: " + outcome))
+                    let failover = try await killPrimary()
+                    ledger.withLock { $0.primaryKilled(at: killedAt, took: failover.took, now: elapsed()) }
+                    onEvent(.fault("undo: " + failover.description))
                 } catch {
+                    ledger.withLock { $0.primaryKilled(at: killedAt, took: nil, now: elapsed()) }
                     onEvent(.fault("the primary's failover: \(error)"))
                 }
             }

@@ -197,6 +197,8 @@ struct SoakRunner: Sendable {
         let account = ledger.withLock { $0 }
         report.faultsInjected = account.faults
         report.primariesKilled = configuration.fleet?.killPrimary == nil ? nil : account.primariesKilled
+        report.requestsAcrossFailovers = account.failovers.requests
+        report.requestsAnsweredAcrossFailovers = account.failovers.answered
         report.requestsSent = account.sent
         report.requestsSucceeded = account.succeeded
         report.requestsTimedOut = account.timedOut

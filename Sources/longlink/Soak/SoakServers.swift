@@ -21,7 +21,7 @@ final class SoakServers: Sendable {
     /// The child-process server of `--data-dir`; nil for servers in this process.
     let child: SoakChildServer?
     /// Kills the Redis Cluster primary of the principal's slot; nil when the fleet is not on a cluster.
-    let killPrimary: (@Sendable () async throws -> String)?
+    let killPrimary: (@Sendable () async throws -> SoakFailover)?
     private let state: Locked<State>
 
     private struct State {
@@ -35,7 +35,7 @@ final class SoakServers: Sendable {
 
     private init(
         members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, child: SoakChildServer? = nil,
-        state: Locked<State>, killPrimary: (@Sendable () async throws -> String)?
+        state: Locked<State>, killPrimary: (@Sendable () async throws -> SoakFailover)?
     ) throws {
         self.child = child
         self.killPrimary = killPrimary
