@@ -123,7 +123,7 @@ struct ClientTestMethodsTests {
 
     @Test func helpListsEveryMethod() async throws {
         var router = DemoService().router()
-        ClientTestMethods().register(in: &router)
+        try ClientTestMethods().register(in: &router)
         #expect(router.methods == ServeCommand.methods.map(\.name).sorted())
 
         let help = try await ToolProcess.run(["serve", "--help"])

@@ -18,6 +18,9 @@ import Synchronization
 ///   test whose reply to ID was lost, or that checks from another connection.
 /// - Other keys are `INVALID_ARGUMENT` (a misspelt key must not silently count as a run). The
 ///   newest ``maxCountedRequests`` pairs are remembered; older ones read as 0.
+/// - With a runs file (`serve --data-dir`), every run is also appended to it before its reply
+///   leaves, and the file is read back on start: the runs survive a restart, even `kill -9`, so a
+///   request the old process ran and the new one ran again says 2.
 ///
 /// `emit` (the connection must be logged in: pushes go to a principal):
 /// - payload `{"topic":T,"n":N,"reliable":B,"interval_ms":MS}`; `topic` is required (1 to 256
@@ -54,8 +57,17 @@ final class ClientTestMethods: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The runs file, appended to under `state`'s lock; nil without one.
+    private let runsFile: CountRunsFile?
 
-    init() {}
+    /// The methods, their `count` runs kept in memory only, or also in `runsFile` (read back first)
+    /// so that they outlive the process.
+    init(runsFile: CountRunsFile? = nil) throws {
+        self.runsFile = runsFile
+        for (clientID, requestID) in try runsFile?.readAll() ?? [] {
+            _ = recordRun(Key(clientID: clientID, requestID: requestID), appending: false)
+        }
+    }
 
     /// Connects the methods to the server they run in, for the pushes `emit` sends.
     func attach(to server: LongLinkServer) {
@@ -110,8 +122,9 @@ final class ClientTestMethods: Sendable {
     }
 
     /// Counts one run of `key`; returns its runs so far.
-    private func recordRun(_ key: Key) -> Int {
+    private func recordRun(_ key: Key, appending: Bool = true) -> Int {
         state.withLock { state in
+            if appending { runsFile?.append(clientID: key.clientID, requestID: key.requestID) }
             if let runs = state.runs[key] {
                 state.runs[key] = runs + 1
                 return runs + 1

@@ -172,7 +172,7 @@ enum ServeCommand: Subcommand {
         var prepared = configuration
         service.prepare(&prepared)
         let configuration = prepared
-        let testMethods = ClientTestMethods()
+        let testMethods = try! ClientTestMethods()
         var router = service.router()
         testMethods.register(in: &router)
         let server: LongLinkServer

@@ -14,10 +14,10 @@ package final class ServeProcess: Sendable {
         self.port = port
     }
 
-    /// Starts `longlink serve --port 0 --quiet --no-feed` with `extra` arguments and waits for its
-    /// `listening on` line.
-    package static func start(_ extra: [String] = []) async throws -> ServeProcess {
-        let tool = try ToolProcess(["serve", "--port", "0", "--quiet", "--no-feed"] + extra)
+    /// Starts `longlink serve --port 0 --quiet --no-feed` with `extra` arguments (on `port` instead
+    /// of 0 when given) and waits for its `listening on` line.
+    package static func start(_ extra: [String] = [], port: Int = 0) async throws -> ServeProcess {
+        let tool = try ToolProcess(["serve", "--port", String(port), "--quiet", "--no-feed"] + extra)
         let line: String
         do {
             line = try await tool.firstLine(within: .seconds(20))
