@@ -4,11 +4,12 @@ import Foundation
 /// fault tests do to it.
 extension ServeProcess {
     /// Starts `longlink serve --data-dir directory` on `port` (0: the system chooses) with `extra`
-    /// arguments, and waits for its `listening on` line.
-    package static func start(dataDirectory directory: String, port: Int = 0, _ extra: [String] = []) async throws
-        -> ServeProcess
-    {
-        try await start(["--data-dir", directory] + extra, port: port)
+    /// arguments (logging, the store's lines included, unless `quiet`), and waits for its
+    /// `listening on` line.
+    package static func start(
+        dataDirectory directory: String, port: Int = 0, quiet: Bool = true, _ extra: [String] = []
+    ) async throws -> ServeProcess {
+        try await start(["--data-dir", directory] + extra, port: port, quiet: quiet)
     }
 
     /// `kill -9`: no shutdown, nothing flushed; returns once the process has exited.
