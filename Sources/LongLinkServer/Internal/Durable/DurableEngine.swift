@@ -37,6 +37,8 @@ final class DurableEngine: Sendable {
         let path = DurableDirectoryLock.join(directory, DurableSchema.fileName)
         self.path = path
         self.configuration = configuration
+        // Before SQLite reads the log: it drops a torn tail without a word.
+        let torn = DurableLogTail.tornBytes(path + "-wal")
         let database: SQLiteDatabase
         do throws(SQLiteError) {
             database = try SQLiteDatabase(path: path)
@@ -49,13 +51,21 @@ final class DurableEngine: Sendable {
         let writer = DurableWriter(
             database: database, lock: lock, configuration: configuration, statistics: statistics, now: now)
         let unknown: Int
+        var renumbered = 0
         do throws(SQLiteError) {
             unknown = try writer.markRunningClaimsUnknown()
+            if torn > 0 { renumbered = try writer.startNewEpochs() }
         } catch {
             throw DurableFailure.error(error, path: path, doing: "opening the store")
         }
         if created {
             configuration.logger?("LongLink durable store: created \(path) (sync \(configuration.sync))")
+        }
+        if torn > 0 {
+            configuration.logger?(
+                "LongLink durable store: \(path)-wal ended in a torn write (\(torn) bytes of a partial frame):"
+                    + " the commits after its last whole one are lost (pushes, acknowledgements, stored replies);"
+                    + " \(renumbered) principals' pushes go on in new epochs, so no seq a client saw is given again")
         }
         if unknown > 0 {
             configuration.logger?(
