@@ -67,6 +67,7 @@ struct DurableDiskTests {
             if refusal == nil { produced.append(topic) }
         }
         #expect(refusal == .resourceExhausted, "after \(index) pushes on a full disk (filler \(filled) bytes)")
+        print("durable full disk: refused with \(String(describing: refusal)) at push \(index) after the filler")
         #expect(try await Self.echo(port: server.port) == "still here", "the server still serves requests")
 
         try disk.free()
@@ -108,6 +109,7 @@ struct DurableDiskTests {
         let outcome = try await refused.waitForExit(within: .seconds(20))
         #expect(outcome.status != 0, "serve started on a read-only directory: \(outcome.standardOutput)")
         #expect(outcome.standardError.contains(data), "the error names the directory: \(outcome.standardError)")
+        print("durable read-only: serve exited \(outcome.status): \(outcome.standardError)")
         try disk.remount(readOnly: false)
         #expect(try await SmallDisk.quickCheck(data + "/longlink.sqlite") == "ok")
         server = try await server.restart(dataDirectory: data)
