@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Benchmarks) import LongLinkServer
 import LongLinkTransport
 import LongLinkWire
@@ -25,8 +26,16 @@ import LongLinkWire
 ///
 /// Each server instance runs on an event loop group of its own (``loopCount`` loops), replacing
 /// ``LongLinkServer/ServerConfiguration/eventLoopGroup``: that is how ``crash()`` closes every connection at
-/// once. The router and stores are made afresh for every instance by the closures given; return a store kept
-/// outside from `stores` to keep reliable pushes across restarts, as a persistent store would.
+/// once. The router is made afresh for every instance by the closure given.
+///
+/// **Stores survive a restart by default**, as a real server's would on the same disk: unless `stores` is
+/// given, every instance opens a ``LongLinkServer/DurableStore`` on one temporary directory the harness owns
+/// (``dataDirectory``), so a client that reconnects after ``restart(_:)`` (graceful or `.crash`) gets every
+/// reliable push it had not acknowledged, and a resent request the old instance answered is replayed, not run
+/// again. A crash closes the store as the end of a process would (what was committed stays, the directory's
+/// lock is released) and the next instance reopens it. The directory is removed when the harness is
+/// deinitialized. For the stores of a server without a disk, lost at every restart, pass
+/// `stores: { .inMemory() }`.
 ///
 /// Call the lifecycle methods from one task at a time.
 public final class LongLinkTestServer: Sendable {
@@ -68,6 +77,8 @@ public final class LongLinkTestServer: Sendable {
         /// while no instance runs, nothing else can take it, and a restart never finds it in use.
         var reservation: ReservedPort?
         var instancesStarted = 0
+        /// The directory of the harness's own durable store, made by the first instance that opens it.
+        var dataDirectory: String?
     }
 
     /// The configuration of every instance (with the endpoint replaced by the first instance's address on
@@ -89,9 +100,10 @@ public final class LongLinkTestServer: Sendable {
     ///   - loopCount: event loops per server instance (at least 1).
     ///   - bindRetryTimeout: how long a start retries binding a port that is still in use.
     ///   - stores: makes the stores of each instance (each instance owns and closes what it is given: see
-    ///     ``LongLinkServer/LongLinkServer/init(configuration:router:stores:)``); nil, the default, gives each
-    ///     instance stores of its own in memory, as ``LongLinkServer/LongLinkServer/init(configuration:router:)``
-    ///     does, so a restart loses every push not yet acknowledged.
+    ///     ``LongLinkServer/LongLinkServer/init(configuration:router:stores:)``). nil, the default, opens the
+    ///     harness's durable store on ``dataDirectory`` for each instance, with the budgets of `configuration`:
+    ///     pushes and stored replies survive restarts. `{ .inMemory() }` gives each instance stores of its own in
+    ///     memory, so a restart loses every push not yet acknowledged and every stored reply.
     ///   - router: makes the router of each instance.
     public init(
         configuration: ServerConfiguration = .init(), loopCount: Int = 1, bindRetryTimeout: Duration = .seconds(5),
@@ -106,9 +118,13 @@ public final class LongLinkTestServer: Sendable {
 
     deinit {
         // Forgotten stop(): do not leave the threads running.
-        if let instance = state.withLock({ $0.instance }) {
+        let (instance, directory) = state.withLock { ($0.instance, $0.dataDirectory) }
+        if let instance {
             instance.server.shutdown()
             instance.group.shutdown()
+        }
+        if let directory {
+            try? FileManager.default.removeItem(atPath: directory)
         }
     }
 
@@ -195,6 +211,13 @@ public final class LongLinkTestServer: Sendable {
         }
     }
 
+    /// The directory of the durable store the instances share when no `stores` closure was given (see
+    /// ``init(configuration:loopCount:bindRetryTimeout:stores:router:)``); nil before the first start and with
+    /// stores of the caller's.
+    public var dataDirectory: String? {
+        state.withLock { $0.dataDirectory }
+    }
+
     /// ``localAddress`` as an endpoint to connect to.
     public var endpoint: Endpoint {
         get throws(LongLinkError) {
@@ -267,15 +290,10 @@ public final class LongLinkTestServer: Sendable {
 
     private func startInstance(_ base: ServerConfiguration) async throws -> (Instance, SocketAddress) {
         var configuration = base
-        let stores = try makeStores?()
+        let stores = try makeStores?() ?? ownStores()
         let group = EventLoopGroup(loopCount: loopCount, name: "test-server")
         configuration.eventLoopGroup = group
-        let server =
-            if let stores {
-                LongLinkServer(configuration: configuration, router: makeRouter(), stores: stores)
-            } else {
-                LongLinkServer(configuration: configuration, router: makeRouter())
-            }
+        let server = LongLinkServer(configuration: configuration, router: makeRouter(), stores: stores)
         let task = Task {
             try await server.run()
         }
@@ -288,6 +306,29 @@ public final class LongLinkTestServer: Sendable {
             await group.shutdownAndWait()
             throw error
         }
+    }
+
+    /// The harness's durable store, opened on its directory (made the first time). The previous instance's
+    /// store is closed by then: its server closed it when its `run()` returned, crash or not.
+    private func ownStores() throws -> ServerStores {
+        let directory = try state.withLock { state throws -> String in
+            if let directory = state.dataDirectory { return directory }
+            let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            let prefix = base.hasSuffix("/") ? base : base + "/"
+            var template = Array((prefix + "longlink-test-server-XXXXXX").utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw LongLinkError(
+                    code: .unavailable, message: "could not make a temporary directory in \(base) for the store")
+            }
+            let directory = String(cString: made)
+            state.dataDirectory = directory
+            return directory
+        }
+        var storeConfiguration = DurableStoreConfiguration(budgetsOf: configuration)
+        // The harness simulates crashes of the process, never of the machine: every sync policy keeps all that
+        // was committed across those, and skipping fsync keeps tests fast on shared disks.
+        storeConfiguration.sync = .never
+        return try .durable(directory: directory, configuration: storeConfiguration)
     }
 
     private static func stopGracefully(_ instance: Instance) async {

@@ -18,9 +18,6 @@ import Synchronization
 ///   test whose reply to ID was lost, or that checks from another connection.
 /// - Other keys are `INVALID_ARGUMENT` (a misspelt key must not silently count as a run). The
 ///   newest ``maxCountedRequests`` pairs are remembered; older ones read as 0.
-/// - With a runs file (`serve --data-dir`), every run is also appended to it before its reply
-///   leaves, and the file is read back on start: the runs survive a restart, even `kill -9`, so a
-///   request the old process ran and the new one ran again says 2.
 ///
 /// `emit` (the connection must be logged in: pushes go to a principal):
 /// - payload `{"topic":T,"n":N,"reliable":B,"interval_ms":MS}`; `topic` is required (1 to 256
@@ -57,16 +54,27 @@ final class ClientTestMethods: Sendable {
     }
 
     private let state = Mutex(State())
-    /// The runs file, appended to under `state`'s lock; nil without one.
-    private let runsFile: CountRunsFile?
+    /// `--runs-log`: a file each run of `count` is appended to, as `CLIENT_ID REQUEST_ID`, before
+    /// its reply; -1 for none. A line written is the kernel's once `write` returns, so it outlives
+    /// a `kill -9` of the server: `soak --data-dir` counts runs across restarts from it.
+    private let runsLog: Int32
 
-    /// The methods, their `count` runs kept in memory only, or also in `runsFile` (read back first)
-    /// so that they outlive the process.
-    init(runsFile: CountRunsFile? = nil) throws {
-        self.runsFile = runsFile
-        for (clientID, requestID) in try runsFile?.readAll() ?? [] {
-            _ = recordRun(Key(clientID: clientID, requestID: requestID), appending: false)
+    /// The methods; with `runsLog`, each run of `count` is also appended to that file. Throws a
+    /// message naming the file when it cannot be opened.
+    init(runsLog path: String? = nil) throws(UsageError) {
+        guard let path else {
+            runsLog = -1
+            return
         }
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw UsageError("--runs-log \(path): \(String(cString: strerror(errno)))")
+        }
+        runsLog = descriptor
+    }
+
+    deinit {
+        if runsLog >= 0 { close(runsLog) }
     }
 
     /// Connects the methods to the server they run in, for the pushes `emit` sends.
@@ -117,14 +125,21 @@ final class ClientTestMethods: Sendable {
         } else {
             requestID = context.requestID
             runs = recordRun(Key(clientID: context.clientID, requestID: requestID))
+            if runsLog >= 0 {
+                let line = Array("\(context.clientID) \(requestID)\n".utf8)
+                // One write with O_APPEND: lines of concurrent runs never interleave.
+                let written = line.withUnsafeBytes { write(runsLog, $0.baseAddress, $0.count) }
+                guard written == line.count else {
+                    throw LongLinkError(code: .unavailable, message: "count: the runs log could not be written")
+                }
+            }
         }
         return Array(#"{"request_id":\#(JSONObject.quoted(requestID)),"runs":\#(runs)}"#.utf8)
     }
 
     /// Counts one run of `key`; returns its runs so far.
-    private func recordRun(_ key: Key, appending: Bool = true) -> Int {
+    private func recordRun(_ key: Key) -> Int {
         state.withLock { state in
-            if appending { runsFile?.append(clientID: key.clientID, requestID: key.requestID) }
             if let runs = state.runs[key] {
                 state.runs[key] = runs + 1
                 return runs + 1

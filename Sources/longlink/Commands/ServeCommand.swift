@@ -38,6 +38,17 @@ enum ServeCommand: Subcommand {
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
             Cancelling the request stops the pushes not yet sent.
 
+            With --data-dir PATH (or the environment variable LONGLINK_DATA_DIR; the option wins),
+            reliable pushes and the de-duplication window live in one SQLite file under PATH
+            (longlink.sqlite, made when missing), so a restart, even kill -9, loses neither: a
+            client that reconnects gets with Sync every push it had not acknowledged, and a request
+            the old process answered is answered again from its stored reply, not run twice. One
+            server per directory: a second one on it exits at once with an error naming it. --sync
+            says when the file is forced to the disk, so what a machine crash can take: every-commit
+            (the default: nothing answered), interval:DURATION (at most the last DURATION) or never
+            (anything not yet written out). Without --data-dir or Redis they are kept in memory, and
+            a restart loses them: the server says so on standard error.
+
             With a Redis URL, redis[s]://[[user]:password@]HOST[:PORT][/DB], the server joins a
             fleet: reliable pushes and the de-duplication window live in that Redis (keys under
             --redis-prefix, default 'longlink:'), so several servers on one Redis share them. A
@@ -83,6 +94,15 @@ enum ServeCommand: Subcommand {
             .value(
                 "redis-durability", "MODE",
                 help: "asynchronous (default) or replicated:N: acknowledge once N replicas have each write."),
+            .value(
+                "data-dir", "PATH",
+                help: "Keep reliable pushes and the de-dup window in a file under PATH: they survive a restart."),
+            .value(
+                "sync", "POLICY",
+                help: "How --data-dir's file is synced: every-commit (default), interval:DURATION or never."),
+            .value(
+                "runs-log", "FILE",
+                help: "Append 'CLIENT_ID REQUEST_ID' to FILE for each run of count (runs counted across restarts)."),
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
@@ -155,16 +175,23 @@ enum ServeCommand: Subcommand {
             }
             feedConfiguration.alertStepCents = cents == 0 ? nil : cents
         }
+        let testMethods = try ClientTestMethods(runsLog: arguments.value("runs-log"))
         let log = EventLog(isEnabled: !arguments.flag("quiet"))
         let redis = try Self.redis(arguments)
+        let dataDirectory = try Self.dataDirectory(arguments)
+        if let dataDirectory, redis != nil {
+            throw UsageError(
+                "\(dataDirectory.source) keeps the stores on this machine's disk and a Redis URL keeps them in Redis:"
+                    + " use one")
+        }
         return await serve(
-            configuration: configuration, redis: redis, feed: arguments.flag("no-feed") ? nil : feedConfiguration,
-            log: log)
+            configuration: configuration, redis: redis, dataDirectory: dataDirectory,
+            feed: arguments.flag("no-feed") ? nil : feedConfiguration, testMethods: testMethods, log: log)
     }
 
     private static func serve(
-        configuration: ServerConfiguration, redis: ServeRedis?, feed feedConfiguration: DemoFeed.Configuration?,
-        log: EventLog
+        configuration: ServerConfiguration, redis: ServeRedis?, dataDirectory: DataDirectory?,
+        feed feedConfiguration: DemoFeed.Configuration?, testMethods: ClientTestMethods, log: EventLog
     ) async -> Int32 {
         // A reader of standard output that goes away must not kill the server.
         signal(SIGPIPE, SIG_IGN)
@@ -172,19 +199,23 @@ enum ServeCommand: Subcommand {
         var prepared = configuration
         service.prepare(&prepared)
         let configuration = prepared
-        let testMethods = try! ClientTestMethods()
         var router = service.router()
         testMethods.register(in: &router)
         let server: LongLinkServer
-        if let redis {
-            do {
+        do {
+            if let redis {
                 server = LongLinkServer(configuration: configuration, router: router, stores: try redis.stores())
-            } catch {
-                Terminal.standardError.line("longlink serve: \(error.message)")
-                return ExitStatus.failure
+            } else if let dataDirectory {
+                let stores = try durableStores(on: dataDirectory, configuration: configuration, log: log)
+                server = LongLinkServer(configuration: configuration, router: router, stores: stores)
+            } else {
+                Terminal.standardError.line(inMemoryWarning)
+                server = LongLinkServer(configuration: configuration, router: router)
             }
-        } else {
-            server = LongLinkServer(configuration: configuration, router: router)
+        } catch {
+            log.flush()
+            Terminal.standardError.line("longlink serve: \(error.message)")
+            return ExitStatus.failure
         }
         service.attach(to: server)
         testMethods.attach(to: server)
@@ -227,6 +258,9 @@ enum ServeCommand: Subcommand {
                     log(
                         "fleet: reliable pushes and the de-dup window in \(redis), keys under "
                             + "'\(redis.settings.keyPrefix)', durability \(redis.settings.durability)")
+                }
+                if let dataDirectory {
+                    log("durable: reliable pushes and the de-dup window in \(dataDirectory)")
                 }
                 if let feed {
                     group.addTask { await feed.run(server: server) }

@@ -28,6 +28,12 @@ enum SoakCommand: Subcommand {
             (replicated:1). The schedule also kills the primary of the soak's principal (SIGKILL);
             its replica takes over and the killed node returns as the new primary's replica. The
             summary counts the primaries killed.
+            With --data-dir PATH, the server is this program's 'serve --data-dir PATH' in a child
+            process (not with --fleet): reliable pushes and the de-dup window in its durable store.
+            The schedule also kills it (SIGKILL) and starts it again on the same directory and port;
+            the client's requests are 'count' (its runs logged to PATH/soak-runs.log, outside the
+            process that dies) and its pushes come from 'emit'. Nothing may be lost, duplicated or
+            run twice across the kills.
             The process's memory (RSS and the C heap in use) is printed at minute 5 (halfway through a
             shorter run) and when the load ends; the run fails when the RSS grew by more than
             --memory-growth MiB between the two.
@@ -39,6 +45,9 @@ enum SoakCommand: Subcommand {
             .flag(
                 "redis-cluster",
                 help: "With --fleet: a local Redis Cluster (3 primaries, 3 replicas) instead; primaries killed too."),
+            .value(
+                "data-dir", "PATH",
+                help: "Soak a 'serve --data-dir PATH' child process, killed with SIGKILL and restarted."),
             .value("memory-growth", "MIB", help: "The most RSS growth from minute 5 to the end, in MiB (default 16)."),
             .flag("no-faults", help: "Run without injecting faults."),
             .flag("quiet", help: "Print only the summary."),
@@ -64,6 +73,12 @@ enum SoakCommand: Subcommand {
         var signalWatcher: SignalWatcher?
         defer { signalWatcher?.cancel() }
         if arguments.flag("redis-cluster"), fleetSize == nil { throw UsageError("--redis-cluster needs --fleet N") }
+        if let directory = arguments.value("data-dir") {
+            guard fleetSize == nil else { throw UsageError("--data-dir soaks one server: not with --fleet") }
+            guard !directory.isEmpty else { throw UsageError("--data-dir needs a directory, not ''") }
+            configuration.dataDirectory = directory
+            if !quiet { out.line("one 'serve --data-dir \(directory)' in a child process, killed with SIGKILL") }
+        }
         if let fleetSize {
             do {
                 let local = try await LocalFleetRedis.start(cluster: arguments.flag("redis-cluster"))

@@ -42,6 +42,11 @@ struct SoakConfiguration: Sendable {
     /// with an in-memory push store.
     var fleet: SoakFleet?
 
+    /// One `longlink serve --data-dir` on this directory in a child process instead of a server in
+    /// this process: the schedule then `kill -9`s it and starts it again on the same directory.
+    /// Not with ``fleet``.
+    var dataDirectory: String?
+
     /// The default: 60 seconds with faults.
     init() {}
 

@@ -43,7 +43,7 @@ extension SoakRunner {
                 .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")
             ),
         ]
-        if servers.isFleet {
+        if servers.isFleet || servers.child != nil {
             // Early in the cycle, so that short runs see a crash too, and once more later.
             cycle.insert((.seconds(3), .crashServer(hold: .seconds(3))), at: 1)
             cycle.insert((.seconds(4), .crashServer(hold: .seconds(2))), at: 8)
@@ -66,6 +66,7 @@ extension SoakRunner {
             let target = servers.clientServer
             let proxy = servers.proxies[target]
             let name = servers.isFleet ? " (server \(target))" : ""
+            let child = servers.child
             switch step {
             case .network(let fault, let hold, let text):
                 await proxy.apply(fault)
@@ -90,9 +91,17 @@ extension SoakRunner {
                 onEvent(.fault("undo: \(text)\(name), cutting the links that lived through it"))
             case .restartServer:
                 record("server restart" + name)
-                _ = try? await servers.members[target].restart(.graceful)
+                if let child {
+                    await child.stop()
+                    do { try await child.start() } catch { onEvent(.fault("the server did not restart: \(error)")) }
+                } else {
+                    _ = try? await servers.members[target].restart(.graceful)
+                }
             case .crashServer(let hold):
-                record("crash the client's server\(name), restart it in \(hold)")
+                record(
+                    child == nil
+                        ? "crash the client's server\(name), restart it in \(hold)"
+                        : "kill -9 the server, restart it on its data directory in \(hold)")
                 let crashed = await servers.crashClientServer()
                 try? await Task.sleep(for: hold)
                 // A failed start (its port still held) leaves the fleet one server short; the run goes on.
@@ -103,6 +112,8 @@ extension SoakRunner {
                     onEvent(.fault("server \(crashed) did not restart: \(error)"))
                 }
             case .goAway:
+                // A child server says GoAway on its restarts (SIGTERM); it takes no command to.
+                guard child == nil else { continue }
                 record("GoAway(reconnect: true)" + name)
                 servers.members[target].server?.goAwayAll(
                     reason: "soak: rolling restart", reconnect: true, retryAfter: .milliseconds(50))

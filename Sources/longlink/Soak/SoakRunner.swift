@@ -1,3 +1,4 @@
+import Foundation
 import LongLink
 import LongLinkServer
 import LongLinkTesting
@@ -27,7 +28,9 @@ enum SoakEvent: Sendable {
 /// de-duplication store that survives the crash, which the in-memory one does not. With
 /// ``SoakConfiguration/fleet``, the servers share their stores, the client knows every server, and
 /// the schedule crashes the server the client is on and restarts it: a request caught by a crash
-/// may time out, and none may run twice.
+/// may time out, and none may run twice. With ``SoakConfiguration/dataDirectory`` the server is a
+/// `serve --data-dir` child process that the schedule kills with SIGKILL and starts again on its
+/// durable store: every push whose `emit` was answered arrives once, and no `count` runs twice.
 struct SoakRunner: Sendable {
     /// The run's configuration.
     var configuration: SoakConfiguration
@@ -43,6 +46,10 @@ struct SoakRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let memoryAtStart = ProcessMemory.residentBytes
+        if configuration.fleet != nil, configuration.dataDirectory != nil {
+            throw LongLinkError(
+                code: .invalidConfiguration, message: "a soak runs on a fleet or on a data directory, not both")
+        }
         if let fleet = configuration.fleet, fleet.servers < 2 {
             throw LongLinkError(
                 code: .invalidConfiguration, message: "a soak fleet needs at least 2 servers, not \(fleet.servers)")
@@ -84,7 +91,12 @@ struct SoakRunner: Sendable {
             var number = 0
             while clock.now - start < configuration.duration {
                 number += 1
-                if let seq = try? await servers.produce(Array("push-\(number)".utf8)) {
+                // A child server is reached over the network only: its `emit` (the request
+                // de-duplicated like any other) stores the push and answers its seq.
+                let produced =
+                    servers.child == nil
+                    ? try? await servers.produce(Array("push-\(number)".utf8)) : try? await Self.emit(on: client)
+                if let seq = produced {
                     emitted.withLock { $0.append(seq) }
                 }
                 try? await Task.sleep(for: configuration.pushInterval)
@@ -127,15 +139,20 @@ struct SoakRunner: Sendable {
                     let began = clock.now
                     let key = "req-\(current)"
                     var failure: LongLinkError?
+                    var counted: Int?
                     do {
-                        _ = try await client.request("work", payload: Array(key.utf8))
+                        if servers.child == nil {
+                            _ = try await client.request("work", payload: Array(key.utf8))
+                        } else {
+                            counted = try Self.runs(in: try await client.request("count", payload: Array("{}".utf8)))
+                        }
                     } catch let error as LongLinkError {
                         failure = error
                     } catch {
                         failure = LongLinkError(code: .cancelled, message: "\(error)")
                     }
                     let elapsed = clock.now - began
-                    let runs = servers.runs(of: key)
+                    let runs = counted ?? servers.runs(of: key)
                     ledger.withLock {
                         $0.finished(current, at: clock.now - start, elapsed: elapsed, error: failure, runs: runs)
                     }
@@ -203,6 +220,28 @@ struct SoakRunner: Sendable {
         report.memoryAtEnd = memoryAtEnd
         report.memoryGrowthAfterBaselineLimit = configuration.memoryGrowthAfterBaselineLimit
         return report
+    }
+
+    /// One reliable push on the soak's topic through a child server's `emit`; its seq.
+    private static func emit(on client: LongLinkClient) async throws -> UInt64 {
+        let reply = try await client.request(
+            "emit", payload: Array(#"{"topic":"\#(SoakServers.topic)","n":1,"reliable":true}"#.utf8))
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
+            let seq = object["first_seq"] as? Int
+        else {
+            throw LongLinkError(code: .internalError, message: "emit replied without first_seq")
+        }
+        return UInt64(seq)
+    }
+
+    /// The `runs` of a `count` reply: 1 for a request that ran once, replayed or not.
+    private static func runs(in reply: [UInt8]) throws -> Int {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
+            let runs = object["runs"] as? Int
+        else {
+            throw LongLinkError(code: .internalError, message: "count replied without runs")
+        }
+        return runs
     }
 
     private static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws

@@ -6,8 +6,9 @@ import LongLinkWire
 
 /// The servers of a soak run, each behind its own fault proxy: one server whose pushes are kept in
 /// one in-memory store across restarts, or (with ``SoakConfiguration/fleet``) a fleet sharing its
-/// stores. Every server runs in this process, so the `work` method's runs are counted in one map,
-/// whichever server ran them.
+/// stores; those run in this process, so the `work` method's runs are counted in one map, whichever
+/// server ran them. With ``SoakConfiguration/dataDirectory``, one `serve --data-dir` in a child
+/// process (``SoakChildServer``) that faults `kill -9`; its runs are counted from its runs log.
 final class SoakServers: Sendable {
     static let principal = "soak"
     static let topic = "alerts"
@@ -17,6 +18,8 @@ final class SoakServers: Sendable {
     let endpoints: [Endpoint]
     /// The single server's store, written straight into while that server restarts; nil in a fleet.
     private let store: InMemoryPushStore?
+    /// The child-process server of `--data-dir`; nil for servers in this process.
+    let child: SoakChildServer?
     /// Kills the Redis Cluster primary of the principal's slot; nil when the fleet is not on a cluster.
     let killPrimary: (@Sendable () async throws -> String)?
     private let state: Locked<State>
@@ -31,9 +34,10 @@ final class SoakServers: Sendable {
     }
 
     private init(
-        members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, state: Locked<State>,
-        killPrimary: (@Sendable () async throws -> String)?
+        members: [LongLinkTestServer], proxies: [FaultProxy], store: InMemoryPushStore?, child: SoakChildServer? = nil,
+        state: Locked<State>, killPrimary: (@Sendable () async throws -> String)?
     ) throws {
+        self.child = child
         self.killPrimary = killPrimary
         self.members = members
         self.proxies = proxies
@@ -42,10 +46,22 @@ final class SoakServers: Sendable {
         endpoints = try proxies.map { try $0.endpoint }
     }
 
-    var isFleet: Bool { store == nil }
+    var isFleet: Bool { store == nil && child == nil }
 
     /// Starts the servers and their proxies.
     static func start(_ configuration: SoakConfiguration) async throws -> SoakServers {
+        if let directory = configuration.dataDirectory {
+            let child = try await SoakChildServer.start(directory: directory)
+            let proxy = FaultProxy(upstream: .tcp(host: "127.0.0.1", port: child.port))
+            do {
+                try await proxy.start()
+            } catch {
+                await child.stop()
+                throw error
+            }
+            return try SoakServers(
+                members: [], proxies: [proxy], store: nil, child: child, state: Locked(State()), killPrimary: nil)
+        }
         var serverConfiguration = ServerConfiguration()
         serverConfiguration.drainTimeout = .seconds(2)
         serverConfiguration.shutdownRetryAfter = .milliseconds(50)
@@ -105,7 +121,7 @@ final class SoakServers: Sendable {
     }
 
     /// How many times `work` ran with each payload.
-    var executions: [String: Int] { state.withLock { $0.executions } }
+    var executions: [String: Int] { child?.executions() ?? state.withLock { $0.executions } }
 
     /// How many times `work` ran with `payload` so far.
     func runs(of payload: String) -> Int { state.withLock { $0.executions[payload, default: 0] } }
@@ -132,6 +148,10 @@ final class SoakServers: Sendable {
     /// Crashes the client's server (no GoAway, connections reset, handlers cancelled) and returns
     /// its index.
     func crashClientServer() async -> Int {
+        if let child {
+            await child.kill()
+            return 0
+        }
         let index = clientServer
         // Marked down first: the producer must not pick a server that is going away.
         state.withLock { _ = $0.down.insert(index) }
@@ -141,12 +161,17 @@ final class SoakServers: Sendable {
 
     /// Starts member `index` again on its port after a crash.
     func restart(_ index: Int) async throws {
+        if let child {
+            try await child.start()
+            return
+        }
         try await members[index].start()
         state.withLock { _ = $0.down.remove(index) }
     }
 
     func stop() async {
         for proxy in proxies { await proxy.stop() }
+        await child?.stop()
         for member in members { await member.stop() }
     }
 }

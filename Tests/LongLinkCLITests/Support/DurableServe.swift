@@ -41,10 +41,15 @@ enum DurableServe {
         return UInt64(seq)
     }
 
-    /// How many times the server ran the `count` request `id` of this client, across restarts.
-    static func runs(_ client: LongLinkClient, of id: String) async throws -> Int {
-        let reply = try object(try await client.request("count", payload: Array(#"{"request_id":"\#(id)"}"#.utf8)))
-        guard let runs = reply["runs"] as? Int else { throw ToolProcess.Failure(description: "no runs: \(reply)") }
+    /// How many times the servers ran each `count` request of `clientID`, from the file their
+    /// `--runs-log` appended to (`CLIENT_ID REQUEST_ID` a line), across every process.
+    static func runs(inLog path: String, clientID: String) throws -> [String: Int] {
+        var runs: [String: Int] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, fields[0] == clientID else { continue }
+            runs[String(fields[1]), default: 0] += 1
+        }
         return runs
     }
 
