@@ -30,7 +30,9 @@ struct DurableDiskTests {
         }
         var options = RequestOptions()
         options.timeout = .seconds(5)
-        return String(decoding: try await client.request("echo", payload: Array("still here".utf8), options: options), as: UTF8.self)
+        return String(
+            decoding: try await client.request("echo", payload: Array("still here".utf8), options: options),
+            as: UTF8.self)
     }
 
     @Test(.enabled(if: SmallDisk.available, SmallDisk.skipReason))
@@ -69,6 +71,11 @@ struct DurableDiskTests {
         #expect(refusal == .resourceExhausted, "after \(index) pushes on a full disk (filler \(filled) bytes)")
         print("durable full disk: refused with \(String(describing: refusal)) at push \(index) after the filler")
         #expect(try await Self.echo(port: server.port) == "still here", "the server still serves requests")
+        // A logged-in session's request needs a de-dup entry written first: on a full disk it is
+        // refused as the push was, not run unrecorded.
+        let counted = await Self.code { _ = try await client.request("count", payload: Array("{}".utf8)) }
+        #expect(counted == .resourceExhausted || counted == .unavailable, "\(String(describing: counted))")
+        print("durable full disk: a logged-in count answered \(String(describing: counted))")
 
         try disk.free()
         try await eventually("pushes are stored again once the disk has room", within: .seconds(10)) {

@@ -89,7 +89,8 @@ struct DurableKillTests {
         do {
             for round in 1...Self.kills {
                 let before = ledger.withLock { $0.produced.count }
-                try await eventually("\(Self.producedPerRound) pushes produced in round \(round)", within: .seconds(30)) {
+                try await eventually("\(Self.producedPerRound) pushes produced in round \(round)", within: .seconds(30))
+                {
                     ledger.withLock { $0.produced.count } >= before + Self.producedPerRound
                 }
                 // From every odd kill to the next one the consumer is away (an app in the
@@ -119,7 +120,8 @@ struct DurableKillTests {
             print(
                 "durable kill -9 x\(Self.kills): produced \(produced.count), lost \(lost.count), delivered \(delivered.count)"
                     + " (of them \(delivered.keys.filter { !produced.contains($0) }.count) whose emit did not return), failed calls \(failed),"
-                    + " duplicated \(twice.count), answered count requests \(answered.count), run twice \(runTwice.count)")
+                    + " duplicated \(twice.count), answered count requests \(answered.count), run twice \(runTwice.count)"
+            )
         } catch {
             producer.cancel()
             client.shutdown()

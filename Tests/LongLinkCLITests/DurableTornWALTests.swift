@@ -34,7 +34,8 @@ struct DurableTornWALTests {
     static func emit(_ client: FrameClient, topic: String, id: String) async throws -> UInt64 {
         let response = try await client.call("emit", #"{"topic":"\#(topic)","n":1,"reliable":true}"#, id: id)
         let object = try DurableServe.object(response.payload)
-        let seq = try #require(object["first_seq"] as? Int, "emit \(topic): \(object) \(String(describing: response.status))")
+        let seq = try #require(
+            object["first_seq"] as? Int, "emit \(topic): \(object) \(String(describing: response.status))")
         return UInt64(seq)
     }
 
@@ -76,13 +77,17 @@ struct DurableTornWALTests {
                 guard case .push(let push) = frame, push.topic.hasPrefix("t.") else { return nil }
                 return Int(push.topic.dropFirst(2))
             }
-            #expect(indexes == (0..<indexes.count).map { $0 + 1 },
+            #expect(
+                indexes == (0..<indexes.count).map { $0 + 1 },
                 "seed \(seed), cut at \(cut) of \(walSize): what is left is a prefix, in order: \(indexes)")
             #expect(fresh.seq == newSeq)
-            #expect(fresh.epoch != epoch || fresh.seq > highest,
-                "seed \(seed), cut at \(cut): the new push is seq \(fresh.seq) in epoch \(fresh.epoch); the client saw up to \(highest) in \(epoch)")
+            #expect(
+                fresh.epoch != epoch || fresh.seq > highest,
+                "seed \(seed), cut at \(cut): the new push is seq \(fresh.seq) in epoch \(fresh.epoch); the client saw up to \(highest) in \(epoch)"
+            )
             if indexes.count < Self.stored {
-                #expect(restarted.tool.standardOutput.contains("lacks its last"),
+                #expect(
+                    restarted.tool.standardOutput.contains("lacks its last"),
                     "seed \(seed): the store says it lost the log's tail: \(restarted.tool.standardOutput)")
             }
             kept.append(indexes.count)
@@ -90,6 +95,8 @@ struct DurableTornWALTests {
             await restarted.stop()
         }
         #expect(kept.contains { $0 < Self.stored }, "some cut lost something: kept \(kept) of \(Self.stored)")
-        print("durable torn WAL (\(walSize) bytes): pushes kept per seed \(zip(Self.seeds, kept).map { "\($0.0): \($0.1)" })")
+        print(
+            "durable torn WAL (\(walSize) bytes): pushes kept per seed \(zip(Self.seeds, kept).map { "\($0.0): \($0.1)" })"
+        )
     }
 }

@@ -18,7 +18,8 @@ package final class ServeProcess: Sendable {
     /// of 0 when given; without `--quiet` when `quiet` is false, its log lines on standard output
     /// then) and waits for its `listening on` line.
     package static func start(_ extra: [String] = [], port: Int = 0, quiet: Bool = true) async throws -> ServeProcess {
-        let tool = try ToolProcess(["serve", "--port", String(port)] + (quiet ? ["--quiet"] : []) + ["--no-feed"] + extra)
+        let tool = try ToolProcess(
+            ["serve", "--port", String(port)] + (quiet ? ["--quiet"] : []) + ["--no-feed"] + extra)
         let prefix = "listening on 127.0.0.1:"
         // Without --quiet, lines said while starting (a store's) may come first; with it, none.
         func listening() -> Substring? {

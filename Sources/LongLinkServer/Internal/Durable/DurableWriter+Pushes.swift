@@ -113,7 +113,8 @@ extension DurableWriter {
                 while epoch == principal.epoch { epoch = Int64.random(in: 1...Int64(UInt32.max)) }
                 try database.run(
                     "UPDATE principals SET epoch = ? WHERE principal = ?", .integer(epoch), .blob(principal.name))
-                try database.run("UPDATE pushes SET epoch = ? WHERE principal = ?", .integer(epoch), .blob(principal.name))
+                try database.run(
+                    "UPDATE pushes SET epoch = ? WHERE principal = ?", .integer(epoch), .blob(principal.name))
             }
             try database.run("COMMIT")
         } catch {
