@@ -30,7 +30,9 @@ struct DurableFileTests {
         await engine.close()
         let newer = await failure { _ = try DurableEngine.open(directory) }
         #expect(newer?.code == .failedPrecondition)
-        #expect(newer?.message.contains(path) == true && newer?.message.contains("schema 99") == true)
+        #expect(
+            newer?.message.contains(path) == true && newer?.message.contains("schema 99") == true,
+            "\(String(describing: newer))")
 
         let other = try TemporaryDirectory("durable")
         let database = try SQLiteDatabase(path: other.appending(DurableSchema.fileName))

@@ -77,7 +77,10 @@ struct EndpointsTests {
         }
         let bound = configuration.balancing.probeTimeout + configuration.connectTimeout
         #expect(failedOverAfter != nil && failedOverAfter! < bound)
-        #expect(served.dropFirst(52).allSatisfy { $0 == "s1" })
+        // It stays on one survivor. Which one is the probes' call: s1's 10 ms against s2's 20 ms is
+        // clear on a quiet machine, but a loaded one can put them within the band of equals.
+        let after = Set(served.dropFirst(52))
+        #expect(after.count == 1 && !after.contains("s0"), "\(served.dropFirst(50))")
         let runs = fleet.runs
         // Every request ran; at most the one in flight at the crash ran twice.
         #expect(runs.count == served.count)

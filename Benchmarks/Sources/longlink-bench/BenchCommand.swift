@@ -12,7 +12,7 @@ enum BenchCommand {
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
     static let names = [
         "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "fleet",
-        "peers", "all",
+        "durable", "peers", "all",
     ]
 
     static let spec = CommandSpec(
@@ -44,6 +44,12 @@ enum BenchCommand {
                        fleet --cluster: the fleet on Redis Cluster instead, one primary against three
                        (each with a replica): pushes/s, requests/s, Redis CPU per push on each primary,
                        a primary killed under load to the first success. Starts its own cluster nodes.
+            durable    Reliable pushes/s stored through push(to:) (and the store's append alone) with the durable
+                       store's .everyCommit, .interval(1 s) and .never, the in-memory store, and Redis XADD with
+                       appendfsync always and everysec (redis-benchmark -c N -P 1), at 1 and 64 producers, in one
+                       run on the same disk; disk bytes per stored push; open + first read of a store holding
+                       1,000,000 pushes; rpc p50 and 64-in-flight rate with a durable de-dup window against the
+                       in-memory one. Starts its own redis-server (--appendonly yes); not part of all.
             peers      Core NATS beside LongLink, alternating: best-effort pushes (32 B) against NATS pub/sub;
                        rpc (default design) against NATS request-reply at 1, 64 and 1,024 in flight, and
                        the p50 round trip at 1. Starts its own nats-server and builds Peers/nats/main.go with
@@ -66,7 +72,7 @@ enum BenchCommand {
                 help: "rpc --in-flight only: measure one design alone (baseline, heap, group or loop), to profile it."),
             .value(
                 "redis-bin", "DIR",
-                help: "fleet, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
+                help: "fleet, durable, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
             .flag("cluster", help: "fleet only: on a Redis Cluster of one primary and of three (see above)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
@@ -101,9 +107,9 @@ enum BenchCommand {
         let redisDirectory = arguments.value("redis-bin")
         let cluster = arguments.flag("cluster")
         guard !cluster || scenario == "fleet" else { throw UsageError("--cluster is for the fleet scenario only") }
-        if scenario == "fleet", case .failure(let missing) = RedisTools.find(in: redisDirectory) {
+        if ["fleet", "durable"].contains(scenario), case .failure(let missing) = RedisTools.find(in: redisDirectory) {
             // One line and a failure status, before any table: nothing can be measured.
-            Terminal.standardError.line("longlink-bench fleet: \(missing)")
+            Terminal.standardError.line("longlink-bench \(scenario): \(missing)")
             return ExitStatus.failure
         }
         let settings = BenchSettings(
@@ -141,6 +147,7 @@ enum BenchCommand {
         case "wire": WireBenchmark.run(settings, into: &report)
         case "fleet" where settings.redisCluster: try await FleetClusterBenchmark.run(settings, into: &report)
         case "fleet": try await FleetBenchmark.run(settings, into: &report)
+        case "durable": try await DurableBenchmark.run(settings, into: &report)
         case "peers": try await PeersBenchmark.run(settings, into: &report)
         default: throw BenchError("no scenario \(name)")
         }

@@ -26,7 +26,7 @@ final class DurableDirectoryLock: Sendable {
         guard descriptor >= 0 else {
             throw Self.failure(errno, "could not open the lock file \(path)")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(descriptor) else {
             let code = errno
             let holder = Self.holder(descriptor)
             close(descriptor)
@@ -48,6 +48,18 @@ final class DurableDirectoryLock: Sendable {
 
     deinit {
         close(descriptor)
+    }
+
+    /// Takes the lock, trying again for up to a second while it is held: a child process forked
+    /// by this one (the lock file is close-on-exec, but a fork holds it until its exec) can keep a
+    /// lock just released for a moment. A store that really holds it still holds it after that.
+    private static func lock(_ descriptor: Int32) -> Bool {
+        for _ in 0..<50 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
+            guard errno == EWOULDBLOCK else { return false }
+            usleep(20_000)
+        }
+        return flock(descriptor, LOCK_EX | LOCK_NB) == 0
     }
 
     /// `directory/name`.
