@@ -170,6 +170,11 @@ package final class FrameClient: ConnectionHandler, @unchecked Sendable {
         return push
     }
 
+    /// The frames received and kept by ``take(_:within:_:)`` for later, in arrival order.
+    package func heldFrames() -> [Frame] {
+        held.withLock { $0 }
+    }
+
     package func close() {
         connection.close(.immediately)
     }

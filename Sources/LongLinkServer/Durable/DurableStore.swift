@@ -20,11 +20,14 @@ internal import LongLinkTransport
 /// **Restarts.** On opening, each principal's epoch and next seq come from the file, so a client
 /// that reconnects gets with `Sync` every push it had not acknowledged, under the seqs it knew;
 /// a principal with nothing stored starts a new random epoch, its seqs above every seq it was
-/// given: no seq is given twice. A request the old process answered is replayed from its stored
-/// reply; one the old process was still running when it stopped is answered `UNKNOWN` (outcome
-/// unknown) for at least the window, never run a second time, as a fleet's store answers for a
-/// server that died running it. A reply the server had sent but not yet stored when the process
-/// died counts as running.
+/// given: no seq is given twice. A file that lacks commits the store made (its write-ahead log
+/// cut by a torn write or a damaged disk, whose tail SQLite drops without a word; the store counts
+/// its commits in `longlink.commits` beside it) opens with what is left, and every principal's
+/// pushes go on in a new epoch, which the store's log says. A request the old process answered
+/// is replayed from its stored reply; one the old process was still running when it stopped is
+/// answered `UNKNOWN` (outcome unknown) for at least the window, never run a second time, as a
+/// fleet's store answers for a server that died running it. A reply the server had sent but not
+/// yet stored when the process died counts as running.
 ///
 /// **Failures.** A file that is not a readable LongLink store (not a database, damaged, of a newer
 /// schema, another application's) makes ``init(directory:configuration:)`` throw an error that

@@ -14,18 +14,25 @@ package final class ServeProcess: Sendable {
         self.port = port
     }
 
-    /// Starts `longlink serve --port 0 --quiet --no-feed` with `extra` arguments and waits for its
-    /// `listening on` line.
-    package static func start(_ extra: [String] = []) async throws -> ServeProcess {
-        let tool = try ToolProcess(["serve", "--port", "0", "--quiet", "--no-feed"] + extra)
-        let line: String
+    /// Starts `longlink serve --port 0 --quiet --no-feed` with `extra` arguments (on `port` instead
+    /// of 0 when given; without `--quiet` when `quiet` is false, its log lines on standard output
+    /// then) and waits for its `listening on` line.
+    package static func start(_ extra: [String] = [], port: Int = 0, quiet: Bool = true) async throws -> ServeProcess {
+        let tool = try ToolProcess(
+            ["serve", "--port", String(port)] + (quiet ? ["--quiet"] : []) + ["--no-feed"] + extra)
+        let prefix = "listening on 127.0.0.1:"
+        // Without --quiet, lines said while starting (a store's) may come first; with it, none.
+        func listening() -> Substring? {
+            tool.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+                .first { $0.hasPrefix(prefix) || (quiet && !$0.isEmpty) }
+        }
         do {
-            line = try await tool.firstLine(within: .seconds(20))
+            try await eventually("serve's listening line", within: .seconds(20)) { listening() != nil }
         } catch {
             tool.terminate()
-            throw error
+            throw ToolProcess.Failure(description: "\(error); stderr: \(tool.standardError)")
         }
-        let prefix = "listening on 127.0.0.1:"
+        let line = listening() ?? ""
         guard line.hasPrefix(prefix), let port = Int(line.dropFirst(prefix.count)), port > 0 else {
             tool.terminate()
             throw ToolProcess.Failure(description: "unexpected first line: \(line)")

@@ -49,13 +49,24 @@ final class DurableEngine: Sendable {
         let writer = DurableWriter(
             database: database, lock: lock, configuration: configuration, statistics: statistics, now: now)
         let unknown: Int
+        var lost: Int64 = 0
+        var renumbered = 0
         do throws(SQLiteError) {
+            // Before anything is committed: the mark still counts what the last process committed.
+            lost = try writer.resumeCommits(mark: DurableCommitMark(directory: directory))
+            if lost > 0 { renumbered = try writer.startNewEpochs() }
             unknown = try writer.markRunningClaimsUnknown()
         } catch {
             throw DurableFailure.error(error, path: path, doing: "opening the store")
         }
         if created {
             configuration.logger?("LongLink durable store: created \(path) (sync \(configuration.sync))")
+        }
+        if lost > 0 {
+            configuration.logger?(
+                "LongLink durable store: \(path) lacks its last \(lost) commits (its write-ahead log was cut: a torn"
+                    + " write or a damaged disk); the pushes, acknowledgements and stored replies in them are lost."
+                    + " \(renumbered) principals' pushes go on in new epochs, so no seq a client saw is given again")
         }
         if unknown > 0 {
             configuration.logger?(

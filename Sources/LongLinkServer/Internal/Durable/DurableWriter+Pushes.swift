@@ -96,4 +96,31 @@ extension DurableWriter {
     private func freshSeq() throws(SQLiteError) -> Int64 {
         try database.first("SELECT value FROM meta WHERE name = 'fresh_seq'") { $0.integer(0) } ?? 1
     }
+
+    /// Gives every principal with pushes stored a new random epoch, its stored pushes too, in one
+    /// transaction: after commits were lost (a torn log), seqs the file hands out again may be
+    /// ones a client saw, and a new epoch makes the client take them as new. Returns how many.
+    func startNewEpochs() throws(SQLiteError) -> Int {
+        var principals: [(name: [UInt8], epoch: Int64)] = []
+        try database.query("SELECT principal, epoch FROM principals") { row in
+            principals.append((row.blob(0), row.integer(1)))
+        }
+        guard !principals.isEmpty else { return 0 }
+        try database.run("BEGIN IMMEDIATE")
+        do throws(SQLiteError) {
+            for principal in principals {
+                var epoch = principal.epoch
+                while epoch == principal.epoch { epoch = Int64.random(in: 1...Int64(UInt32.max)) }
+                try database.run(
+                    "UPDATE principals SET epoch = ? WHERE principal = ?", .integer(epoch), .blob(principal.name))
+                try database.run(
+                    "UPDATE pushes SET epoch = ? WHERE principal = ?", .integer(epoch), .blob(principal.name))
+            }
+            try database.run("COMMIT")
+        } catch {
+            if database.isInTransaction { _ = try? database.run("ROLLBACK") }
+            throw error
+        }
+        return principals.count
+    }
 }

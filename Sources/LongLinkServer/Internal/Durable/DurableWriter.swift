@@ -19,6 +19,10 @@ final class DurableWriter: @unchecked Sendable {
     private var lock: DurableDirectoryLock?
     /// The most expired de-dup entries one turn removes.
     static let sweepLimit = 256
+    /// Transactions committed, as `meta.commits` holds it, and its copy beside the file (see
+    /// ``DurableCommitMark``); set on opening by ``resumeCommits(mark:)``.
+    private var commits: Int64 = 0
+    private var commitMark: DurableCommitMark?
 
     var path: String { database.path }
 
@@ -54,7 +58,10 @@ final class DurableWriter: @unchecked Sendable {
                 }
             }
             try sweepUnderSavepoint()
+            try database.run("INSERT OR REPLACE INTO meta (name, value) VALUES ('commits', ?)", .integer(commits + 1))
             try database.run("COMMIT")
+            commits += 1
+            commitMark?.write(commits)
         } catch {
             whole = error
             if database.isInTransaction { _ = try? database.run("ROLLBACK") }
@@ -106,6 +113,16 @@ final class DurableWriter: @unchecked Sendable {
     }
 
     // MARK: Opening
+
+    /// On opening: the commits the file holds, against those `mark` counted. Returns how many
+    /// commits the file lacks (its log was cut), 0 when none; then the mark counts the file's.
+    func resumeCommits(mark: DurableCommitMark?) throws(SQLiteError) -> Int64 {
+        commits = try database.first("SELECT value FROM meta WHERE name = 'commits'") { $0.integer(0) } ?? 0
+        commitMark = mark
+        let marked = mark?.read() ?? 0
+        mark?.write(commits)
+        return max(0, marked - commits)
+    }
 
     /// On opening: every claim still running was taken by a process that stopped before it
     /// answered (only one process holds the file). Each becomes "outcome unknown" for at least its
