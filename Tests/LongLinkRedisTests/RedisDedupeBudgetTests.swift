@@ -138,6 +138,22 @@ struct RedisDedupeBudgetTests {
         }
     }
 
+    /// On a cluster, where a script may touch only keys of its slot: the entries given up and the
+    /// client's order of finished entries are under the tag's hash tag.
+    @Test func onAClusterAClientGivesUpItsOwnOldestReplies() async throws {
+        try await withRedisCluster { cluster in
+            var seeds = cluster.seeds
+            for index in seeds.indices { seeds[index].dedupeBudgets.entriesPerClient = 3 }
+            let store = try RedisDedupeStore(cluster: seeds)
+            for principal in ["alice", "bob", "carol"] {
+                for id in 1...10 { try await Self.run(store, principal, "c1", "\(id)", [UInt8(id)]) }
+                #expect(try await Self.held(store, principal, "c1", 1...10) == [8, 9, 10], "\(principal)")
+                #expect(try await Self.begin(store, principal, "c1", "10") == .finished([10]))
+            }
+            await store.shutdown()
+        }
+    }
+
     /// A flood of client ids under one principal: each new client has no finished entry of its
     /// own to give up, so once the principal's bound is full every one is refused, and the
     /// victim's replies stay and replay.
