@@ -44,8 +44,9 @@ enum DurableSchema {
 
     /// Makes `database` ready: WAL mode and `synchronous` per `policy`, the tables created in a
     /// new file, or an existing file checked (ours, a schema this build reads, and, with `verify`,
-    /// `PRAGMA quick_check`). Returns the store's id and whether the file was new. Throws an error
-    /// naming the file for anything it cannot use; it changes nothing in such a file.
+    /// `PRAGMA quick_check`, then ``clientAgeIndex`` added if it was written before it). Returns
+    /// the store's id and whether the file was new. Throws an error naming the file for anything it
+    /// cannot use; it changes nothing in such a file.
     static func prepare(
         _ database: SQLiteDatabase, policy: DurableSyncPolicy, verify: Bool
     ) throws(LongLinkError) -> (storeID: Int64, created: Bool) {
