@@ -98,16 +98,17 @@ enum DedupeScripts {
           if entries <= 0 and size <= 0 then return true end
           local order = finishedOf(client)
           if entries > redis.call('ZCARD', order) or size > usage('b:' .. client) then return false end
-          local victims, freed, from = {}, 0, 0
+          -- Read in steps: at a bound it is almost always one entry.
+          local victims, freed, from, step = {}, 0, 0, math.max(entries, 16)
           while #victims < entries or freed < size do
-            local batch = redis.call('ZRANGE', order, from, from + 63)
+            local batch = redis.call('ZRANGE', order, from, from + step - 1)
             if #batch == 0 then return false end
             for _, indexed in ipairs(batch) do
               victims[#victims + 1] = indexed
               freed = freed + parse(indexed)
               if #victims >= entries and freed >= size then break end
             end
-            from = from + 64
+            from = from + step
           end
           for _, indexed in ipairs(victims) do
             redis.call('DEL', tag .. ':d:' .. string.match(indexed, '^%d+:(.*)$'))
