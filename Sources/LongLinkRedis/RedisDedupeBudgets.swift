@@ -4,12 +4,15 @@ public import LongLinkServer
 /// stored replies and `UNKNOWN` marks) and their bytes, per client and per principal.
 ///
 /// ``RedisDedupeStore`` enforces them inside its Lua scripts, atomically for every server of the
-/// fleet. A claim that would pass a bound is refused: the request does not run and is answered
-/// `RESOURCE_EXHAUSTED`, with a hint of when room frees up (the tenant's oldest entry expires).
-/// A reply that would pass the byte bounds is not kept: its entry holds a small "not kept" mark
-/// for the window, and a copy of the request is answered `RESOURCE_EXHAUSTED` rather than run
-/// again. Nothing of another tenant is ever evicted to make room, and a copy whose reply is
-/// stored is replayed whatever the budgets say.
+/// fleet, by the rule of the server's in-memory window: a client whose claim or reply would pass
+/// a bound gives up its own oldest finished entries (stored replies and "not kept" marks, never a
+/// running claim), as many as make room, so a client may make any number of requests within the
+/// window and its newest replies are kept. Only when all of them would not make room is a claim
+/// refused (the request does not run and is answered `RESOURCE_EXHAUSTED`, with a hint of when
+/// room frees up: the tenant's oldest entry expires), or a reply not kept (its entry holds a small
+/// "not kept" mark for the window, and a copy of the request is answered `RESOURCE_EXHAUSTED`
+/// rather than run again). Nothing of another client is ever evicted to make room, and a copy
+/// whose reply is stored is replayed whatever the budgets say.
 ///
 /// An entry's bytes are its key's name and its value as stored (the reply and its method).
 /// Redis's own bookkeeping adds a bounded amount per entry on top (see `Limits.md`), which the

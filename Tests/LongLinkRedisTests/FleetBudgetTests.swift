@@ -52,9 +52,11 @@ struct FleetBudgetTests {
     /// Issue #43, scaled by 1/100 (100 entries per client, 200 per principal): the victim's
     /// request runs on s0 and is answered; eleven client ids of the same principal then send 100
     /// one-byte echoes each, half through s0 and half through s1, all at once. Exactly the
-    /// principal's budget is taken (199 beside the victim's entry); the other 901 are refused
-    /// `RESOURCE_EXHAUSTED` with a retry hint and run nothing. The victim's copy, resent on s1, is
-    /// replayed from Redis: its request ran once.
+    /// principal's budget is taken (199 beside the victim's entry): a flooding client that got in
+    /// gives up its own oldest replies for its next requests, the others (and a late client id,
+    /// which has nothing of its own to give up) are refused `RESOURCE_EXHAUSTED` with a retry hint
+    /// and run nothing. The victim's copy, resent on s1, is replayed from Redis: its request ran
+    /// once.
     @Test func aFloodOfClientIDsIsRefusedAndTheVictimsCopyIsReplayed() async throws {
         try await withRedisServer { redis in
             var budgets = RedisDedupeBudgets()
@@ -94,8 +96,16 @@ struct FleetBudgetTests {
             }
             let answered = statuses.filter { $0 == nil }.count
             let refused = statuses.compactMap { $0 }
-            #expect(answered == 199 && refused.count == 901, "\(answered) answered, \(refused.count) refused")
+            // Which flooding client gets in before the principal's bound is full depends on the
+            // timing; one that did gives up its own oldest replies from then on.
+            #expect(answered >= 199 && answered + refused.count == 1_100, "\(answered) answered, \(refused.count) refused")
             #expect(refused.allSatisfy { $0.code == .resourceExhausted && $0.message.contains("Retry after") })
+            // A new client id has nothing of its own to give up: refused, the victim's entry stays.
+            let late = try await Self.connect(fleet, 1, as: "flood-late", principal: "alice")
+            let lateAnswer = try await Self.send(late, Frame.Request(requestID: "1", method: "echo", payload: [7]))
+            #expect(lateAnswer.status?.code == .resourceExhausted, "\(lateAnswer)")
+            #expect(lateAnswer.status?.message.contains("Retry after") == true)
+            late.close()
 
             let again = try await Self.connect(fleet, 1, as: "victim", principal: "alice")
             var copy = request
@@ -115,8 +125,8 @@ struct FleetBudgetTests {
     }
 
     /// Issue #43: 100 echoes of 4,000,000 bytes, each sent as about 85 KB of zlib, through s0.
-    /// Redis keeps the replies within the client's 16 MiB (the default): the rest are kept as
-    /// "not kept" marks, whose copies are answered `RESOURCE_EXHAUSTED` (they ran), while a kept
+    /// Redis keeps the replies within the client's 16 MiB (the default): each reply is kept, the
+    /// client giving up its own oldest ones to make room, so the newest are held and a kept
     /// one's copy on s1 is replayed. Measured with `MEMORY USAGE` of the principal's keys and
     /// Redis's `used_memory`.
     @Test func compressedEchoesLeaveRedisWithinTheStoredReplyBytes() async throws {
@@ -144,11 +154,11 @@ struct FleetBudgetTests {
             let keys = RedisKeys(prefix: fleet.prefix)
             let entries = (0..<100).map { keys.dedupeEntry(principal: "bulk", clientID: "echoer", requestID: "\($0)") }
             var kinds: [String] = []
-            try await eventually("every reply stored or marked not kept", within: .seconds(20)) {
+            try await eventually("every reply stored or given up", within: .seconds(20)) {
                 let heads = try? await fleet.counter.send(
                     entries.map { RedisCommand("GETRANGE", $0.name, "0", "0").keyed(1..<2) })
                 kinds = (heads ?? []).map { $0.string ?? "" }
-                return kinds.count == 100 && kinds.allSatisfy { $0 == "D" || $0 == "N" }
+                return kinds.count == 100 && kinds.last == "D" && kinds.allSatisfy { $0 == "D" || $0 == "" }
             }
             let kept = kinds.filter { $0 == "D" }.count
             let names = entries.map(\.name) + [entries[0].accounts, entries[0].index]
@@ -162,7 +172,8 @@ struct FleetBudgetTests {
                     + " accounted \(accounted.string ?? "?") bytes; MEMORY USAGE of the keys \(stored) bytes;"
                     + " Redis used_memory \(before) -> \(after) bytes")
             let budget = RedisDedupeBudgets().bytesPerClient
-            #expect(kept >= 1 && kept < 100)
+            // The newest, none of them "not kept".
+            #expect(kept >= 1 && kept < 100 && kinds.suffix(kept).allSatisfy { $0 == "D" }, "\(kinds)")
             #expect(Int(accounted.string ?? "") ?? .max <= budget)
             // Redis's own bookkeeping beside the bytes charged: a few hundred bytes per entry, and
             // its allocator's rounding of a large value up to its size class (at most a quarter).
@@ -175,10 +186,6 @@ struct FleetBudgetTests {
             (copy.compression, copy.resent) = (1, true)
             let replayed = try await Self.send(other, copy)
             #expect(replayed.status == nil, "\(String(describing: replayed.status))")
-            let notKeptID = try #require(kinds.firstIndex(of: "N"))
-            copy.requestID = "\(notKeptID)"
-            let refused = try await Self.send(other, copy)
-            #expect(refused.status?.code == .resourceExhausted && refused.status?.message.contains("ran") == true)
             other.close()
             await fleet.stop()
         }

@@ -71,34 +71,111 @@ struct DurableDedupeTests {
         await engine.close()
     }
 
-    /// Entries per client: the client at its bound is refused, with a hint of when its oldest
-    /// entry expires; its other entries and every other client's are kept.
-    @Test func aClientOverItsEntriesIsRefusedAndNothingIsEvicted() async throws {
+    /// Which of `ids` of `client` of ann the file holds (without claiming them).
+    private func held(_ engine: DurableEngine, _ client: String, _ ids: some Sequence<Int>) async throws -> [Int] {
+        var held: [Int] = []
+        for id in ids {
+            let count = try await engine.integer(
+                "SELECT count(*) FROM replies WHERE principal = CAST('pann' AS BLOB)"
+                    + " AND client_id = CAST('\(client)' AS BLOB) AND request_id = CAST('\(id)' AS BLOB)")
+            if count == 1 { held.append(id) }
+        }
+        return held
+    }
+
+    /// Claims and stores `reply` for `id` of `client` of ann, a second later than the last.
+    private func run(_ engine: DurableEngine, _ clock: TestWallClock, _ client: String, _ id: Int, _ reply: [UInt8])
+        async throws
+    {
+        clock.advance(by: .seconds(1))
+        #expect(try await engine.claim(key("\(id)", client: client), term: .seconds(5), window: .seconds(600)) == .run)
+        #expect(try await engine.finish(key("\(id)", client: client), reply: reply, window: .seconds(600)) == .stored)
+    }
+
+    /// Entries per client: a client whose entries all run is refused, with a hint, and gives up
+    /// nothing; once one finished, its next claim runs and gives that one up (its own oldest
+    /// finished), never a running claim.
+    @Test func aClientWhoseEntriesAllRunIsRefusedAndGivesUpItsOwnFinishedOnes() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let clock = TestWallClock()
+        var configuration = DurableStoreConfiguration()
+        configuration.dedupeCapacityPerClient = 2
+        let engine = try DurableEngine.open(directory, configuration, clock: clock)
+        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await engine.claim(key("2"), term: .seconds(5), window: .seconds(60)) == .run)
+        guard case .refused(let refusal) = try await engine.claim(key("3"), term: .seconds(5), window: .seconds(60))
+        else {
+            Issue.record("the client's bound did not refuse")
+            return
+        }
+        #expect(refusal.scope == .clientEntries && refusal.retryAfter > .zero)
+        #expect(try await held(engine, "c1", 1...3) == [1, 2])
+        #expect(try await engine.finish(key("1"), reply: bytes("r"), window: .seconds(60)) == .stored)
+        #expect(try await engine.claim(key("3"), term: .seconds(5), window: .seconds(60)) == .run)
+        #expect(try await held(engine, "c1", 1...3) == [2, 3])
+        #expect(try await engine.claim(key("2"), term: .seconds(5), window: .seconds(60)) == .running)
+        await engine.close()
+    }
+
+    /// Two entries per client, three per principal: c1 makes 20 requests and every one runs, c1
+    /// giving up its own oldest replies; its newest replay, and c2's reply is untouched (at the
+    /// principal's bound). A flood of new client ids, with nothing of their own to give up, is
+    /// refused at the principal's bound.
+    @Test func aClientOverItsEntriesGivesUpItsOwnOldestRepliesAndNoOneElses() async throws {
         let directory = try TemporaryDirectory("durable")
         let clock = TestWallClock()
         var configuration = DurableStoreConfiguration()
         configuration.dedupeCapacityPerClient = 2
         configuration.dedupeCapacityPerPrincipal = 3
         let engine = try DurableEngine.open(directory, configuration, clock: clock)
-        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .run)
-        #expect(try await engine.finish(key("1"), reply: bytes("r"), window: .seconds(60)) == .stored)
-        clock.advance(by: .seconds(1))
-        #expect(try await engine.claim(key("2"), term: .seconds(5), window: .seconds(60)) == .run)
-        let refused = try await engine.claim(key("3"), term: .seconds(5), window: .seconds(60))
-        #expect(refused == .refused(DurableRefusal(scope: .clientEntries, retryAfter: .seconds(59))))
-        // Another client of the principal still fits, up to the principal's bound.
-        #expect(try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60)) == .run)
-        guard
-            case .refused(let principal) = try await engine.claim(
-                key("2", client: "c2"), term: .seconds(5), window: .seconds(60))
-        else {
-            Issue.record("the principal's bound did not refuse")
-            return
+        for id in 1...20 { try await run(engine, clock, "c1", id, bytes("r\(id)")) }
+        #expect(try await held(engine, "c1", 1...20) == [19, 20])
+        try await run(engine, clock, "c2", 1, bytes("c2"))
+        for id in 21...30 { try await run(engine, clock, "c1", id, bytes("r\(id)")) }
+        #expect(try await held(engine, "c1", 1...30) == [29, 30])
+        #expect(try await engine.claim(key("30"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r30")))
+        #expect(
+            try await engine.claim(key("1", client: "c2"), term: .seconds(5), window: .seconds(60))
+                == .finished(bytes("c2")))
+        for flood in 0..<10 {
+            guard
+                case .refused(let refusal) = try await engine.claim(
+                    key("1", client: "flood-\(flood)"), term: .seconds(5), window: .seconds(60))
+            else {
+                Issue.record("flood-\(flood) was not refused")
+                continue
+            }
+            #expect(refusal.scope == .principalEntries)
         }
-        #expect(principal.scope == .principalEntries)
-        // Another principal is not touched, and the first reply is still there.
-        #expect(try await engine.claim(key("1", principal: "bo"), term: .seconds(5), window: .seconds(60)) == .run)
-        #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .finished(bytes("r")))
+        #expect(try await held(engine, "c2", 1...1) == [1])
+        #expect(try await engine.integer("SELECT entries FROM usage WHERE level = 1") == 3)
+        await engine.close()
+    }
+
+    /// 300 bytes per client, 400 per principal: c1's replies of 100 bytes are all kept, c1 giving
+    /// up its own oldest ones at the client's bound; then c2's are, c2 giving up its own at the
+    /// principal's bound (fewer), and c1's replies are untouched; the sums match the entries.
+    @Test func aClientOverItsBytesGivesUpItsOwnOldestReplies() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let clock = TestWallClock()
+        var configuration = DurableStoreConfiguration()
+        configuration.dedupeBytesPerClient = 300
+        configuration.dedupeBytesPerPrincipal = 400
+        let engine = try DurableEngine.open(directory, configuration, clock: clock)
+        let reply = [UInt8](repeating: 7, count: 100)
+        // Each entry is charged its names (7 or 8 bytes) and its reply: two fit in 300 bytes.
+        for id in 1...10 { try await run(engine, clock, "c1", id, reply) }
+        #expect(try await held(engine, "c1", 1...10) == [9, 10])
+        #expect(try await engine.claim(key("10"), term: .seconds(5), window: .seconds(60)) == .finished(reply))
+        // 400 less c1's 216: one of c2's.
+        for id in 1...10 { try await run(engine, clock, "c2", id, reply) }
+        #expect(try await held(engine, "c2", 1...10) == [10])
+        #expect(try await held(engine, "c1", 1...10) == [9, 10])
+        #expect(
+            try await engine.claim(key("10", client: "c2"), term: .seconds(5), window: .seconds(60)) == .finished(reply))
+        #expect(
+            try await engine.integer("SELECT bytes FROM usage WHERE level = 1")
+                == engine.integer("SELECT sum(charge) FROM replies"))
         await engine.close()
     }
 

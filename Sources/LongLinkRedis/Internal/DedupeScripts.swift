@@ -10,8 +10,14 @@
 /// connection without a login) and to its client: one entry and its bytes (its name and value, see
 /// ``DedupeEntryKey/charge(_:)``). The tag's index (a sorted set of `<charge>:<client>:<request>`
 /// by expiry) is the truth; its accounts hash (`n`, `b`, `n:<client>`, `b:<client>`) sums it and
-/// moves only with it, so that the two never drift. A claim past a bound is refused (`B...`), a
-/// reply past the byte bounds is stored as `N` (not kept); nothing is evicted to make room.
+/// moves only with it, so that the two never drift.
+///
+/// At a bound the client gives up its own oldest finished entries (a reply, or `N`), never
+/// anyone else's and never a running claim, as the server's in-memory window does: each client
+/// has a sorted set `<tag>:df:<client>` of its finished entries' index names by expiry (a reply's
+/// expiry is its finish plus the window, so oldest first), pruned of expired names before it is
+/// read and expiring with its last one. Only when all of them would not make room is a claim
+/// refused (`B...`, nothing given up) or a reply stored as `N` (not kept).
 enum DedupeScripts {
     /// Shared by the scripts that account: the Redis time, the accounts' cache, and the pruning of
     /// expired index names (each leaves once, so it costs one step per entry ever written). The
@@ -65,6 +71,52 @@ enum DedupeScripts {
           touched = true
         end
         local function clientOf(member) return string.match(member, '^([^:]*):') end
+        local tag = string.sub(index, 1, -4)
+        -- The client's finished entries by expiry, pruned of the expired ones.
+        local function finishedOf(client)
+          local order = tag .. ':df:' .. client
+          redis.call('ZREMRANGEBYSCORE', order, '-inf', now)
+          return order
+        end
+        local function finished(indexed, expiry)
+          local order = tag .. ':df:' .. select(2, parse(indexed))
+          redis.call('ZADD', order, expiry, indexed)
+          local last = redis.call('ZRANGE', order, -1, -1, 'WITHSCORES')
+          redis.call('PEXPIREAT', order, math.floor(tonumber(last[2])) + 1)
+        end
+        -- Gives up the client's own oldest finished entries, as many as `count` more entries and
+        -- `bytes` more bytes take to fit every bound; false, giving up nothing, when all of them
+        -- would not make room.
+        local function makeRoom(client, count, bytes)
+          local entries, size = 0, 0
+          if count > 0 then
+            entries = math.max(usage('n') + count - limits[1], usage('n:' .. client) + count - limits[3])
+          end
+          if bytes > 0 then
+            size = math.max(usage('b') + bytes - limits[2], usage('b:' .. client) + bytes - limits[4])
+          end
+          if entries <= 0 and size <= 0 then return true end
+          local order = finishedOf(client)
+          if entries > redis.call('ZCARD', order) or size > usage('b:' .. client) then return false end
+          -- Read in steps: at a bound it is almost always one entry.
+          local victims, freed, from, step = {}, 0, 0, math.max(entries, 16)
+          while #victims < entries or freed < size do
+            local batch = redis.call('ZRANGE', order, from, from + step - 1)
+            if #batch == 0 then return false end
+            for _, indexed in ipairs(batch) do
+              victims[#victims + 1] = indexed
+              freed = freed + parse(indexed)
+              if #victims >= entries and freed >= size then break end
+            end
+            from = from + step
+          end
+          for _, indexed in ipairs(victims) do
+            redis.call('DEL', tag .. ':d:' .. string.match(indexed, '^%d+:(.*)$'))
+            redis.call('ZREM', order, indexed)
+            drop(indexed)
+          end
+          return true
+        end
         local function refusal(client, count, bytes)
           local scope
           if count > 0 and usage('n') + count > limits[1] then scope = 'tn'
@@ -72,6 +124,7 @@ enum DedupeScripts {
           elseif count > 0 and usage('n:' .. client) + count > limits[3] then scope = 'cn'
           elseif bytes > 0 and usage('b:' .. client) + bytes > limits[4] then scope = 'cb'
           else return nil end
+          if makeRoom(client, count, bytes) then return nil end
           local oldest = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')
           local wait = oldest[2] and math.max(1, tonumber(oldest[2]) - now) or 1
           return 'B' .. scope .. ' ' .. wait
@@ -111,9 +164,10 @@ enum DedupeScripts {
     /// KEYS: the tag's accounts and index, then its entries. ARGV: the owner's running value, the
     /// four limits, then each entry's claim term in ms and its member. Per entry: returns what it
     /// holds (running, `D<reply>`, `N`, `U` or `UL`), else claims it for its term and returns `''`,
-    /// or returns `B<scope> <ms>` when the claim would pass a bound (scope `tn`, `tb`, `cn` or
-    /// `cb`: the tag's or the client's entries or bytes; ms: until the tag's oldest entry expires),
-    /// or its error.
+    /// giving up the client's own oldest finished entries if a bound takes it, or returns
+    /// `B<scope> <ms>` when even all of them would not make room (scope `tn`, `tb`, `cn` or `cb`:
+    /// the tag's or the client's entries or bytes; ms: until the tag's oldest entry expires), or
+    /// its error.
     static let claimAll = RedisScript(
         """
         local accounts, index = KEYS[1], KEYS[2]
@@ -173,7 +227,8 @@ enum DedupeScripts {
     /// reply value, window in ms and member. Per entry: the reply is stored for the window and
     /// `finished` published on `<entry>:n` only while the entry holds the running value (a claim
     /// that lapsed is another server's or marked `UNKNOWN`); a reply whose bytes would pass a byte
-    /// bound is stored as `N` (not kept) instead. Returns 1 (stored), 2 (stored as `N`), 0 or an
+    /// bound gives up the client's own oldest finished entries, or when even all of them would not
+    /// make room is stored as `N` (not kept) instead. Returns 1 (stored), 2 (stored as `N`), 0 or an
     /// error per entry.
     static let finishAll = RedisScript(
         """
@@ -198,6 +253,7 @@ enum DedupeScripts {
             else
               drop(claimed .. ':' .. member)
               keep((#key + #value) .. ':' .. member, now + tonumber(window))
+              finished((#key + #value) .. ':' .. member, now + tonumber(window))
               redis.call(ARGV[2], key .. ':n', 'finished')
               result[i] = kept
             end

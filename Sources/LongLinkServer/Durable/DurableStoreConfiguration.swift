@@ -1,11 +1,13 @@
 /// How a ``DurableStore`` syncs and what it lets each tenant hold.
 ///
 /// The budgets follow the server's: a principal over its push budget gets `RESOURCE_EXHAUSTED`
-/// from the producer call (nothing stored is dropped), and the de-dup window's budgets refuse a
-/// new request over them (answered `RESOURCE_EXHAUSTED`, not run) or keep a "not kept" mark in
-/// place of a reply too large for them (its resends are answered `RESOURCE_EXHAUSTED`, never run
-/// again). Nothing of another tenant is ever evicted to make room. ``init(budgetsOf:)`` takes them
-/// from a server's configuration.
+/// from the producer call (nothing stored is dropped). At a de-dup budget the client gives up its
+/// own oldest finished entries (stored replies and "not kept" marks, never a running request), as
+/// the server's in-memory window does: a client may make any number of requests within the window,
+/// its newest replies kept. Only when all of them would not make room is a new request refused
+/// (answered `RESOURCE_EXHAUSTED` with a retry hint, not run), or a reply kept as a "not kept" mark
+/// (its resends are answered `RESOURCE_EXHAUSTED`, never run again). Nothing of another client is
+/// ever evicted to make room. ``init(budgetsOf:)`` takes them from a server's configuration.
 public struct DurableStoreConfiguration: Sendable {
     /// When writes are forced to the disk, and what a crash can take (see ``DurableSyncPolicy``).
     public var sync: DurableSyncPolicy = .everyCommit

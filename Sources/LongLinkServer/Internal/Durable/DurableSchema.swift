@@ -18,6 +18,11 @@ enum DurableSchema {
     /// The database file's name in the data directory.
     static let fileName = "longlink.sqlite"
 
+    /// Each client's finished entries (replies and "not kept" marks) oldest first: those it gives
+    /// up at a budget. Created on opening a file written before it too (the schema is the same).
+    static let clientAgeIndex =
+        "CREATE INDEX IF NOT EXISTS replies_client_age ON replies (principal, client_id, expires_at) WHERE state IN (1, 2)"
+
     static let tables = """
         CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
         CREATE TABLE principals (
@@ -31,6 +36,7 @@ enum DurableSchema {
             reply BLOB, charge INTEGER NOT NULL, expires_at INTEGER NOT NULL, window INTEGER NOT NULL,
             PRIMARY KEY (principal, client_id, request_id));
         CREATE INDEX replies_expiry ON replies (expires_at) WHERE state <> 0;
+        \(clientAgeIndex);
         CREATE TABLE usage (
             level INTEGER NOT NULL, principal BLOB NOT NULL, client_id BLOB NOT NULL, entries INTEGER NOT NULL,
             bytes INTEGER NOT NULL, PRIMARY KEY (level, principal, client_id)) WITHOUT ROWID;
@@ -38,8 +44,9 @@ enum DurableSchema {
 
     /// Makes `database` ready: WAL mode and `synchronous` per `policy`, the tables created in a
     /// new file, or an existing file checked (ours, a schema this build reads, and, with `verify`,
-    /// `PRAGMA quick_check`). Returns the store's id and whether the file was new. Throws an error
-    /// naming the file for anything it cannot use; it changes nothing in such a file.
+    /// `PRAGMA quick_check`, then ``clientAgeIndex`` added if it was written before it). Returns
+    /// the store's id and whether the file was new. Throws an error naming the file for anything it
+    /// cannot use; it changes nothing in such a file.
     static func prepare(
         _ database: SQLiteDatabase, policy: DurableSyncPolicy, verify: Bool
     ) throws(LongLinkError) -> (storeID: Int64, created: Bool) {
@@ -81,6 +88,7 @@ enum DurableSchema {
                 }
             }
             try configure(database, policy: policy)
+            try database.execute(clientAgeIndex)
             return (storeID, false)
         } catch let failure as SQLiteError {
             throw DurableFailure.error(failure, path: path, doing: "opening the store")

@@ -1,7 +1,8 @@
 /// The de-dup window in the file: one row per request in `replies`, summed in `usage` in the same
-/// transaction, under the same rules as the Redis store's budgets (see `RedisDedupeBudgets`): a
-/// claim over a budget is refused, a reply over the byte budgets leaves a "not kept" mark, and
-/// nothing of another tenant is evicted to make room.
+/// transaction, under the in-memory window's rule (as the Redis store's budgets, see
+/// `RedisDedupeBudgets`): a client at a budget gives up its own oldest finished entries (replies
+/// and "not kept" marks, oldest expiry first), never a running claim nor another client's; only
+/// when all of them would not make room is a claim refused, or a reply left as a "not kept" mark.
 ///
 /// A running claim lasts while the store is open: its runner is this process, which finishes or
 /// abandons it. One left running by a process that stopped becomes "unknown" on opening (see
@@ -145,6 +146,7 @@ extension DurableWriter {
             guard let again = try overBudget(key, entries: entries, bytes: bytes) else { return nil }
             scope = again
         }
+        if try makeRoom(key, entries: entries, bytes: bytes) { return nil }
         let oldest: Int64?
         switch scope {
         case .principalEntries, .principalBytes:
@@ -166,6 +168,52 @@ extension DurableWriter {
         }
         let wait = oldest.map { max(1, $0 - now) } ?? 1000
         return DurableRefusal(scope: scope, retryAfter: .milliseconds(wait))
+    }
+
+    /// Gives up the key's client's own oldest finished entries, as many as `entries` and `bytes`
+    /// more take to fit every budget; false, giving up nothing, when all of them would not make
+    /// room.
+    private func makeRoom(_ key: DurableRequestKey, entries: Int64, bytes: Int64) throws(SQLiteError) -> Bool {
+        let limits = configuration
+        let principal = try usage(1, key.principal, [])
+        let client = try usage(2, key.principal, key.clientID)
+        let total = try usage(0, [], [])
+        // How many entries and bytes must go (0 or less: they fit).
+        let count =
+            entries > 0
+            ? max(
+                principal.entries + entries - Int64(limits.dedupeCapacityPerPrincipal),
+                client.entries + entries - Int64(limits.dedupeCapacityPerClient),
+                total.entries + entries - Int64(limits.dedupeCapacity)) : 0
+        let size =
+            bytes > 0
+            ? max(
+                principal.bytes + bytes - Int64(limits.dedupeBytesPerPrincipal),
+                client.bytes + bytes - Int64(limits.dedupeBytesPerClient),
+                total.bytes + bytes - Int64(limits.dedupeBytes)) : 0
+        guard count <= client.entries, size <= client.bytes else { return false }
+        var victims: [(requestID: [UInt8], charge: Int64)] = []
+        var freed: Int64 = 0
+        while victims.count < count || freed < size {
+            var page: [(requestID: [UInt8], charge: Int64)] = []
+            try database.query(
+                "SELECT request_id, charge FROM replies WHERE principal = ? AND client_id = ? AND state IN (1, 2)"
+                    + " ORDER BY expires_at LIMIT ? OFFSET ?",
+                .blob(key.principal), .blob(key.clientID), .integer(max(64, count)), .integer(Int64(victims.count))
+            ) { row in page.append((row.blob(0), row.integer(1))) }
+            guard !page.isEmpty else { return false }
+            for victim in page where victims.count < count || freed < size {
+                victims.append(victim)
+                freed += victim.charge
+            }
+        }
+        for victim in victims {
+            try database.run(
+                "DELETE FROM replies WHERE principal = ? AND client_id = ? AND request_id = ?",
+                .blob(key.principal), .blob(key.clientID), .blob(victim.requestID))
+        }
+        try account(key.principal, key.clientID, entries: -Int64(victims.count), bytes: -freed)
+        return true
     }
 
     private func overBudget(_ key: DurableRequestKey, entries: Int64, bytes: Int64) throws(SQLiteError)
