@@ -114,48 +114,49 @@ struct CleanSlateTests {
         try await server.stop()
     }
 
-    /// A server whose store does not number in epochs sends every push with epoch 0, and each
-    /// principal's seqs start at 1: bob's seqs 1 to 3 are his own pushes, not alice's again.
-    @Test func withAServerSendingEpochZeroTheNextUsersSameSeqsAreDelivered() async throws {
+    /// On a server whose store does not number in epochs (every push has epoch 0, and each
+    /// principal's seqs start at 1), alice takes and acknowledges her pushes 1 to 3, her session
+    /// ends by `end`, and bob logs in: his pushes 1 to 3 are delivered as his own, not taken for
+    /// alice's again. `then` checks more before the client stops.
+    private static func switchOnAnEpochlessServer(
+        end: (LongLinkClient, RunningServer) async throws -> Void,
+        then: (LongLinkClient, EpochlessPushStore) async throws -> Void = { _, _ in }
+    ) async throws {
         let store = EpochlessPushStore()
         let server = try await RunningServer.start(probe: Probe(), pushStore: store)
-        let running = Self.client(server.endpoint, as: "alice")
+        let running = client(server.endpoint, as: "alice")
         let client = running.client
         let alices = client.pushes(topic: "alerts")
         try await running.waitUntilConnected()
         for n in 1...3 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
-        #expect(try await Self.payloads(3, from: alices) == ["alice 1", "alice 2", "alice 3"])
+        #expect(try await payloads(3, from: alices) == ["alice 1", "alice 2", "alice 3"])
         try await eventually("alice's pushes are acknowledged") { store.unacknowledgedCount(principal: "alice") == 0 }
-        await client.logout(reason: "switching users")
-        try await client.login(Self.step("bob"))
+        try await end(client, server)
+        try await client.login(step("bob"))
         let bobs = client.pushes(topic: "alerts")
         for n in 1...3 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
-        #expect(try await Self.payloads(3, from: bobs) == ["bob 1", "bob 2", "bob 3"])
-        try await eventually("bob's pushes are acknowledged") { store.unacknowledgedCount(principal: "bob") == 0 }
-        #expect(await client.statistics.duplicatePushesDropped == 0)
+        #expect(try await payloads(3, from: bobs) == ["bob 1", "bob 2", "bob 3"])
+        try await then(client, store)
         _ = await running.stop()
         try await server.stop()
     }
 
-    /// The same, when alice is kicked rather than logging out.
+    /// Alice logs out.
+    @Test func withAServerSendingEpochZeroTheNextUsersSameSeqsAreDelivered() async throws {
+        try await Self.switchOnAnEpochlessServer { client, _ in
+            await client.logout(reason: "switching users")
+        } then: { client, store in
+            try await eventually("bob's pushes are acknowledged") { store.unacknowledgedCount(principal: "bob") == 0 }
+            #expect(await client.statistics.duplicatePushesDropped == 0)
+        }
+    }
+
+    /// Alice is kicked rather than logging out.
     @Test func withAServerSendingEpochZeroAKickedUsersSeqsDoNotHideTheNextUsers() async throws {
-        let store = EpochlessPushStore()
-        let server = try await RunningServer.start(probe: Probe(), pushStore: store)
-        let running = Self.client(server.endpoint, as: "alice")
-        let client = running.client
-        let alices = client.pushes(topic: "alerts")
-        try await running.waitUntilConnected()
-        for n in 1...3 { try await server.server.push(to: "alice", topic: "alerts", payload: bytes("alice \(n)")) }
-        #expect(try await Self.payloads(3, from: alices) == ["alice 1", "alice 2", "alice 3"])
-        try await eventually("alice's pushes are acknowledged") { store.unacknowledgedCount(principal: "alice") == 0 }
-        #expect(server.server.kick(principal: "alice", reason: "logged in elsewhere") == 1)
-        try await Self.waitForLogin(client, .goAway)
-        try await client.login(Self.step("bob"))
-        let bobs = client.pushes(topic: "alerts")
-        for n in 1...3 { try await server.server.push(to: "bob", topic: "alerts", payload: bytes("bob \(n)")) }
-        #expect(try await Self.payloads(3, from: bobs) == ["bob 1", "bob 2", "bob 3"])
-        _ = await running.stop()
-        try await server.stop()
+        try await Self.switchOnAnEpochlessServer { client, server in
+            #expect(server.server.kick(principal: "alice", reason: "logged in elsewhere") == 1)
+            try await Self.waitForLogin(client, .goAway)
+        }
     }
 
     /// Once alice's session ended, her cached replies are gone at once: a cache-only read made
