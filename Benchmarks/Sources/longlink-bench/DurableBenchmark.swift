@@ -78,17 +78,13 @@ enum DurableBenchmark {
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let tools = try RedisTools.find(in: settings.redisDirectory, neededBy: "the durable scenario").get()
         // Appends everything: no rewrite during the run (its fork would land in one measurement).
-        let redis = try await RedisBenchServer.start(
+        try await RedisBenchServer.with(
             tools,
-            extraArguments: ["--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0"])
-        benchProgress("durable: redis-server pid \(redis.pid) on port \(redis.port), AOF in \(redis.directory.path)")
-        do {
+            extraArguments: ["--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0"]
+        ) { redis in
+            benchProgress("durable: redis-server pid \(redis.pid) on port \(redis.port), AOF in \(redis.directory.path)")
             try await measure(tools, redis: redis, settings: settings, into: &report)
-        } catch {
-            await redis.stop()
-            throw error
         }
-        await redis.stop()
     }
 
     private static func measure(

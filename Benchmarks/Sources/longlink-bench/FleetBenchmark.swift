@@ -32,15 +32,10 @@ enum FleetBenchmark {
 
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let tools = try RedisTools.find(in: settings.redisDirectory).get()
-        let redis = try await RedisBenchServer.start(tools)
-        benchProgress("fleet: redis-server pid \(redis.pid) on port \(redis.port)")
-        do {
+        try await RedisBenchServer.with(tools) { redis in
+            benchProgress("fleet: redis-server pid \(redis.pid) on port \(redis.port)")
             try await measure(tools, redis: redis, settings: settings, into: &report)
-        } catch {
-            await redis.stop()
-            throw error
         }
-        await redis.stop()
     }
 
     private static func measure(

@@ -43,6 +43,22 @@ final class RedisBenchServer: Sendable {
         self.process = process
     }
 
+    /// Runs `body` with a server started with `extraArguments` and stops it afterwards, also when
+    /// `body` throws.
+    static func with<Value>(
+        _ tools: RedisTools, extraArguments: [String] = [], _ body: (RedisBenchServer) async throws -> Value
+    ) async throws -> Value {
+        let redis = try await start(tools, extraArguments: extraArguments)
+        do {
+            let value = try await body(redis)
+            await redis.stop()
+            return value
+        } catch {
+            await redis.stop()
+            throw error
+        }
+    }
+
     /// Starts one with `extraArguments` added (a cluster node's, for ``RedisBenchCluster``).
     static func start(_ tools: RedisTools, extraArguments: [String] = []) async throws -> RedisBenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
