@@ -19,8 +19,8 @@ extension DurableWriter {
             // Below 2^32 as ``InMemoryPushStore``'s: at most 5 bytes on the wire.
             log.next = try freshSeq()
         }
-        guard log.held < configuration.pushCapacityPerPrincipal,
-            Int64(size) <= Int64(configuration.pushBytesPerPrincipal) - log.bytes
+        guard log.held < configuration.budgets.pushCapacityPerPrincipal,
+            Int64(size) <= Int64(configuration.budgets.pushBytesPerPrincipal) - log.bytes
         else { return nil }
         try database.run(
             "INSERT INTO pushes (principal, seq, epoch, topic, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
