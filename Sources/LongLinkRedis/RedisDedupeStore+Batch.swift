@@ -9,10 +9,10 @@ extension RedisDedupeStore {
     /// one hash tag go to one script call: Redis Cluster runs a script only on keys of one slot.
     @discardableResult
     static func sendBatch(
-        _ batch: [DedupeQueue.Item], backend: RedisBackend, running: String,
+        _ batch: [DedupeOperation], backend: RedisBackend, running: String,
         budgets: RedisDedupeBudgets = RedisDedupeBudgets(), sending: (Int) -> Void = { _ in }
     ) async -> Int {
-        var groups: [[DedupeQueue.Item]] = []
+        var groups: [[DedupeOperation]] = []
         var groupOf: [GroupKey: Int] = [:]
         for item in batch {
             let key = GroupKey(

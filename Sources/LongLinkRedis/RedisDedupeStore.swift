@@ -114,8 +114,8 @@ public final class RedisDedupeStore: DedupeStore {
         self.notices = DedupeNotices(backend: backend)
         let keeper = ClaimKeeper(client: backend.runner, lease: lease, leaseKey: keys.lease(owner: owner), owner: owner)
         self.keeper = keeper
-        let send: DedupeQueue.Send = { batch, sending in
-            await Self.sendBatch(
+        let send = { @Sendable (batch: [DedupeOperation], sending: @escaping @Sendable (Int) -> Void) async in
+            _ = await Self.sendBatch(
                 batch, backend: backend, running: keeper.running, budgets: budgets, sending: sending)
         }
         self.claims = DedupeQueue(send: send)
@@ -158,15 +158,15 @@ public final class RedisDedupeStore: DedupeStore {
     }
 
     /// The lineage check a claim makes on a cluster with asynchronous replication; nil elsewhere.
-    private func lineageCheck(principal: String?, resent: Bool, window: Int64) -> DedupeQueue.LineageCheck? {
+    private func lineageCheck(principal: String?, resent: Bool, window: Int64) -> DedupeOperation.LineageCheck? {
         guard backend.checksLineage, backend.replicas == 0 else { return nil }
-        return DedupeQueue.LineageCheck(
+        return DedupeOperation.LineageCheck(
             record: keys.dedupeLineage(principal: principal), resent: resent, window: window)
     }
 
     /// ``check(_:runningFor:lineage:)`` as a ``LongLinkServer/DedupeClaim``.
     private func claim(
-        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeQueue.LineageCheck?
+        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeOperation.LineageCheck?
     ) async throws(LongLinkError) -> DedupeClaim {
         switch try await check(entry, runningFor: runningFor, lineage: lineage) {
         case .claimed: return .run
@@ -189,7 +189,7 @@ public final class RedisDedupeStore: DedupeStore {
     /// ``LongLinkError/Code-swift.struct/resourceExhausted`` when the claim would pass a budget, or
     /// the entry holds a reply that was not kept (see ``RedisDedupeBudgets``).
     func check(
-        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeQueue.LineageCheck? = nil
+        _ entry: DedupeEntryKey, runningFor: Duration, lineage: DedupeOperation.LineageCheck? = nil
     ) async throws(LongLinkError) -> Entry {
         try await keeper.ensureLease()
         let term = Self.milliseconds(min(runningFor, termLimit ?? runningFor))

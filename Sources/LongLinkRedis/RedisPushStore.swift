@@ -116,7 +116,7 @@ public final class RedisPushStore: PushStore {
 
     /// Runs the produce script for `batch` and resumes each push with its seq or error.
     static func produce(
-        _ batch: [ProduceQueue.Push], principal: String, backend: RedisBackend, keys: RedisKeys, capacity: Int,
+        _ batch: [ProducedPush], principal: String, backend: RedisBackend, keys: RedisKeys, capacity: Int,
         bytes: Int
     ) async {
         var arguments: [[UInt8]] = []
@@ -327,7 +327,7 @@ public final class RedisPushStore: PushStore {
             state.principals = [:]
             return state.subscriber
         }
-        produces.shutdown()
+        await produces.shutdown()
         await subscriber?.shutdown()
         await client.shutdown()
     }

@@ -100,7 +100,7 @@ struct RedisDedupeBatchTests {
             let entries = ["1", "2", "3"].map { store.keys.dedupeEntry(principal: "p", clientID: "c", requestID: $0) }
             let keys = entries.map(\.name)
             _ = try await store.client.run(RedisCommand("HSET", keys[1], "f", "v"))
-            let claims = entries.map { DedupeQueue.Item(entry: $0, operation: .claim(term: 30_000)) }
+            let claims = entries.map { DedupeOperation(entry: $0, operation: .claim(term: 30_000)) }
             let running = store.keeper.running
             #expect(await RedisDedupeStore.sendBatch(claims, backend: store.backend, running: running) == 1)
             #expect(try await claims[0].outcome.value().get() == .bulkString([]))
@@ -112,7 +112,7 @@ struct RedisDedupeBatchTests {
             #expect(error.code == .internalError && error.message.contains("WRONGTYPE"), "\(error)")
 
             let finishes = entries.map {
-                DedupeQueue.Item(entry: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
+                DedupeOperation(entry: $0, operation: .finish(value: bytes("Dok"), window: 30_000))
             }
             #expect(await RedisDedupeStore.sendBatch(finishes, backend: store.backend, running: running) == 1)
             #expect(try await finishes[0].outcome.value().get() == .integer(1))

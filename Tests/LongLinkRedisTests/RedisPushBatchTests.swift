@@ -151,7 +151,7 @@ struct RedisPushBatchTests {
             // The first produce after the restart is a batch of three: it finds no meta hash.
             var stored: [StoredPush] = []
             try await eventually("the store works again after the restart", within: .seconds(10)) {
-                let batch = (0..<3).map { ProduceQueue.Push(topic: "t", payload: [UInt8($0)]) }
+                let batch = (0..<3).map { ProducedPush(topic: "t", payload: [UInt8($0)]) }
                 await RedisPushStore.produce(
                     batch, principal: "p", backend: store.backend, keys: store.keys, capacity: 10, bytes: 100)
                 stored = []
