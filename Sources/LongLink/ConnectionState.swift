@@ -23,7 +23,11 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
     public var phase: Phase
     /// The endpoint concerned, if any.
     public var endpoint: Endpoint?
-    /// Why the state changed, for people.
+    /// Why the state changed, for people: the client's own are `not started`, `connecting`,
+    /// `reconnecting`, `attempt failed`, `handshake done; logging in`, `logged in to server ID`,
+    /// `migrated to server ID`, `link down`, `paused in the background`, `logging in again`,
+    /// `session ended: waiting for login`, `shut down`, `stopped: MESSAGE` (the error's message) and
+    /// `invalid configuration`.
     public var reason: String
     /// The error that caused the change, if any.
     public var error: LongLinkError?
@@ -42,7 +46,10 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
         self.retryDelay = retryDelay
     }
 
-    /// For example `connected to 127.0.0.1:7000 (logged in)`.
+    /// The phase, the endpoint, the reason in parentheses and any wait, as the client prints them:
+    /// for example `connected 127.0.0.1:7000 (logged in to server s1)` (the server's id from its
+    /// `Welcome`), `waitingToReconnect 127.0.0.1:7000 (link down) retry in 400 ms`, `connecting
+    /// 127.0.0.1:7000 (reconnecting)`, `stopped (shut down)`.
     public var description: String {
         var text = "\(phase)"
         if let endpoint { text += " \(endpoint)" }

@@ -8,7 +8,8 @@ import LongLinkTransport
 /// `longlink demo`: the whole product in one command. An embedded demo server (quotes, price
 /// alerts, a chat room) sits behind the fault-injecting proxy; a client logs in, enters a room,
 /// makes requests and consumes pushes while the network is cut, black-holed, split into one-byte
-/// writes, the server restarts and kicks the session. A running tally shows the client recovering;
+/// writes, the server restarts and sends the session `GoAway` (`UNAVAILABLE`, reconnect after
+/// 100 ms: the client connects again, logs in and resends). A running tally shows the client recovering;
 /// the summary names what was lost and duplicated (0 and 0). With `--fleet N`, N servers share a
 /// local Redis and the one the client is on crashes (``FleetDemoBackend``).
 enum DemoCommand: Subcommand {

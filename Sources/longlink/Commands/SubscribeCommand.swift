@@ -9,7 +9,9 @@ import Synchronization
 #endif
 
 /// `longlink subscribe --endpoint HOST:PORT`: prints pushes as they arrive, one line each, through
-/// the LongLink client (which acknowledges each reliable push once it has been printed).
+/// the LongLink client, which acknowledges each reliable push when it hands it over to be printed
+/// (`PushAcknowledgement.atHandOver`), or with `--ack-after-print` only once its line is written
+/// (`.afterProcessing`), so that a push never printed comes again.
 enum SubscribeCommand: Subcommand {
     static let spec = CommandSpec(
         name: "subscribe",

@@ -58,7 +58,7 @@ final class EmbeddedDemoBackend: DemoBackend {
             DemoFault(.seconds(3), "server restart (GoAway, then a new process on the same port)") {
                 _ = try? await harness.restart(.graceful)
             },
-            DemoFault(.seconds(4), "server kicks the session (GoAway, come back)") {
+            DemoFault(.seconds(4), "server sends the session GoAway (UNAVAILABLE, reconnect after 100 ms)") {
                 _ = harness.server?.kick(
                     principal: "alice", code: .unavailable, reason: "session moved", reconnect: true,
                     retryAfter: .milliseconds(100))

@@ -152,7 +152,7 @@ final class FleetDemoBackend: DemoBackend {
                 try? await Task.sleep(for: .seconds(2))
                 await proxy.apply(.splitWrites(into: nil))
             },
-            DemoFault(.seconds(3), { [self] in "s\(clientServer()) kicks the session (GoAway, come back)" }) {
+            DemoFault(.seconds(3), { [self] in "s\(clientServer()) sends the session GoAway (UNAVAILABLE, reconnect after 100 ms)" }) {
                 [self] in
                 _ = members[clientServer()].server?.kick(
                     principal: "alice", code: .unavailable, reason: "session moved", reconnect: true,
