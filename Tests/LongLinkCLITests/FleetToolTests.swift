@@ -157,7 +157,9 @@ struct FleetOptionTests {
             LocalRedisServer.locate(environment: ["PATH": "/nonexistent"])
                 == LocalRedisServer.locate(
                     environment: ["PATH": ""]))
-        await #expect(throws: LocalRedisServer.Missing.self) { _ = try await LocalRedisServer.start(binary: nil) }
+        await #expect(throws: LocalRedisServer.Missing.self) {
+            _ = try await LocalRedisServer.start(binary: nil, freePort: { try await freePort() })
+        }
         let message = "\(LocalRedisServer.Missing())"
         #expect(message.contains("Debian package redis-server"))
         #expect(!message.contains("\n"))

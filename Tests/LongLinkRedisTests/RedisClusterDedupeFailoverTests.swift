@@ -9,7 +9,7 @@ import Testing
 /// may have been lost in a primary's failover is answered `UNKNOWN` (`OUTCOME_UNKNOWN`), never run
 /// a second time. The loss is real, produced as in ``RedisClusterFailoverTests``.
 @Suite(
-    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled && RedisClusterProcess.cliEnabled),
+    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled),
     .timeLimit(.minutes(10)))
 struct RedisClusterDedupeFailoverTests {
     typealias Failover = RedisClusterFailoverTests

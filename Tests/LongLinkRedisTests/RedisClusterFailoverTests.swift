@@ -11,7 +11,7 @@ import Testing
 /// to 1 MB, drops its link after a burst of writes, so the writes after it never reach the replica
 /// that later takes over.
 @Suite(
-    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled && RedisClusterProcess.cliEnabled),
+    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled),
     .timeLimit(.minutes(10)))
 struct RedisClusterFailoverTests {
     typealias Subscriber = RedisClusterFleetTests.Subscriber

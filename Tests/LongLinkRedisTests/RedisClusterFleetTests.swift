@@ -10,7 +10,7 @@ import Testing
 /// every primary with their notices by sharded pub/sub, a principal's slot resharded live, and a
 /// primary killed with each durability setting.
 @Suite(
-    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled && RedisClusterProcess.cliEnabled),
+    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled),
     .timeLimit(.minutes(10)))
 struct RedisClusterFleetTests {
     /// A client of member `index` logged in as `principal`, its pushes on topic `t` collected.

@@ -8,7 +8,7 @@ import Testing
 /// slot, a slot migrated live (`ASK`, then `MOVED`), a primary killed (`unavailable` until its
 /// replica takes over).
 @Suite(
-    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled && RedisClusterProcess.cliEnabled),
+    .sharedMachine, .serialized, .enabled(if: RedisServerProcess.testsEnabled),
     .timeLimit(.minutes(10)))
 struct RedisClusterTests {
     static let keys = RedisKeys(prefix: "longlink:")

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import Foundation
 import LongLinkServer
 
@@ -93,7 +94,7 @@ extension DurableBenchmark {
     /// `redis-benchmark -c clients -P 1 XADD` with `appendfsync mode`: a short trial sizes the
     /// measured run to about `--duration`; the stream is deleted afterwards.
     static func redisXADD(
-        _ tools: RedisTools, redis: RedisBenchServer, probe: RedisProbe, mode: String, clients: Int,
+        _ tools: RedisTools, redis: LocalRedisServer, probe: RedisProbe, mode: String, clients: Int,
         settings: BenchSettings
     ) async throws -> Double {
         let set = try probe.command(["CONFIG", "SET", "appendfsync", mode])

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import Foundation
 import LongLinkServer
 
@@ -78,17 +79,18 @@ enum DurableBenchmark {
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let tools = try RedisTools.find(in: settings.redisDirectory, neededBy: "the durable scenario").get()
         // Appends everything: no rewrite during the run (its fork would land in one measurement).
-        try await RedisBenchServer.with(
+        try await LocalRedisServer.with(
             tools,
             extraArguments: ["--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0"]
         ) { redis in
-            benchProgress("durable: redis-server pid \(redis.pid) on port \(redis.port), AOF in \(redis.directory.path)")
+            benchProgress(
+                "durable: redis-server pid \(redis.pid) on port \(redis.port), AOF in \(redis.directory.path)")
             try await measure(tools, redis: redis, settings: settings, into: &report)
         }
     }
 
     private static func measure(
-        _ tools: RedisTools, redis: RedisBenchServer, settings: BenchSettings, into report: inout BenchReport
+        _ tools: RedisTools, redis: LocalRedisServer, settings: BenchSettings, into report: inout BenchReport
     ) async throws {
         let probe = try RedisProbe(port: redis.port)
         let version = (try? probe.info("server")["redis_version"]) ?? nil

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import LongLink
 import LongLinkRedis
 import LongLinkServer
@@ -54,7 +55,7 @@ extension FleetBenchmark {
 
     /// A fleet server on Redis, a client logged in as one principal consuming `pushes(topic:)`
     /// (acks automatic), and ``producers`` tasks calling `push(to:)` for that principal.
-    static func pushes(redis: RedisBenchServer, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
+    static func pushes(redis: LocalRedisServer, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
         -> PushRun
     {
         let fleet = try ServerStores.redis(
@@ -154,7 +155,7 @@ extension FleetBenchmark {
     /// `redis-benchmark`'s rate for `command` at each of ``redisBenchmarkSetups``, and Redis's CPU
     /// time per command in the first: a short run to size the measured one to about the duration.
     static func redisBenchmark(
-        _ tools: RedisTools, redis: RedisBenchServer, probe: RedisProbe, command: [String], settings: BenchSettings
+        _ tools: RedisTools, redis: LocalRedisServer, probe: RedisProbe, command: [String], settings: BenchSettings
     ) async throws -> (rates: [Double], cpuMicroseconds: Double) {
         var rates: [Double] = []
         var cpu = Double.nan
@@ -182,7 +183,7 @@ extension FleetBenchmark {
         var redisCPUMicroseconds = Double.nan
     }
 
-    static func requests(redis: RedisBenchServer?, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
+    static func requests(redis: LocalRedisServer?, probe: RedisProbe, run: Int, settings: BenchSettings) async throws
         -> RequestRun
     {
         let fleet = try redis.map { try ServerStores.redis(configuration($0, prefix: "bench-rpc-\(run):")) }
@@ -221,7 +222,7 @@ extension FleetBenchmark {
 
     /// Milliseconds from aborting the server the client is on (of two, fleet or plain) to the first
     /// successful request on the other.
-    static func failover(redis: RedisBenchServer?, run: Int) async throws -> Double {
+    static func failover(redis: LocalRedisServer?, run: Int) async throws -> Double {
         let shared = redis.map { configuration($0, prefix: "bench-failover-\(run):") }
         var servers: [BenchServer] = []
         do {
@@ -249,7 +250,7 @@ extension FleetBenchmark {
     }
 
     /// Where the fleet's servers find the benchmark's Redis; `prefix` keeps each measurement's keys apart.
-    static func configuration(_ redis: RedisBenchServer, prefix: String) -> RedisConfiguration {
+    static func configuration(_ redis: LocalRedisServer, prefix: String) -> RedisConfiguration {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: redis.port)
         configuration.keyPrefix = prefix
         return configuration

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import LongLinkRedis
 import LongLinkServer
 
@@ -32,14 +33,14 @@ enum FleetBenchmark {
 
     static func run(_ settings: BenchSettings, into report: inout BenchReport) async throws {
         let tools = try RedisTools.find(in: settings.redisDirectory).get()
-        try await RedisBenchServer.with(tools) { redis in
+        try await LocalRedisServer.with(tools) { redis in
             benchProgress("fleet: redis-server pid \(redis.pid) on port \(redis.port)")
             try await measure(tools, redis: redis, settings: settings, into: &report)
         }
     }
 
     private static func measure(
-        _ tools: RedisTools, redis: RedisBenchServer, settings: BenchSettings, into report: inout BenchReport
+        _ tools: RedisTools, redis: LocalRedisServer, settings: BenchSettings, into report: inout BenchReport
     ) async throws {
         let probe = try RedisProbe(port: redis.port)
         let version = (try? probe.info("server")["redis_version"]) ?? nil

@@ -1,3 +1,4 @@
+import BenchCLISupport
 import LongLink
 import LongLinkRedis
 import LongLinkServer
@@ -16,7 +17,7 @@ extension FleetClusterBenchmark {
     }
 
     /// Starts the two servers and the clients on `cluster`, measures and stops them.
-    static func measure(_ cluster: RedisBenchCluster, run: Int, settings: BenchSettings, failover: Bool)
+    static func measure(_ cluster: LocalRedisCluster, run: Int, settings: BenchSettings, failover: Bool)
         async throws -> ShapeRun
     {
         let seeds = cluster.seeds(keyPrefix: "bench-cluster-\(run):")
@@ -124,7 +125,7 @@ extension FleetClusterBenchmark {
     }
 
     /// Reliable pushes delivered per second, and each node's CPU per push it stored.
-    static func pushes(_ fleet: Fleet, cluster: RedisBenchCluster, settings: BenchSettings) async throws -> ShapeRun {
+    static func pushes(_ fleet: Fleet, cluster: LocalRedisCluster, settings: BenchSettings) async throws -> ShapeRun {
         let delivered = BenchCounter()
         let consumers = fleet.clients.map { bench in
             let stream = bench.client.pushes(topic: FleetBenchmark.topic)
@@ -170,7 +171,7 @@ extension FleetClusterBenchmark {
     /// Requests per second, ``inFlightPerClient`` in flight on every client, and Redis's and the
     /// servers' CPU per request.
     static func requests(
-        _ fleet: Fleet, cluster: RedisBenchCluster, settings: BenchSettings, into shape: inout ShapeRun
+        _ fleet: Fleet, cluster: LocalRedisCluster, settings: BenchSettings, into shape: inout ShapeRun
     ) async throws {
         let answered = BenchCounter()
         let calling = BenchCounter()
@@ -203,7 +204,7 @@ extension FleetClusterBenchmark {
     /// With producers publishing for every principal, kills the primary of the first principal's
     /// slot and times, from the kill, the first publish stored and the first request answered for
     /// that principal (each attempt started after the kill), and the replica's promotion.
-    static func failover(_ fleet: Fleet, cluster: RedisBenchCluster, settings: BenchSettings) async throws
+    static func failover(_ fleet: Fleet, cluster: LocalRedisCluster, settings: BenchSettings) async throws
         -> FailoverRun
     {
         let shard = fleet.shardOf[0]

@@ -1,6 +1,8 @@
+import BenchCLISupport
+
 /// `longlink-bench fleet --cluster`: the fleet on Redis Cluster, with one primary and with three
 /// (each primary with one replica, writes `.asynchronous`: what a cluster in production runs),
-/// measured side by side in one run, each shape on a cluster of its own (``RedisBenchCluster``).
+/// measured side by side in one run, each shape on a cluster of its own (``LocalRedisCluster``).
 ///
 /// In each shape two servers on `ServerStores.redisCluster`: ``principals`` clients logged in on
 /// one (each as its own principal, so that the principals spread over the slots) and
@@ -59,7 +61,7 @@ enum FleetClusterBenchmark {
         for run in 1...settings.runs {
             for primaries in shapes {
                 benchProgress("fleet --cluster: \(primaries) primaries, run \(run)/\(settings.runs)")
-                let cluster = try await RedisBenchCluster.start(tools, primaries: primaries)
+                let cluster = try await LocalRedisCluster.start(tools, primaries: primaries)
                 benchProgress(
                     "fleet --cluster: redis-server pids \(cluster.shards.map { "\($0.primary.pid)" }.joined(separator: ", ")) (primaries), "
                         + "\(cluster.shards.map { "\($0.replica.pid)" }.joined(separator: ", ")) (replicas)")

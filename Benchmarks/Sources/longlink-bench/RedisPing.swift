@@ -9,14 +9,14 @@ import BenchCLISupport
 /// Optional: without the binaries (or when Redis does not start) the rows are skipped with a note.
 final class RedisPing {
     private let tools: RedisTools
-    private let server: RedisBenchServer
+    private let server: LocalRedisServer
     /// LongLink's rates and Redis's, one pair per run.
     typealias Samples = (ours: [Double], redis: [Double])
 
     /// A first short run's rate per pipeline depth, which sizes each measurement to `--duration`.
     private var trialRates: [Int: Double] = [:]
 
-    private init(tools: RedisTools, server: RedisBenchServer) {
+    private init(tools: RedisTools, server: LocalRedisServer) {
         self.tools = tools
         self.server = server
     }
@@ -33,7 +33,7 @@ final class RedisPing {
             return try await skipped(scenario, "\(missing)", notes: &notes, body)
         case .success(let tools):
             do {
-                ping = RedisPing(tools: tools, server: try await RedisBenchServer.start(tools))
+                ping = RedisPing(tools: tools, server: try await LocalRedisServer.start(tools))
             } catch {
                 return try await skipped(scenario, "redis-server did not start: \(error)", notes: &notes, body)
             }

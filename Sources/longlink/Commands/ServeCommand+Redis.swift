@@ -150,7 +150,7 @@ extension ServeCommand {
         // server's Redis client, whose errors say what failed. A cluster answers when any seed does.
         let nodes = redis.nodes.filter { $0.tls == nil }
         func silent() -> Bool {
-            nodes.allSatisfy { RedisPing.answers(host: $0.host, port: $0.port) == false }
+            nodes.allSatisfy { RedisProbe.answers(host: $0.host, port: $0.port) == false }
         }
         guard !nodes.isEmpty, nodes.count == redis.nodes.count, silent() else { return }
         Terminal.standardError.line(

@@ -23,7 +23,7 @@ enum SoakCommand: Subcommand {
             schedule also crashes the client's server and restarts it: a request caught by a crash
             may time out, none may run twice.
             With --redis-cluster as well, the servers share a Redis Cluster the soak starts (six
-            redis-servers on free ports joined by redis-cli --cluster create, the redis-tools package):
+            redis-servers on free ports joined with CLUSTER ADDSLOTSRANGE, MEET and REPLICATE):
             three primaries with a replica each, writes acknowledged once the replica has them
             (replicated:1). The schedule also kills the primary of the soak's principal (SIGKILL);
             its replica takes over and the killed node returns as the new primary's replica. The

@@ -38,8 +38,8 @@ final class FleetDemoBackend: DemoBackend {
     static let countedMethods = ["echo", "room.say"]
 
     /// Starts redis-server (a cluster of six when `cluster` is true), then `count` servers on it
-    /// (s0, s1, …) and their proxies. Throws ``LocalRedisServer/Missing`` when redis-server is not
-    /// installed, ``LocalRedisCluster/MissingCLI`` when a cluster needs redis-cli and it is not.
+    /// (s0, s1, …) and their proxies. Throws `LocalRedisServer.Missing` when redis-server is not
+    /// installed.
     init(
         count: Int, cluster: Bool = false, configuration base: ServerConfiguration,
         feed feedConfiguration: DemoFeed.Configuration

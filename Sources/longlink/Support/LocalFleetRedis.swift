@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import LongLinkRedis
 import LongLinkServer
 

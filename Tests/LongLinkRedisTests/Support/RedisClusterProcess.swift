@@ -5,113 +5,28 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// A Redis Cluster of the test's own: six cluster-enabled `redis-server`s (each a
-/// ``RedisServerProcess`` on a free port in its own temporary directory, without persistence),
-/// joined by `redis-cli --cluster create … --cluster-replicas 1` into three primaries with one
-/// replica each, and stopped by process id.
+/// A Redis Cluster of the test's own: the shared launcher's (`LocalRedisCluster`: six
+/// cluster-enabled `redis-server`s on free ports in their own temporary directories, without
+/// persistence, three primaries with one replica each), each node a ``RedisServerProcess``, stopped
+/// by process id.
 final class RedisClusterProcess: Sendable {
-    /// `redis-cli`, beside the `redis-server` in use.
-    static let cli: String? = RedisServerProcess.binary.map {
-        URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("redis-cli").path
-    }.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
-
-    /// Whether the cluster tests run: as the Redis tests, and under CI even without redis-cli
-    /// (where the start then fails rather than skips).
-    static let cliEnabled: Bool = {
-        if cli != nil || ProcessInfo.processInfo.environment["CI"] != nil { return true }
-        print("LongLinkRedisTests: redis-cli not found beside redis-server; the Redis Cluster tests are skipped")
-        return false
-    }()
-
-    struct CLIFailed: Error, CustomStringConvertible {
-        var arguments: [String]
-        var status: Int32?
-        var description: String {
-            "redis-cli \(arguments.joined(separator: " ")) ended with \(status.map(String.init) ?? "no exit")"
-        }
-    }
-
+    let cluster: LocalRedisCluster
     let nodes: [RedisServerProcess]
 
-    private init(nodes: [RedisServerProcess]) {
-        self.nodes = nodes
+    private init(_ cluster: LocalRedisCluster) {
+        self.cluster = cluster
+        self.nodes = cluster.nodes.map { RedisServerProcess($0) }
     }
 
     /// Every node, as seeds for ``RedisClusterClient``.
     var seeds: [RedisConfiguration] { nodes.map(\.configuration) }
 
-    /// Starts six nodes, creates the cluster and waits (bounded) until every node says
-    /// `cluster_state:ok`. Stops what it started when any step fails.
+    /// Starts six nodes, joins them and waits (bounded) until every node says `cluster_state:ok`
+    /// and every replica is in sync. Stops what it started when any step fails.
     static func start() async throws -> RedisClusterProcess {
-        var nodes: [RedisServerProcess] = []
-        do {
-            for _ in 0..<6 {
-                nodes.append(try await startNode())
-            }
-            let cluster = RedisClusterProcess(nodes: nodes)
-            try await cluster.cli(
-                ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
-                    "--cluster-replicas", "1", "--cluster-yes",
-                ])
-            try await cluster.waitUntilOK()
-            return cluster
-        } catch {
-            for node in nodes { await node.stop() }
-            throw error
-        }
-    }
-
-    /// Starts one node. The bus port is chosen as the port is (by default it is the port + 10000,
-    /// which may be one another test was handed, or in the kernel's ephemeral range), and another
-    /// is tried when the node cannot bind the one it was given.
-    private static func startNode() async throws -> RedisServerProcess {
-        var lastError: (any Error)?
-        for _ in 0..<3 {
-            let bus = try await freePort()
-            do {
-                return try await RedisServerProcess.start(
-                    .init(arguments: { port in
-                        [
-                            "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
-                            "nodes-\(port).conf", "--cluster-node-timeout", "2000", "--cluster-port", String(bus),
-                            // Replicas sync at once, so that a failover can happen right after the start.
-                            "--repl-diskless-sync-delay", "0",
-                            // A replica cut off from its primary for a while still takes over.
-                            "--cluster-replica-validity-factor", "0",
-                        ]
-                    }))
-            } catch {
-                lastError = error
-            }
-        }
-        throw lastError!
-    }
-
-    /// Runs redis-cli with `arguments` and waits (bounded) for it to succeed.
-    func cli(_ arguments: [String], within timeout: Duration = .seconds(60)) async throws {
-        guard let cli = Self.cli else { throw RedisServerProcess.Missing() }
-        let process = try ChildProcess(
-            cli, arguments: arguments, standardInput: .nullDevice, standardOutput: .nullDevice,
-            standardError: .nullDevice)
-        let status = await process.waitForExit(within: timeout)
-        guard status == 0 else {
-            process.kill()
-            throw CLIFailed(arguments: arguments, status: status)
-        }
-    }
-
-    /// Waits (bounded) until every running node's `CLUSTER INFO` says `cluster_state:ok` and every
-    /// replica has its primary's data (a replica that never synced does not take over).
-    func waitUntilOK(within timeout: Duration = .seconds(30)) async throws {
-        for node in nodes where node.process.isRunning {
-            try await eventually("node \(node.port) says cluster_state:ok", within: timeout) {
-                let info = try? await run(RedisCommand("CLUSTER", "INFO"), on: node).string
-                guard info?.contains("cluster_state:ok") == true else { return false }
-                let replication = try? await run(RedisCommand("INFO", "replication"), on: node).string
-                return replication?.contains("role:master") == true
-                    || replication?.contains("master_link_status:up") == true
-            }
-        }
+        guard let binary = RedisServerProcess.binary else { throw RedisServerProcess.Missing() }
+        return RedisClusterProcess(
+            try await LocalRedisCluster.start(primaries: 3, binary: binary, freePort: { try await freePort() }))
     }
 
     /// Runs one command on one node (not routed).
@@ -180,7 +95,7 @@ final class RedisClusterProcess: Sendable {
 
     /// Stops every node and removes its directory.
     func stop() async {
-        for node in nodes { await node.stop() }
+        await cluster.stop()
     }
 }
 

@@ -6,21 +6,14 @@ import Testing
 
 @testable import LongLinkRedis
 
-/// A `redis-server` of the test's own, on a free port in a temporary directory, stopped by its
-/// process id: started with AOF on and RDB snapshots off, restarted with no persistence at all
-/// (all data gone, as after losing a node), paused and resumed with SIGSTOP and SIGCONT.
-final class RedisServerProcess: @unchecked Sendable {
+/// A `redis-server` of the test's own: the shared launcher's (`LocalRedisServer`, on a free port in
+/// a temporary directory, stopped by its process id), started with AOF on and RDB snapshots off,
+/// restarted with no persistence at all (all data gone, as after losing a node), paused and resumed
+/// with SIGSTOP and SIGCONT, and reached by a `RedisConfiguration` with the tests' timeouts.
+final class RedisServerProcess: Sendable {
     /// The binary: `LONGLINK_REDIS_SERVER` (when set, nothing else), else `redis-server` on the
-    /// PATH or in /usr/bin.
-    static let binary: String? = {
-        let environment = ProcessInfo.processInfo.environment
-        if let path = environment["LONGLINK_REDIS_SERVER"] {
-            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-        }
-        let directories =
-            (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"]
-        return directories.map { "\($0)/redis-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    /// PATH, in /usr/bin or /usr/sbin.
+    static let binary: String? = LocalRedisServer.locate()
 
     /// Whether the Redis tests run: always under CI (where a missing binary must fail them, not
     /// skip them), elsewhere when the binary is there; otherwise one line says why they are skipped.
@@ -44,12 +37,21 @@ final class RedisServerProcess: @unchecked Sendable {
         var configure: @Sendable (inout RedisConfiguration) -> Void = { _ in }
     }
 
-    let port: Int
-    let directory: URL
+    let server: LocalRedisServer
     let setup: Setup
-    private(set) var process: ChildProcess
 
-    var configuration: RedisConfiguration {
+    var port: Int { server.port }
+    var directory: URL { server.directory }
+    var isRunning: Bool { server.isRunning }
+    var configuration: RedisConfiguration { Self.configuration(port: port, setup) }
+
+    init(_ server: LocalRedisServer, setup: Setup = Setup()) {
+        self.server = server
+        self.setup = setup
+    }
+
+    /// How a client reaches the server on `port` started with `setup`.
+    private static func configuration(port: Int, _ setup: Setup) -> RedisConfiguration {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
         // Short enough that outage tests end quickly, long enough for a machine running the whole
         // suite (a 500 ms bound was missed there by a healthy Redis).
@@ -61,114 +63,57 @@ final class RedisServerProcess: @unchecked Sendable {
         return configuration
     }
 
-    private init(port: Int, directory: URL, setup: Setup, process: ChildProcess) {
-        self.port = port
-        self.directory = directory
-        self.setup = setup
-        self.process = process
-    }
-
-    /// Starts a server and waits (bounded) until it answers PING.
+    /// Starts a server and waits (bounded) until it answers as itself: its `INFO server`, asked
+    /// through LongLink's own client (TLS and a login included), names its process id.
     static func start(_ setup: Setup = Setup()) async throws -> RedisServerProcess {
         guard let binary else { throw Missing() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "longlink-redis-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var lastError: (any Error)?
-        // A free port can be taken between the probe and redis-server's bind: try a few.
-        for _ in 0..<5 {
-            let port = try await freePort()
-            let process = try launch(binary, port: port, directory: directory, persistent: true, setup: setup)
-            let server = RedisServerProcess(port: port, directory: directory, setup: setup, process: process)
-            do {
-                try await server.waitUntilReady()
-                return server
-            } catch {
-                process.kill()
-                _ = await process.waitForExit(within: .seconds(10))
-                lastError = error
-            }
-        }
-        throw lastError!
+        let server = try await LocalRedisServer.start(
+            binary: binary, freePort: { try await freePort() }, arguments: { setup.arguments($0) },
+            ready: { port, processID in
+                let client = RedisClient(configuration: configuration(port: port, setup))
+                let info = (try? await client.run(RedisCommand("INFO", "server")))?.string
+                await client.shutdown()
+                return info?.contains("process_id:\(processID)\r\n") == true
+            })
+        return RedisServerProcess(server, setup: setup)
     }
 
-    /// Output goes to the null device: nothing reads it, so no reader threads outlive the test.
-    private static func launch(
-        _ binary: String, port: Int, directory: URL, persistent: Bool, setup: Setup
-    ) throws -> ChildProcess {
-        let arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", persistent ? "yes" : "no",
-            "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
-        ]
-        return try ChildProcess(
-            binary, arguments: arguments + setup.arguments(port), standardInput: .nullDevice,
-            standardOutput: .nullDevice, standardError: .nullDevice)
-    }
-
-    /// Kills the process (SIGKILL: nothing of its data is needed afterwards) and waits, bounded,
-    /// for it to end.
-    private func kill9() async throws {
-        process.kill()
-        try await eventually("redis-server (pid \(process.processIdentifier)) exits", within: .seconds(10)) {
-            !process.isRunning
-        }
-    }
-
-    /// Polls `INFO server`, bounded (the server is another process, with nothing to await on),
-    /// until the Redis on the port says it is this process: when another test's Redis holds the
-    /// port, this one fails to bind and exits, and the other's answer must not pass for its own.
+    /// Waits (bounded) until the server answers as itself again.
     func waitUntilReady(within timeout: Duration = .seconds(10)) async throws {
-        let ours = "process_id:\(process.processIdentifier)\r\n"
-        var exited = false
-        try await eventually("redis-server (pid \(process.processIdentifier)) answers on port \(port)", within: timeout) {
-            guard process.isRunning else {
-                exited = true
-                return true
-            }
-            let client = RedisClient(configuration: configuration)
-            let info = (try? await client.run(RedisCommand("INFO", "server")))?.string
-            await client.shutdown()
-            return info?.contains(ours) == true
-        }
-        if exited { throw NotListening(port: port) }
+        guard await server.waitUntilReady(within: timeout) else { throw NotListening(port: port) }
     }
 
-    /// The process exited before it answered: most likely its port was taken.
+    /// The process exited or was silent before it answered: most likely its port was taken.
     struct NotListening: Error, CustomStringConvertible {
         var port: Int
-        var description: String { "redis-server exited before answering on port \(port) (taken?)" }
+        var description: String { "redis-server did not answer on port \(port) (taken?)" }
     }
 
     /// Pauses the process (SIGSTOP): connections stay open, nothing answers.
-    func pause() { process.send(SIGSTOP) }
+    func pause() { server.send(SIGSTOP) }
 
     /// Resumes a paused process (SIGCONT).
-    func resume() { process.send(SIGCONT) }
+    func resume() { server.send(SIGCONT) }
 
     /// Kills the server and starts a fresh one on the same port with no persistence and an empty
     /// directory: every key is gone.
     func restartWithoutPersistence() async throws {
-        try await kill9()
-        try await relaunchWithoutPersistence()
+        try await server.restart(keepingData: false)
     }
 
     /// Kills the server (SIGKILL), as a crashed node; ``relaunchWithoutPersistence()`` brings it back.
     func crash() async {
-        try? await kill9()
+        await server.kill()
     }
 
     /// Starts a fresh server on the same port with no persistence and an empty directory.
     func relaunchWithoutPersistence() async throws {
-        try? FileManager.default.removeItem(at: directory)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process = try Self.launch(Self.binary!, port: port, directory: directory, persistent: false, setup: setup)
-        try await waitUntilReady()
+        try await server.restart(keepingData: false)
     }
 
     /// Stops the server and removes its directory.
     func stop() async {
-        try? await kill9()
-        try? FileManager.default.removeItem(at: directory)
+        await server.stop()
     }
 }
 

@@ -1,24 +1,24 @@
 /// One line of `CLUSTER NODES`: a node's id, port, role and slot ranges, as ``LocalRedisCluster``
 /// needs them to find a slot's primary and its replicas.
-struct ClusterNodesEntry: Sendable, Equatable {
+package struct ClusterNodesEntry: Sendable, Equatable {
     /// The node's id.
-    var id: String
+    package var id: String
     /// Its client port.
-    var port: Int
+    package var port: Int
     /// Whether it is a primary (`master`).
-    var isPrimary: Bool
+    package var isPrimary: Bool
     /// Whether the cluster marks it failed (`fail`, or `fail?` as seen by this node).
-    var failed: Bool
+    package var failed: Bool
     /// Its primary's id when it is a replica; nil for a primary.
-    var primaryID: String?
+    package var primaryID: String?
     /// The slots it serves (a primary's).
-    var slots: [ClosedRange<Int>]
+    package var slots: [ClosedRange<Int>]
 
     /// Whether it serves `slot`.
-    func serves(_ slot: Int) -> Bool { slots.contains { $0.contains(slot) } }
+    package func serves(_ slot: Int) -> Bool { slots.contains { $0.contains(slot) } }
 
     /// The entries of a `CLUSTER NODES` reply; lines that do not parse are left out.
-    static func parse(_ text: String) -> [ClusterNodesEntry] {
+    package static func parse(_ text: String) -> [ClusterNodesEntry] {
         text.split(whereSeparator: \.isNewline).compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
             guard fields.count >= 8 else { return nil }
