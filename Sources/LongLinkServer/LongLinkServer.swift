@@ -39,15 +39,13 @@ public final class LongLinkServer: Sendable {
     private let tlsContext = Locked<TLSContext?>(nil)
 
     /// Creates a server that keeps reliable pushes in an ``InMemoryPushStore`` bounded by
-    /// ``ServerConfiguration/pushStoreCapacityPerPrincipal`` and
-    /// ``ServerConfiguration/pushStoreBytesPerPrincipal``, and its de-duplication window in its own
-    /// memory: neither survives a restart of the process. Nothing happens until ``run()``.
+    /// ``ServerConfiguration/budgets``, and its de-duplication window in its own memory: neither survives a restart of the process. Nothing happens until ``run()``.
     public convenience init(configuration: ServerConfiguration = .init(), router: Router) {
         self.init(
             configuration: configuration, router: router,
             stores: .inMemory(
-                capacityPerPrincipal: configuration.pushStoreCapacityPerPrincipal,
-                bytesPerPrincipal: configuration.pushStoreBytesPerPrincipal))
+                capacityPerPrincipal: configuration.budgets.pushCapacityPerPrincipal,
+                bytesPerPrincipal: configuration.budgets.pushBytesPerPrincipal))
     }
 
     /// Creates a server on `stores`: reliable pushes and, when `stores` has one, the de-duplication

@@ -91,42 +91,18 @@ public struct ServerConfiguration: Sendable {
     /// enough of them would stop every other topic. A client that acknowledges something within
     /// this time keeps the window in force.
     public var reliablePushWindowTimeout: Duration = .milliseconds(100)
-    /// The most unacknowledged reliable pushes the default push store keeps per principal; past it
-    /// ``LongLinkServer/push(to:topic:payload:)`` throws `RESOURCE_EXHAUSTED` (nothing stored is
-    /// dropped). Ignored when the server is given a store of its own.
-    public var pushStoreCapacityPerPrincipal: Int = 10_000
-    /// The most bytes (topics and payloads) of unacknowledged reliable pushes the default push
-    /// store keeps per principal, with the same `RESOURCE_EXHAUSTED` past it.
-    public var pushStoreBytesPerPrincipal: Int = 16 << 20
     /// How long finished requests are remembered for de-duplication; `.zero` turns de-duplication
     /// off. Only requests of a connection bound to a principal (by a login) are de-duplicated:
     /// before a login a client is anyone, so its requests run as sent and are never remembered.
     public var dedupeWindow: Duration = .seconds(120)
-    /// How many requests the de-duplication window holds at most, running and finished, for all
-    /// clients together. The window's budgets (this one, ``dedupeCapacityPerPrincipal``,
-    /// ``dedupeCapacityPerClient`` and the byte budgets ``dedupeBytes``,
-    /// ``dedupeBytesPerPrincipal``, ``dedupeBytesPerClient``) share one rule: at a bound, a client
-    /// (a `client_id` under one principal) gives up its own oldest finished requests, never
-    /// anyone else's. A new request for which that cannot make room is answered
-    /// `RESOURCE_EXHAUSTED` (its message says when to retry) without running; a reply that cannot
-    /// be kept is replaced by a marker, so that its resends are answered `RESOURCE_EXHAUSTED`
-    /// ("ran once, reply too large to keep") rather than run again.
-    public var dedupeCapacity: Int = 100_000
-    /// How many requests, running and finished, the de-duplication window holds per principal, over
-    /// all its clients (see ``dedupeCapacity``).
-    public var dedupeCapacityPerPrincipal: Int = 20_000
-    /// How many requests, running and finished, the de-duplication window holds per client (a
-    /// `client_id` under one principal), so that a client sending many requests fills its own share
-    /// and nobody else's (see ``dedupeCapacity``).
-    public var dedupeCapacityPerClient: Int = 10_000
-    /// How many bytes of stored replies (their payloads, uncompressed, and status messages) the
-    /// de-duplication window holds for all clients together (see ``dedupeCapacity``).
-    public var dedupeBytes: Int = 256 << 20
-    /// As ``dedupeBytes``, per principal over all its clients.
-    public var dedupeBytesPerPrincipal: Int = 32 << 20
-    /// As ``dedupeBytes``, per client (a `client_id` under one principal). A reply larger than this
-    /// is never kept: its resends are answered `RESOURCE_EXHAUSTED`.
-    public var dedupeBytesPerClient: Int = 16 << 20
+    /// What the server's own stores (the default ``InMemoryPushStore`` and the de-duplication
+    /// window in its memory) let each tenant hold: unacknowledged reliable pushes per principal,
+    /// past which ``LongLinkServer/push(to:topic:payload:)`` throws `RESOURCE_EXHAUSTED`, and
+    /// de-dup entries and stored reply bytes (payloads uncompressed, status messages) per client,
+    /// per principal and in all (see ``StoreBudgets``). The push budgets are ignored when the
+    /// server is given a store of its own; give a ``DurableStore`` the same with
+    /// ``DurableStoreConfiguration/init(budgetsOf:)``.
+    public var budgets = StoreBudgets()
     /// With de-duplication, a handler whose connection closes runs on, so that the client's resend
     /// on its next connection joins it instead of running it twice; it still ends at its
     /// request's deadline (`timeout_ms`). This bounds how many such handlers one `client_id`
@@ -210,8 +186,7 @@ public struct ServerConfiguration: Sendable {
         if maxOutgoingFrameBytes < 64 || maxOutgoingFrameBytes > Int(UInt32.max) {
             throw fail("maxOutgoingFrameBytes must be 64...UInt32.max")
         }
-        if pushStoreCapacityPerPrincipal < 1 { throw fail("pushStoreCapacityPerPrincipal must be at least 1") }
-        if pushStoreBytesPerPrincipal < 1 { throw fail("pushStoreBytesPerPrincipal must be at least 1") }
+        try budgets.validate(in: "")
         if maxConnections < 1 { throw fail("maxConnections must be at least 1") }
         if maxPendingHandshakes < 1 { throw fail("maxPendingHandshakes must be at least 1") }
         if maxInflationRatio < 1 { throw fail("maxInflationRatio must be at least 1") }
@@ -221,12 +196,6 @@ public struct ServerConfiguration: Sendable {
         if reliablePushWindow < 1 { throw fail("reliablePushWindow must be at least 1") }
         if reliablePushWindowTimeout <= .zero { throw fail("reliablePushWindowTimeout must be positive") }
         if dedupeWindow < .zero { throw fail("dedupeWindow must not be negative") }
-        if dedupeCapacity < 1 { throw fail("dedupeCapacity must be at least 1") }
-        if dedupeCapacityPerPrincipal < 1 { throw fail("dedupeCapacityPerPrincipal must be at least 1") }
-        if dedupeCapacityPerClient < 1 { throw fail("dedupeCapacityPerClient must be at least 1") }
-        if dedupeBytes < 0 { throw fail("dedupeBytes must not be negative") }
-        if dedupeBytesPerPrincipal < 0 { throw fail("dedupeBytesPerPrincipal must not be negative") }
-        if dedupeBytesPerClient < 0 { throw fail("dedupeBytesPerClient must not be negative") }
         if maxOrphanedExecutionsPerClient < 0 { throw fail("maxOrphanedExecutionsPerClient must not be negative") }
         if maxOrphanedExecutions < 0 { throw fail("maxOrphanedExecutions must not be negative") }
         if handshakeTimeout <= .zero { throw fail("handshakeTimeout must be positive") }

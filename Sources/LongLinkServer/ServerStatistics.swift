@@ -27,14 +27,14 @@ public struct ServerStatistics: Sendable, Hashable {
     /// Requests the de-duplication window held now, running and finished.
     public var dedupeEntries: Int = 0
     /// Bytes of stored replies the de-duplication window held now (see
-    /// ``ServerConfiguration/dedupeBytes``).
+    /// ``StoreBudgets/dedupeBytes``).
     public var dedupeStoredBytes: Int = 0
     /// New requests answered `RESOURCE_EXHAUSTED` without running because a de-duplication budget
     /// was full and their client had none of its own finished requests left to give up (see
-    /// ``ServerConfiguration/dedupeCapacity``).
+    /// ``StoreBudgets``).
     public var dedupeRefusals: Int = 0
     /// Replies too large for their client's de-duplication budgets, kept as a marker that answers
-    /// their resends `RESOURCE_EXHAUSTED` (see ``ServerConfiguration/dedupeBytesPerClient``).
+    /// their resends `RESOURCE_EXHAUSTED` (see ``StoreBudgets/dedupeBytesPerClient``).
     public var dedupeRepliesNotKept: Int = 0
     /// Responses written.
     public var responsesSent: Int = 0

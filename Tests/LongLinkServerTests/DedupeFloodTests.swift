@@ -14,9 +14,9 @@ struct DedupeFloodTests {
     /// budget's worth each exceed every entry budget.
     static var scaled: ServerConfiguration {
         var configuration = ServerConfiguration.testing
-        configuration.dedupeCapacity = 10_000
-        configuration.dedupeCapacityPerPrincipal = 2_000
-        configuration.dedupeCapacityPerClient = 1_000
+        configuration.budgets.dedupeCapacity = 10_000
+        configuration.budgets.dedupeCapacityPerPrincipal = 2_000
+        configuration.budgets.dedupeCapacityPerClient = 1_000
         return configuration
     }
 
@@ -93,7 +93,7 @@ struct DedupeFloodTests {
     @Test func aFloodOfManyPrincipalsFillsTheWindowButEvictsNobodyElse() async throws {
         let probe = Probe()
         var configuration = Self.scaled
-        configuration.dedupeCapacityPerPrincipal = configuration.dedupeCapacityPerClient
+        configuration.budgets.dedupeCapacityPerPrincipal = configuration.budgets.dedupeCapacityPerClient
         try await withServer(configuration, probe: probe) { server, address in
             let victim = try await FrameClient.loggedIn(address, clientID: "victim-phone", as: "victim")
             let original = try await victim.call("count", bytes("+"), id: "pay-1")
@@ -147,7 +147,7 @@ struct DedupeFloodTests {
                 try await client.send(Self.compressed("e\(index)", "echo", deflated))
                 let reply = try await client.response()
                 #expect(reply.status == nil && reply.requestID == "e\(index)")
-                #expect(server.statistics.dedupeStoredBytes <= configuration.dedupeBytesPerClient)
+                #expect(server.statistics.dedupeStoredBytes <= configuration.budgets.dedupeBytesPerClient)
             }
             // The newest is replayed, compressed again for this connection.
             try await client.send(Self.compressed("e99", "echo", deflated))
@@ -156,11 +156,11 @@ struct DedupeFloodTests {
             client.close()
             let statistics = server.statistics
             #expect(statistics.requestsReplayed == 1)
-            #expect(statistics.dedupeStoredBytes <= configuration.dedupeBytesPerClient)
+            #expect(statistics.dedupeStoredBytes <= configuration.budgets.dedupeBytesPerClient)
             #expect(statistics.dedupeStoredBytes >= 4_000_000)
             #expect(statistics.dedupeRepliesNotKept == 0)
             // Four replies of 4,000,000 bytes fit 16 MiB: the client gave up its own older ones.
-            #expect(statistics.dedupeEntries <= configuration.dedupeBytesPerClient / 4_000_000)
+            #expect(statistics.dedupeEntries <= configuration.budgets.dedupeBytesPerClient / 4_000_000)
         }
     }
 
@@ -169,7 +169,7 @@ struct DedupeFloodTests {
     @Test func aReplyTooLargeToKeepIsNotRunAgain() async throws {
         let probe = Probe()
         var configuration = ServerConfiguration.testing
-        configuration.dedupeBytesPerClient = 1 << 20
+        configuration.budgets.dedupeBytesPerClient = 1 << 20
         try await withServer(configuration, probe: probe) { server, address in
             let large = [UInt8](repeating: 0x41, count: 2 << 20)
             let first = try await FrameClient.loggedIn(address, clientID: "phone", as: "ann")

@@ -99,7 +99,7 @@ struct DurableDedupeTests {
         let directory = try TemporaryDirectory("durable")
         let clock = TestWallClock()
         var configuration = DurableStoreConfiguration()
-        configuration.dedupeCapacityPerClient = 2
+        configuration.budgets.dedupeCapacityPerClient = 2
         let engine = try DurableEngine.open(directory, configuration, clock: clock)
         #expect(try await engine.claim(key("1"), term: .seconds(5), window: .seconds(60)) == .run)
         #expect(try await engine.claim(key("2"), term: .seconds(5), window: .seconds(60)) == .run)
@@ -125,8 +125,8 @@ struct DurableDedupeTests {
         let directory = try TemporaryDirectory("durable")
         let clock = TestWallClock()
         var configuration = DurableStoreConfiguration()
-        configuration.dedupeCapacityPerClient = 2
-        configuration.dedupeCapacityPerPrincipal = 3
+        configuration.budgets.dedupeCapacityPerClient = 2
+        configuration.budgets.dedupeCapacityPerPrincipal = 3
         let engine = try DurableEngine.open(directory, configuration, clock: clock)
         for id in 1...20 { try await run(engine, clock, "c1", id, bytes("r\(id)")) }
         #expect(try await held(engine, "c1", 1...20) == [19, 20])
@@ -159,8 +159,8 @@ struct DurableDedupeTests {
         let directory = try TemporaryDirectory("durable")
         let clock = TestWallClock()
         var configuration = DurableStoreConfiguration()
-        configuration.dedupeBytesPerClient = 300
-        configuration.dedupeBytesPerPrincipal = 400
+        configuration.budgets.dedupeBytesPerClient = 300
+        configuration.budgets.dedupeBytesPerPrincipal = 400
         let engine = try DurableEngine.open(directory, configuration, clock: clock)
         let reply = [UInt8](repeating: 7, count: 100)
         // Each entry is charged its names (7 or 8 bytes) and its reply: two fit in 300 bytes.
@@ -184,8 +184,8 @@ struct DurableDedupeTests {
     @Test func aReplyOverTheByteBudgetIsNotKeptAndTheBudgetInAllHolds() async throws {
         let directory = try TemporaryDirectory("durable")
         var configuration = DurableStoreConfiguration()
-        configuration.dedupeBytesPerClient = 100
-        configuration.dedupeCapacity = 3
+        configuration.budgets.dedupeBytesPerClient = 100
+        configuration.budgets.dedupeCapacity = 3
         let engine = try DurableEngine.open(directory, configuration)
         #expect(try await engine.claim(key("big"), term: .seconds(5), window: .seconds(60)) == .run)
         let large = [UInt8](repeating: 7, count: 200)
@@ -214,7 +214,7 @@ struct DurableDedupeTests {
     @Test func theStoreAnswersUnknownAndNotKeptAsTheFleetStoresDo() async throws {
         let directory = try TemporaryDirectory("durable")
         var configuration = DurableStoreConfiguration()
-        configuration.dedupeBytesPerClient = 50
+        configuration.budgets.dedupeBytesPerClient = 50
         var store = try DurableStore(directory: directory.path, configuration: configuration)
         let window = Duration.seconds(60)
         func claim(_ id: String) -> DedupeClaimRequest {

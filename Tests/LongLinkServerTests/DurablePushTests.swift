@@ -79,8 +79,8 @@ struct DurablePushTests {
     @Test func aPrincipalOverItsBudgetIsRefusedAndNothingIsDropped() async throws {
         let directory = try TemporaryDirectory("durable")
         var configuration = DurableStoreConfiguration()
-        configuration.pushCapacityPerPrincipal = 2
-        configuration.pushBytesPerPrincipal = 10
+        configuration.budgets.pushCapacityPerPrincipal = 2
+        configuration.budgets.pushBytesPerPrincipal = 10
         let engine = try DurableEngine.open(directory, configuration)
         _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("1234"))
         // 5 + 6 bytes: over the byte budget though under the count.

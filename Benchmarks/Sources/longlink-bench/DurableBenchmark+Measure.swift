@@ -16,16 +16,16 @@ extension DurableBenchmark {
     static func configuration(_ policy: DurableSyncPolicy) -> DurableStoreConfiguration {
         var configuration = DurableStoreConfiguration()
         configuration.sync = policy
-        configuration.pushCapacityPerPrincipal = 100_000_000
-        configuration.pushBytesPerPrincipal = 1 << 40
+        configuration.budgets.pushCapacityPerPrincipal = 100_000_000
+        configuration.budgets.pushBytesPerPrincipal = 1 << 40
         // The default budgets (10,000 entries per client over the 120 s window) refuse a client
         // that runs more than 10,000 requests in two minutes: the request rows would measure that.
-        configuration.dedupeCapacity = 100_000_000
-        configuration.dedupeCapacityPerPrincipal = 100_000_000
-        configuration.dedupeCapacityPerClient = 100_000_000
-        configuration.dedupeBytes = 1 << 40
-        configuration.dedupeBytesPerPrincipal = 1 << 40
-        configuration.dedupeBytesPerClient = 1 << 40
+        configuration.budgets.dedupeCapacity = 100_000_000
+        configuration.budgets.dedupeCapacityPerPrincipal = 100_000_000
+        configuration.budgets.dedupeCapacityPerClient = 100_000_000
+        configuration.budgets.dedupeBytes = 1 << 40
+        configuration.budgets.dedupeBytesPerPrincipal = 1 << 40
+        configuration.budgets.dedupeBytesPerClient = 1 << 40
         return configuration
     }
 

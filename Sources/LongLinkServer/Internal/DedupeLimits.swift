@@ -12,11 +12,11 @@ struct DedupeLimits: Sendable, Equatable {
 
     /// The budgets a server is configured with.
     init(_ configuration: ServerConfiguration) {
-        entries = configuration.dedupeCapacity
-        entriesPerPrincipal = configuration.dedupeCapacityPerPrincipal
-        entriesPerClient = configuration.dedupeCapacityPerClient
-        bytes = configuration.dedupeBytes
-        bytesPerPrincipal = configuration.dedupeBytesPerPrincipal
-        bytesPerClient = configuration.dedupeBytesPerClient
+        entries = configuration.budgets.dedupeCapacity
+        entriesPerPrincipal = configuration.budgets.dedupeCapacityPerPrincipal
+        entriesPerClient = configuration.budgets.dedupeCapacityPerClient
+        bytes = configuration.budgets.dedupeBytes
+        bytesPerPrincipal = configuration.budgets.dedupeBytesPerPrincipal
+        bytesPerClient = configuration.budgets.dedupeBytesPerClient
     }
 }

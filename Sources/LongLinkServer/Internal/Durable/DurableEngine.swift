@@ -102,7 +102,7 @@ final class DurableEngine: Sendable {
             try writer.append(principal: name, topic: topic, payload: payload)
         }
         guard let stored else {
-            let (capacity, bytes) = (configuration.pushCapacityPerPrincipal, configuration.pushBytesPerPrincipal)
+            let (capacity, bytes) = (configuration.budgets.pushCapacityPerPrincipal, configuration.budgets.pushBytesPerPrincipal)
             throw LongLinkError(
                 code: .resourceExhausted,
                 message:

@@ -174,7 +174,7 @@ extension DurableWriter {
     /// more take to fit every budget; false, giving up nothing, when all of them would not make
     /// room.
     private func makeRoom(_ key: DurableRequestKey, entries: Int64, bytes: Int64) throws(SQLiteError) -> Bool {
-        let limits = configuration
+        let limits = configuration.budgets
         let principal = try usage(1, key.principal, [])
         let client = try usage(2, key.principal, key.clientID)
         let total = try usage(0, [], [])
@@ -220,7 +220,7 @@ extension DurableWriter {
         -> DurableRefusal.Scope?
     {
         guard entries > 0 || bytes > 0 else { return nil }
-        let limits = configuration
+        let limits = configuration.budgets
         let principal = try usage(1, key.principal, [])
         let client = try usage(2, key.principal, key.clientID)
         let total = try usage(0, [], [])

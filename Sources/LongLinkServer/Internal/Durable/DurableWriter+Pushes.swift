@@ -17,8 +17,8 @@ extension DurableWriter {
             log = DurablePrincipalLog(
                 epoch: Int64.random(in: 1...Int64(UInt32.max)), next: try freshSeq(), held: 0, bytes: 0)
         }
-        guard log.held < configuration.pushCapacityPerPrincipal,
-            size <= Int64(configuration.pushBytesPerPrincipal) - log.bytes
+        guard log.held < configuration.budgets.pushCapacityPerPrincipal,
+            size <= Int64(configuration.budgets.pushBytesPerPrincipal) - log.bytes
         else { return nil }
         try database.run(
             "INSERT INTO pushes (principal, seq, epoch, topic, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
