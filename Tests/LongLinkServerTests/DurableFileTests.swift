@@ -10,6 +10,16 @@ import Testing
 struct DurableFileTests {
     private func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
+    /// A new file has 1 KB pages (a commit writes whole pages), and SQLite checkpoints every 64 MB
+    /// of log, not every 1,000 pages.
+    @Test func aNewFileHasSmallPagesAndCheckpointsByBytes() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let engine = try DurableEngine.open(directory)
+        #expect(try await engine.integer("PRAGMA page_size") == 1024)
+        #expect(try await engine.integer("PRAGMA wal_autocheckpoint") == 65_536)
+        await engine.close()
+    }
+
     @Test func aFileThatIsNotADatabaseIsAnErrorNamingItAndIsLeftAlone() async throws {
         let directory = try TemporaryDirectory("durable")
         let path = directory.appending(DurableSchema.fileName)

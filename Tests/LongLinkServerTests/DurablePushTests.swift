@@ -132,6 +132,71 @@ struct DurablePushTests {
         await engine.close()
     }
 
+    /// A write that fails in a turn shared with others is undone alone: the others commit in the
+    /// same transaction under the seqs they would have had, and what the writer keeps of each
+    /// principal (its next seq, its count) matches the file after it.
+    @Test func aWriteThatFailsInATurnIsUndoneAloneAndTheOthersCommit() async throws {
+        let directory = try TemporaryDirectory("durable")
+        let engine = try DurableEngine.open(directory)
+        for name in ["ann", "bob", "cid"] { _ = try await engine.append(principal: name, topic: "t", payload: bytes("0")) }
+        // A row in ann's next seq, put there behind the store's back: her next push fails on it
+        // (a key conflict, which SQLite undoes alone), as a write failing on its own would.
+        try await engine.execute(
+            "INSERT INTO pushes (principal, seq, epoch, topic, payload, stored_at) VALUES (x'616e6e', 2, 1, x'74', x'00', 0)")
+        let held = Mailbox<Void>()
+        let release = DispatchSemaphore(value: 0)
+        let hold = Task {
+            try await engine.onWriter {
+                held.put(())
+                release.wait()
+            }
+        }
+        try await held.next(within: .seconds(10), "the writer held")
+        let before = engine.statistics.withLock { $0 }
+        var others: [(name: String, task: Task<StoredPush, any Error>)] = []
+        for n in 0..<6 {
+            for name in ["bob", "cid"] {
+                others.append((name, Task { try await engine.append(principal: name, topic: "t", payload: bytes("\(n)")) }))
+            }
+        }
+        let conflicting = Task { await failure { _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("1")) } }
+        try await eventually("every write queued") { engine.queuedOperations == others.count + 1 }
+        release.signal()
+        try await hold.value
+        #expect(await conflicting.value != nil)
+        var seqs: [String: [UInt64]] = [:]
+        for (name, task) in others { seqs[name, default: []].append(try await task.value.seq) }
+        #expect(seqs["bob"]?.sorted() == Array(2...7))
+        #expect(seqs["cid"]?.sorted() == Array(2...7))
+        let after = engine.statistics.withLock { $0 }
+        #expect(after.transactions == before.transactions + 1)
+        #expect(after.failedTransactions == before.failedTransactions)
+        #expect(try await engine.unacknowledgedCount(principal: "ann") == 1)
+        #expect(try await engine.append(principal: "bob", topic: "t", payload: bytes("next")).seq == 8)
+        try await engine.acknowledge(principal: "cid", seqs: Array(1...7), epoch: 0)
+        #expect(try await engine.unacknowledgedCount(principal: "cid") == 0)
+        #expect(try await engine.integer("SELECT count(*) FROM principals WHERE principal = x'636964'") == 0)
+        #expect(try await engine.integer("SELECT held FROM principals WHERE principal = x'626f62'") == 8)
+        await engine.close()
+    }
+
+    /// The writer's copy of the principals' rows stays bounded: past its capacity it is emptied
+    /// once the changed rows are taken, and rows left with nothing are dropped at once.
+    @Test func theWritersCopyOfThePrincipalsIsBounded() {
+        var logs = DurablePrincipalLogs()
+        for n in 0...DurablePrincipalLogs.capacity + 1 {
+            logs.update(Array("p\(n)".utf8), DurablePrincipalLog(epoch: 1, next: 2, held: n == 0 ? 0 : 1, bytes: 1))
+        }
+        let changed = logs.takeDirty()
+        #expect(changed.count == DurablePrincipalLogs.capacity + 2)
+        #expect(logs.rows.isEmpty && logs.dirty.isEmpty)
+        logs.update(Array("gone".utf8), DurablePrincipalLog(epoch: 1, next: 5, held: 0, bytes: 0))
+        logs.update(Array("kept".utf8), DurablePrincipalLog(epoch: 1, next: 5, held: 2, bytes: 9))
+        #expect(logs.takeDirty().count == 2)
+        #expect(logs[Array("gone".utf8)] == nil)
+        #expect(logs[Array("kept".utf8)]?.held == 2)
+    }
+
     /// A process crash leaves the files as they were after the last commit: a copy taken then (the
     /// log not yet checkpointed into the file) opens with every committed push.
     @Test func theFilesAsACrashLeavesThemHoldEveryCommittedPush() async throws {

@@ -8,34 +8,28 @@
 extension DurableWriter {
     /// Stores a push under the principal's next seq; nil when the principal is at its budget.
     func append(principal: [UInt8], topic: String, payload: [UInt8]) throws(SQLiteError) -> StoredPush? {
-        let size = topic.utf8.count + payload.count
-        let found = try database.first(
-            "SELECT epoch, next_seq, held, bytes FROM principals WHERE principal = ?", .blob(principal)
-        ) { row in (epoch: row.integer(0), next: row.integer(1), held: row.integer(2), bytes: row.integer(3)) }
-        var log = (epoch: Int64.random(in: 1...Int64(UInt32.max)), next: Int64(1), held: Int64(0), bytes: Int64(0))
-        if let found {
+        let size = Int64(topic.utf8.count + payload.count)
+        var log: DurablePrincipalLog
+        if let found = try principalLog(principal) {
             log = found
         } else {
             // Below 2^32 as ``InMemoryPushStore``'s: at most 5 bytes on the wire.
-            log.next = try freshSeq()
+            log = DurablePrincipalLog(
+                epoch: Int64.random(in: 1...Int64(UInt32.max)), next: try freshSeq(), held: 0, bytes: 0)
         }
         guard log.held < configuration.budgets.pushCapacityPerPrincipal,
-            Int64(size) <= Int64(configuration.budgets.pushBytesPerPrincipal) - log.bytes
+            size <= Int64(configuration.budgets.pushBytesPerPrincipal) - log.bytes
         else { return nil }
         try database.run(
             "INSERT INTO pushes (principal, seq, epoch, topic, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
             .blob(principal), .integer(log.next), .integer(log.epoch), .blob(Array(topic.utf8)), .blob(payload),
             .integer(now()))
-        if found == nil {
-            try database.run(
-                "INSERT INTO principals (principal, epoch, next_seq, held, bytes) VALUES (?, ?, ?, 1, ?)",
-                .blob(principal), .integer(log.epoch), .integer(log.next + 1), .integer(Int64(size)))
-        } else {
-            try database.run(
-                "UPDATE principals SET next_seq = ?, held = held + 1, bytes = bytes + ? WHERE principal = ?",
-                .integer(log.next + 1), .integer(Int64(size)), .blob(principal))
-        }
-        return StoredPush(seq: UInt64(log.next), topic: topic, payload: payload, epoch: UInt64(log.epoch))
+        let stored = StoredPush(seq: UInt64(log.next), topic: topic, payload: payload, epoch: UInt64(log.epoch))
+        log.next += 1
+        log.held += 1
+        log.bytes += size
+        logs.update(principal, log)
+        return stored
     }
 
     /// The unacknowledged pushes with `seq > after`, in seq order, at most `limit`.
@@ -72,29 +66,52 @@ extension DurableWriter {
                 bytes += size
             }
         }
-        guard count > 0 else { return 0 }
-        let left = try database.first(
-            "UPDATE principals SET held = held - ?, bytes = bytes - ? WHERE principal = ? RETURNING held, next_seq",
-            .integer(count), .integer(bytes), .blob(principal)
-        ) { (held: $0.integer(0), next: $0.integer(1)) }
-        if let left, left.held <= 0 {
-            try database.run("DELETE FROM principals WHERE principal = ?", .blob(principal))
-            try database.run(
-                "UPDATE meta SET value = max(value, ?) WHERE name = 'fresh_seq'", .integer(left.next))
-        }
+        guard count > 0, var log = try principalLog(principal) else { return Int(count) }
+        log.held -= count
+        log.bytes -= bytes
+        logs.update(principal, log)
         return Int(count)
     }
 
     /// How many pushes of `principal` wait for an acknowledgement.
     func unacknowledgedCount(principal: [UInt8]) throws(SQLiteError) -> Int {
-        Int(
-            try database.first("SELECT held FROM principals WHERE principal = ?", .blob(principal)) { $0.integer(0) }
-                ?? 0)
+        Int(try principalLog(principal)?.held ?? 0)
+    }
+
+    /// The principal's row: the writer's copy, else read from the file (and kept).
+    private func principalLog(_ principal: [UInt8]) throws(SQLiteError) -> DurablePrincipalLog? {
+        if let log = logs[principal] { return log }
+        let found = try database.first(
+            "SELECT epoch, next_seq, held, bytes FROM principals WHERE principal = ?", .blob(principal)
+        ) { row in DurablePrincipalLog(epoch: row.integer(0), next: row.integer(1), held: row.integer(2), bytes: row.integer(3)) }
+        if let found { logs.remember(principal, found) }
+        return found
     }
 
     /// Where the log of a principal seen anew starts: above every seq of a principal forgotten.
     private func freshSeq() throws(SQLiteError) -> Int64 {
-        try database.first("SELECT value FROM meta WHERE name = 'fresh_seq'") { $0.integer(0) } ?? 1
+        if let fresh = logs.freshSeq { return fresh }
+        let fresh = try database.first("SELECT value FROM meta WHERE name = 'fresh_seq'") { $0.integer(0) } ?? 1
+        logs.freshSeq = fresh
+        return fresh
+    }
+
+    /// Writes the rows the turn changed (once each, however many of its writes changed them): a
+    /// principal left with nothing is deleted, after raising `fresh_seq` above its last seq.
+    func flushLogs() throws(SQLiteError) {
+        for (principal, log) in logs.takeDirty() {
+            if log.held <= 0 {
+                try database.run("DELETE FROM principals WHERE principal = ?", .blob(principal))
+                if log.next > (try freshSeq()) {
+                    logs.freshSeq = log.next
+                    try database.run("UPDATE meta SET value = ? WHERE name = 'fresh_seq'", .integer(log.next))
+                }
+            } else {
+                try database.run(
+                    "INSERT OR REPLACE INTO principals (principal, epoch, next_seq, held, bytes) VALUES (?, ?, ?, ?, ?)",
+                    .blob(principal), .integer(log.epoch), .integer(log.next), .integer(log.held), .integer(log.bytes))
+            }
+        }
     }
 
     /// Gives every principal with pushes stored a new random epoch, its stored pushes too, in one
@@ -121,6 +138,7 @@ extension DurableWriter {
             if database.isInTransaction { _ = try? database.run("ROLLBACK") }
             throw error
         }
+        logs.forget()
         return principals.count
     }
 }

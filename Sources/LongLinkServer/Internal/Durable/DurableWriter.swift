@@ -3,8 +3,9 @@ internal import LongLinkTransport
 /// The durable store's side on its writer thread: the SQLite connection and every operation on it.
 ///
 /// A turn of the writer (``commit(_:)``) runs every write queued since the last turn in one
-/// transaction, each write under a savepoint of its own (a write that fails undoes itself alone),
-/// then commits once: one `fsync` for all of them under ``DurableSyncPolicy/everyCommit``. Expired
+/// transaction and commits once: one `fsync` for all of them under
+/// ``DurableSyncPolicy/everyCommit``. A write that fails undoes itself alone: when one does, the
+/// turn is rolled back and run again with a savepoint per write (see ``commit(_:)``). Expired
 /// de-dup entries are removed in the same transactions, a bounded number per turn.
 ///
 /// `@unchecked Sendable`: it is handed to the writer thread when the store opens, and used there
@@ -15,6 +16,8 @@ final class DurableWriter: @unchecked Sendable {
     /// Wall-clock time in ms since 1970: expiries outlive the process, so no monotonic clock will do.
     let now: @Sendable () -> Int64
     let statistics: Locked<DurableStoreStatistics>
+    /// The `principals` rows the writer has read or changed (see ``DurablePrincipalLogs``).
+    var logs = DurablePrincipalLogs()
     /// Held until ``close()``.
     private var lock: DurableDirectoryLock?
     /// The most expired de-dup entries one turn removes.
@@ -38,33 +41,21 @@ final class DurableWriter: @unchecked Sendable {
     }
 
     /// Runs `writes` in one transaction and answers each after the commit (or with why not).
+    ///
+    /// The turn first runs every write straight in the transaction: a savepoint each costs more
+    /// than the write. Only when something fails is it rolled back and run again with a savepoint
+    /// per write, so that the failing write alone is undone and the others commit.
     func commit(_ writes: [DurableWrite]) {
         var failures = [SQLiteError?](repeating: nil, count: writes.count)
         var whole: SQLiteError?
-        do throws(SQLiteError) {
-            try database.run("BEGIN IMMEDIATE")
-            for (index, write) in writes.enumerated() {
-                try database.run("SAVEPOINT write")
-                do throws(SQLiteError) {
-                    try write.run(self)
-                    try database.run("RELEASE write")
-                } catch {
-                    // SQLite rolled the whole transaction back (a full disk, an I/O error): every
-                    // write of the turn fails alike. Else only this one is undone.
-                    guard database.isInTransaction else { throw error }
-                    try database.run("ROLLBACK TO write")
-                    try database.run("RELEASE write")
-                    failures[index] = error
-                }
+        if !commitTogether(writes) {
+            do throws(SQLiteError) {
+                try commitEachUnderSavepoint(writes, failures: &failures)
+            } catch {
+                whole = error
+                logs.forget()
+                if database.isInTransaction { _ = try? database.run("ROLLBACK") }
             }
-            try sweepUnderSavepoint()
-            try database.run("INSERT OR REPLACE INTO meta (name, value) VALUES ('commits', ?)", .integer(commits + 1))
-            try database.run("COMMIT")
-            commits += 1
-            commitMark?.write(commits)
-        } catch {
-            whole = error
-            if database.isInTransaction { _ = try? database.run("ROLLBACK") }
         }
         let committed = whole == nil
         statistics.withLock { statistics in
@@ -79,6 +70,56 @@ final class DurableWriter: @unchecked Sendable {
         for (index, write) in writes.enumerated() {
             write.finish(whole ?? failures[index])
         }
+    }
+
+    /// The turn with no savepoint; false when anything failed (then nothing of it is left).
+    private func commitTogether(_ writes: [DurableWrite]) -> Bool {
+        do throws(SQLiteError) {
+            try database.run("BEGIN IMMEDIATE")
+            for write in writes { try write.run(self) }
+            _ = try sweepExpired(limit: Self.sweepLimit)
+            try flushLogs()
+            try endTransaction()
+            return true
+        } catch {
+            logs.forget()
+            if database.isInTransaction { _ = try? database.run("ROLLBACK") }
+            return false
+        }
+    }
+
+    /// The turn with a savepoint per write (and one for the sweep): a write that fails is undone
+    /// alone and its failure kept in `failures`. Throws when the transaction as a whole fails.
+    private func commitEachUnderSavepoint(_ writes: [DurableWrite], failures: inout [SQLiteError?])
+        throws(SQLiteError)
+    {
+        try database.run("BEGIN IMMEDIATE")
+        for (index, write) in writes.enumerated() {
+            try database.run("SAVEPOINT write")
+            do throws(SQLiteError) {
+                try write.run(self)
+                try flushLogs()
+                try database.run("RELEASE write")
+            } catch {
+                // SQLite rolled the whole transaction back (a full disk, an I/O error): every
+                // write of the turn fails alike. Else only this one is undone.
+                logs.forget()
+                guard database.isInTransaction else { throw error }
+                try database.run("ROLLBACK TO write")
+                try database.run("RELEASE write")
+                failures[index] = error
+            }
+        }
+        try sweepUnderSavepoint()
+        try endTransaction()
+    }
+
+    /// Counts the commit in the file and commits; then counts it beside the file.
+    private func endTransaction() throws(SQLiteError) {
+        try database.run("INSERT OR REPLACE INTO meta (name, value) VALUES ('commits', ?)", .integer(commits + 1))
+        try database.run("COMMIT")
+        commits += 1
+        commitMark?.write(commits)
     }
 
     /// Removes up to ``sweepLimit`` expired entries under a savepoint of their own: a failure
