@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import LongLinkWire
 
 /// One connection of a rule, with the steps rules are made of: handshake, call, expect a `GoAway`
@@ -43,7 +44,7 @@ final class ConformLink {
             case .closed(let how):
                 throw ConformFailure("expected \(what), but the connection \(how)\(heldText)")
             case .timedOut:
-                throw ConformFailure("expected \(what), got nothing within \(timeout)\(heldText)")
+                throw ConformFailure("expected \(what), got nothing within \(DurationText.format(timeout))\(heldText)")
             case .malformed(let problem):
                 throw ConformFailure("expected \(what), but the server sent a malformed frame: \(problem)")
             }
@@ -138,7 +139,7 @@ final class ConformLink {
             switch socket.next(until: deadline) {
             case .frame: continue
             case .closed, .malformed: return
-            case .timedOut: throw ConformFailure("the connection stayed open \(timeout) after \(what)")
+            case .timedOut: throw ConformFailure("the connection stayed open \(DurationText.format(timeout)) after \(what)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import LongLinkCLISupport
 import LongLinkTransport
 import LongLinkWire
 
@@ -119,7 +120,7 @@ final class ConformSocket {
         if systemConnect(descriptor, address, length) != 0 {
             guard errno == EINPROGRESS else { throw ConformFailure(Self.errorText()) }
             guard socket.wait(for: Int16(POLLOUT), until: .now + timeout) else {
-                throw ConformFailure("no connection within \(timeout)")
+                throw ConformFailure("no connection within \(DurationText.format(timeout))")
             }
             var problem: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
