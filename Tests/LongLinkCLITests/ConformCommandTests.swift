@@ -44,7 +44,7 @@ struct ConformCommandTests {
     func aBrokenPeerFailsTheRuleItBreaks(fault: BrokenPeer.Fault, rule: String) async throws {
         let broken = try await BrokenPeer.start(fault)
         let outcome = try await ToolProcess.run([
-            "conform", "--endpoint", "127.0.0.1:\(broken.port)", "--rule", rule, "--timeout", "1s",
+            "conform", "--endpoint", "127.0.0.1:\(broken.port)", "--rule", rule, "--timeout", "2s",
         ])
         await broken.close()
         #expect(outcome.status == 1, "\(outcome.standardOutput)")
@@ -53,7 +53,7 @@ struct ConformCommandTests {
 
         let behaving = try await BrokenPeer.start(nil)
         let control = try await ToolProcess.run([
-            "conform", "--endpoint", "127.0.0.1:\(behaving.port)", "--rule", rule, "--timeout", "1s",
+            "conform", "--endpoint", "127.0.0.1:\(behaving.port)", "--rule", rule, "--timeout", "2s",
         ])
         await behaving.close()
         #expect(control.status == 0, "\(control.standardOutput)")
@@ -66,13 +66,15 @@ struct ConformCommandTests {
         let broken = try await BrokenPeer.start(.noMethods)
         let outcome = try await ToolProcess.run([
             "conform", "--endpoint", "127.0.0.1:\(broken.port)", "--rule", "requests.cancel", "--rule",
-            "requests.correlation", "--timeout", "1s",
+            "requests.correlation", "--timeout", "2s",
         ])
         await broken.close()
         #expect(outcome.status == 0, "\(outcome.standardOutput)")
         #expect(outcome.lines.count == 3)
         #expect(outcome.lines.first?.hasPrefix("SKIP requests.correlation: the server has no 'echo' method") == true)
-        #expect(outcome.lines.dropFirst().first?.hasPrefix("SKIP requests.cancel: the server has no 'sleep' method") == true)
+        #expect(
+            outcome.lines.dropFirst().first?.hasPrefix("SKIP requests.cancel: the server has no 'sleep' method") == true
+        )
         #expect(outcome.lines.last == "0 passed, 0 failed, 2 skipped")
     }
 
@@ -91,6 +93,21 @@ struct ConformCommandTests {
         #expect(failed > 0)
         #expect(rules.first { $0["id"] as? String == "framing.ping-split" }?["result"] as? String == "FAIL")
         #expect((json?["passed"] as? Int ?? 0) + failed + (json?["skipped"] as? Int ?? 0) == rules.count)
+    }
+
+    /// A server that announces no de-duplication window skips the de-dup rules, saying why, and
+    /// still exits 0.
+    @Test func noDedupeWindowSkipsTheDedupeRules() async throws {
+        let (server, port) = try await ServeCommandTests.startServer(["--quiet", "--dedupe-window", "0"])
+        defer { server.terminate() }
+        let outcome = try await ToolProcess.run(["conform", "--endpoint", "127.0.0.1:\(port)", "--rule", "dedupe"])
+        #expect(outcome.status == 0, "\(outcome.standardOutput)")
+        #expect(
+            outcome.lines == [
+                "SKIP dedupe.replay: Welcome.dedupe_window_ms is 0: the server does not de-duplicate",
+                "SKIP dedupe.method-mismatch: Welcome.dedupe_window_ms is 0: the server does not de-duplicate",
+                "0 passed, 0 failed, 2 skipped",
+            ])
     }
 
     /// Nobody listening: a message on standard error and status 1, no rule lines.

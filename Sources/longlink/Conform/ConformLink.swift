@@ -97,7 +97,8 @@ final class ConformLink {
         let response = try call(method, payload, id: id)
         let code = response.status?.code ?? .ok
         if code == .unimplemented {
-            throw .skip("the server has no '\(method)' method (answered UNIMPLEMENTED); see Protocol.md, longlink conform")
+            throw .skip(
+                "the server has no '\(method)' method (answered UNIMPLEMENTED); see Protocol.md, longlink conform")
         }
         guard code == .ok else {
             throw ConformFailure(
@@ -139,7 +140,8 @@ final class ConformLink {
             switch socket.next(until: deadline) {
             case .frame: continue
             case .closed, .malformed: return
-            case .timedOut: throw ConformFailure("the connection stayed open \(DurationText.format(timeout)) after \(what)")
+            case .timedOut:
+                throw ConformFailure("the connection stayed open \(DurationText.format(timeout)) after \(what)")
             }
         }
     }

@@ -4,8 +4,10 @@ import LongLinkWire
 // requests in flight before it closes.
 extension ConformRule {
     static let closing: [ConformRule] = [
-        ConformRule("goaway.client-drain", "after a client's GoAway{OK}, a request in flight is still answered") {
-            context throws(ConformFailure) in
+        ConformRule(
+            "goaway.client-drain",
+            "a request in flight at the client's GoAway{OK} is still answered, then the link closes"
+        ) { context throws(ConformFailure) in
             let (link, _) = try context.welcomed("drain")
             _ = try link.require("sleep", Array("0".utf8), id: "sleep-probe")
             try link.send(
@@ -14,6 +16,9 @@ extension ConformRule {
             let response = try link.response(to: "sleep-1")
             let code = response.status?.code ?? .ok
             guard code == .ok else { throw ConformFailure("the request in flight was answered \(code)") }
+            // The client closes its side once answered; the server must then close too.
+            link.socket.shutdownWrite()
+            try link.expectClose(after: "the client's GoAway and end of stream")
         }
     ]
 }

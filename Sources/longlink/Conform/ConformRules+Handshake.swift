@@ -15,13 +15,18 @@ extension ConformRule {
                 throw ConformFailure("Welcome.load_permille is \(welcome.loadPermille), above 1000")
             }
         },
-        ConformRule("handshake.first-frame-not-hello", "a first frame other than Hello gets GoAway{INVALID_ARGUMENT} and a close") {
+        ConformRule(
+            "handshake.first-frame-not-hello",
+            "a first frame other than Hello gets GoAway{INVALID_ARGUMENT} and a close"
+        ) {
             context throws(ConformFailure) in
             let link = try context.connect()
             try link.send(.ping(Frame.Ping(nonce: 1)))
             try link.expectGoAway(.invalidArgument)
         },
-        ConformRule("handshake.empty-client-id", "Hello with an empty client_id gets GoAway{INVALID_ARGUMENT} and a close") {
+        ConformRule(
+            "handshake.empty-client-id", "Hello with an empty client_id gets GoAway{INVALID_ARGUMENT} and a close"
+        ) {
             context throws(ConformFailure) in
             let link = try context.connect()
             try link.send(.hello(Frame.Hello(clientID: "")))

@@ -19,7 +19,8 @@ extension ConformRule {
             _ = try reliablePushes(on: link, topic: "conform.before-sync", count: 3)
         },
         ConformRule(
-            "pushes.ordered-after-sync", "after login and Sync, reliable pushes arrive in increasing seq order with an epoch"
+            "pushes.ordered-after-sync",
+            "after login and Sync, reliable pushes arrive in increasing seq order with an epoch"
         ) { context throws(ConformFailure) in
             let (link, _) = try context.welcomed("ordered")
             try link.login(context.user("ordered"), id: "login-1")

@@ -4,7 +4,8 @@ import LongLinkWire
 // Response per request with its id, refusals by status, Cancel and timeout_ms honoured.
 extension ConformRule {
     static let requests: [ConformRule] = [
-        ConformRule("requests.unknown-method", "a request for an unknown method gets UNIMPLEMENTED with its request_id") {
+        ConformRule("requests.unknown-method", "a request for an unknown method gets UNIMPLEMENTED with its request_id")
+        {
             context throws(ConformFailure) in
             let (link, _) = try context.welcomed("unknown-method")
             let response = try link.call("conform.no-such-method", id: "unknown-1")
@@ -24,7 +25,8 @@ extension ConformRule {
             _ = try link.require("echo", Array("probe".utf8), id: "echo-probe")
             let count = welcome.maxInFlight == 0 ? 64 : min(64, Int(welcome.maxInFlight))
             let frames = (1...count).map { index in
-                Frame.request(Frame.Request(requestID: "echo-\(index)", method: "echo", payload: Array("p\(index)".utf8)))
+                Frame.request(
+                    Frame.Request(requestID: "echo-\(index)", method: "echo", payload: Array("p\(index)".utf8)))
             }
             try link.socket.send(frames, until: link.stepDeadline)
             var answered: [String: Int] = [:]
@@ -41,7 +43,8 @@ extension ConformRule {
                 guard answered[response.requestID] == nil else {
                     throw ConformFailure("request \(response.requestID) was answered twice")
                 }
-                guard response.status == nil || response.status?.code == .ok, response.payload == Array("p\(index)".utf8)
+                guard response.status == nil || response.status?.code == .ok,
+                    response.payload == Array("p\(index)".utf8)
                 else { throw ConformFailure("request \(response.requestID) got \(ConformLink.text(frame))") }
                 answered[response.requestID] = 1
             }

@@ -192,8 +192,8 @@ final class ConformSocket {
         while true {
             let left = deadline - .now
             guard left > .zero else { return false }
-            let milliseconds = max(1, Int32(min(left, .seconds(60)).components.seconds * 1000)
-                + Int32(min(left, .seconds(60)).components.attoseconds / 1_000_000_000_000_000))
+            let (seconds, attoseconds) = min(left, .seconds(60)).components
+            let milliseconds = max(1, Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000))
             var entry = pollfd(fd: descriptor, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return true }
