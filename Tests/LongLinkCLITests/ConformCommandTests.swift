@@ -39,7 +39,14 @@ struct ConformCommandTests {
         (.wrongNonce, "framing.pings-merged"),
         (.wrongNonce, "framing.unknown-frame-kind-ignored"),
         (.acceptsAnyVersion, "handshake.unsupported-version"),
+        (.lenientHandshake, "handshake.first-frame-not-hello"),
+        (.lenientHandshake, "handshake.empty-client-id"),
+        (.lenientHandshake, "handshake.second-hello"),
+        (.refusesUnknownFrames, "framing.empty-frame-ignored"),
+        (.refusesUnknownFrames, "framing.unknown-frame-kind-ignored"),
+        (.staysOpenAfterGoAway, "framing.wire-type-7"),
         (.answersTwice, "requests.correlation"),
+        (.wrongResponseID, "requests.unknown-method"),
     ])
     func aBrokenPeerFailsTheRuleItBreaks(fault: BrokenPeer.Fault, rule: String) async throws {
         let broken = try await BrokenPeer.start(fault)
@@ -76,6 +83,24 @@ struct ConformCommandTests {
             outcome.lines.dropFirst().first?.hasPrefix("SKIP requests.cancel: the server has no 'sleep' method") == true
         )
         #expect(outcome.lines.last == "0 passed, 0 failed, 2 skipped")
+    }
+
+    /// The behaving peer, which has `echo` but none of the other methods of the contract and no
+    /// de-dup window, passes every rule it can be checked for and skips the rest, naming why.
+    @Test func theBehavingPeerPassesOrSkipsEveryRule() async throws {
+        let behaving = try await BrokenPeer.start(nil)
+        let outcome = try await ToolProcess.run(
+            ["conform", "--endpoint", "127.0.0.1:\(behaving.port)", "--timeout", "2s"], within: .seconds(60))
+        await behaving.close()
+        #expect(outcome.status == 0, "\(outcome.standardOutput)")
+        let skipped = outcome.lines.filter { $0.hasPrefix("SKIP ") }
+        #expect(
+            skipped.map { $0.dropFirst(5).prefix { $0 != ":" } } == [
+                "requests.cancel", "requests.timeout", "dedupe.replay", "dedupe.method-mismatch",
+                "pushes.none-before-sync", "pushes.ordered-after-sync", "pushes.redelivery", "goaway.client-drain",
+            ])
+        #expect(skipped.filter { $0.contains("no 'login' method") }.count == 3)
+        #expect(outcome.lines.last == "\(ConformRule.all.count - 8) passed, 0 failed, 8 skipped")
     }
 
     /// Every rule against a peer that never answers a Ping and has none of the contract's methods:

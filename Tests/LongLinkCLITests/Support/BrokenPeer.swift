@@ -1,11 +1,12 @@
 import LongLinkTransport
 import LongLinkWire
-import Synchronization
 
-/// A tiny raw protocol server for `longlink conform`'s tests that breaks one rule on purpose (or
-/// none, as the control): it answers `Hello` with `Welcome` (refusing versions other than 1 with
-/// `GoAway{FAILED_PRECONDITION}`), `Ping` with `Pong`, an `echo` request with its payload and any
-/// other request with `UNIMPLEMENTED`. It has no de-duplication, logins or pushes.
+/// A tiny raw protocol server for `longlink conform`'s tests that breaks one rule on purpose, or
+/// none, as the control. Behaving, it keeps the handshake's rules (`Welcome` for a good `Hello`,
+/// `GoAway` and a close for a first frame other than `Hello`, an empty `client_id`, another version
+/// or a second `Hello`), refuses malformed frames and empty request ids the same way, ignores empty
+/// and unknown frames, answers `Ping` with `Pong`, an `echo` request with its payload and any other
+/// request with `UNIMPLEMENTED`. It has no de-duplication window, logins or pushes.
 final class BrokenPeer: Sendable {
     /// The one rule it breaks.
     enum Fault: Sendable, CustomStringConvertible {
@@ -15,8 +16,16 @@ final class BrokenPeer: Sendable {
         case wrongNonce
         /// Welcomes a `Hello` of any version.
         case acceptsAnyVersion
+        /// Checks nothing in the handshake: any first frame, any client id, a second `Hello`.
+        case lenientHandshake
+        /// Refuses empty and unknown frames with `GoAway{INVALID_ARGUMENT}`.
+        case refusesUnknownFrames
+        /// Sends its `GoAway`s but never closes.
+        case staysOpenAfterGoAway
         /// Answers each `echo` request twice.
         case answersTwice
+        /// Answers requests with another request id.
+        case wrongResponseID
         /// Has no methods at all: every request is `UNIMPLEMENTED`.
         case noMethods
 
@@ -25,7 +34,11 @@ final class BrokenPeer: Sendable {
             case .silentPing: "never answers Ping"
             case .wrongNonce: "answers Ping with the wrong nonce"
             case .acceptsAnyVersion: "welcomes version 2"
+            case .lenientHandshake: "checks nothing in the handshake"
+            case .refusesUnknownFrames: "refuses empty and unknown frames"
+            case .staysOpenAfterGoAway: "stays open after its GoAway"
             case .answersTwice: "answers each request twice"
+            case .wrongResponseID: "answers with another request id"
             case .noMethods: "has no methods"
             }
         }
@@ -58,41 +71,52 @@ private final class BrokenPeerSession: ConnectionHandler {
     private let fault: BrokenPeer.Fault?
     private var decoder = FrameDecoder()
     private var frames: [Frame] = []
+    private var welcomed = false
+    /// Set once a `GoAway` is sent: nothing more is read.
+    private var done = false
 
     init(fault: BrokenPeer.Fault?) {
         self.fault = fault
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        guard !done else { return }
         do {
             try decoder.decode(bytes, into: &frames)
         } catch {
-            send(.goAway(Frame.GoAway(code: .invalidArgument, reason: "\(error)", reconnect: true)), on: connection)
-            connection.close(.graceful)
-            return
+            let code: StatusCode
+            if case .frameTooLarge = error.kind { code = .resourceExhausted } else { code = .invalidArgument }
+            goAway(code, "\(error)", on: connection)
         }
         let received = frames
         frames.removeAll(keepingCapacity: true)
-        for frame in received { answer(frame, on: connection) }
+        for frame in received where !done { answer(frame, on: connection) }
         connection.flush()
     }
 
     private func answer(_ frame: Frame, on connection: Connection) {
+        let lenient = fault == .lenientHandshake
         switch frame {
+        case .unrecognized:
+            if fault == .refusesUnknownFrames { goAway(.invalidArgument, "unknown frame", on: connection) }
         case .hello(let hello):
+            if welcomed, !lenient { return goAway(.invalidArgument, "second Hello", on: connection) }
             if hello.version != Frame.protocolVersion, fault != .acceptsAnyVersion {
-                send(.goAway(Frame.GoAway(code: .failedPrecondition, reason: "version")), on: connection)
-                connection.close(.graceful)
-                return
+                return goAway(.failedPrecondition, "version", reconnect: false, on: connection)
             }
+            if hello.clientID.isEmpty, !lenient { return goAway(.invalidArgument, "client_id", on: connection) }
+            welcomed = true
             send(.welcome(Frame.Welcome(serverID: "broken", heartbeatMilliseconds: 15_000)), on: connection)
+        case _ where !welcomed && !lenient:
+            goAway(.invalidArgument, "Hello first", on: connection)
         case .request(let request):
+            guard !request.requestID.isEmpty else { return goAway(.invalidArgument, "request_id", on: connection) }
+            let id = fault == .wrongResponseID ? request.requestID + "x" : request.requestID
             guard request.method == "echo", fault != .noMethods else {
                 let status = Frame.Status(code: .unimplemented, message: "no method \(request.method)")
-                send(.response(Frame.Response(requestID: request.requestID, status: status)), on: connection)
-                return
+                return send(.response(Frame.Response(requestID: id, status: status)), on: connection)
             }
-            let response = Frame.response(Frame.Response(requestID: request.requestID, payload: request.payload))
+            let response = Frame.response(Frame.Response(requestID: id, payload: request.payload))
             send(response, on: connection)
             if fault == .answersTwice { send(response, on: connection) }
         case .ping(let ping):
@@ -104,6 +128,13 @@ private final class BrokenPeerSession: ConnectionHandler {
         default:
             break
         }
+    }
+
+    private func goAway(_ code: StatusCode, _ reason: String, reconnect: Bool = true, on connection: Connection) {
+        send(.goAway(Frame.GoAway(code: code, reason: reason, reconnect: reconnect)), on: connection)
+        done = true
+        connection.flush()
+        if fault != .staysOpenAfterGoAway { connection.close(.graceful) }
     }
 
     private func send(_ frame: Frame, on connection: Connection) {
