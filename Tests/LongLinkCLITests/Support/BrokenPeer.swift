@@ -5,8 +5,10 @@ import LongLinkWire
 /// none, as the control. Behaving, it keeps the handshake's rules (`Welcome` for a good `Hello`,
 /// `GoAway` and a close for a first frame other than `Hello`, an empty `client_id`, another version
 /// or a second `Hello`), refuses malformed frames and empty request ids the same way, ignores empty
-/// and unknown frames, answers `Ping` with `Pong`, an `echo` request with its payload and any other
-/// request with `UNIMPLEMENTED`. It has no de-duplication window, logins or pushes.
+/// and unknown frames, answers `Ping` with `Pong`, an `echo` request with its payload, a `sleep`
+/// request after its milliseconds (stopped by `Cancel` and by `timeout_ms`), and any other request
+/// with `UNIMPLEMENTED`; after the client's `GoAway` it closes once its sleeps are answered. It has
+/// no de-duplication window, logins or pushes.
 final class BrokenPeer: Sendable {
     /// The one rule it breaks.
     enum Fault: Sendable, CustomStringConvertible {
@@ -28,6 +30,12 @@ final class BrokenPeer: Sendable {
         case wrongResponseID
         /// Has no methods at all: every request is `UNIMPLEMENTED`.
         case noMethods
+        /// Answers a cancelled `sleep` anyway.
+        case ignoresCancel
+        /// Lets a `sleep` run past its `timeout_ms`.
+        case ignoresTimeout
+        /// Closes at once on the client's `GoAway`, dropping the sleeps in flight.
+        case dropsInFlightOnGoAway
 
         var description: String {
             switch self {
@@ -40,6 +48,9 @@ final class BrokenPeer: Sendable {
             case .answersTwice: "answers each request twice"
             case .wrongResponseID: "answers with another request id"
             case .noMethods: "has no methods"
+            case .ignoresCancel: "ignores Cancel"
+            case .ignoresTimeout: "ignores timeout_ms"
+            case .dropsInFlightOnGoAway: "drops requests in flight on the client's GoAway"
             }
         }
     }
@@ -74,6 +85,10 @@ private final class BrokenPeerSession: ConnectionHandler {
     private var welcomed = false
     /// Set once a `GoAway` is sent: nothing more is read.
     private var done = false
+    /// The sleeps running, by request id.
+    private var sleeps: [String: EventLoopTimer] = [:]
+    /// Set by the client's `GoAway`: close once the sleeps are answered.
+    private var draining = false
 
     init(fault: BrokenPeer.Fault?) {
         self.fault = fault
@@ -112,6 +127,9 @@ private final class BrokenPeerSession: ConnectionHandler {
         case .request(let request):
             guard !request.requestID.isEmpty else { return goAway(.invalidArgument, "request_id", on: connection) }
             let id = fault == .wrongResponseID ? request.requestID + "x" : request.requestID
+            if request.method == "sleep", fault != .noMethods {
+                return sleep(request, on: connection)
+            }
             guard request.method == "echo", fault != .noMethods else {
                 let status = Frame.Status(code: .unimplemented, message: "no method \(request.method)")
                 return send(.response(Frame.Response(requestID: id, status: status)), on: connection)
@@ -119,6 +137,14 @@ private final class BrokenPeerSession: ConnectionHandler {
             let response = Frame.response(Frame.Response(requestID: id, payload: request.payload))
             send(response, on: connection)
             if fault == .answersTwice { send(response, on: connection) }
+        case .cancel(let cancel):
+            guard fault != .ignoresCancel, let timer = sleeps.removeValue(forKey: cancel.requestID) else { return }
+            connection.eventLoop.cancelTimer(timer)
+            closeIfDrained(connection)
+        case .goAway:
+            if fault == .dropsInFlightOnGoAway { return connection.close(.immediately) }
+            draining = true
+            closeIfDrained(connection)
         case .ping(let ping):
             switch fault {
             case .silentPing: break
@@ -128,6 +154,35 @@ private final class BrokenPeerSession: ConnectionHandler {
         default:
             break
         }
+    }
+
+    /// Answers `slept` after the payload's milliseconds, or `DEADLINE_EXCEEDED` when the request's
+    /// `timeout_ms` comes first.
+    private func sleep(_ request: Frame.Request, on connection: Connection) {
+        let milliseconds = Int(String(decoding: request.payload, as: UTF8.self)) ?? 0
+        let timeout = fault == .ignoresTimeout ? 0 : Int(request.timeoutMilliseconds)
+        let timedOut = timeout > 0 && timeout < milliseconds
+        let id = request.requestID
+        let bound = LoopBound(session: self, connection: connection)
+        sleeps[id] = connection.eventLoop.scheduleTimer(after: .milliseconds(timedOut ? timeout : milliseconds)) {
+            bound.session.finishSleep(id, timedOut: timedOut, on: bound.connection)
+        }
+    }
+
+    /// Runs on the connection's event loop, as the timer does.
+    fileprivate func finishSleep(_ id: String, timedOut: Bool, on connection: Connection) {
+        guard sleeps.removeValue(forKey: id) != nil else { return }
+        let response =
+            timedOut
+            ? Frame.Response(requestID: id, status: Frame.Status(code: .deadlineExceeded, message: "timeout_ms"))
+            : Frame.Response(requestID: id, payload: Array("slept".utf8))
+        send(.response(response), on: connection)
+        connection.flush()
+        closeIfDrained(connection)
+    }
+
+    private func closeIfDrained(_ connection: Connection) {
+        if draining, sleeps.isEmpty { connection.close(.graceful) }
     }
 
     private func goAway(_ code: StatusCode, _ reason: String, reconnect: Bool = true, on connection: Connection) {
@@ -143,5 +198,15 @@ private final class BrokenPeerSession: ConnectionHandler {
         connection.write(bytes)
     }
 
-    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {}
+    func connection(_ connection: Connection, didCloseWith error: LongLinkError?) {
+        for timer in sleeps.values { connection.eventLoop.cancelTimer(timer) }
+        sleeps.removeAll()
+    }
+}
+
+/// Carries a session into its event-loop timers: they run on the loop the session lives on, so
+/// nothing is shared across threads.
+private struct LoopBound: @unchecked Sendable {
+    let session: BrokenPeerSession
+    let connection: Connection
 }
