@@ -55,6 +55,11 @@ struct ConformCommandTests {
         (.pushesBeforeSync, "pushes.none-before-sync"),
         (.epochZero, "pushes.ordered-after-sync"),
         (.ignoresAcks, "pushes.redelivery"),
+        (.emptyServerID, "handshake.welcome"),
+        (.acceptsHugeFrames, "framing.frame-too-large"),
+        (.closesWithoutGoAway, "framing.field-number-zero"),
+        (.closesWithoutGoAway, "framing.invalid-utf8"),
+        (.answersEmptyRequestID, "requests.empty-request-id"),
     ])
     func aBrokenPeerFailsTheRuleItBreaks(fault: BrokenPeer.Fault, rule: String) async throws {
         let broken = try await BrokenPeer.start(fault)

@@ -44,6 +44,14 @@ final class BrokenPeer: Sendable {
         case epochZero
         /// Ignores `Ack`: acknowledged pushes come again.
         case ignoresAcks
+        /// Welcomes with an empty `server_id`.
+        case emptyServerID
+        /// Reads frames of any size.
+        case acceptsHugeFrames
+        /// Closes on malformed input without a `GoAway`.
+        case closesWithoutGoAway
+        /// Answers a request with an empty `request_id`.
+        case answersEmptyRequestID
 
         var description: String {
             switch self {
@@ -63,6 +71,10 @@ final class BrokenPeer: Sendable {
             case .pushesBeforeSync: "pushes before Sync"
             case .epochZero: "numbers pushes in epoch 0"
             case .ignoresAcks: "ignores Ack"
+            case .emptyServerID: "has an empty server_id"
+            case .acceptsHugeFrames: "reads frames of any size"
+            case .closesWithoutGoAway: "closes on malformed input without GoAway"
+            case .answersEmptyRequestID: "answers an empty request_id"
             }
         }
     }

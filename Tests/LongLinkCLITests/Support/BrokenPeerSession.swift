@@ -11,7 +11,7 @@ final class BrokenPeerSession: ConnectionHandler {
     private var principal: String?
     /// Whether the connection sent `Sync` since its login.
     private var synced = false
-    private var decoder = FrameDecoder()
+    private var decoder: FrameDecoder
     private var frames: [Frame] = []
     private var welcomed = false
     /// Set once a `GoAway` is sent: nothing more is read.
@@ -24,6 +24,8 @@ final class BrokenPeerSession: ConnectionHandler {
     init(fault: BrokenPeer.Fault?, state: BrokenPeerState) {
         self.fault = fault
         self.state = state
+        decoder = FrameDecoder(
+            maxFrameBytes: fault == .acceptsHugeFrames ? Int(UInt32.max) : Frame.defaultMaxFrameBytes)
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
@@ -31,6 +33,10 @@ final class BrokenPeerSession: ConnectionHandler {
         do {
             try decoder.decode(bytes, into: &frames)
         } catch {
+            if fault == .closesWithoutGoAway {
+                done = true
+                return connection.close(.immediately)
+            }
             let code: StatusCode
             if case .frameTooLarge = error.kind { code = .resourceExhausted } else { code = .invalidArgument }
             goAway(code, "\(error)", on: connection)
@@ -55,12 +61,15 @@ final class BrokenPeerSession: ConnectionHandler {
             welcomed = true
             clientID = hello.clientID
             let welcome = Frame.Welcome(
-                serverID: "broken", heartbeatMilliseconds: 15_000, dedupeWindowMilliseconds: 60_000)
+                serverID: fault == .emptyServerID ? "" : "broken", heartbeatMilliseconds: 15_000,
+                dedupeWindowMilliseconds: 60_000)
             send(.welcome(welcome), on: connection)
         case _ where !welcomed && !lenient:
             goAway(.invalidArgument, "Hello first", on: connection)
         case .request(let request):
-            guard !request.requestID.isEmpty else { return goAway(.invalidArgument, "request_id", on: connection) }
+            guard !request.requestID.isEmpty || fault == .answersEmptyRequestID else {
+                return goAway(.invalidArgument, "request_id", on: connection)
+            }
             if request.method == "sleep", fault != .noMethods { return sleep(request, on: connection) }
             var response: Frame.Response
             if let principal, fault != .runsResendsAgain,
