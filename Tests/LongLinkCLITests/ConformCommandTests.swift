@@ -60,6 +60,7 @@ struct ConformCommandTests {
         (.closesWithoutGoAway, "framing.field-number-zero"),
         (.closesWithoutGoAway, "framing.invalid-utf8"),
         (.answersEmptyRequestID, "requests.empty-request-id"),
+        (.refusesUnknownFields, "framing.unknown-fields-ignored"),
     ])
     func aBrokenPeerFailsTheRuleItBreaks(fault: BrokenPeer.Fault, rule: String) async throws {
         let broken = try await BrokenPeer.start(fault)

@@ -52,6 +52,8 @@ final class BrokenPeer: Sendable {
         case closesWithoutGoAway
         /// Answers a request with an empty `request_id`.
         case answersEmptyRequestID
+        /// Refuses a frame with fields it does not know (a frame longer than its re-encoding).
+        case refusesUnknownFields
 
         var description: String {
             switch self {
@@ -75,6 +77,7 @@ final class BrokenPeer: Sendable {
             case .acceptsHugeFrames: "reads frames of any size"
             case .closesWithoutGoAway: "closes on malformed input without GoAway"
             case .answersEmptyRequestID: "answers an empty request_id"
+            case .refusesUnknownFields: "refuses unknown fields"
             }
         }
     }

@@ -31,7 +31,11 @@ final class BrokenPeerSession: ConnectionHandler {
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         guard !done else { return }
         do {
-            try decoder.decode(bytes, into: &frames)
+            if fault == .refusesUnknownFields {
+                try decodeRefusingUnknownFields(bytes)
+            } else {
+                try decoder.decode(bytes, into: &frames)
+            }
         } catch {
             if fault == .closesWithoutGoAway {
                 done = true
@@ -45,6 +49,22 @@ final class BrokenPeerSession: ConnectionHandler {
         frames.removeAll(keepingCapacity: true)
         for frame in received where !done { answer(frame, on: connection) }
         connection.flush()
+    }
+
+    /// Decodes frame by frame, and refuses one whose bytes outnumber its re-encoding's: it held
+    /// fields the decoder skipped.
+    private func decodeRefusingUnknownFields(_ bytes: UnsafeRawBufferPointer) throws(WireFormatError) {
+        decoder.append(bytes)
+        while true {
+            let start = decoder.consumedByteCount
+            guard let frame = try decoder.next() else { return }
+            var encoded: [UInt8] = []
+            frame.encodeDelimited(into: &encoded)
+            guard encoded.count == decoder.consumedByteCount - start else {
+                throw WireFormatError(.invalidFieldNumber(0), field: "unknown", offset: start)
+            }
+            frames.append(frame)
+        }
     }
 
     private func answer(_ frame: Frame, on connection: Connection) {
