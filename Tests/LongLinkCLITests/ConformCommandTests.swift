@@ -32,10 +32,9 @@ struct ConformCommandTests {
         #expect(areas == ["handshake", "framing", "requests", "dedupe", "pushes", "goaway"])
     }
 
-    /// A peer breaking one rule makes that rule FAIL and the command exit 1; the same peer without
-    /// its fault passes that rule (so the failure is the fault's, not the peer's).
-    @Test(arguments: [
-        (BrokenPeer.Fault.silentPing, "framing.ping-split"),
+    /// Each fault of the broken peer and the rule it breaks.
+    static let faults: [(BrokenPeer.Fault, String)] = [
+        (.silentPing, "framing.ping-split"),
         (.wrongNonce, "framing.pings-merged"),
         (.wrongNonce, "framing.unknown-frame-kind-ignored"),
         (.acceptsAnyVersion, "handshake.unsupported-version"),
@@ -61,7 +60,16 @@ struct ConformCommandTests {
         (.closesWithoutGoAway, "framing.invalid-utf8"),
         (.answersEmptyRequestID, "requests.empty-request-id"),
         (.refusesUnknownFields, "framing.unknown-fields-ignored"),
-    ])
+    ]
+
+    /// Every rule has a broken peer that fails it, so every rule is seen able to fail.
+    @Test func everyRuleHasABrokenPeer() {
+        #expect(Set(Self.faults.map(\.1)) == Set(ConformRule.all.map(\.id)))
+    }
+
+    /// A peer breaking one rule makes that rule FAIL and the command exit 1; the same peer without
+    /// its fault passes that rule (so the failure is the fault's, not the peer's).
+    @Test(arguments: faults)
     func aBrokenPeerFailsTheRuleItBreaks(fault: BrokenPeer.Fault, rule: String) async throws {
         let broken = try await BrokenPeer.start(fault)
         let outcome = try await ToolProcess.run([
