@@ -4,7 +4,10 @@ import LongLinkWire
 // every refusal in its table.
 extension ConformRule {
     static let handshake: [ConformRule] = [
-        ConformRule("handshake.welcome", "Hello is answered by Welcome with version 1 and a non-empty server_id") {
+        ConformRule(
+            "handshake.welcome",
+            "Hello is answered by Welcome with version 1, a non-empty server_id and a load of 0...1000"
+        ) {
             context throws(ConformFailure) in
             let (_, welcome) = try context.welcomed("welcome")
             guard welcome.version == Frame.protocolVersion else {
