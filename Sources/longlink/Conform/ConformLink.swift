@@ -164,11 +164,12 @@ final class ConformLink {
     /// and that the connection is still open.
     func roundTrip(nonce: UInt64) throws(ConformFailure) {
         try send(.ping(Frame.Ping(nonce: nonce)))
-        _ = try take("Pong{nonce: \(nonce)}") { frame in
+        let frame = try take("Pong{nonce: \(nonce)}") { frame in
             if case .pong(let pong) = frame { return pong.nonce == nonce }
             if case .goAway = frame { return true }
             return false
-        }.requiringNot(goAwayIn: "the Pong to a Ping")
+        }
+        if case .goAway = frame { throw ConformFailure("expected Pong{nonce: \(nonce)}, got \(Self.text(frame))") }
     }
 
     private var heldText: String {
@@ -180,12 +181,5 @@ final class ConformLink {
         if case .unrecognized = frame { return "an empty or unknown frame" }
         let json = FrameJSON.message(frame)
         return json.count > 160 ? String(json.prefix(157)) + "..." : json
-    }
-}
-
-extension Frame {
-    /// Fails when `self` is a `GoAway` that came instead of what `what` expected.
-    fileprivate func requiringNot(goAwayIn what: String) throws(ConformFailure) {
-        if case .goAway = self { throw ConformFailure("expected \(what), got \(ConformLink.text(self))") }
     }
 }
