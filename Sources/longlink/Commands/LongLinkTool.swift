@@ -5,7 +5,7 @@ enum LongLinkTool {
     /// The subcommands that exist.
     static let commands: [any Subcommand.Type] = [
         DemoCommand.self, ServeCommand.self, RequestCommand.self, SubscribeCommand.self, InspectCommand.self,
-        SoakCommand.self, ProbeCommand.self,
+        SoakCommand.self, ProbeCommand.self, ConformCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -47,7 +47,7 @@ enum LongLinkTool {
             usage: longlink <command> [options]
 
             The LongLink command-line tool: a demo server, a client for requests and pushes, a prober
-            of servers, a frame inspector and a chaos soak.
+            of servers, a conformance checker for servers, a frame inspector and a chaos soak.
 
             \(terminal.styled("commands:", .bold))
             \(Terminal.columns(rows))
