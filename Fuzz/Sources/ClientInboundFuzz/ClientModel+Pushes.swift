@@ -38,7 +38,7 @@ extension ClientModel {
         nextConsumerID += 1
         let id = nextConsumerID
         consumers[id] = Consumer(topic: topic, limit: limit)
-        let added = pushes.consumerAdded(id, topic: topic)
+        let added = pushes.consumerAdded((), id: id, filter: TopicFilter(topic))
         for push in added.pushes {
             let accepted = offer(push, to: id)
             _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
@@ -77,7 +77,7 @@ extension ClientModel {
 
     /// As `ClientCore.perform`: an ack goes out only for what the app took (the model's links
     /// always take writes; timers and `Sync`s are the events of the script).
-    func perform(_ actions: [PushLedger.Action]) {
+    func perform(_ actions: [PushLedger<Void>.Action]) {
         for case .ack(_, let epoch, let seqs) in actions {
             for seq in seqs {
                 let key = PushKey(epoch: epoch, seq: seq)
@@ -117,7 +117,7 @@ extension ClientModel {
                 "requests wait in the queue while the open link could take them")
         }
         check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
-        check(pushes.delivered.count <= PushLedger.epochLimit, "more epochs remembered than the limit")
+        check(pushes.delivered.count <= PushLedger<Void>.epochLimit, "more epochs remembered than the limit")
         check(Set(pushes.consumers.byID.keys) == Set(consumers.keys), "consumers differ")
         for (key, state) in pushes.seqs {
             let holders = consumers.values.filter { $0.buffer.contains { $0.key == key } }.count

@@ -10,7 +10,7 @@ struct ClientModel {
     var machine = LinkStateMachine()
     // Small bounds, so that short inputs reach them.
     var book = RequestBook<Int>(queueLimit: 6, queueByteLimit: 96)
-    var pushes = PushLedger(holdLimit: 3, maxBatch: 3)
+    var pushes = PushLedger<Void>(holdLimit: 3, maxBatch: 3)
     var heartbeat = HeartbeatMonitor()
 
     /// The current link, as the core's `Link` object knows it.

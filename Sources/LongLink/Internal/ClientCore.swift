@@ -16,9 +16,9 @@ enum RetryWake: Sendable {
 /// The actor's executor is the event loop of its connections, so frames that arrive are handled
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
 /// and the frames written in one loop pass go out in one system call. The decisions live in
-/// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests), ``PushLedger`` (pushes and acks) and ``SubscriptionBook``
-/// (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
+/// plain values the actor asks and then obeys: ``ClientStateMachine`` (the links' lifecycle, the
+/// pending requests and their routes, pushes, acks and consumers; its actions are performed by
+/// `run(_:)`) and ``SubscriptionBook`` (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
 /// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`, `+CleanSlate`.
 actor ClientCore {
     nonisolated let loop: EventLoop
@@ -42,9 +42,6 @@ actor ClientCore {
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
-        /// The most requests written and unanswered at once (its Welcome's `max_in_flight`); the
-        /// rest wait in the queue.
-        var maxInFlight = Int.max
         var tick: (any ScheduledWork)?
         var monitor = HeartbeatMonitor()
         var receivedSinceTick = false
@@ -70,12 +67,12 @@ actor ClientCore {
             self.session = session
         }
 
-        /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, in-flight
-        /// limit, and whether payloads are compressed (the client offered it, `offeredCompression`).
+        /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, and whether
+        /// payloads are compressed (the client offered it, `offeredCompression`). Its in-flight
+        /// limit is the machine's (``ClientStateMachine/welcomed(_:maxInFlight:)``).
         func adopt(_ welcome: Frame.Welcome, proposedHeartbeat: Duration, offeredCompression: Bool) {
             heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposedHeartbeat)
             maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-            maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
             compresses = offeredCompression && PayloadCompressor.advertisesZlib(welcome.metadata)
         }
 
@@ -104,11 +101,12 @@ actor ClientCore {
     /// next, for the supervisor's wait), a migration's successor and the retiring links. What each
     /// is, ``LinkStateMachine/role(of:)`` says.
     var links: [UInt64: Link] = [:]
-    var machine = LinkStateMachine()
+    /// Every decision: the links' lifecycle, the requests, the pushes and their consumers.
+    var machine: Machine
+    typealias Machine = ClientStateMachine<PendingRequest.Caller, PushSubscriber>
 
     // MARK: Requests
 
-    var book: RequestBook<PendingRequest.Caller>
     /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline, one timer.
     var deadlines: DeadlineIndex
 
@@ -116,13 +114,9 @@ actor ClientCore {
 
     var timers = Timers()
     var supervision = Supervision()
-    /// The push consumers, by the topics they want.
-    var subscribers = TopicIndex<PushSubscriber>()
     /// Consumers with waiting tasks that pushes of the current read were buffered for: woken
     /// once the read is handled (see ``PushSubscriber/offer(_:wakeLater:)``).
     var consumersToWake: [PushSubscriber] = []
-    /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
-    var ledger: PushLedger
     nonisolated let shared = Shared()
     /// The response cache (in the request layer; the core invalidates it on pushes and empties it
     /// when a session ends).
@@ -190,12 +184,13 @@ actor ClientCore {
         self.loop = loop
         self.configuration = configuration
         self.clock = LoopClock(configuration.clock)
-        self.book = RequestBook(
-            queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
+        self.machine = ClientStateMachine(
+            book: RequestBook(
+                queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes),
+            ledger: PushLedger(
+                holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
+                maxBatch: configuration.ackBatchSize))
         self.deadlines = DeadlineIndex(origin: configuration.clock.now)
-        self.ledger = PushLedger(
-            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
-            maxBatch: configuration.ackBatchSize)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
         self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
         self.subscriptions = SubscriptionState(
@@ -214,6 +209,27 @@ actor ClientCore {
         loop.execute { self.assumeIsolated(body) }
     }
 
+    /// Performs what the machine decided: the one funnel from its decisions to the sockets.
+    func run(_ action: Machine.Action) {
+        switch action {
+        case .drainQueue(let generation):
+            if let link = link(generation) { drainQueue(on: link) }
+        case .closeDrained(let generation):
+            link(generation)?.connection.close(.graceful)
+        case .retire(let generation):
+            guard let old = link(generation) else { return }
+            send(.goAway(Frame.GoAway(code: .ok, reason: "moved to another link")), on: old)
+            old.connection.close(.graceful)
+        case .pushes(let action):
+            perform(action)
+        }
+    }
+
+    /// Performs what the push ledger decided, in order.
+    func run(_ actions: [PushLedger<PushSubscriber>.Action]) {
+        for action in actions { perform(action) }
+    }
+
     /// Appends one frame to the link's writes (flushed with the others of this loop pass).
     func send(_ frame: Frame, on link: Link) {
         link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
@@ -221,7 +237,7 @@ actor ClientCore {
     }
 
     /// The current link (also once it ended, until the next one).
-    var link: Link? { machine.latest.flatMap { links[$0] } }
+    var link: Link? { machine.links.latest.flatMap { links[$0] } }
 
     /// The link of `generation` (the current one, a successor or a retiring one) if it has not ended.
     func link(_ generation: UInt64) -> Link? {

@@ -53,7 +53,7 @@ extension ClientCore {
 
     /// Pings now and replaces the link if nothing comes back within the probe timeout.
     func probeLiveness() {
-        guard let link, machine.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
+        guard let link, machine.links.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
         link.receivedSinceProbe = false
         sendPing(on: link)
         let generation = link.generation

@@ -53,50 +53,38 @@ extension ClientCore {
 
     // MARK: The core's side
 
-    /// Registers one request, or resumes its caller at once when it cannot go anywhere.
+    /// Registers one request, or resumes its caller at once when it cannot go anywhere; the machine
+    /// decides which (``ClientStateMachine/admit(_:caller:now:session:writable:)``).
     func admit(_ request: PendingRequest, _ caller: PendingRequest.Caller) {
-        if request.isAbandoned {
-            resume(caller, of: request, with: .failure(CancellationError()))
-            return
-        }
-        if let error = machine.admissionError {
-            resume(caller, of: request, with: .failure(error))
-            return
-        }
-        // Made in a session that ended since (an idempotent call sent again after `UNKNOWN`, a
-        // coalesced call's shared request that started late): it must not run as the next user.
-        if let session = request.session, !isCurrent(session: session) {
-            resume(caller, of: request, with: .failure(endedSessionError))
-            return
-        }
         let now = clock.now
-        if now >= request.deadline {
-            observation.stats.timeouts += 1
-            let error = LongLinkError(
-                code: .deadlineExceeded, message: "the deadline passed before the request was sent")
-            resume(caller, of: request, with: .failure(error))
-            return
-        }
-        var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
-        var target: Link?
-        if case .write(let generation) = route { target = link(generation) }
-        if let link = target, !request.bypassesGate,
-            book.queuedCount > 0 || book.writtenCount >= link.maxInFlight || !link.connection.isWritable
-        {
-            // Wait in line rather than be refused (the server runs at most maxInFlight at once) or
-            // pile up in the write buffer of a server that does not read.
-            route = .queue
-        }
-        switch book.admit(request, caller: caller, route: route) {
-        case .refuse(let error):
-            resume(caller, of: request, with: .failure(error))
+        let action = machine.admit(
+            request, caller: caller, now: now, session: shared.session.load(ordering: .relaxed),
+            writable: { links[$0]?.connection.isWritable ?? false })
+        switch action {
+        case .refuse(let refusal):
+            resume(caller, of: request, with: .failure(error(of: refusal)))
             return
         case .queued:
             break
-        case .write:
-            if let link = target { write(request, on: link, at: now) }
+        case .write(let generation):
+            if let link = link(generation) { write(request, on: link, at: now) }
         }
         if configuration.deadlineStrategy.usesHeap { trackDeadline(request) }
+    }
+
+    /// What the caller of a refused request gets.
+    private func error(of refusal: Machine.Refusal) -> any Error {
+        switch refusal {
+        case .cancelled:
+            return CancellationError()
+        case .stopping(let error), .refused(let error):
+            return error
+        case .endedSession:
+            return endedSessionError
+        case .expired:
+            observation.stats.timeouts += 1
+            return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
+        }
     }
 
     /// The reply's caller, exactly once.
@@ -110,28 +98,17 @@ extension ClientCore {
         caller.resume(with: result)
     }
 
-    /// Takes the request off the books and resumes its caller; false if it ended already.
+    /// Takes the request off the books and resumes its caller; false if it ended already. What its
+    /// end lets happen (the shutdown completes, its link drains, closes or retires), the machine says.
     @discardableResult
     func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) -> Bool {
-        guard let entry = book.remove(id) else { return false }
+        guard let entry = machine.remove(id) else { return false }
         resume(entry.caller, of: entry.request, with: result)
-        if machine.shuttingDown { finishShutdownIfIdle() }
-        if case .written(let generation) = entry.stage {
-            if book.queuedCount > 0, machine.phase == .open(generation), let link = link(generation) {
-                drainQueue(on: link)
-            } else if case .draining = machine.phase {
-                closeIfDrained(generation)
-            } else if machine.role(of: generation) == .retiring {
-                retireIfDrained(generation)
-            }
+        if machine.shutdownIsIdle { completeShutdown() }
+        if case .written(let generation) = entry.stage, let action = machine.writtenRequestEnded(on: generation) {
+            run(action)
         }
         return true
-    }
-
-    /// After a `GoAway`, closes the link once nothing written on it waits for a reply.
-    func closeIfDrained(_ generation: UInt64) {
-        guard !book.hasWritten(on: generation), let link = link(generation), machine.drained(generation) else { return }
-        link.connection.close(.graceful)
     }
 
     /// Resumes the callers of entries something else took off the books.
@@ -149,7 +126,7 @@ extension ClientCore {
 
     /// The caller gave up: fail the request and tell the server if it has it.
     func cancel(_ id: UInt64) {
-        guard let entry = book[id] else { return }
+        guard let entry = machine.book[id] else { return }
         observation.stats.cancellations += 1
         if case .written(let generation) = entry.stage, let link = link(generation) {
             send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
@@ -174,7 +151,7 @@ extension ClientCore {
     }
 
     func handleResponse(_ response: Frame.Response, on link: Link) {
-        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = book[id],
+        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = machine.book[id],
             case .written = entry.stage
         else {
             observation.stats.unknownReplies += 1
@@ -195,8 +172,7 @@ extension ClientCore {
     /// link's write buffer is full.
     func drainQueue(on link: Link) {
         let now = clock.now
-        while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            link.connection.isWritable, let (request, resent) = book.dequeue(writingOn: link.generation)
+        while let (request, resent) = machine.dequeue(writingOn: link.generation, writable: link.connection.isWritable)
         {
             write(request, on: link, at: now, resent: resent)
         }
@@ -209,7 +185,7 @@ extension ClientCore {
 
     func trackDeadline(_ request: PendingRequest) {
         deadlines.insert(request.id, deadline: request.deadline)
-        deadlines.compact(liveCount: book.count) { book.contains($0) }
+        deadlines.compact(liveCount: machine.book.count) { machine.book.contains($0) }
         armDeadlineTimer()
     }
 

@@ -34,7 +34,7 @@ extension ClientCore {
     func clearSession(_ error: LongLinkError) {
         let next = shared.session.add(1, ordering: .releasing).newValue
         relogin.lastEnd = error
-        fail(book.removeAll(), with: error)
+        fail(machine.removeAllRequests(), with: error)
         deadlines.removeAll()
         finishConsumers(error)
         endRunTimeSubscriptions(error)

@@ -34,15 +34,15 @@ extension ClientCore {
 
     var statistics: ClientStatistics {
         var snapshot = observation.stats
-        snapshot.queued = book.queuedCount
-        snapshot.inFlight = book.writtenCount
-        snapshot.queuedBytes = book.queuedBytes
+        snapshot.queued = machine.book.queuedCount
+        snapshot.inFlight = machine.book.writtenCount
+        snapshot.queuedBytes = machine.book.queuedBytes
         snapshot.writeBufferBytes = link?.connection.bufferedWriteBytes ?? 0
-        snapshot.staleAcksDropped = ledger.staleAcksDropped
+        snapshot.staleAcksDropped = machine.ledger.staleAcksDropped
         return snapshot
     }
 
-    var pendingCount: Int { book.count }
+    var pendingCount: Int { machine.book.count }
 
     // MARK: Shutdown and terminal errors
 
@@ -52,13 +52,12 @@ extension ClientCore {
     /// end forward; one that ends later changes nothing.
     func beginShutdown(gracePeriod: Duration) {
         let deadline = clock.now.advanced(by: max(.zero, gracePeriod))
-        switch machine.beginShutdown() {
-        case .failUnwrittenAndWait:
-            fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
+        if let unwritten = machine.beginShutdown() {
+            fail(unwritten, with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
             wakeRetry(.shutdown)
             if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
             endLoginWaits()
-        case .none:
+        } else {
             guard let current = timers.shutdownDeadline, deadline < current else { return }
             timers.shutdown?.cancel()
         }
@@ -66,23 +65,19 @@ extension ClientCore {
         timers.shutdown = clock.schedule(at: deadline, on: loop) { [self] in
             assumeIsolated { $0.completeShutdown() }
         }
-        finishShutdownIfIdle()
-    }
-
-    func finishShutdownIfIdle() {
-        guard machine.shuttingDown, book.isEmpty else { return }
-        completeShutdown()
+        if machine.shutdownIsIdle { completeShutdown() }
     }
 
     func completeShutdown() {
         timers.shutdown?.cancel()
         timers.shutdown = nil
         timers.shutdownDeadline = nil
-        fail(book.removeAll(), with: LongLinkError(code: .shutdown, message: "the client shut down"))
-        switch machine.completeShutdown() {
-        case .sayGoAwayAndClose(let flushAcks):
+        let completion = machine.completeShutdown()
+        fail(completion.failed, with: LongLinkError(code: .shutdown, message: "the client shut down"))
+        switch completion.close {
+        case .sayGoAwayAndClose:
             if let link {
-                if flushAcks { perform(ledger.flushAcks()) }
+                run(completion.acks)
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
@@ -99,7 +94,7 @@ extension ClientCore {
     /// Ends the session with a terminal error: every waiting caller gets it, and nothing of the
     /// session is left for the next one (``clearSession(_:)``).
     func terminate(_ error: LongLinkError) {
-        guard machine.terminate(error) else { return }
+        guard machine.links.terminate(error) else { return }
         clearSession(error)
         if let link, link.end == nil { close(link, .graceful, error: error) }
         closeSideLinks()
@@ -111,7 +106,7 @@ extension ClientCore {
         for observer in observation.observers.values { observer.finish() }
         observation.observers.removeAll()
         finishConsumers(stopReason)
-        fail(book.removeAll(), with: stopReason)
+        fail(machine.removeAllRequests(), with: stopReason)
     }
 
     /// Why the client stops or stopped: its terminal error, else a shutdown.

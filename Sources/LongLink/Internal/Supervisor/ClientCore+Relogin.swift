@@ -101,7 +101,7 @@ extension ClientCore {
     /// whatever was made for it since (a call, a stream) is refused from now on.
     private func beginSession() {
         let lastEnd = endedSessionError
-        guard machine.reopen() else { return }
+        guard machine.links.reopen() else { return }
         relogin.loggedOut = false
         clearSession(lastEnd)
     }
@@ -120,8 +120,8 @@ extension ClientCore {
     func logout(_ error: LongLinkError) {
         guard machine.terminalError == nil, !machine.shuttingDown else { return }
         relogin.loggedOut = true
-        if let link, link.end == nil, machine.isEstablished(link.generation) {
-            if machine.synced { perform(ledger.flushAcks()) }
+        if let link, link.end == nil, machine.links.isEstablished(link.generation) {
+            if machine.links.synced { run(machine.ledger.flushAcks()) }
             send(.goAway(Frame.GoAway(code: .ok, reason: "client logging out")), on: link)
         }
         terminate(error)

@@ -85,7 +85,7 @@ extension ClientCore {
             return
         }
         do throws(LongLinkError) {
-            if let error = machine.admissionError { throw error }
+            if let error = machine.links.admissionError { throw error }
             // Made in a session that ended since: it was the last user's.
             guard isCurrent(session: session) else { throw endedSessionError }
             // The timeout's job may have run before this one: it found nothing to expire.

@@ -1,0 +1,63 @@
+internal import LongLinkWire
+
+/// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
+/// pending requests and where each goes (``RequestBook``), and every push from arrival to
+/// acknowledgement with the consumers that take them (``PushLedger``).
+///
+/// Each method is an event and returns what the core must do; the core (``ClientCore``) owns the
+/// sockets, the timers and the waiting tasks, and performs the actions in one funnel
+/// (`ClientCore.run(_:)`). Generic over the suspended `Caller` of a request and the push
+/// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
+/// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
+/// `+Links` (a link's end and the shutdown).
+struct ClientStateMachine<Caller, Consumer> {
+    /// What the core does after an event of this machine.
+    enum Action {
+        /// Write queued requests on the open link of this generation while it takes them
+        /// (``dequeue(writingOn:writable:)``).
+        case drainQueue(UInt64)
+        /// Nothing written on the draining link of this generation waits for a reply any more:
+        /// close it gracefully (the server said `GoAway` and would otherwise hold it, gate shut).
+        case closeDrained(UInt64)
+        /// Nothing written on the retiring link of this generation waits for a reply any more:
+        /// say `GoAway` there and close it.
+        case retire(UInt64)
+        /// What the push ledger decided (acks, their timer, a `Sync`).
+        case pushes(PushLedger<Consumer>.Action)
+    }
+
+    /// The lifecycle of every link the client holds (`+Migration` for the successor and the
+    /// retiring links).
+    var links = LinkStateMachine()
+    /// The pending requests: changed only through this machine, so that every route and every end
+    /// of a request is decided here.
+    var book: RequestBook<Caller>
+    /// Every push's state from arrival to acknowledgement, and the consumers by the topics they want.
+    var ledger: PushLedger<Consumer>
+    /// The most requests written and unanswered at once on each welcomed link (its `Welcome`'s
+    /// `max_in_flight`; absent: no limit).
+    var inFlightLimits: [UInt64: Int] = [:]
+
+    init(book: RequestBook<Caller>, ledger: PushLedger<Consumer>) {
+        self.book = book
+        self.ledger = ledger
+    }
+
+    // MARK: What the core reads
+
+    var phase: LinkStateMachine.Phase { links.phase }
+    var shuttingDown: Bool { links.shuttingDown }
+    var terminalError: LongLinkError? { links.terminalError }
+    var isStopping: Bool { links.isStopping }
+
+    /// The most requests written and unanswered at once on the link of `generation`.
+    func inFlightLimit(_ generation: UInt64) -> Int {
+        inFlightLimits[generation] ?? .max
+    }
+
+    /// The link of `generation` got its `Welcome`, which allows at most `maxInFlight` requests
+    /// written and unanswered at once there (0: no limit).
+    mutating func welcomed(_ generation: UInt64, maxInFlight: UInt32) {
+        inFlightLimits[generation] = maxInFlight == 0 ? nil : Int(maxInFlight)
+    }
+}
