@@ -1,8 +1,54 @@
 internal import LongLinkWire
 
-/// A link's end and the shutdown: every close path hands back each request it ends, so that the
-/// core fails each one once, and says which go out again.
+/// A link's life as the requests and pushes see it: attached, welcomed, logged in (the gate opens),
+/// closed; and the shutdown. Every close path hands back each request it ends, so that the core
+/// fails each one once, and says which go out again.
 extension ClientStateMachine {
+    /// A new connection of `generation` is up, its `Hello` sent, as the current link.
+    mutating func attach(_ generation: UInt64) -> LinkStateMachine.AttachAction {
+        let action = links.attach(generation)
+        if case .awaitWelcome = action { ledger.linkAttached(generation) }
+        return action
+    }
+
+    /// The connection of a migration's successor (``LinkStateMachine/attachSuccessor(_:)``) was
+    /// handed over with its `Welcome`, which allows `maxInFlight` requests at once: its login may
+    /// start beside the current link.
+    mutating func successorWelcomed(_ generation: UInt64, maxInFlight: UInt32) {
+        ledger.linkAttached(generation)
+        welcomed(generation, maxInFlight: maxInFlight)
+    }
+
+    /// The first frame of `generation` is a `Welcome` of protocol `version`, allowing at most
+    /// `maxInFlight` requests written and unanswered at once (0: no limit).
+    mutating func receivedWelcome(_ generation: UInt64, version: UInt32, maxInFlight: UInt32)
+        -> LinkStateMachine.WelcomeAction
+    {
+        let action = links.receivedWelcome(generation, version: version)
+        if action == .completeHandshake { welcomed(generation, maxInFlight: maxInFlight) }
+        return action
+    }
+
+    /// The link of `generation` got its `Welcome`, which allows at most `maxInFlight` requests
+    /// written and unanswered at once there (0: no limit).
+    private mutating func welcomed(_ generation: UInt64, maxInFlight: UInt32) {
+        inFlightLimits[generation] = maxInFlight == 0 ? nil : Int(maxInFlight)
+    }
+
+    /// What opening the gate does: `Sync` goes out, then `acks` (those that waited for a login),
+    /// then the queue when `drain` (not while shutting down).
+    struct GateOpened {
+        var acks: [PushLedger<Consumer>.Action]
+        var drain: Bool
+    }
+
+    /// The login step and the subscriptions succeeded on `generation` (`loggedIn`: the session has
+    /// a login step, and it ran here); nil when the link is not logging in any more.
+    mutating func loginSucceeded(_ generation: UInt64, loggedIn: Bool) -> GateOpened? {
+        guard case .sync(let openQueue) = links.loginSucceeded(generation, loggedIn: loggedIn) else { return nil }
+        return GateOpened(acks: ledger.loginSynced(generation), drain: openQueue)
+    }
+
     /// What the end of a link does.
     struct LinkClosed {
         /// What the link was and how it ended; nil when it was not the client's any more.
@@ -57,6 +103,14 @@ extension ClientStateMachine {
 
     /// True while shutting down with no request left: the shutdown completes now.
     var shutdownIsIdle: Bool { links.shuttingDown && book.isEmpty }
+
+    /// Every consumer ends (the session ended, or the client stopped) and the ledger starts again
+    /// as new (``PushLedger/removeAll()``): the consumers to finish.
+    mutating func removeAllConsumers() -> [Consumer] {
+        let consumers = ledger.consumers.byID.values.map(\.value)
+        ledger.removeAll()
+        return consumers
+    }
 
     /// How the shutdown ends.
     struct ShutdownCompletion {

@@ -9,7 +9,7 @@ internal import LongLinkWire
 /// (`ClientCore.run(_:)`). Generic over the suspended `Caller` of a request and the push
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
-/// `+Links` (a link's end and the shutdown).
+/// `+Links` (a link from attach to close, and the shutdown).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -53,11 +53,5 @@ struct ClientStateMachine<Caller, Consumer> {
     /// The most requests written and unanswered at once on the link of `generation`.
     func inFlightLimit(_ generation: UInt64) -> Int {
         inFlightLimits[generation] ?? .max
-    }
-
-    /// The link of `generation` got its `Welcome`, which allows at most `maxInFlight` requests
-    /// written and unanswered at once there (0: no limit).
-    mutating func welcomed(_ generation: UInt64, maxInFlight: UInt32) {
-        inFlightLimits[generation] = maxInFlight == 0 ? nil : Int(maxInFlight)
     }
 }

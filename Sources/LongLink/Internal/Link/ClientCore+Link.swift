@@ -5,7 +5,7 @@ extension ClientCore {
     /// Takes a connection that got its `Welcome` (the connect race's winner) as the current link.
     func attach(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
         let generation = machine.links.newGeneration()
-        if case .refuse(let error) = machine.links.attach(generation) {
+        if case .refuse(let error) = machine.attach(generation) {
             // A shutdown (or terminal error) landed while the supervisor was connecting: this link
             // must not come up, or nothing would ever close it.
             pending.connection.close(.immediately, error: error)
@@ -16,7 +16,6 @@ extension ClientCore {
             session: shared.session.load(ordering: .relaxed))
         links = links.filter { $0.value.end == nil }
         links[generation] = link
-        machine.ledger.linkAttached(generation)
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
             // Nothing was written on it: the machine forgets it, no request is settled.
@@ -35,7 +34,6 @@ extension ClientCore {
         link.adopt(
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
         )
-        machine.welcomed(generation, maxInFlight: welcome.maxInFlight)
         shared.linkCompresses.store(link.compresses, ordering: .relaxed)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
@@ -72,14 +70,12 @@ extension ClientCore {
     /// session's login step ran here (false when it has none; see
     /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``).
     func openGate(_ generation: UInt64, loggedIn: Bool) {
-        guard let link = link(generation),
-            case .sync(let openQueue) = machine.links.loginSucceeded(generation, loggedIn: loggedIn)
-        else {
+        guard let link = link(generation), let opened = machine.loginSucceeded(generation, loggedIn: loggedIn) else {
             return
         }
         send(.sync(Frame.Sync()), on: link)
-        run(machine.ledger.loginSynced(generation))
-        if openQueue { drainQueue(on: link) }
+        run(opened.acks)
+        if opened.drain { drainQueue(on: link) }
         // Subscriptions made while this link logged in go out now.
         nudgeSubscriptions()
     }
@@ -194,7 +190,8 @@ extension ClientCore {
     private func handleFirstFrame(_ frame: Frame, on link: Link) -> Bool {
         switch frame {
         case .welcome(let welcome):
-            switch machine.links.receivedWelcome(link.generation, version: welcome.version) {
+            switch machine.receivedWelcome(link.generation, version: welcome.version, maxInFlight: welcome.maxInFlight)
+            {
             case .violation(let reason):
                 violate(link, reason)
                 return false

@@ -34,9 +34,8 @@ extension ClientCore {
         link.adopt(
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
         )
-        machine.welcomed(generation, maxInFlight: welcome.maxInFlight)
         links[generation] = link
-        machine.ledger.linkAttached(generation)
+        machine.successorWelcomed(generation, maxInFlight: welcome.maxInFlight)
         if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }
         return generation
     }

@@ -199,9 +199,8 @@ extension ClientCore {
     /// Ends every consumer's stream with `reason` (why the session ended or the client stopped),
     /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
-        for (_, subscriber) in machine.ledger.consumers.byID.values { subscriber.finish(reason: reason) }
+        for subscriber in machine.removeAllConsumers() { subscriber.finish(reason: reason) }
         consumersToWake.removeAll()
-        machine.ledger.removeAll()
         timers.ack?.cancel()
         timers.ack = nil
     }
