@@ -105,18 +105,10 @@ actor ClientCore {
     var machine: Machine
     typealias Machine = ClientStateMachine<PendingRequest.Caller, PushSubscriber>
 
-    // MARK: Requests
-
-    /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline, one timer.
-    var deadlines: DeadlineIndex
-
     // MARK: Timers, the supervisor's view, pushes, observation
 
     var timers = Timers()
     var supervision = Supervision()
-    /// Consumers with waiting tasks that pushes of the current read were buffered for: woken
-    /// once the read is handled (see ``PushSubscriber/offer(_:wakeLater:)``).
-    var consumersToWake: [PushSubscriber] = []
     nonisolated let shared = Shared()
     /// The response cache (in the request layer; the core invalidates it on pushes and empties it
     /// when a session ends).
@@ -132,9 +124,9 @@ actor ClientCore {
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
-        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, at the earliest deadline.
+        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, where the machine places it
+        /// (``ClientStateMachine/trackDeadline(_:)``).
         var deadline: (any ScheduledWork)?
-        var deadlineAt: ContinuousClock.Instant?
         var shutdown: (any ScheduledWork)?
         /// When the grace period of a shutdown under way ends; nil otherwise.
         var shutdownDeadline: ContinuousClock.Instant?
@@ -189,8 +181,8 @@ actor ClientCore {
                 queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes),
             ledger: PushLedger(
                 holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
-                maxBatch: configuration.ackBatchSize))
-        self.deadlines = DeadlineIndex(origin: configuration.clock.now)
+                maxBatch: configuration.ackBatchSize),
+            origin: configuration.clock.now)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
         self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
         self.subscriptions = SubscriptionState(

@@ -108,6 +108,7 @@ extension ClientStateMachine {
     /// as new (``PushLedger/removeAll()``): the consumers to finish.
     mutating func removeAllConsumers() -> [Consumer] {
         let consumers = ledger.consumers.byID.values.map(\.value)
+        consumersToWake.removeAll()
         ledger.removeAll()
         return consumers
     }

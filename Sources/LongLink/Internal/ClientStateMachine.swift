@@ -9,7 +9,7 @@ internal import LongLinkWire
 /// (`ClientCore.run(_:)`). Generic over the suspended `Caller` of a request and the push
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
-/// `+Links` (a link from attach to close, and the shutdown).
+/// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -34,13 +34,22 @@ struct ClientStateMachine<Caller, Consumer> {
     var book: RequestBook<Caller>
     /// Every push's state from arrival to acknowledgement, and the consumers by the topics they want.
     var ledger: PushLedger<Consumer>
+    /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline (`+Deadlines`).
+    var deadlines: DeadlineIndex
+    /// When the one deadline timer fires, if it is armed.
+    var deadlineTimerAt: ContinuousClock.Instant?
+    /// Consumers that pushes of the current read were buffered for, with tasks waiting: woken once
+    /// the read is handled, each once (see ``PushSubscriber/offer(_:wakeLater:)``).
+    var consumersToWake: [Consumer] = []
     /// The most requests written and unanswered at once on each welcomed link (its `Welcome`'s
     /// `max_in_flight`; absent: no limit).
     var inFlightLimits: [UInt64: Int] = [:]
 
-    init(book: RequestBook<Caller>, ledger: PushLedger<Consumer>) {
+    /// A machine with these bounds; deadlines count from `origin`.
+    init(book: RequestBook<Caller>, ledger: PushLedger<Consumer>, origin: ContinuousClock.Instant = .now) {
         self.book = book
         self.ledger = ledger
+        self.deadlines = DeadlineIndex(origin: origin)
     }
 
     // MARK: What the core reads

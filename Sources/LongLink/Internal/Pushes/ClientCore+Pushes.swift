@@ -98,7 +98,7 @@ extension ClientCore {
         var refused = false
         consumers.forEach { subscriber in
             let (offered, wake) = subscriber.offer(push, wakeLater: true)
-            if wake { consumersToWake.append(subscriber) }
+            if wake { machine.consumersToWake.append(subscriber) }
             switch offered {
             case .accepted: accepted += 1
             case .conflated:
@@ -119,9 +119,9 @@ extension ClientCore {
 
     /// Wakes the consumers that pushes of the read just handled were buffered for.
     func wakeConsumers() {
-        guard !consumersToWake.isEmpty else { return }
-        let consumers = consumersToWake
-        consumersToWake.removeAll(keepingCapacity: true)
+        guard !machine.consumersToWake.isEmpty else { return }
+        let consumers = machine.consumersToWake
+        machine.consumersToWake.removeAll(keepingCapacity: true)
         for consumer in consumers { consumer.wakeWaiters() }
     }
 
@@ -200,7 +200,6 @@ extension ClientCore {
     /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
         for subscriber in machine.removeAllConsumers() { subscriber.finish(reason: reason) }
-        consumersToWake.removeAll()
         timers.ack?.cancel()
         timers.ack = nil
     }

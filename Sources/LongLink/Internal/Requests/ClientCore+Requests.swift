@@ -180,40 +180,26 @@ extension ClientCore {
 
     // MARK: Deadlines (``DeadlineStrategy/deadlineHeap``)
 
-    /// Expiries are handled at most once a millisecond: a request may time out up to that late.
-    static let deadlineResolution = Duration.milliseconds(1)
-
     func trackDeadline(_ request: PendingRequest) {
-        deadlines.insert(request.id, deadline: request.deadline)
-        deadlines.compact(liveCount: machine.book.count) { machine.book.contains($0) }
-        armDeadlineTimer()
+        if let at = machine.trackDeadline(request) { armDeadlineTimer(at: at) }
     }
 
-    /// Keeps one timer, at the earliest deadline held. A later one never moves it.
-    func armDeadlineTimer(notBefore floor: ContinuousClock.Instant? = nil) {
-        guard var earliest = deadlines.earliest else { return }
-        if let floor, earliest < floor { earliest = floor }
-        if let armedAt = timers.deadlineAt, armedAt <= earliest { return }
+    /// Moves the one deadline timer to `at`, where the machine placed it.
+    private func armDeadlineTimer(at: ContinuousClock.Instant) {
         timers.deadline?.cancel()
-        timers.deadlineAt = earliest
-        timers.deadline = clock.schedule(at: earliest, on: loop) { [self] in
+        timers.deadline = clock.schedule(at: at, on: loop) { [self] in
             assumeIsolated { $0.deadlinesDue() }
         }
     }
-
-    /// How many deadline entries one run of ``deadlinesDue()`` takes at most, so that the loop goes
-    /// back to its sockets between slices when many requests time out together.
-    static let expiriesPerSlice = 1_024
 
     /// The deadline timer fired: fails the requests whose deadline has passed, a slice at a time;
     /// with more due, the timer fires again at the loop's next turn.
     func deadlinesDue() {
         timers.deadline = nil
-        timers.deadlineAt = nil
         let now = clock.now
-        let due = deadlines.popDue(at: now, limit: Self.expiriesPerSlice)
+        let due = machine.deadlinesDue(at: now)
         for id in due { expire(id) }
-        let more = due.count == Self.expiriesPerSlice
-        armDeadlineTimer(notBefore: more ? now : now.advanced(by: Self.deadlineResolution))
+        let full = due.count == Machine.expiriesPerSlice
+        if let at = machine.deadlineTimerAfterExpiries(at: now, sliceWasFull: full) { armDeadlineTimer(at: at) }
     }
 }

@@ -35,7 +35,7 @@ extension ClientCore {
         let next = shared.session.add(1, ordering: .releasing).newValue
         relogin.lastEnd = error
         fail(machine.removeAllRequests(), with: error)
-        deadlines.removeAll()
+        machine.deadlines.removeAll()
         finishConsumers(error)
         endRunTimeSubscriptions(error)
         coalescer.endAll(with: error)
