@@ -108,7 +108,8 @@ actor ClientCore {
     // MARK: Timers, the supervisor's view, pushes, observation
 
     var timers = Timers()
-    var supervision = Supervision()
+    /// The tasks and streams waiting on the core, each resumed once.
+    var waiters = Waiters()
     nonisolated let shared = Shared()
     /// The response cache (in the request layer; the core invalidates it on pushes and empties it
     /// when a session ends).
@@ -116,11 +117,6 @@ actor ClientCore {
     /// Identical calls in flight sharing one request (in the request layer; the core ends every
     /// flight when a session ends).
     nonisolated let coalescer: Coalescer
-    var observation = Observation()
-    /// The wait for the app's next login after a session ended for good (`+Relogin`).
-    var relogin = Relogin()
-    /// The subscriptions kept entered across links (``SubscriptionBook``), and their handles.
-    var subscriptions: SubscriptionState
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
@@ -133,22 +129,28 @@ actor ClientCore {
         var retry: (any ScheduledWork)?
         /// The ack batch's timer (``PushLedger/Action/armAckTimer``).
         var ack: (any ScheduledWork)?
+        /// The subscriptions keeper's next retry (``SubscriptionBook/nextRetry``).
+        var subscriptionRetry: (any ScheduledWork)?
     }
 
-    /// What the supervisor waits on and looks at, set by the app's calls.
-    struct Supervision {
-        var retryWaiter: CheckedContinuation<RetryWake, Never>?
-        var pendingWake: RetryWake?
-        var inBackground = false
-        /// The supervisor knows more than one endpoint: a full server is worth leaving.
-        var hasAlternatives = false
-        /// What the supervisor must look at while connected: network changes
-        /// (``LongLinkClient/networkDidChange()``) and the app's new endpoint lists
-        /// (``LongLinkClient/setEndpoints(_:)``), counted so that a change it was too busy to be
-        /// woken for is still seen.
-        var changes = ChangeCounters()
-        /// The app said the network is metered (cellular): re-probing may pause.
-        var networkIsExpensive = false
+    /// The tasks and streams waiting on the core; what they wait for, the machine decides.
+    struct Waiters {
+        /// The supervisor, waiting before it reconnects (`+Heartbeat`).
+        var retry: CheckedContinuation<RetryWake, Never>?
+        /// The supervisor, waiting for the app's next login after a session ended (`+Relogin`).
+        var login: CheckedContinuation<LoginStep?, Never>?
+        /// The app's next login step until the supervisor takes it, with the `login(_:)` call
+        /// waiting for that.
+        var pendingLogin: (id: UInt64, step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
+        /// The streams of connection states, by id.
+        var observers: [UInt64: StateObserver] = [:]
+        var nextObserverID: UInt64 = 0
+        /// Where each run-time subscription's outcomes go (`+Subscriptions`).
+        var subscriptionSinks: [UInt64: SubscriptionSink] = [:]
+        /// The subscriptions keeper, waiting for work.
+        var subscriptionKeeper: CheckedContinuation<[SubscriptionWork]?, Never>?
+        /// `run()` ended: the keeper gets no more work.
+        var keeperStopped = false
     }
 
     /// What callers read without a hop to the loop.
@@ -164,14 +166,6 @@ actor ClientCore {
         let session = Atomic<UInt64>(0)
     }
 
-    /// What the app observes: the connection state, its observers, the statistics.
-    struct Observation {
-        var state = ConnectionState(phase: .idle, reason: "not started")
-        var observers: [UInt64: StateObserver] = [:]
-        var nextObserverID: UInt64 = 0
-        var stats = ClientStatistics()
-    }
-
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
         self.configuration = configuration
@@ -182,11 +176,10 @@ actor ClientCore {
             ledger: PushLedger(
                 holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
                 maxBatch: configuration.ackBatchSize),
+            subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
             origin: configuration.clock.now)
         self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
         self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
-        self.subscriptions = SubscriptionState(
-            book: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff))
     }
 
     func log(

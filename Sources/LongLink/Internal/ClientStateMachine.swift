@@ -41,14 +41,31 @@ struct ClientStateMachine<Caller, Consumer> {
     /// Consumers that pushes of the current read were buffered for, with tasks waiting: woken once
     /// the read is handled, each once (see ``PushSubscriber/offer(_:wakeLater:)``).
     var consumersToWake: [Consumer] = []
+    /// The subscriptions kept entered across links, replayed at each login.
+    var subscriptions: SubscriptionBook
+    /// Leave requests of subscriptions given up before their first reply, for the keeper to send.
+    var subscriptionLeaves: [Subscription] = []
+    /// What the supervisor looks at, set by the app's calls.
+    var supervision = Supervision()
+    /// The bookkeeping of logging in again after a session ended for good.
+    var relogin = Relogin()
+    /// The connection state the app observes.
+    var connectionState = ConnectionState(phase: .idle, reason: "not started")
+    /// The client's counters (``LongLinkClient/statistics``).
+    var stats = ClientStatistics()
     /// The most requests written and unanswered at once on each welcomed link (its `Welcome`'s
     /// `max_in_flight`; absent: no limit).
     var inFlightLimits: [UInt64: Int] = [:]
 
     /// A machine with these bounds; deadlines count from `origin`.
-    init(book: RequestBook<Caller>, ledger: PushLedger<Consumer>, origin: ContinuousClock.Instant = .now) {
+    init(
+        book: RequestBook<Caller>, ledger: PushLedger<Consumer>,
+        subscriptions: SubscriptionBook = SubscriptionBook(static: [], backoff: Backoff()),
+        origin: ContinuousClock.Instant = .now
+    ) {
         self.book = book
         self.ledger = ledger
+        self.subscriptions = subscriptions
         self.deadlines = DeadlineIndex(origin: origin)
     }
 

@@ -29,8 +29,8 @@ extension ClientCore {
             throw link.end?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
-        observation.stats.connects += 1
-        if observation.stats.connects > 1 { observation.stats.reconnects += 1 }
+        machine.stats.connects += 1
+        if machine.stats.connects > 1 { machine.stats.reconnects += 1 }
         link.adopt(
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
         )
@@ -101,7 +101,7 @@ extension ClientCore {
                 continuation.resume(returning: .ended(end))
                 return
             }
-            if let seen, seen != supervision.changes {
+            if let seen, seen != machine.supervision.changes {
                 continuation.resume(returning: .reprobe)
                 return
             }
@@ -125,7 +125,7 @@ extension ClientCore {
 
     /// Whether the client leaves a server reporting this load (only with somewhere else to go).
     func leavesAt(_ permille: Int) -> Bool {
-        supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
+        machine.supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
     }
 
     /// Closes a link (from the supervisor, after a failed login for example).
@@ -172,7 +172,7 @@ extension ClientCore {
             case .pong(let pong):
                 guard role == .current else { continue }
                 if let ping = link.ping, ping.nonce == pong.nonce {
-                    observation.stats.lastRoundTrip = clock.now - ping.sentAt
+                    machine.stats.lastRoundTrip = clock.now - ping.sentAt
                     link.ping = nil
                 }
                 reportedLoad(Int(pong.loadPermille), on: link)
@@ -233,7 +233,7 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
-        if goAway.reconnect, supervision.hasAlternatives, link === self.link, link.welcome != nil {
+        if goAway.reconnect, machine.supervision.hasAlternatives, link === self.link, link.welcome != nil {
             link.tellGoingAway(goAway)
         }
         switch machine.receivedGoAway(link.generation, goAway) {
@@ -259,7 +259,7 @@ extension ClientCore {
         let end = outcome.closed?.end ?? .closed(error)
         link.end = end
         if outcome.closed?.role != .current { links[generation] = nil }
-        observation.stats.resends += outcome.settlement.resent
+        machine.stats.resends += outcome.settlement.resent
         // Say why a server with a window did not spare the call: it was made before any login.
         let unknown = "the link dropped after the request was written; its outcome is unknown"
         let message = outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown

@@ -64,7 +64,7 @@ extension ClientCore {
         // The old current link may have ended already (a server that said GoAway and closed).
         links = links.filter { $0.value.end == nil }
         shared.linkCompresses.store(new.compresses, ordering: .relaxed)
-        observation.stats.migrations += 1
+        machine.stats.migrations += 1
         scheduleTick(new)
         openGate(generation, loggedIn: loggedIn)
         for old in machine.links.retiring.keys.sorted() where machine.retireIfDrained(old) { run(.retire(old)) }

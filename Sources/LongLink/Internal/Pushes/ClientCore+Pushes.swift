@@ -57,7 +57,7 @@ extension ClientCore {
     }
 
     func handlePush(_ frame: Frame.Push, on link: Link) {
-        observation.stats.pushesReceived += 1
+        machine.stats.pushesReceived += 1
         var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
         if frame.compression != 0 {
             switch inflated(frame.payload, compression: frame.compression, on: link) {
@@ -84,11 +84,11 @@ extension ClientCore {
         case .ackAgain, .dropDuplicate:
             // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
             // or a consumer holds it.
-            observation.stats.duplicatePushesDropped += 1
+            machine.stats.duplicatePushesDropped += 1
         case .dropDeferred:
-            observation.stats.reliablePushesDeferred += 1
+            machine.stats.reliablePushesDeferred += 1
         case .dropUnwanted:
-            observation.stats.bestEffortPushesDropped += 1
+            machine.stats.bestEffortPushesDropped += 1
         }
     }
 
@@ -103,14 +103,14 @@ extension ClientCore {
             case .accepted: accepted += 1
             case .conflated:
                 accepted += 1
-                observation.stats.bestEffortPushesConflated += 1
+                machine.stats.bestEffortPushesConflated += 1
             case .refused: if !subscriber.isFinished { refused = true }
             }
         }
         if !push.isReliable {
-            if accepted == 0 { observation.stats.bestEffortPushesDropped += 1 }
+            if accepted == 0 { machine.stats.bestEffortPushesDropped += 1 }
         } else if accepted == 0 {
-            observation.stats.reliablePushesDeferred += 1
+            machine.stats.reliablePushesDeferred += 1
         }
         if machine.ledger.offered(push, accepted: accepted, refused: refused) {
             log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
@@ -127,7 +127,7 @@ extension ClientCore {
 
     func collectTaken(from subscriber: PushSubscriber) {
         let seqs = subscriber.drainTaken()
-        observation.stats.pushesDelivered += seqs.count
+        machine.stats.pushesDelivered += seqs.count
         let caughtUp = machine.ledger.deferring && machine.ledger.consumers.byID.values.allSatisfy(\.value.isBelowHalf)
         run(machine.ledger.taken(seqs, caughtUp: caughtUp))
     }
@@ -193,7 +193,7 @@ extension ClientCore {
             let part = Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)])
             send(.ack(Frame.Ack(seqs: part, epoch: epoch)), on: link)
         }
-        observation.stats.acksSent += seqs.count
+        machine.stats.acksSent += seqs.count
     }
 
     /// Ends every consumer's stream with `reason` (why the session ended or the client stopped),

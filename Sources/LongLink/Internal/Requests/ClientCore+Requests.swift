@@ -82,7 +82,7 @@ extension ClientCore {
         case .endedSession:
             return endedSessionError
         case .expired:
-            observation.stats.timeouts += 1
+            machine.stats.timeouts += 1
             return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
         }
     }
@@ -121,13 +121,13 @@ extension ClientCore {
     /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
     /// server's own timer ends the handler at the same moment.
     func expire(_ id: UInt64) {
-        if finish(id, .failure(PendingRequest.timeoutError())) { observation.stats.timeouts += 1 }
+        if finish(id, .failure(PendingRequest.timeoutError())) { machine.stats.timeouts += 1 }
     }
 
     /// The caller gave up: fail the request and tell the server if it has it.
     func cancel(_ id: UInt64) {
         guard let entry = machine.book[id] else { return }
-        observation.stats.cancellations += 1
+        machine.stats.cancellations += 1
         if case .written(let generation) = entry.stage, let link = link(generation) {
             send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
         }
@@ -147,20 +147,20 @@ extension ClientCore {
             return
         }
         send(frame, on: link)
-        observation.stats.requestsSent += 1
+        machine.stats.requestsSent += 1
     }
 
     func handleResponse(_ response: Frame.Response, on link: Link) {
         guard let id = Frame.requestNumber(fromID: response.requestID), let entry = machine.book[id],
             case .written = entry.stage
         else {
-            observation.stats.unknownReplies += 1
+            machine.stats.unknownReplies += 1
             return
         }
-        observation.stats.repliesReceived += 1
+        machine.stats.repliesReceived += 1
         if let status = response.status, status.code != .ok {
             // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
-            if status.code == .deadlineExceeded { observation.stats.timeouts += 1 }
+            if status.code == .deadlineExceeded { machine.stats.timeouts += 1 }
             finish(id, .failure(LongLinkError(status: status)))
         } else {
             finish(id, inflated(response.payload, compression: response.compression, on: link))

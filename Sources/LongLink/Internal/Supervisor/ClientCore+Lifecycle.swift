@@ -5,35 +5,35 @@ extension ClientCore {
     // MARK: Connection states
 
     func setState(_ new: ConnectionState) {
-        observation.state = new
+        machine.connectionState = new
         log(
             new.phase == .stopped && new.error != nil ? .error : .info, "\(new)",
             metadata: new.endpoint.map { ["phase": "\(new.phase)", "endpoint": "\($0)"] } ?? ["phase": "\(new.phase)"])
-        for observer in observation.observers.values { observer.offer(new) }
+        for observer in waiters.observers.values { observer.offer(new) }
     }
 
-    var currentState: ConnectionState { observation.state }
+    var currentState: ConnectionState { machine.connectionState }
 
     func addObserver() -> StateObserver {
-        observation.nextObserverID += 1
-        let observer = StateObserver(id: observation.nextObserverID, initial: observation.state)
-        if observation.state.phase == .stopped {
+        waiters.nextObserverID += 1
+        let observer = StateObserver(id: waiters.nextObserverID, initial: machine.connectionState)
+        if machine.connectionState.phase == .stopped {
             observer.finish()
         } else {
-            observation.observers[observer.id] = observer
+            waiters.observers[observer.id] = observer
         }
         return observer
     }
 
     func removeObserver(_ observer: StateObserver) {
-        observation.observers[observer.id] = nil
+        waiters.observers[observer.id] = nil
         observer.finish()
     }
 
     // MARK: Statistics
 
     var statistics: ClientStatistics {
-        var snapshot = observation.stats
+        var snapshot = machine.stats
         snapshot.queued = machine.book.queuedCount
         snapshot.inFlight = machine.book.writtenCount
         snapshot.queuedBytes = machine.book.queuedBytes
@@ -55,7 +55,7 @@ extension ClientCore {
         if let unwritten = machine.beginShutdown() {
             fail(unwritten, with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
             wakeRetry(.shutdown)
-            if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
+            if machine.supervision.pendingWake == nil { machine.supervision.pendingWake = .shutdown }
             endLoginWaits()
         } else {
             guard let current = timers.shutdownDeadline, deadline < current else { return }
@@ -103,8 +103,8 @@ extension ClientCore {
     /// Called when `run()` ends: nothing may wait any more.
     func stopped(_ final: ConnectionState) {
         setState(final)
-        for observer in observation.observers.values { observer.finish() }
-        observation.observers.removeAll()
+        for observer in waiters.observers.values { observer.finish() }
+        waiters.observers.removeAll()
         finishConsumers(stopReason)
         fail(machine.removeAllRequests(), with: stopReason)
     }
