@@ -110,13 +110,14 @@ actor ClientCore {
     var timers = Timers()
     /// The tasks and streams waiting on the core, each resumed once.
     var waiters = Waiters()
-    nonisolated let shared = Shared()
+    nonisolated let shared: Shared
+
     /// The response cache (in the request layer; the core invalidates it on pushes and empties it
     /// when a session ends).
-    nonisolated let responseCache: ResponseCache
+    nonisolated var responseCache: ResponseCache { shared.responseCache }
     /// Identical calls in flight sharing one request (in the request layer; the core ends every
     /// flight when a session ends).
-    nonisolated let coalescer: Coalescer
+    nonisolated var coalescer: Coalescer { shared.coalescer }
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
@@ -153,8 +154,12 @@ actor ClientCore {
         var keeperStopped = false
     }
 
-    /// What callers read without a hop to the loop.
+    /// What callers read and use without a hop to the loop.
     final class Shared: Sendable {
+        /// The response cache (``responseCache``).
+        let responseCache: ResponseCache
+        /// Identical calls in flight sharing one request (``coalescer``).
+        let coalescer: Coalescer
         let nextSubscriberID = Atomic<UInt64>(0)
         /// Whether the latest link agreed to compression: callers compress a request's payload
         /// ahead only then (the link that writes it decides which form goes out).
@@ -164,6 +169,12 @@ actor ClientCore {
         /// when the app makes them, and the core refuses those of a session that ended, so that
         /// nothing made for one user runs as the next.
         let session = Atomic<UInt64>(0)
+
+        init(configuration: ClientConfiguration) {
+            responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
+            coalescer = Coalescer(
+                callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
+        }
     }
 
     init(loop: EventLoop, configuration: ClientConfiguration) {
@@ -178,8 +189,7 @@ actor ClientCore {
                 maxBatch: configuration.ackBatchSize),
             subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
             origin: configuration.clock.now)
-        self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
-        self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
+        self.shared = Shared(configuration: configuration)
     }
 
     func log(

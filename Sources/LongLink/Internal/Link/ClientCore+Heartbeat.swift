@@ -5,7 +5,8 @@ extension ClientCore {
     // MARK: Heartbeat and liveness
 
     func scheduleTick(_ link: Link) {
-        let interval = link.heartbeat * (machine.supervision.inBackground ? configuration.background.heartbeatMultiplier : 1)
+        let multiplier = machine.supervision.inBackground ? configuration.background.heartbeatMultiplier : 1
+        let interval = link.heartbeat * multiplier
         let generation = link.generation
         link.tick = clock.schedule(
             at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
