@@ -38,6 +38,8 @@ actor ClientCore {
         /// The session it was made in (``Shared/session``): what it brings after that session
         /// ended belongs to the last user, and is ignored.
         let session: UInt64
+        /// The server's `Welcome`, for its settings (whether it came yet is the machine's to say:
+        /// ``LinkStateMachine/awaitsWelcome(_:)``).
         var welcome: Frame.Welcome?
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).

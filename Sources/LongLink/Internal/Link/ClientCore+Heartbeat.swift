@@ -27,7 +27,7 @@ extension ClientCore {
             declareDead(link, "nothing received for two heartbeat intervals")
             return
         case .sendPing:
-            if link.welcome != nil { sendPing(on: link) }
+            if !machine.links.awaitsWelcome(generation) { sendPing(on: link) }
         case .none:
             break
         }

@@ -161,7 +161,7 @@ extension ClientCore {
         defer { wakeConsumers() }
         for frame in frames {
             guard link.end == nil, machine.links.role(of: generation) == role else { return }
-            if link.welcome == nil {
+            if machine.links.awaitsWelcome(generation) {
                 guard handleFirstFrame(frame, on: link) else { return }
                 continue
             }
@@ -233,7 +233,9 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
-        if goAway.reconnect, machine.supervision.hasAlternatives, link === self.link, link.welcome != nil {
+        if goAway.reconnect, machine.supervision.hasAlternatives, link === self.link,
+            !machine.links.awaitsWelcome(link.generation)
+        {
             link.tellGoingAway(goAway)
         }
         switch machine.receivedGoAway(link.generation, goAway) {

@@ -85,8 +85,9 @@ struct LinkStateMachine {
         case open
         /// The current link after the server's `GoAway`: what was written before is answered.
         case draining(Frame.GoAway, synced: Bool)
-        /// The current link, which the client closes; `goAway`: the server's, if it said one.
-        case closing(goAway: Frame.GoAway?, synced: Bool)
+        /// The current link, which the client closes; `goAway`: the server's, if it said one;
+        /// `welcomed`: its `Welcome` came before (otherwise a frame may still be its first).
+        case closing(goAway: Frame.GoAway?, synced: Bool, welcomed: Bool)
         /// A migration's new link, logging in beside the current one.
         case successor
         /// A link a migration replaced, answering what was written on it; `saidGoAway` once the
@@ -105,7 +106,7 @@ struct LinkStateMachine {
         var synced: Bool {
             switch self {
             case .open: true
-            case .loggingIn(let synced), .draining(_, let synced), .closing(_, let synced): synced
+            case .loggingIn(let synced), .draining(_, let synced), .closing(_, let synced, _): synced
             case .handshaking, .successor, .retiring: false
             }
         }
@@ -114,7 +115,7 @@ struct LinkStateMachine {
         var goAway: Frame.GoAway? {
             switch self {
             case .draining(let goAway, _): goAway
-            case .closing(let goAway, _): goAway
+            case .closing(let goAway, _, _): goAway
             default: nil
             }
         }
@@ -178,6 +179,15 @@ struct LinkStateMachine {
     /// Moves the current link of `generation` to `state`.
     private mutating func set(_ generation: UInt64, _ state: LinkState) {
         records[generation]?.state = state
+    }
+
+    /// True while the first frame of the link of `generation` is still to come: its `Welcome`
+    /// (the current link only: a successor is handed over welcomed).
+    func awaitsWelcome(_ generation: UInt64) -> Bool {
+        switch records[generation]?.state {
+        case .handshaking, .closing(_, _, welcomed: false): true
+        default: false
+        }
     }
 
     /// True while the link of `generation` has shaken hands and is not going away.
@@ -287,14 +297,14 @@ struct LinkStateMachine {
         }
         guard self.generation == generation, phase != .closing(generation) else { return .none }
         if phase == .handshaking(generation) {
-            set(generation, .closing(goAway: frame, synced: false))
+            set(generation, .closing(goAway: frame, synced: false, welcomed: false))
             return .failHandshakeAndClose(LinkEnd.goAway(frame).error)
         }
         if hasWrittenRequests {
             set(generation, .draining(frame, synced: synced))
             return .waitForReplies
         }
-        set(generation, .closing(goAway: frame, synced: synced))
+        set(generation, .closing(goAway: frame, synced: synced, welcomed: true))
         return .close
     }
 
@@ -303,7 +313,7 @@ struct LinkStateMachine {
     /// that never closes would otherwise hold it, gate shut, forever.
     mutating func drained(_ generation: UInt64) -> Bool {
         guard phase == .draining(generation) else { return false }
-        set(generation, .closing(goAway: goAway, synced: synced))
+        set(generation, .closing(goAway: goAway, synced: synced, welcomed: true))
         return true
     }
 
@@ -312,7 +322,7 @@ struct LinkStateMachine {
     mutating func closeRequested(_ generation: UInt64) -> Bool {
         if let role = role(of: generation), role != .current { return true }
         guard self.generation == generation, phase != .closing(generation) else { return false }
-        set(generation, .closing(goAway: goAway, synced: synced))
+        set(generation, .closing(goAway: goAway, synced: synced, welcomed: phase != .handshaking(generation)))
         return true
     }
 
@@ -372,7 +382,7 @@ struct LinkStateMachine {
         guard let generation, phase != .closing(generation) else { return .none }
         let welcomed = phase != .handshaking(generation)
         let flush = synced
-        set(generation, .closing(goAway: goAway, synced: flush))
+        set(generation, .closing(goAway: goAway, synced: flush, welcomed: welcomed))
         return welcomed ? .sayGoAwayAndClose(flushAcks: flush) : .close
     }
 
