@@ -33,8 +33,6 @@ struct ClientScript {
     /// The current link's socket, as the core's `Link` object knows it.
     struct Link {
         let generation: UInt64
-        /// Its `Welcome` came (the frames after it are not the first).
-        var welcomed = false
         var dedupeWindow = false
         var maxFrameBytes = Frame.defaultMaxFrameBytes
         /// The transport was told to close it; its `linkClosed` may follow.
@@ -127,7 +125,7 @@ struct ClientScript {
         case .failure: return close()
         case .success(let decoded): frame = decoded
         }
-        guard current.welcomed else { return receivedFirst(frame, on: current.generation) }
+        if machine.links.awaitsWelcome(current.generation) { return receivedFirst(frame, on: current.generation) }
         switch frame {
         case .response(let response): handleResponse(response)
         case .push(let push): handlePush(push)
@@ -144,7 +142,6 @@ struct ClientScript {
             case .violation: close()
             case .none: break
             case .completeHandshake:
-                link?.welcomed = true
                 link?.dedupeWindow = welcome.dedupeWindowMilliseconds > 0
                 link?.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
                 _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
@@ -174,7 +171,7 @@ struct ClientScript {
     }
 
     private mutating func tick(received: Bool, sent: Bool) {
-        guard link?.welcomed == true else { return }
+        guard let link, !machine.links.awaitsWelcome(link.generation) else { return }
         if heartbeat.tick(receivedSinceLastTick: received, sentSinceLastTick: sent) == .declareDead { close() }
     }
 
