@@ -75,7 +75,7 @@ struct ClientStateMachineTests {
         let link = driver.connect()
         let first = driver.call().id
         let second = driver.call().id
-        guard case .waitForReplies = driver.machine.receivedGoAway(link, Frame.GoAway(reconnect: true)) else {
+        guard case .waitForReplies = driver.machine.receivedGoAway(link, Frame.GoAway(reconnect: true)).link else {
             Issue.record("written requests must be answered before the link closes")
             return
         }
@@ -94,6 +94,25 @@ struct ClientStateMachineTests {
         #expect(driver.waiting == [Int(waits.id)])
         let next = driver.connect()
         #expect(driver.ids(on: next) == [waits.id])
+    }
+
+    @Test func aGoAwayAskingToComeBackMovesTheSupervisorFirstOnlyWithSomewhereElseToGo() {
+        func told(alternatives: Bool, reconnect: Bool, welcomed: Bool = true) -> Bool {
+            var driver = MachineDriver()
+            driver.machine.supervision.hasAlternatives = alternatives
+            let link: UInt64
+            if welcomed {
+                link = driver.connect()
+            } else {
+                link = driver.machine.links.newGeneration()
+                _ = driver.machine.attach(link)
+            }
+            return driver.machine.receivedGoAway(link, Frame.GoAway(reconnect: reconnect)).tellSupervisor
+        }
+        #expect(told(alternatives: true, reconnect: true))
+        #expect(!told(alternatives: false, reconnect: true), "nowhere else to go: it reconnects after the close")
+        #expect(!told(alternatives: true, reconnect: false), "for good: the session ends")
+        #expect(!told(alternatives: true, reconnect: true, welcomed: false), "a handshake's GoAway fails it")
     }
 
     @Test func aMigratedLinkRetiresOnceItsRepliesArriveAndItsSafeRequestsMoveWhenItDrops() {

@@ -155,7 +155,7 @@ struct ClientScript {
     private mutating func handleGoAway(_ goAway: Frame.GoAway) {
         guard let generation = link?.generation else { return }
         _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        switch machine.receivedGoAway(generation, goAway) {
+        switch machine.receivedGoAway(generation, goAway).link {
         case .failHandshakeAndClose, .close: link?.closing = true
         case .waitForReplies, .none: break
         }

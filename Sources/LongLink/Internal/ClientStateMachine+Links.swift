@@ -81,9 +81,24 @@ extension ClientStateMachine {
             closed: closed, settlement: settlement, madeBeforeLogin: serverWindow && !loggedIn, drain: drain)
     }
 
-    /// The server of `generation` said `GoAway`: the link drains what was written on it, or closes.
-    mutating func receivedGoAway(_ generation: UInt64, _ frame: Frame.GoAway) -> LinkStateMachine.GoAwayAction {
-        links.receivedGoAway(generation, frame, hasWrittenRequests: book.hasWritten(on: generation))
+    /// What a server's `GoAway` does.
+    struct GoAwayReceived {
+        /// Tell the supervisor now (or on its next wait) that the server goes away: it moves to
+        /// another endpoint rather than reconnect here after the close.
+        var tellSupervisor: Bool
+        /// What becomes of the link.
+        var link: LinkStateMachine.GoAwayAction
+    }
+
+    /// The server of `generation` said `GoAway`: the link drains what was written on it, or closes;
+    /// a welcomed current link's server asking the client to come back elsewhere, with somewhere
+    /// else to go, has the supervisor move first.
+    mutating func receivedGoAway(_ generation: UInt64, _ frame: Frame.GoAway) -> GoAwayReceived {
+        let tell =
+            frame.reconnect && supervision.hasAlternatives && links.latest == generation
+            && links.role(of: generation) == .current && !links.awaitsWelcome(generation)
+        let action = links.receivedGoAway(generation, frame, hasWrittenRequests: book.hasWritten(on: generation))
+        return GoAwayReceived(tellSupervisor: tell, link: action)
     }
 
     /// A link the core was handed never became the client's (it dropped before its login, or a

@@ -233,12 +233,9 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
-        if goAway.reconnect, machine.supervision.hasAlternatives, link === self.link,
-            !machine.links.awaitsWelcome(link.generation)
-        {
-            link.tellGoingAway(goAway)
-        }
-        switch machine.receivedGoAway(link.generation, goAway) {
+        let received = machine.receivedGoAway(link.generation, goAway)
+        if received.tellSupervisor { link.tellGoingAway(goAway) }
+        switch received.link {
         case .failHandshakeAndClose(let error):
             link.connection.close(.graceful, error: error)
         case .close:
