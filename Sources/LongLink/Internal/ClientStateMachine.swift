@@ -1,8 +1,10 @@
 internal import LongLinkWire
 
 /// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
-/// pending requests and where each goes (``RequestBook``), and every push from arrival to
-/// acknowledgement with the consumers that take them (``PushLedger``).
+/// pending requests and where each goes (``RequestBook``) with their deadlines, and every push
+/// from arrival to acknowledgement with the consumers that take them (``PushLedger``); beside
+/// them, the state the supervisor, the relogin, the subscriptions keeper and the app's observers
+/// read (moved here from the core; their decisions are the core's still, to move next).
 ///
 /// Each method is an event and returns what the core must do; the core (``ClientCore``) owns the
 /// sockets, the timers and the waiting tasks, and performs the actions in one funnel
@@ -71,9 +73,13 @@ struct ClientStateMachine<Caller, Consumer> {
 
     // MARK: What the core reads
 
+    /// The current link's phase.
     var phase: LinkStateMachine.Phase { links.phase }
+    /// A graceful shutdown has begun.
     var shuttingDown: Bool { links.shuttingDown }
+    /// The session ended for good with this error (until the app logs in again).
     var terminalError: LongLinkError? { links.terminalError }
+    /// Shutting down, or the session ended for good.
     var isStopping: Bool { links.isStopping }
 
     /// The most requests written and unanswered at once on the link of `generation`.

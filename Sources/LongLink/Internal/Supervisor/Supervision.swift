@@ -3,6 +3,7 @@
 struct Supervision {
     /// A wake-up that came while the supervisor was not waiting to retry: its next wait returns it.
     var pendingWake: RetryWake?
+    /// The app is in the background (``LongLinkClient/appDidEnterBackground()``).
     var inBackground = false
     /// The supervisor knows more than one endpoint: a full server is worth leaving.
     var hasAlternatives = false
