@@ -39,3 +39,42 @@ struct LinkStateMachineWelcomeTests {
         #expect(!machine.awaitsWelcome(1), "a shutdown's close keeps the link welcomed")
     }
 }
+
+/// The heartbeat of each link, kept with its state.
+@Suite("Link state machine: the heartbeat", .sharedMachine)
+struct LinkStateMachineHeartbeatTests {
+    /// Ticks `count` times with nothing received or sent; the actions.
+    private func quiet(_ count: Int, _ generation: UInt64, _ machine: inout LinkStateMachine)
+        -> [HeartbeatMonitor.TickAction?]
+    {
+        (0..<count).map { _ in machine.heartbeatTick(generation, received: false, sent: false) }
+    }
+
+    @Test func aQuietLinkIsPingedOnceWelcomedAndDeclaredDeadAfterTwoIntervals() {
+        var machine = LinkStateMachine()
+        _ = machine.attach(1)
+        let interval = HeartbeatMonitor.ticksPerInterval
+        // Before its Welcome no Ping goes out (the handshake has its own timeout).
+        #expect(quiet(interval, 1, &machine).allSatisfy { $0 == HeartbeatMonitor.TickAction.none })
+        _ = machine.receivedWelcome(1, version: Frame.protocolVersion)
+        // Welcomed, after an interval of silence: a Ping at each tick, nothing having been sent.
+        #expect(quiet(interval - 1, 1, &machine) == Array(repeating: .sendPing, count: interval - 1))
+        // Nothing heard for two intervals since the link came up: dead.
+        #expect(machine.heartbeatTick(1, received: false, sent: true) == .declareDead)
+        // A link that is not the current one (a migration's successor) has no heartbeat ticked.
+        _ = machine.attachSuccessor(2)
+        #expect(machine.heartbeatTick(2, received: false, sent: false) == nil)
+    }
+
+    @Test func eachLinkHasAHeartbeatOfItsOwn() {
+        var machine = LinkStateMachine()
+        _ = machine.attach(1)
+        _ = machine.receivedWelcome(1, version: Frame.protocolVersion)
+        _ = quiet(HeartbeatMonitor.ticksPerInterval, 1, &machine)
+        _ = machine.closed(1, error: nil)
+        _ = machine.attach(2)
+        _ = machine.receivedWelcome(2, version: Frame.protocolVersion)
+        let fresh = quiet(HeartbeatMonitor.ticksPerInterval - 1, 2, &machine)
+        #expect(fresh.allSatisfy { $0 == HeartbeatMonitor.TickAction.none }, "the new link starts quiet-free")
+    }
+}

@@ -14,7 +14,6 @@ struct ClientScript {
     // Small bounds, so that short inputs reach them.
     var machine = Machine(
         book: RequestBook(queueLimit: 6, queueByteLimit: 96), ledger: PushLedger(holdLimit: 3, maxBatch: 3))
-    var heartbeat = HeartbeatMonitor()
 
     /// The current link's socket.
     var link: Link?
@@ -108,7 +107,6 @@ struct ClientScript {
         let generation = machine.links.newGeneration()
         guard case .awaitWelcome = machine.attach(generation) else { return }
         link = Link(generation: generation)
-        heartbeat = HeartbeatMonitor()
     }
 
     /// As `ClientCore.close`: the transport closes and later reports ``linkClosed()``.
@@ -171,8 +169,9 @@ struct ClientScript {
     }
 
     private mutating func tick(received: Bool, sent: Bool) {
+        // As the core, whose ticks start with the link's Welcome.
         guard let link, !machine.links.awaitsWelcome(link.generation) else { return }
-        if heartbeat.tick(receivedSinceLastTick: received, sentSinceLastTick: sent) == .declareDead { close() }
+        if machine.links.heartbeatTick(link.generation, received: received, sent: sent) == .declareDead { close() }
     }
 
     private mutating func openGate(_ generation: UInt64) {

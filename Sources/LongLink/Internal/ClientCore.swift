@@ -45,7 +45,6 @@ actor ClientCore {
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
         var tick: (any ScheduledWork)?
-        var monitor = HeartbeatMonitor()
         var receivedSinceTick = false
         var sentSinceTick = false
         var probe: (any ScheduledWork)?

@@ -18,8 +18,9 @@ extension ClientCore {
     /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
     func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
-        let action = link.monitor.tick(
-            receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
+        let action =
+            machine.links.heartbeatTick(generation, received: link.receivedSinceTick, sent: link.sentSinceTick)
+            ?? .none
         link.receivedSinceTick = false
         link.sentSinceTick = false
         switch action {
@@ -27,7 +28,7 @@ extension ClientCore {
             declareDead(link, "nothing received for two heartbeat intervals")
             return
         case .sendPing:
-            if !machine.links.awaitsWelcome(generation) { sendPing(on: link) }
+            sendPing(on: link)
         case .none:
             break
         }

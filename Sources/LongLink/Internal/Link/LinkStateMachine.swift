@@ -128,6 +128,8 @@ struct LinkStateMachine {
         /// retiring one). Requests go out only through an open gate, so each one written on such a
         /// link was written after its login: the server de-duplicates only those.
         var loggedIn = false
+        /// Its heartbeat: whether it needs a `Ping` or is dead (ticked while it is the current link).
+        var heartbeat = HeartbeatMonitor()
     }
 
     /// Every link the client holds, by generation: the current one until it closes, a
@@ -188,6 +190,17 @@ struct LinkStateMachine {
         case .handshaking, .closing(_, _, welcomed: false): true
         default: false
         }
+    }
+
+    /// A heartbeat tick of the current link of `generation`, told whether anything was received and
+    /// sent since the last: nothing, a `Ping` (once welcomed: before, the handshake's own timeout
+    /// runs), or the link is dead. Nil when it is not the current link.
+    mutating func heartbeatTick(_ generation: UInt64, received: Bool, sent: Bool) -> HeartbeatMonitor.TickAction? {
+        guard generation == self.generation, var record = records[generation] else { return nil }
+        let action = record.heartbeat.tick(receivedSinceLastTick: received, sentSinceLastTick: sent)
+        records[generation] = record
+        if action == .sendPing, awaitsWelcome(generation) { return HeartbeatMonitor.TickAction.none }
+        return action
     }
 
     /// True while the link of `generation` has shaken hands and is not going away.
