@@ -119,8 +119,8 @@ extension LongLinkClient {
                             "topic": push.topic, "type": "\(T.self)", "seq": "\(push.seq)", "epoch": "\(push.epoch)",
                         ]))
                 core.onLoop { core in
-                    core.observation.stats.undecodablePushes += 1
-                    if deadLetter { core.observation.stats.deadLetterPushes += 1 }
+                    core.machine.stats.undecodablePushes += 1
+                    if deadLetter { core.machine.stats.deadLetterPushes += 1 }
                 }
                 return disposition == .leaveUnacknowledged ? .release : .skip
             }
@@ -137,7 +137,7 @@ extension LongLinkClient {
             case .success(let value):
                 return .deliver(.message(value, push))
             case .failure(let error):
-                core.onLoop { $0.observation.stats.undecodablePushes += 1 }
+                core.onLoop { $0.machine.stats.undecodablePushes += 1 }
                 return .deliver(.undecodable(push, error))
             }
         }

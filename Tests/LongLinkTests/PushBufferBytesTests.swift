@@ -29,13 +29,13 @@ struct PushBufferBytesTests {
     }
 
     @Test func pushesHeldWhileNobodyListensAreBoundedInBytes() {
-        var machine = PushLedger.testing(holdLimit: 100, holdByteLimit: 1_000)
+        var machine = PushLedger<Void>.testing(holdLimit: 100, holdByteLimit: 1_000)
         #expect(machine.received(push(1, bytes: 700)).delivery == .held)
         #expect(machine.received(push(2, bytes: 400)).delivery == .dropDeferred)
         #expect(machine.syncWanted)
         #expect(machine.received(push(3, bytes: 300)).delivery == .held)
         #expect(machine.heldBytes == 1_000)
-        let added = machine.consumerAdded(1, topic: nil)
+        let added = machine.consumerAdded((), id: 1, filter: TopicFilter(nil))
         #expect(added.pushes.map(\.seq) == [1, 3] && added.sync)
         #expect(machine.heldBytes == 0)
     }

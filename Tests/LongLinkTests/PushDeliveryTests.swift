@@ -11,7 +11,7 @@ struct PushDeliveryTests {
     }
 
     /// Offers `push` as the core does when every matching consumer accepts it; how many did.
-    private func deliver(_ push: Push, to machine: inout PushLedger) -> Int {
+    private func deliver(_ push: Push, to machine: inout PushLedger<Void>) -> Int {
         guard case .offer = machine.received(push).delivery else { return 0 }
         let matching = machine.consumers.byID.values.count { $0.filter.takes(push) }
         _ = machine.offered(push, accepted: matching, refused: false)
@@ -19,8 +19,8 @@ struct PushDeliveryTests {
     }
 
     @Test func aReliablePushIsAckedOnceTakenAndARedeliveryIsAckedAgainNotDelivered() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         #expect(deliver(push(1), to: &machine) == 1)
         // Buffered, not taken: a redelivery is a duplicate, and nothing is acked.
         #expect(machine.received(push(1)).delivery == .dropDuplicate)
@@ -33,8 +33,8 @@ struct PushDeliveryTests {
     /// A push a typed consumer let go (it did not decode, nobody saw it) is the server's again: not
     /// acknowledged, no longer a duplicate, and no `Sync` asked for at once.
     @Test func aReleasedPushIsNotAckedAndComesBackAsNew() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         #expect(deliver(push(1), to: &machine) == 1)
         #expect(machine.outcome { $0.released(push(1)) }.ack == [])
         #expect(machine.seqs.isEmpty)
@@ -42,17 +42,17 @@ struct PushDeliveryTests {
         #expect(!machine.syncWanted)
         #expect(machine.received(push(1)).delivery == .offer)
         // With a second consumer that took it, the release completes the take: acknowledge.
-        _ = machine.consumerAdded(2, topic: nil)
+        _ = machine.consumerAdded((), id: 2, filter: TopicFilter(nil))
         #expect(deliver(push(2), to: &machine) == 2)
         #expect(machine.outcome { $0.taken([2], caughtUp: false) }.ack == [])
         #expect(machine.outcome { $0.released(push(2)) }.ack == [2])
     }
 
     @Test func severalConsumersEachGetEveryPushAndTheAckWaitsForTheLastTake() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
-        _ = machine.consumerAdded(2, topic: nil)
-        _ = machine.consumerAdded(3, topic: "quotes")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
+        _ = machine.consumerAdded((), id: 2, filter: TopicFilter(nil))
+        _ = machine.consumerAdded((), id: 3, filter: TopicFilter("quotes"))
         #expect(deliver(push(1), to: &machine) == 2)
         #expect(machine.outcome { $0.taken([1], caughtUp: false) }.ack == [])
         #expect(machine.seqs[1] == .buffered(holders: 1, taken: true))
@@ -60,9 +60,9 @@ struct PushDeliveryTests {
     }
 
     @Test func aConsumerThatLeavesUntakenHandsItsPushesBackOrCompletesTheAck() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
-        _ = machine.consumerAdded(2, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
+        _ = machine.consumerAdded((), id: 2, filter: TopicFilter("alerts"))
         _ = deliver(push(1), to: &machine)
         _ = deliver(push(2), to: &machine)
         // Consumer 1 took seq 1; consumer 2 leaves with both untaken.
@@ -77,34 +77,34 @@ struct PushDeliveryTests {
         let last = machine.outcome { $0.consumerRemoved(1, untaken: [push(2)]) }
         #expect(last.ack.isEmpty && !last.sync)
         #expect(machine.syncWanted)
-        #expect(machine.consumerAdded(3, topic: "alerts").sync)
+        #expect(machine.consumerAdded((), id: 3, filter: TopicFilter("alerts")).sync)
         #expect(machine.received(push(2)).delivery == .offer)
     }
 
     @Test func aConsumerThatLeavesWhileAnotherWantsItsPushesAsksForSyncNow() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         _ = deliver(push(5), to: &machine)
-        _ = machine.consumerAdded(2, topic: "alerts")
+        _ = machine.consumerAdded((), id: 2, filter: TopicFilter("alerts"))
         #expect(machine.outcome { $0.consumerRemoved(1, untaken: [push(5)]) }.sync)
         #expect(machine.received(push(5)).delivery == .offer)
     }
 
     @Test func pushesWithoutAConsumerAreHeldUpToTheLimitThenLeftWithTheServer() {
-        var machine = PushLedger.testing(holdLimit: 2)
+        var machine = PushLedger<Void>.testing(holdLimit: 2)
         #expect(machine.received(push(1)).delivery == .held)
         #expect(machine.received(push(2)).delivery == .held)
         #expect(machine.received(push(3)).delivery == .dropDeferred)
         #expect(machine.received(push(0, "ticks")).delivery == .dropUnwanted)
-        let added = machine.consumerAdded(1, topic: "alerts")
+        let added = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         #expect(added.pushes.map(\.seq) == [1, 2])
         #expect(added.sync)  // for seq 3
         #expect(machine.held.isEmpty)
     }
 
     @Test func aFullConsumerDefersReliablePushesUntilItCatchesUp() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         guard case .offer = machine.received(push(1)).delivery else {
             Issue.record("expected an offer")
             return
@@ -124,8 +124,8 @@ struct PushDeliveryTests {
     /// Seq 1 of a new epoch (a store that restarted) is a new push, while a repeat of seq 1 of
     /// the old epoch is still known as taken.
     @Test func eachEpochIsASeqSpaceOfItsOwn() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         let old = Push(seq: 1, topic: "alerts", payload: [], epoch: 7)
         #expect(deliver(old, to: &machine) == 1)
         #expect(machine.outcome { $0.taken([old.key], caughtUp: false) }.ack == [old.key])
@@ -139,15 +139,15 @@ struct PushDeliveryTests {
             _ = deliver(push, to: &machine)
             _ = machine.outcome { $0.taken([push.key], caughtUp: false) }
         }
-        #expect(machine.delivered.count == PushLedger.epochLimit)
+        #expect(machine.delivered.count == PushLedger<Void>.epochLimit)
     }
 
     /// The same interleaving as in `PushOrderTests`, without a socket: 1–8 buffered, 9–31 deferred; the consumer
     /// catches up and `Sync` goes out; 32–40, written by the server before it read the `Sync`,
     /// arrive before its redelivery and must not overtake 9–31.
     @Test func pushesSentBeforeTheServerReadTheSyncWaitForItsRedelivery() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         for seq: UInt64 in 1...8 { #expect(deliver(push(seq), to: &machine) == 1) }
         #expect(machine.received(push(9)).delivery == .offer)
         let startsDeferring = machine.offered(push(9), accepted: 0, refused: true)
@@ -173,8 +173,8 @@ struct PushDeliveryTests {
     /// last seq and looks like the older stream: the `Pong` after the `Sync` ends the wait, and a
     /// `Sync` more brings what was dropped, its redelivery now starting below the last seq.
     @Test func aRedeliveryAboveTheLastSeqEndsTheWaitAtThePongWithOneMoreSync() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         machine.resyncSent(on: 1, epoch: 0, lastSeq: 31, barrier: 100)
         for seq: UInt64 in 32...45 { #expect(machine.received(push(seq), on: 1).delivery == .dropDeferred) }
         let heartbeat = machine.outcome { $0.pongReceived(99) }.sync
@@ -193,8 +193,8 @@ struct PushDeliveryTests {
     /// A push of another epoch (numbering that started again) ends the wait, as does a login's
     /// `Sync` (a new link has no older stream); with no push seen yet, the first one is waited out.
     @Test func anotherEpochOrANewLinkEndsTheWait() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         machine.resyncSent(on: 1, epoch: 7, lastSeq: 31, barrier: 100)
         let stale = Push(seq: 32, topic: "alerts", payload: [], epoch: 7)
         #expect(machine.received(stale, on: 1).delivery == .dropDeferred)
@@ -204,13 +204,13 @@ struct PushDeliveryTests {
         #expect(machine.received(push(3), on: 1).delivery == .dropDeferred)
         #expect(machine.received(push(2), on: 1).delivery == .offer)
         machine.resyncSent(on: 1, epoch: nil, lastSeq: nil, barrier: 102)
-        _ = machine.loginSynced(PushLedger.testLink)
+        _ = machine.loginSynced(PushLedger<Void>.testLink)
         #expect(machine.received(push(4), on: 2).delivery == .offer)
     }
 
     @Test func stoppingForgetsEveryConsumerAndEveryHeldPush() {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, topic: "alerts")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         _ = deliver(push(1), to: &machine)
         #expect(machine.received(push(2, "other")).delivery == .held)
         machine.removeAll()
@@ -227,7 +227,7 @@ struct LedgerOutcome {
 
 extension PushLedger {
     /// The synced link of ``testing(holdLimit:holdByteLimit:)``: a `Sync` asked for now names it.
-    static let testLink: UInt64 = 9
+    static var testLink: UInt64 { 9 }
 
     /// A ledger whose current link is synced (so a `Sync` goes out at once rather than being
     /// owed) and whose batch never fills (so owed acks stay in it for ``outcome(_:)``).
@@ -246,7 +246,7 @@ extension PushLedger {
 }
 
 extension PushLedger.ConsumerAdded {
-    var sync: Bool { actions.contains(.sync(link: PushLedger.testLink)) }
+    var sync: Bool { actions.contains(.sync(link: PushLedger<Consumer>.testLink)) }
 }
 
 /// A seq of epoch 0 written as a number, as the push state machine's tests do.

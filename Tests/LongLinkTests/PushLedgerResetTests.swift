@@ -12,11 +12,11 @@ struct PushLedgerResetTests {
 
     /// A ledger with every piece of state set: consumers, held pushes, seqs buffered and
     /// delivered, a deferral, a wanted `Sync`, a redelivery wait, acks batched and awaiting, links.
-    private func busyLedger() -> PushLedger {
-        var ledger = PushLedger(holdLimit: 10, holdByteLimit: 1_000, maxBatch: 256)
+    private func busyLedger() -> PushLedger<Void> {
+        var ledger = PushLedger<Void>(holdLimit: 10, holdByteLimit: 1_000, maxBatch: 256)
         ledger.linkAttached(1)
         _ = ledger.loginSynced(1)
-        _ = ledger.consumerAdded(1, topic: "alerts")
+        _ = ledger.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         // Seqs 1 and 2 buffered; 1 taken (delivered, an ack owed), 2 not.
         for seq: UInt64 in 1...2 {
             #expect(ledger.received(reliable(seq), on: 1).delivery == .offer)
@@ -51,13 +51,13 @@ struct PushLedgerResetTests {
     /// Every stored property is as in a new ledger, the statistic of stale acks apart.
     @Test func aResetLedgerIsANewLedger() {
         var ledger = busyLedger()
-        var held = PushLedger(holdLimit: 10, holdByteLimit: 1_000)
-        _ = held.consumerAdded(1, topic: "alerts")
+        var held = PushLedger<Void>(holdLimit: 10, holdByteLimit: 1_000)
+        _ = held.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
         #expect(held.received(reliable(1, topic: "news")).delivery == .held)
         held.removeAll()
         #expect(held.held.isEmpty && held.heldBytes == 0)
         ledger.removeAll()
-        let fresh = PushLedger(holdLimit: 10, holdByteLimit: 1_000, maxBatch: 256)
+        let fresh = PushLedger<Void>(holdLimit: 10, holdByteLimit: 1_000, maxBatch: 256)
         #expect(ledger.consumers.byID.isEmpty)
         #expect(ledger.seqs == fresh.seqs)
         #expect(ledger.held.isEmpty && ledger.heldBytes == 0)
@@ -79,7 +79,7 @@ struct PushLedgerResetTests {
         ledger.removeAll()
         ledger.linkAttached(2)
         #expect(ledger.loginSynced(2).isEmpty)
-        _ = ledger.consumerAdded(5, topic: "alerts")
+        _ = ledger.consumerAdded((), id: 5, filter: TopicFilter("alerts"))
         for seq: UInt64 in 1...3 {
             #expect(ledger.received(reliable(seq), on: 2).delivery == .offer)
             let deferring = ledger.offered(reliable(seq), accepted: 1, refused: false)
@@ -93,7 +93,7 @@ struct PushLedgerResetTests {
 
     /// A reset keeps the count of stale acks: a statistic of the client's life.
     @Test func aResetKeepsTheStaleAckCount() {
-        var ledger = PushLedger(holdLimit: 10)
+        var ledger = PushLedger<Void>(holdLimit: 10)
         ledger.linkAttached(1)
         _ = ledger.loginSynced(1)
         _ = ledger.received(reliable(1, epoch: 7), on: 1)

@@ -12,8 +12,8 @@ struct PushLedgerTests {
     }
 
     /// A ledger whose link `link` is synced and has told its seq space `epoch`.
-    private func ledger(link: UInt64 = 1, epoch: UInt64 = 7, maxBatch: Int = 256) -> PushLedger {
-        var ledger = PushLedger(holdLimit: 10, maxBatch: maxBatch)
+    private func ledger(link: UInt64 = 1, epoch: UInt64 = 7, maxBatch: Int = 256) -> PushLedger<Void> {
+        var ledger = PushLedger<Void>(holdLimit: 10, maxBatch: maxBatch)
         ledger.linkAttached(link)
         #expect(ledger.loginSynced(link).isEmpty)
         #expect(ledger.received(reliable(1, epoch: epoch), on: link).actions.isEmpty)
@@ -70,15 +70,15 @@ struct PushLedgerTests {
     /// number stays bounded meanwhile.
     @Test func acksALinkCouldNotTakeWaitUntilItIsWritableBounded() {
         var ledger = ledger(link: 1, epoch: 7)
-        ledger.ackBlocked(epoch: 7, seqs: Array(1...UInt64(PushLedger.awaitingLimit + 10)))
-        #expect(ledger.awaiting.count == PushLedger.awaitingLimit)
+        ledger.ackBlocked(epoch: 7, seqs: Array(1...UInt64(PushLedger<Void>.awaitingLimit + 10)))
+        #expect(ledger.awaiting.count == PushLedger<Void>.awaitingLimit)
         #expect(ledger.awaiting.first == PushKey(epoch: 7, seq: 11))
         let released = ledger.linkWritable(1)
         #expect(ledger.awaiting.isEmpty)
         let sent = released.reduce(into: 0) { count, action in
             if case .ack(1, 7, let seqs) = action { count += seqs.count }
         }
-        #expect(sent == PushLedger.awaitingLimit)
+        #expect(sent == PushLedger<Void>.awaitingLimit)
     }
 
     /// A `Sync` asked for while no link is synced is owed, and the next login's `Sync` pays it.

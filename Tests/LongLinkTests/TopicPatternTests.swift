@@ -76,9 +76,9 @@ struct TopicPatternTests {
     /// A push a pattern consumer and an exact consumer both get is acknowledged once, when the
     /// second of them took it.
     @Test func aPushToAPatternAndAnExactConsumerIsAckedOnceBothTookIt() throws {
-        var machine = PushLedger.testing(holdLimit: 10)
-        _ = machine.consumerAdded(1, filter: TopicFilter(try TopicPattern("quotes.*")))
-        _ = machine.consumerAdded(2, topic: "quotes.AAPL")
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter(try TopicPattern("quotes.*")))
+        _ = machine.consumerAdded((), id: 2, filter: TopicFilter("quotes.AAPL"))
         let push = Push(seq: 1, topic: "quotes.AAPL", payload: [])
         #expect(machine.received(push).delivery == .offer)
         #expect(machine.consumers.byID.values.count { $0.filter.takes(push) } == 2)

@@ -16,9 +16,9 @@ enum RetryWake: Sendable {
 /// The actor's executor is the event loop of its connections, so frames that arrive are handled
 /// where they are read (`assumeIsolated` from the connection's callbacks), without a thread hop,
 /// and the frames written in one loop pass go out in one system call. The decisions live in
-/// plain values the actor asks and then obeys: ``LinkStateMachine`` (the link's lifecycle),
-/// ``RequestBook`` (pending requests), ``PushLedger`` (pushes and acks) and ``SubscriptionBook``
-/// (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
+/// plain values the actor asks and then obeys: ``ClientStateMachine`` (the links' lifecycle, the
+/// pending requests and their routes, pushes, acks and consumers; its actions are performed by
+/// `run(_:)`) and ``SubscriptionBook`` (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
 /// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`, `+CleanSlate`.
 actor ClientCore {
     nonisolated let loop: EventLoop
@@ -38,15 +38,13 @@ actor ClientCore {
         /// The session it was made in (``Shared/session``): what it brings after that session
         /// ended belongs to the last user, and is ignored.
         let session: UInt64
+        /// The server's `Welcome`, for its settings (whether it came yet is the machine's to say:
+        /// ``LinkStateMachine/awaitsWelcome(_:)``).
         var welcome: Frame.Welcome?
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
-        /// The most requests written and unanswered at once (its Welcome's `max_in_flight`); the
-        /// rest wait in the queue.
-        var maxInFlight = Int.max
         var tick: (any ScheduledWork)?
-        var monitor = HeartbeatMonitor()
         var receivedSinceTick = false
         var sentSinceTick = false
         var probe: (any ScheduledWork)?
@@ -70,12 +68,12 @@ actor ClientCore {
             self.session = session
         }
 
-        /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, in-flight
-        /// limit, and whether payloads are compressed (the client offered it, `offeredCompression`).
+        /// Takes the bounded settings of the server's `Welcome`: heartbeat, frame size, and whether
+        /// payloads are compressed (the client offered it, `offeredCompression`). Its in-flight
+        /// limit is the machine's (``ClientStateMachine/welcomed(_:maxInFlight:)``).
         func adopt(_ welcome: Frame.Welcome, proposedHeartbeat: Duration, offeredCompression: Bool) {
             heartbeat = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: proposedHeartbeat)
             maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-            maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
             compresses = offeredCompression && PayloadCompressor.advertisesZlib(welcome.metadata)
         }
 
@@ -104,69 +102,65 @@ actor ClientCore {
     /// next, for the supervisor's wait), a migration's successor and the retiring links. What each
     /// is, ``LinkStateMachine/role(of:)`` says.
     var links: [UInt64: Link] = [:]
-    var machine = LinkStateMachine()
-
-    // MARK: Requests
-
-    var book: RequestBook<PendingRequest.Caller>
-    /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline, one timer.
-    var deadlines: DeadlineIndex
+    /// Every decision: the links' lifecycle, the requests, the pushes and their consumers.
+    var machine: Machine
+    typealias Machine = ClientStateMachine<PendingRequest.Caller, PushSubscriber>
 
     // MARK: Timers, the supervisor's view, pushes, observation
 
     var timers = Timers()
-    var supervision = Supervision()
-    /// The push consumers, by the topics they want.
-    var subscribers = TopicIndex<PushSubscriber>()
-    /// Consumers with waiting tasks that pushes of the current read were buffered for: woken
-    /// once the read is handled (see ``PushSubscriber/offer(_:wakeLater:)``).
-    var consumersToWake: [PushSubscriber] = []
-    /// Every push's state from arrival to acknowledgement, but the consumers' buffers.
-    var ledger: PushLedger
-    nonisolated let shared = Shared()
+    /// The tasks and streams waiting on the core, each resumed once.
+    var waiters = Waiters()
+    nonisolated let shared: Shared
+
     /// The response cache (in the request layer; the core invalidates it on pushes and empties it
     /// when a session ends).
-    nonisolated let responseCache: ResponseCache
+    nonisolated var responseCache: ResponseCache { shared.responseCache }
     /// Identical calls in flight sharing one request (in the request layer; the core ends every
     /// flight when a session ends).
-    nonisolated let coalescer: Coalescer
-    var observation = Observation()
-    /// The wait for the app's next login after a session ended for good (`+Relogin`).
-    var relogin = Relogin()
-    /// The subscriptions kept entered across links (``SubscriptionBook``), and their handles.
-    var subscriptions: SubscriptionState
+    nonisolated var coalescer: Coalescer { shared.coalescer }
 
     /// The core's scheduled work, each cancelled when its reason goes away.
     struct Timers {
-        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, at the earliest deadline.
+        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, where the machine places it
+        /// (``ClientStateMachine/trackDeadline(_:)``).
         var deadline: (any ScheduledWork)?
-        var deadlineAt: ContinuousClock.Instant?
         var shutdown: (any ScheduledWork)?
         /// When the grace period of a shutdown under way ends; nil otherwise.
         var shutdownDeadline: ContinuousClock.Instant?
         var retry: (any ScheduledWork)?
         /// The ack batch's timer (``PushLedger/Action/armAckTimer``).
         var ack: (any ScheduledWork)?
+        /// The subscriptions keeper's next retry (``SubscriptionBook/nextRetry``).
+        var subscriptionRetry: (any ScheduledWork)?
     }
 
-    /// What the supervisor waits on and looks at, set by the app's calls.
-    struct Supervision {
-        var retryWaiter: CheckedContinuation<RetryWake, Never>?
-        var pendingWake: RetryWake?
-        var inBackground = false
-        /// The supervisor knows more than one endpoint: a full server is worth leaving.
-        var hasAlternatives = false
-        /// What the supervisor must look at while connected: network changes
-        /// (``LongLinkClient/networkDidChange()``) and the app's new endpoint lists
-        /// (``LongLinkClient/setEndpoints(_:)``), counted so that a change it was too busy to be
-        /// woken for is still seen.
-        var changes = ChangeCounters()
-        /// The app said the network is metered (cellular): re-probing may pause.
-        var networkIsExpensive = false
+    /// The tasks and streams waiting on the core; what they wait for, the machine decides.
+    struct Waiters {
+        /// The supervisor, waiting before it reconnects (`+Heartbeat`).
+        var retry: CheckedContinuation<RetryWake, Never>?
+        /// The supervisor, waiting for the app's next login after a session ended (`+Relogin`).
+        var login: CheckedContinuation<LoginStep?, Never>?
+        /// The app's next login step until the supervisor takes it, with the `login(_:)` call
+        /// waiting for that.
+        var pendingLogin: (id: UInt64, step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
+        /// The streams of connection states, by id.
+        var observers: [UInt64: StateObserver] = [:]
+        var nextObserverID: UInt64 = 0
+        /// Where each run-time subscription's outcomes go (`+Subscriptions`).
+        var subscriptionSinks: [UInt64: SubscriptionSink] = [:]
+        /// The subscriptions keeper, waiting for work.
+        var subscriptionKeeper: CheckedContinuation<[SubscriptionWork]?, Never>?
+        /// `run()` ended: the keeper gets no more work.
+        var keeperStopped = false
     }
 
-    /// What callers read without a hop to the loop.
+    /// What callers read and use without a hop to the loop.
     final class Shared: Sendable {
+        /// The response cache (``responseCache``).
+        let responseCache: ResponseCache
+        /// Identical calls in flight sharing one request (``coalescer``).
+        let coalescer: Coalescer
         let nextSubscriberID = Atomic<UInt64>(0)
         /// Whether the latest link agreed to compression: callers compress a request's payload
         /// ahead only then (the link that writes it decides which form goes out).
@@ -176,30 +170,27 @@ actor ClientCore {
         /// when the app makes them, and the core refuses those of a session that ended, so that
         /// nothing made for one user runs as the next.
         let session = Atomic<UInt64>(0)
-    }
 
-    /// What the app observes: the connection state, its observers, the statistics.
-    struct Observation {
-        var state = ConnectionState(phase: .idle, reason: "not started")
-        var observers: [UInt64: StateObserver] = [:]
-        var nextObserverID: UInt64 = 0
-        var stats = ClientStatistics()
+        init(configuration: ClientConfiguration) {
+            responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
+            coalescer = Coalescer(
+                callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
+        }
     }
 
     init(loop: EventLoop, configuration: ClientConfiguration) {
         self.loop = loop
         self.configuration = configuration
         self.clock = LoopClock(configuration.clock)
-        self.book = RequestBook(
-            queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes)
-        self.deadlines = DeadlineIndex(origin: configuration.clock.now)
-        self.ledger = PushLedger(
-            holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
-            maxBatch: configuration.ackBatchSize)
-        self.responseCache = ResponseCache(configuration: configuration.responseCache, clock: configuration.clock)
-        self.coalescer = Coalescer(callLimit: configuration.coalescedCallLimit, byteLimit: configuration.coalescedCallBytes)
-        self.subscriptions = SubscriptionState(
-            book: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff))
+        self.machine = ClientStateMachine(
+            book: RequestBook(
+                queueLimit: configuration.offlineQueueLimit, queueByteLimit: configuration.offlineQueueBytes),
+            ledger: PushLedger(
+                holdLimit: configuration.pushBufferLimit, holdByteLimit: configuration.pushBufferBytes,
+                maxBatch: configuration.ackBatchSize),
+            subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
+            origin: configuration.clock.now)
+        self.shared = Shared(configuration: configuration)
     }
 
     func log(
@@ -214,6 +205,27 @@ actor ClientCore {
         loop.execute { self.assumeIsolated(body) }
     }
 
+    /// Performs what the machine decided: the one funnel from its decisions to the sockets.
+    func run(_ action: Machine.Action) {
+        switch action {
+        case .drainQueue(let generation):
+            if let link = link(generation) { drainQueue(on: link) }
+        case .closeDrained(let generation):
+            link(generation)?.connection.close(.graceful)
+        case .retire(let generation):
+            guard let old = link(generation) else { return }
+            send(.goAway(Frame.GoAway(code: .ok, reason: "moved to another link")), on: old)
+            old.connection.close(.graceful)
+        case .pushes(let action):
+            perform(action)
+        }
+    }
+
+    /// Performs what the push ledger decided, in order.
+    func run(_ actions: [PushLedger<PushSubscriber>.Action]) {
+        for action in actions { perform(action) }
+    }
+
     /// Appends one frame to the link's writes (flushed with the others of this loop pass).
     func send(_ frame: Frame, on link: Link) {
         link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
@@ -221,7 +233,7 @@ actor ClientCore {
     }
 
     /// The current link (also once it ended, until the next one).
-    var link: Link? { machine.latest.flatMap { links[$0] } }
+    var link: Link? { machine.links.latest.flatMap { links[$0] } }
 
     /// The link of `generation` (the current one, a successor or a retiring one) if it has not ended.
     func link(_ generation: UInt64) -> Link? {

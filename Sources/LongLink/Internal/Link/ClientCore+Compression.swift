@@ -17,7 +17,7 @@ extension ClientCore {
                 try PayloadCompression.incoming(
                     payload, compression: compression, negotiated: link.compresses, within: limit))
         } catch {
-            observation.stats.compressionFailures += 1
+            machine.stats.compressionFailures += 1
             log(.error, "a compressed payload did not inflate: \(error.error.message)")
             return .failure(error.error)
         }

@@ -5,7 +5,8 @@ extension ClientCore {
     // MARK: Heartbeat and liveness
 
     func scheduleTick(_ link: Link) {
-        let interval = link.heartbeat * (supervision.inBackground ? configuration.background.heartbeatMultiplier : 1)
+        let multiplier = machine.supervision.inBackground ? configuration.background.heartbeatMultiplier : 1
+        let interval = link.heartbeat * multiplier
         let generation = link.generation
         link.tick = clock.schedule(
             at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
@@ -17,8 +18,9 @@ extension ClientCore {
     /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
     func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
-        let action = link.monitor.tick(
-            receivedSinceLastTick: link.receivedSinceTick, sentSinceLastTick: link.sentSinceTick)
+        let action =
+            machine.links.heartbeatTick(generation, received: link.receivedSinceTick, sent: link.sentSinceTick)
+            ?? .none
         link.receivedSinceTick = false
         link.sentSinceTick = false
         switch action {
@@ -26,7 +28,7 @@ extension ClientCore {
             declareDead(link, "nothing received for two heartbeat intervals")
             return
         case .sendPing:
-            if link.welcome != nil { sendPing(on: link) }
+            sendPing(on: link)
         case .none:
             break
         }
@@ -46,14 +48,14 @@ extension ClientCore {
     }
 
     func declareDead(_ link: Link, _ reason: String) {
-        observation.stats.deadLinks += 1
+        machine.stats.deadLinks += 1
         log(.warning, "link to \(link.endpoint) is dead: \(reason)")
         close(link, .immediately, error: LongLinkError(code: .connectionLost, message: reason))
     }
 
     /// Pings now and replaces the link if nothing comes back within the probe timeout.
     func probeLiveness() {
-        guard let link, machine.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
+        guard let link, machine.links.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
         link.receivedSinceProbe = false
         sendPing(on: link)
         let generation = link.generation
@@ -72,7 +74,7 @@ extension ClientCore {
     // MARK: App lifecycle and network
 
     func networkDidChange() {
-        supervision.changes.network += 1
+        machine.supervision.changes.network += 1
         pendingWakeOrResume(.networkChanged)
         // Connected: the supervisor asks the provider again and re-probes.
         link?.resumeEndWaiter(.reprobe)
@@ -80,15 +82,15 @@ extension ClientCore {
     }
 
     func setBackground(_ background: Bool) {
-        guard supervision.inBackground != background else { return }
-        supervision.inBackground = background
+        guard machine.supervision.inBackground != background else { return }
+        machine.supervision.inBackground = background
         if !background {
             pendingWakeOrResume(.networkChanged)
             probeLiveness()
         }
     }
 
-    var pausesReconnection: Bool { supervision.inBackground && configuration.background.pausesReconnection }
+    var pausesReconnection: Bool { machine.supervision.inBackground && configuration.background.pausesReconnection }
 
     /// Waits before the next attempt; ends early on a network change, foreground, or shutdown.
     func waitToRetry(_ delay: Duration?) async -> RetryWake {
@@ -97,12 +99,12 @@ extension ClientCore {
                 continuation.resume(returning: .shutdown)
                 return
             }
-            if let wake = supervision.pendingWake {
-                supervision.pendingWake = nil
+            if let wake = machine.supervision.pendingWake {
+                machine.supervision.pendingWake = nil
                 continuation.resume(returning: wake)
                 return
             }
-            supervision.retryWaiter = continuation
+            waiters.retry = continuation
             if let delay {
                 timers.retry = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
                     assumeIsolated { $0.wakeRetry(.timer) }
@@ -112,36 +114,42 @@ extension ClientCore {
     }
 
     func pendingWakeOrResume(_ wake: RetryWake) {
-        if supervision.retryWaiter != nil {
+        if waiters.retry != nil {
             wakeRetry(wake)
         } else if wake != .timer {
-            supervision.pendingWake = wake
+            machine.supervision.pendingWake = wake
         }
     }
 
     func wakeRetry(_ wake: RetryWake) {
         timers.retry?.cancel()
         timers.retry = nil
-        guard let waiter = supervision.retryWaiter else { return }
-        supervision.retryWaiter = nil
+        guard let waiter = waiters.retry else { return }
+        waiters.retry = nil
         waiter.resume(returning: wake)
     }
 
     /// Clears a wake-up that arrived while connected (it concerned the old link).
     func clearPendingWake() {
-        if supervision.pendingWake == .networkChanged { supervision.pendingWake = nil }
+        if machine.supervision.pendingWake == .networkChanged { machine.supervision.pendingWake = nil }
     }
 
-    func setHasAlternatives(_ value: Bool) { supervision.hasAlternatives = value }
+    func setHasAlternatives(_ value: Bool) { machine.supervision.hasAlternatives = value }
 
-    func setNetworkIsExpensive(_ value: Bool) { supervision.networkIsExpensive = value }
+    /// The network changes and endpoint lists counted so far (see ``Supervision/changes``).
+    var supervisedChanges: ChangeCounters { machine.supervision.changes }
 
-    func countFailedConnect() { observation.stats.failedConnects += 1 }
+    /// The app said the network is metered.
+    var networkIsExpensive: Bool { machine.supervision.networkIsExpensive }
+
+    func setNetworkIsExpensive(_ value: Bool) { machine.supervision.networkIsExpensive = value }
+
+    func countFailedConnect() { machine.stats.failedConnects += 1 }
 
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
-        supervision.changes.list += 1
+        machine.supervision.changes.list += 1
         if let link, link.end == nil {
             link.resumeEndWaiter(.reprobe)
         } else {

@@ -4,7 +4,7 @@ internal import LongLinkWire
 extension ClientCore {
     /// Takes a connection that got its `Welcome` (the connect race's winner) as the current link.
     func attach(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
-        let generation = machine.newGeneration()
+        let generation = machine.links.newGeneration()
         if case .refuse(let error) = machine.attach(generation) {
             // A shutdown (or terminal error) landed while the supervisor was connecting: this link
             // must not come up, or nothing would ever close it.
@@ -16,12 +16,10 @@ extension ClientCore {
             session: shared.session.load(ordering: .relaxed))
         links = links.filter { $0.value.end == nil }
         links[generation] = link
-        ledger.linkAttached(generation)
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
             // Nothing was written on it: the machine forgets it, no request is settled.
-            _ = machine.closed(generation, error: error)
-            ledger.linkClosed(generation)
+            machine.linkAbandoned(generation, error: error)
             links[generation] = nil
             throw error
         }
@@ -31,8 +29,8 @@ extension ClientCore {
             throw link.end?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
-        observation.stats.connects += 1
-        if observation.stats.connects > 1 { observation.stats.reconnects += 1 }
+        machine.stats.connects += 1
+        if machine.stats.connects > 1 { machine.stats.reconnects += 1 }
         link.adopt(
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
         )
@@ -72,14 +70,12 @@ extension ClientCore {
     /// session's login step ran here (false when it has none; see
     /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``).
     func openGate(_ generation: UInt64, loggedIn: Bool) {
-        guard let link = link(generation),
-            case .sync(let openQueue) = machine.loginSucceeded(generation, loggedIn: loggedIn)
-        else {
+        guard let link = link(generation), let opened = machine.loginSucceeded(generation, loggedIn: loggedIn) else {
             return
         }
         send(.sync(Frame.Sync()), on: link)
-        perform(ledger.loginSynced(generation))
-        if openQueue { drainQueue(on: link) }
+        run(opened.acks)
+        if opened.drain { drainQueue(on: link) }
         // Subscriptions made while this link logged in go out now.
         nudgeSubscriptions()
     }
@@ -105,7 +101,7 @@ extension ClientCore {
                 continuation.resume(returning: .ended(end))
                 return
             }
-            if let seen, seen != supervision.changes {
+            if let seen, seen != machine.supervision.changes {
                 continuation.resume(returning: .reprobe)
                 return
             }
@@ -129,7 +125,7 @@ extension ClientCore {
 
     /// Whether the client leaves a server reporting this load (only with somewhere else to go).
     func leavesAt(_ permille: Int) -> Bool {
-        supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
+        machine.supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
     }
 
     /// Closes a link (from the supervisor, after a failed login for example).
@@ -140,15 +136,14 @@ extension ClientCore {
 
     /// Closes `link` unless it is closing already; the transport then reports ``linkClosed(_:_:)``.
     func close(_ link: Link, _ mode: CloseMode, error: LongLinkError? = nil) {
-        guard machine.closeRequested(link.generation) else { return }
+        guard machine.links.closeRequested(link.generation) else { return }
         link.connection.close(mode, error: error)
     }
 
     /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
         guard let link = link(generation), link.connection.isWritable else { return }
-        perform(ledger.linkWritable(generation))
-        guard book.queuedCount > 0, machine.phase == .open(generation) else { return }
+        run(machine.ledger.linkWritable(generation))
         drainQueue(on: link)
     }
 
@@ -157,7 +152,7 @@ extension ClientCore {
     /// reports load only on the current link, a `GoAway` drains or leaves) the machine and the
     /// handlers decide.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
-        guard let link = link(generation), let role = machine.role(of: generation) else { return }
+        guard let link = link(generation), let role = machine.links.role(of: generation) else { return }
         // A link of a session that ended, still closing: its pushes are the last user's.
         guard isCurrent(session: link.session) else { return }
         link.receivedSinceTick = true
@@ -165,8 +160,8 @@ extension ClientCore {
         // The read's pushes reach waiting consumers in one wake each.
         defer { wakeConsumers() }
         for frame in frames {
-            guard link.end == nil, machine.role(of: generation) == role else { return }
-            if link.welcome == nil {
+            guard link.end == nil, machine.links.role(of: generation) == role else { return }
+            if machine.links.awaitsWelcome(generation) {
                 guard handleFirstFrame(frame, on: link) else { return }
                 continue
             }
@@ -177,7 +172,7 @@ extension ClientCore {
             case .pong(let pong):
                 guard role == .current else { continue }
                 if let ping = link.ping, ping.nonce == pong.nonce {
-                    observation.stats.lastRoundTrip = clock.now - ping.sentAt
+                    machine.stats.lastRoundTrip = clock.now - ping.sentAt
                     link.ping = nil
                 }
                 reportedLoad(Int(pong.loadPermille), on: link)
@@ -195,7 +190,8 @@ extension ClientCore {
     private func handleFirstFrame(_ frame: Frame, on link: Link) -> Bool {
         switch frame {
         case .welcome(let welcome):
-            switch machine.receivedWelcome(link.generation, version: welcome.version) {
+            switch machine.receivedWelcome(link.generation, version: welcome.version, maxInFlight: welcome.maxInFlight)
+            {
             case .violation(let reason):
                 violate(link, reason)
                 return false
@@ -228,7 +224,7 @@ extension ClientCore {
     private func violate(_ link: Link, _ reason: String, code: LongLinkError.Code = .protocolViolation) {
         log(.warning, "protocol violation by the server: \(reason)")
         let status: StatusCode = code == .frameTooLarge ? .resourceExhausted : .invalidArgument
-        guard machine.closeRequested(link.generation) else { return }
+        guard machine.links.closeRequested(link.generation) else { return }
         send(.goAway(Frame.GoAway(code: status, reason: reason, reconnect: true)), on: link)
         link.connection.close(.graceful, error: LongLinkError(code: code, message: reason))
     }
@@ -237,11 +233,9 @@ extension ClientCore {
         log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
         // With somewhere else to go, the supervisor moves now (told before any close below, so that
         // it moves rather than reconnects), while this link drains.
-        if goAway.reconnect, supervision.hasAlternatives, link === self.link, link.welcome != nil {
-            link.tellGoingAway(goAway)
-        }
-        let hasWritten = book.hasWritten(on: link.generation)
-        switch machine.receivedGoAway(link.generation, goAway, hasWrittenRequests: hasWritten) {
+        let received = machine.receivedGoAway(link.generation, goAway)
+        if received.tellSupervisor { link.tellGoingAway(goAway) }
+        switch received.link {
         case .failHandshakeAndClose(let error):
             link.connection.close(.graceful, error: error)
         case .close:
@@ -253,38 +247,27 @@ extension ClientCore {
     }
 
     /// One method for every link that closes: its written requests are resent on the current link
-    /// when that is safe, the others failed; the supervisor's wait on the current link ends.
+    /// when that is safe, the others failed (``ClientStateMachine/linkClosed(_:error:serverWindow:)``);
+    /// the supervisor's wait on the current link ends.
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
         guard let link = link(generation) else { return }
-        let closed = machine.closed(generation, error: error)
+        let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
+        let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
         link.tick?.cancel()
         link.probe?.cancel()
-        let end = closed?.end ?? .closed(error)
+        let end = outcome.closed?.end ?? .closed(error)
         link.end = end
-        ledger.linkClosed(generation)
-        if closed?.role != .current { links[generation] = nil }
-        let resent = settleWrittenRequests(
-            of: link, resendAllowed: closed?.resendAllowed ?? !machine.isStopping, loggedIn: closed?.loggedIn ?? false)
-        if closed?.role == .current {
-            link.resumeEndWaiter(.ended(end))
-        } else if resent > 0, let current = self.link, machine.phase == .open(current.generation) {
-            drainQueue(on: current)
-        }
-        if machine.shuttingDown { finishShutdownIfIdle() }
-    }
-
-    /// The requests written on a link that ended go out again on the next link when that is safe;
-    /// the others fail with connectionLost, their outcome unknown. Returns how many will go again.
-    @discardableResult
-    func settleWrittenRequests(of link: Link, resendAllowed: Bool, loggedIn: Bool) -> Int {
-        let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
-        let settlement = book.linkEnded(
-            link.generation, resendAllowed: resendAllowed, serverWindow: serverWindow, loggedIn: loggedIn)
-        observation.stats.resends += settlement.resent
+        if outcome.closed?.role != .current { links[generation] = nil }
+        machine.stats.resends += outcome.settlement.resent
         // Say why a server with a window did not spare the call: it was made before any login.
         let unknown = "the link dropped after the request was written; its outcome is unknown"
-        let message = serverWindow && !loggedIn ? unknown + " (made before a login: not de-duplicated)" : unknown
-        fail(settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
-        return settlement.resent
+        let message = outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown
+        fail(outcome.settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
+        if outcome.closed?.role == .current {
+            link.resumeEndWaiter(.ended(end))
+        } else if let current = outcome.drain {
+            run(.drainQueue(current))
+        }
+        if machine.shutdownIsIdle { completeShutdown() }
     }
 }

@@ -8,9 +8,9 @@ extension ClientCore {
     /// Takes a connection that got its `Welcome` as the successor: login requests may go out on
     /// it, nothing else until ``completeMigration(_:)``.
     func attachSuccessor(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
-        let generation = machine.newGeneration()
+        let generation = machine.links.newGeneration()
         let replaced: UInt64?
-        switch machine.attachSuccessor(generation) {
+        switch machine.links.attachSuccessor(generation) {
         case .refuse(let error):
             pending.close(error: error)
             throw error
@@ -21,7 +21,7 @@ extension ClientCore {
             handOver.closed == nil
         else {
             // Nothing was written on it: the machine forgets it, no request is settled.
-            _ = machine.closed(generation, error: nil)
+            machine.linkAbandoned(generation, error: nil)
             throw LongLinkError(code: .connectionLost, message: "the new link dropped before login")
         }
         if let replaced { links[replaced]?.connection.close(.immediately) }
@@ -35,14 +35,14 @@ extension ClientCore {
             welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
         )
         links[generation] = link
-        ledger.linkAttached(generation)
+        machine.successorWelcomed(generation, maxInFlight: welcome.maxInFlight)
         if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }
         return generation
     }
 
     /// The successor's server, as its login step sees it.
     func successorInfo(_ generation: UInt64) -> ServerInfo? {
-        guard machine.role(of: generation) == .successor, let link = link(generation), let welcome = link.welcome
+        guard machine.links.role(of: generation) == .successor, let link = link(generation), let welcome = link.welcome
         else { return nil }
         return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
     }
@@ -51,7 +51,8 @@ extension ClientCore {
     /// ``openGate(_:loggedIn:)``): it becomes the current link (`Sync`, the queue), and the old one
     /// retires. False when the successor is gone or the client is stopping.
     func completeMigration(_ generation: UInt64, loggedIn: Bool) -> Bool {
-        guard let new = link(generation), case .takeOver(let retired) = machine.completeMigration(generation) else {
+        guard let new = link(generation), case .takeOver(let retired) = machine.links.completeMigration(generation)
+        else {
             return false
         }
         if let retired, let old = link(retired) {
@@ -63,24 +64,15 @@ extension ClientCore {
         // The old current link may have ended already (a server that said GoAway and closed).
         links = links.filter { $0.value.end == nil }
         shared.linkCompresses.store(new.compresses, ordering: .relaxed)
-        observation.stats.migrations += 1
+        machine.stats.migrations += 1
         scheduleTick(new)
         openGate(generation, loggedIn: loggedIn)
-        for old in machine.retiring.keys.sorted() { retireIfDrained(old) }
+        for old in machine.links.retiring.keys.sorted() where machine.retireIfDrained(old) { run(.retire(old)) }
         return true
-    }
-
-    /// Closes a retiring link with `GoAway` once nothing written on it waits for a reply.
-    func retireIfDrained(_ generation: UInt64) {
-        guard !book.hasWritten(on: generation), let old = link(generation), machine.retiredLinkDrained(generation)
-        else { return }
-        ledger.linkGoingAway(generation)
-        send(.goAway(Frame.GoAway(code: .ok, reason: "moved to another link")), on: old)
-        old.connection.close(.graceful)
     }
 
     /// Closes every successor and retiring link (shutdown, terminal error).
     func closeSideLinks() {
-        for generation in machine.sideLinks { links[generation]?.connection.close(.graceful) }
+        for generation in machine.links.sideLinks { links[generation]?.connection.close(.graceful) }
     }
 }

@@ -5,7 +5,7 @@
 /// nothing sent (the server closes links it has heard nothing from for three intervals); the link
 /// is dead after two intervals with nothing received, so a half-open link is replaced within
 /// 2 to 2.25 intervals.
-struct HeartbeatMonitor {
+struct HeartbeatMonitor: Equatable {
     enum TickAction: Equatable {
         case none
         case sendPing

@@ -17,10 +17,25 @@ extension LinkStateMachine {
 
     /// What the link of `generation` is, if it is open (or closing) and the client's.
     func role(of generation: UInt64) -> Role? {
-        if self.generation == generation { return .current }
-        if successor == generation { return .successor }
-        if retiring[generation] != nil { return .retiring }
-        return nil
+        guard let state = records[generation]?.state else { return nil }
+        switch state {
+        case .successor: return .successor
+        case .retiring: return .retiring
+        default: return generation == latest ? .current : nil
+        }
+    }
+
+    /// A migration's new link, logging in beside the current one.
+    var successor: UInt64? {
+        records.first { $0.value.state == .successor }?.key
+    }
+
+    /// The links a migration replaced, answering what was written on them; true once the client
+    /// said `GoAway` there.
+    var retiring: [UInt64: Bool] {
+        records.compactMapValues { record in
+            if case .retiring(let saidGoAway) = record.state { saidGoAway } else { nil }
+        }
     }
 
     enum SuccessorAction {
@@ -33,8 +48,10 @@ extension LinkStateMachine {
     /// A migration's new link of `generation` got its `Welcome`.
     mutating func attachSuccessor(_ generation: UInt64) -> SuccessorAction {
         if let error = admissionError { return .refuse(error) }
+        // The successor it replaces is no longer the client's: the core closes it.
         let replaced = successor
-        successor = generation
+        if let replaced { records[replaced] = nil }
+        records[generation] = LinkRecord(state: .successor)
         return .login(replacing: replaced)
     }
 
@@ -50,26 +67,31 @@ extension LinkStateMachine {
 
     /// The successor's login succeeded: it takes over from the current link, which retires.
     mutating func completeMigration(_ generation: UInt64) -> MigrationAction {
-        guard successor == generation else { return .abandon }
-        successor = nil
-        guard admissionError == nil else { return .abandon }
+        guard records[generation]?.state == .successor else { return .abandon }
+        guard admissionError == nil else {
+            records[generation] = nil
+            return .abandon
+        }
         var retired: UInt64?
-        if let old = self.generation, phase != .closing(old) {
-            retiring[old] = false
-            retired = old
+        if let old = self.generation {
+            if phase == .closing(old) {
+                // Closing already: no longer the client's, its close settles nothing of the new link.
+                records[old] = nil
+            } else {
+                records[old]?.state = .retiring(saidGoAway: false)
+                retired = old
+            }
         }
         latest = generation
-        phase = .loggingIn(generation)
-        synced = false
-        goAway = nil
+        records[generation]?.state = .loggingIn(synced: false)
         return .takeOver(retired: retired)
     }
 
     /// Nothing written on the retiring link `generation` waits for a reply: true when the client
     /// now says `GoAway` on it and closes it (once).
     mutating func retiredLinkDrained(_ generation: UInt64) -> Bool {
-        guard retiring[generation] == false else { return false }
-        retiring[generation] = true
+        guard records[generation]?.state == .retiring(saidGoAway: false) else { return false }
+        records[generation]?.state = .retiring(saidGoAway: true)
         return true
     }
 

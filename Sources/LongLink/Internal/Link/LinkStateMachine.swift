@@ -52,10 +52,13 @@ enum LinkWait: Sendable {
 ///
 /// A plain value: each method is an event and returns what the core must do. The core owns the
 /// sockets, timers and waiters; this owns the decisions. Links are told apart by their generation,
-/// so that late events of a link that is no longer the client's change nothing; ``role(of:)`` says
-/// what a link is, and every frame, close and writability change of any link goes through the same
-/// core method, which asks it.
+/// so that late events of a link that is no longer the client's change nothing; each has one
+/// ``LinkState`` whose cases carry what that phase needs (the server's `GoAway` only while
+/// draining or closing after it, `Sync` only once logged in), so that no flag outlives its phase.
+/// ``role(of:)`` says what a link is, and every frame, close and writability change of any link
+/// goes through the same core method, which asks it.
 struct LinkStateMachine {
+    /// The current link's phase, as the core reads it.
     enum Phase: Equatable {
         /// No link.
         case idle
@@ -71,24 +74,71 @@ struct LinkStateMachine {
         case closing(UInt64)
     }
 
-    /// The current link's phase (set here and by a migration's take-over, in `+Migration`).
-    var phase = Phase.idle
-    /// `Sync` went out on the current link: acknowledgements may follow it.
-    var synced = false
-    var goAway: Frame.GoAway?
-    private(set) var shuttingDown = false
-    private(set) var terminalError: LongLinkError?
+    /// Where one link is in its life, with what that phase needs.
+    enum LinkState: Equatable {
+        /// The current link: `Hello` sent, waiting for `Welcome`.
+        case handshaking
+        /// The current link, welcomed: the login step runs and the queue waits. `synced`: the
+        /// login completed while a shutdown began, so `Sync` went out and the queue stays shut.
+        case loggingIn(synced: Bool)
+        /// The current link, logged in (`Sync` went out): queued and new requests go out.
+        case open
+        /// The current link after the server's `GoAway`: what was written before is answered.
+        case draining(Frame.GoAway, synced: Bool)
+        /// The current link, which the client closes; `goAway`: the server's, if it said one;
+        /// `welcomed`: its `Welcome` came before (otherwise a frame may still be its first).
+        case closing(goAway: Frame.GoAway?, synced: Bool, welcomed: Bool)
+        /// A migration's new link, logging in beside the current one.
+        case successor
+        /// A link a migration replaced, answering what was written on it; `saidGoAway` once the
+        /// client told it `GoAway`.
+        case retiring(saidGoAway: Bool)
+
+        /// A phase of the current link.
+        var isCurrent: Bool {
+            switch self {
+            case .handshaking, .loggingIn, .open, .draining, .closing: true
+            case .successor, .retiring: false
+            }
+        }
+
+        /// `Sync` went out on it (the current link's phases).
+        var synced: Bool {
+            switch self {
+            case .open: true
+            case .loggingIn(let synced), .draining(_, let synced), .closing(_, let synced, _): synced
+            case .handshaking, .successor, .retiring: false
+            }
+        }
+
+        /// The server's `GoAway`, while the current link drains or closes after it.
+        var goAway: Frame.GoAway? {
+            switch self {
+            case .draining(let goAway, _): goAway
+            case .closing(let goAway, _, _): goAway
+            default: nil
+            }
+        }
+    }
+
+    /// One link the client holds.
+    struct LinkRecord: Equatable {
+        var state: LinkState
+        /// Its gate opened after an app login step completed on it (the current link, or a
+        /// retiring one). Requests go out only through an open gate, so each one written on such a
+        /// link was written after its login: the server de-duplicates only those.
+        var loggedIn = false
+        /// Its heartbeat: whether it needs a `Ping` or is dead (ticked while it is the current link).
+        var heartbeat = HeartbeatMonitor()
+    }
+
+    /// Every link the client holds, by generation: the current one until it closes, a
+    /// migration's successor, the retiring links. Changed only by this machine (`+Migration` too).
+    var records: [UInt64: LinkRecord] = [:]
     /// The generation of the latest current link, also once it ended (how it ended is read there).
     var latest: UInt64?
-    /// A migration's new link, logging in beside the current one.
-    var successor: UInt64?
-    /// Links a migration replaced, answering what was written on them; true once the client said
-    /// `GoAway` there.
-    var retiring: [UInt64: Bool] = [:]
-    /// Links whose gate opened after an app login step completed on them (the current link, a
-    /// retiring one), until they close. Requests go out only through an open gate, so each one
-    /// written on such a link was written after its login: the server de-duplicates only those.
-    private(set) var loggedIn: Set<UInt64> = []
+    private(set) var shuttingDown = false
+    private(set) var terminalError: LongLinkError?
 
     /// The generation of the last link made, whatever became of it.
     private(set) var lastGeneration: UInt64 = 0
@@ -99,12 +149,58 @@ struct LinkStateMachine {
         return lastGeneration
     }
 
-    /// The generation of the current link, if there is one.
-    var generation: UInt64? {
-        switch phase {
-        case .idle: nil
-        case .handshaking(let g), .loggingIn(let g), .open(let g), .draining(let g), .closing(let g): g
+    /// The current link's generation and state, until it closes.
+    private var current: (generation: UInt64, state: LinkState)? {
+        guard let latest, let record = records[latest], record.state.isCurrent else { return nil }
+        return (latest, record.state)
+    }
+
+    /// The current link's phase.
+    var phase: Phase {
+        guard let (generation, state) = current else { return .idle }
+        switch state {
+        case .handshaking: return .handshaking(generation)
+        case .loggingIn: return .loggingIn(generation)
+        case .open: return .open(generation)
+        case .draining: return .draining(generation)
+        case .closing: return .closing(generation)
+        case .successor, .retiring: return .idle
         }
+    }
+
+    /// `Sync` went out on the current link: acknowledgements may follow it.
+    var synced: Bool { current?.state.synced ?? false }
+    /// The `GoAway` the current link's server said, while it drains or closes after it.
+    var goAway: Frame.GoAway? { current?.state.goAway }
+    /// The generations of the links whose gate opened after a login (see ``LinkRecord/loggedIn``).
+    var loggedIn: Set<UInt64> { Set(records.filter(\.value.loggedIn).keys) }
+
+    /// The generation of the current link, if there is one.
+    var generation: UInt64? { current?.generation }
+
+    /// Moves the current link of `generation` to `state`.
+    private mutating func set(_ generation: UInt64, _ state: LinkState) {
+        records[generation]?.state = state
+    }
+
+    /// True while the first frame of the link of `generation` is still to come: its `Welcome`
+    /// (the current link only: a successor is handed over welcomed).
+    func awaitsWelcome(_ generation: UInt64) -> Bool {
+        switch records[generation]?.state {
+        case .handshaking, .closing(_, _, welcomed: false): true
+        default: false
+        }
+    }
+
+    /// A heartbeat tick of the current link of `generation`, told whether anything was received and
+    /// sent since the last: nothing, a `Ping` (once welcomed: before, the handshake's own timeout
+    /// runs), or the link is dead. Nil when it is not the current link.
+    mutating func heartbeatTick(_ generation: UInt64, received: Bool, sent: Bool) -> HeartbeatMonitor.TickAction? {
+        guard generation == self.generation, var record = records[generation] else { return nil }
+        let action = record.heartbeat.tick(receivedSinceLastTick: received, sentSinceLastTick: sent)
+        records[generation] = record
+        if action == .sendPing, awaitsWelcome(generation) { return HeartbeatMonitor.TickAction.none }
+        return action
     }
 
     /// True while the link of `generation` has shaken hands and is not going away.
@@ -150,10 +246,10 @@ struct LinkStateMachine {
     /// A new connection of `generation` is up, as the current link.
     mutating func attach(_ generation: UInt64) -> AttachAction {
         if let error = admissionError { return .refuse(error) }
+        // A current link not closed yet is no longer the client's: its late events change nothing.
+        if let old = self.generation { records[old] = nil }
         latest = generation
-        phase = .handshaking(generation)
-        synced = false
-        goAway = nil
+        records[generation] = LinkRecord(state: .handshaking)
         return .awaitWelcome
     }
 
@@ -170,7 +266,7 @@ struct LinkStateMachine {
         guard version == Frame.protocolVersion else {
             return .violation("the server speaks protocol version \(version)")
         }
-        phase = .loggingIn(generation)
+        set(generation, .loggingIn(synced: false))
         return .completeHandshake
     }
 
@@ -185,10 +281,12 @@ struct LinkStateMachine {
     /// principal only in a login, and de-duplicates nothing written before one.
     mutating func loginSucceeded(_ generation: UInt64, loggedIn: Bool) -> LoginAction {
         guard isEstablished(generation) else { return .none }
-        if loggedIn { self.loggedIn.insert(generation) }
-        synced = true
-        guard !shuttingDown else { return .sync(openQueue: false) }
-        phase = .open(generation)
+        if loggedIn { records[generation]?.loggedIn = true }
+        guard !shuttingDown else {
+            if phase == .loggingIn(generation) { set(generation, .loggingIn(synced: true)) }
+            return .sync(openQueue: false)
+        }
+        set(generation, .open)
         return .sync(openQueue: true)
     }
 
@@ -211,16 +309,15 @@ struct LinkStateMachine {
             return hasWrittenRequests ? .waitForReplies : .close
         }
         guard self.generation == generation, phase != .closing(generation) else { return .none }
-        goAway = frame
         if phase == .handshaking(generation) {
-            phase = .closing(generation)
+            set(generation, .closing(goAway: frame, synced: false, welcomed: false))
             return .failHandshakeAndClose(LinkEnd.goAway(frame).error)
         }
         if hasWrittenRequests {
-            phase = .draining(generation)
+            set(generation, .draining(frame, synced: synced))
             return .waitForReplies
         }
-        phase = .closing(generation)
+        set(generation, .closing(goAway: frame, synced: synced, welcomed: true))
         return .close
     }
 
@@ -229,7 +326,7 @@ struct LinkStateMachine {
     /// that never closes would otherwise hold it, gate shut, forever.
     mutating func drained(_ generation: UInt64) -> Bool {
         guard phase == .draining(generation) else { return false }
-        phase = .closing(generation)
+        set(generation, .closing(goAway: goAway, synced: synced, welcomed: true))
         return true
     }
 
@@ -238,7 +335,7 @@ struct LinkStateMachine {
     mutating func closeRequested(_ generation: UInt64) -> Bool {
         if let role = role(of: generation), role != .current { return true }
         guard self.generation == generation, phase != .closing(generation) else { return false }
-        phase = .closing(generation)
+        set(generation, .closing(goAway: goAway, synced: synced, welcomed: phase != .handshaking(generation)))
         return true
     }
 
@@ -256,26 +353,21 @@ struct LinkStateMachine {
 
     /// The transport closed the link of `generation`; nil when it is not the client's.
     mutating func closed(_ generation: UInt64, error: LongLinkError?) -> ClosedAction? {
-        if successor == generation || retiring[generation] != nil {
-            let role: Role = successor == generation ? .successor : .retiring
-            if role == .successor { successor = nil } else { retiring[generation] = nil }
-            return ClosedAction(
-                role: role, end: .closed(error), resendAllowed: !isStopping,
-                loggedIn: loggedIn.remove(generation) != nil)
+        guard let role = role(of: generation), let record = records.removeValue(forKey: generation) else {
+            return nil
         }
-        guard self.generation == generation else { return nil }
+        guard role == .current else {
+            return ClosedAction(role: role, end: .closed(error), resendAllowed: !isStopping, loggedIn: record.loggedIn)
+        }
         let end: LinkEnd
         if shuttingDown {
             end = .shutdown
-        } else if let goAway {
+        } else if let goAway = record.state.goAway {
             end = .goAway(goAway)
         } else {
             end = .closed(error)
         }
-        phase = .idle
-        synced = false
-        return ClosedAction(
-            role: .current, end: end, resendAllowed: !isStopping, loggedIn: loggedIn.remove(generation) != nil)
+        return ClosedAction(role: .current, end: end, resendAllowed: !isStopping, loggedIn: record.loggedIn)
     }
 
     enum ShutdownAction: Equatable {
@@ -303,7 +395,7 @@ struct LinkStateMachine {
         guard let generation, phase != .closing(generation) else { return .none }
         let welcomed = phase != .handshaking(generation)
         let flush = synced
-        phase = .closing(generation)
+        set(generation, .closing(goAway: goAway, synced: flush, welcomed: welcomed))
         return welcomed ? .sayGoAwayAndClose(flushAcks: flush) : .close
     }
 

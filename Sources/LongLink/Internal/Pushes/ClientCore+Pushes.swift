@@ -33,32 +33,31 @@ extension ClientCore {
             subscriber.finish(reason: stopReason)
             return
         }
-        subscribers.insert(subscriber, id: subscriber.id, filter: subscriber.filter)
-        let added = ledger.consumerAdded(subscriber.id, filter: subscriber.filter)
+        let added = machine.ledger.consumerAdded(subscriber, id: subscriber.id, filter: subscriber.filter)
         for push in added.pushes {
             let accepted = subscriber.offer(push) != .refused
-            if ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
+            if machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
                 log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
             }
         }
-        perform(added.actions)
+        run(added.actions)
     }
 
     /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
     /// go back to the server's care, and a `Sync` brings them to whoever wants them.
     func removeSubscriber(_ id: UInt64) {
-        guard let subscriber = subscribers.remove(id) else { return }
+        guard let subscriber = machine.ledger.removeConsumer(id) else { return }
         collectTaken(from: subscriber)
-        perform(ledger.consumerRemoved(id, untaken: subscriber.finish()))
+        run(machine.ledger.consumerLeft(untaken: subscriber.finish()))
     }
 
     /// A typed stream let a push go without handing it over (see ``PushLedger/released(_:)``).
     func releasePush(_ push: Push) {
-        perform(ledger.released(push))
+        run(machine.ledger.released(push))
     }
 
     func handlePush(_ frame: Frame.Push, on link: Link) {
-        observation.stats.pushesReceived += 1
+        machine.stats.pushesReceived += 1
         var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
         if frame.compression != 0 {
             switch inflated(frame.payload, compression: frame.compression, on: link) {
@@ -70,13 +69,13 @@ extension ClientCore {
         }
         if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
         // A best-effort push has no seq to track: it goes to the consumers, if any, and is gone.
-        let consumers = subscribers.matches(for: push)
+        let consumers = machine.ledger.consumers.matches(for: push)
         if !push.isReliable {
             offer(push, to: consumers)
             return
         }
-        let received = ledger.received(push, on: link.generation, wanted: !consumers.isEmpty)
-        perform(received.actions)
+        let received = machine.ledger.received(push, on: link.generation, wanted: !consumers.isEmpty)
+        run(received.actions)
         switch received.delivery {
         case .offer:
             offer(push, to: consumers)
@@ -85,11 +84,11 @@ extension ClientCore {
         case .ackAgain, .dropDuplicate:
             // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
             // or a consumer holds it.
-            observation.stats.duplicatePushesDropped += 1
+            machine.stats.duplicatePushesDropped += 1
         case .dropDeferred:
-            observation.stats.reliablePushesDeferred += 1
+            machine.stats.reliablePushesDeferred += 1
         case .dropUnwanted:
-            observation.stats.bestEffortPushesDropped += 1
+            machine.stats.bestEffortPushesDropped += 1
         }
     }
 
@@ -99,74 +98,72 @@ extension ClientCore {
         var refused = false
         consumers.forEach { subscriber in
             let (offered, wake) = subscriber.offer(push, wakeLater: true)
-            if wake { consumersToWake.append(subscriber) }
+            if wake { machine.consumersToWake.append(subscriber) }
             switch offered {
             case .accepted: accepted += 1
             case .conflated:
                 accepted += 1
-                observation.stats.bestEffortPushesConflated += 1
+                machine.stats.bestEffortPushesConflated += 1
             case .refused: if !subscriber.isFinished { refused = true }
             }
         }
         if !push.isReliable {
-            if accepted == 0 { observation.stats.bestEffortPushesDropped += 1 }
+            if accepted == 0 { machine.stats.bestEffortPushesDropped += 1 }
         } else if accepted == 0 {
-            observation.stats.reliablePushesDeferred += 1
+            machine.stats.reliablePushesDeferred += 1
         }
-        if ledger.offered(push, accepted: accepted, refused: refused) {
+        if machine.ledger.offered(push, accepted: accepted, refused: refused) {
             log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
         }
     }
 
     /// Wakes the consumers that pushes of the read just handled were buffered for.
     func wakeConsumers() {
-        guard !consumersToWake.isEmpty else { return }
-        let consumers = consumersToWake
-        consumersToWake.removeAll(keepingCapacity: true)
+        guard !machine.consumersToWake.isEmpty else { return }
+        let consumers = machine.consumersToWake
+        machine.consumersToWake.removeAll(keepingCapacity: true)
         for consumer in consumers { consumer.wakeWaiters() }
     }
 
     func collectTaken(from subscriber: PushSubscriber) {
         let seqs = subscriber.drainTaken()
-        observation.stats.pushesDelivered += seqs.count
-        let caughtUp = ledger.deferring && subscribers.byID.values.allSatisfy(\.value.isBelowHalf)
-        perform(ledger.taken(seqs, caughtUp: caughtUp))
+        machine.stats.pushesDelivered += seqs.count
+        let caughtUp = machine.ledger.deferring && machine.ledger.consumers.byID.values.allSatisfy(\.value.isBelowHalf)
+        run(machine.ledger.taken(seqs, caughtUp: caughtUp))
     }
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
     func requestSync() {
-        perform(ledger.wantSync())
+        run(machine.ledger.wantSync())
     }
 
     /// A `Pong` on the current link: it may end the wait for a redelivery.
     func pushBarrierPassed(_ nonce: UInt64) {
-        perform(ledger.pongReceived(nonce))
+        run(machine.ledger.pongReceived(nonce))
     }
 
-    /// Performs what the ledger decided.
-    func perform(_ actions: [PushLedger.Action]) {
-        for action in actions {
-            switch action {
-            case .ack(let generation, let epoch, let seqs):
-                guard let link = link(generation) else {
-                    ledger.ackBlocked(epoch: epoch, seqs: seqs)
-                    continue
-                }
-                sendAcks(seqs, epoch: epoch, on: link)
-            case .armAckTimer:
-                timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
-                    assumeIsolated { core in
-                        core.timers.ack = nil
-                        core.perform(core.ledger.ackTimerFired())
-                    }
-                }
-            case .cancelAckTimer:
-                timers.ack?.cancel()
-                timers.ack = nil
-            case .sync(let generation):
-                guard let link = link(generation) else { continue }
-                resync(on: link)
+    /// Performs one decision of the ledger (through ``run(_:)``).
+    func perform(_ action: PushLedger<PushSubscriber>.Action) {
+        switch action {
+        case .ack(let generation, let epoch, let seqs):
+            guard let link = link(generation) else {
+                machine.ledger.ackBlocked(epoch: epoch, seqs: seqs)
+                return
             }
+            sendAcks(seqs, epoch: epoch, on: link)
+        case .armAckTimer:
+            timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
+                assumeIsolated { core in
+                    core.timers.ack = nil
+                    core.run(core.machine.ledger.ackTimerFired())
+                }
+            }
+        case .cancelAckTimer:
+            timers.ack?.cancel()
+            timers.ack = nil
+        case .sync(let generation):
+            guard let link = link(generation) else { return }
+            resync(on: link)
         }
     }
 
@@ -180,7 +177,7 @@ extension ClientCore {
         // Not `sendPing`: the heartbeat's round-trip measurement keeps its own Ping.
         let nonce = Self.randomNonce()
         send(.ping(Frame.Ping(nonce: nonce)), on: link)
-        ledger.resyncSent(on: link.generation, barrier: nonce)
+        machine.ledger.resyncSent(on: link.generation, barrier: nonce)
     }
 
     /// Sends `seqs` of `epoch` as `Ack`s of at most Frame.maxAckSeqs (servers refuse larger ones),
@@ -189,23 +186,20 @@ extension ClientCore {
     /// ledger keeps them until it reads again.
     private func sendAcks(_ seqs: [UInt64], epoch: UInt64, on link: Link) {
         guard link.connection.isWritable else {
-            ledger.ackBlocked(epoch: epoch, seqs: seqs)
+            machine.ledger.ackBlocked(epoch: epoch, seqs: seqs)
             return
         }
         for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {
             let part = Array(seqs[start..<min(start + Frame.maxAckSeqs, seqs.count)])
             send(.ack(Frame.Ack(seqs: part, epoch: epoch)), on: link)
         }
-        observation.stats.acksSent += seqs.count
+        machine.stats.acksSent += seqs.count
     }
 
     /// Ends every consumer's stream with `reason` (why the session ended or the client stopped),
     /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
-        for (_, subscriber) in subscribers.byID.values { subscriber.finish(reason: reason) }
-        subscribers.removeAll()
-        consumersToWake.removeAll()
-        ledger.removeAll()
+        for subscriber in machine.removeAllConsumers() { subscriber.finish(reason: reason) }
         timers.ack?.cancel()
         timers.ack = nil
     }

@@ -14,7 +14,7 @@ extension PushLedger {
 
     /// The most acks kept waiting (for a link to tell its epoch, or to become writable). Dropping
     /// one loses nothing: the server redelivers the push and it is acknowledged again.
-    static let awaitingLimit = 65_536
+    static var awaitingLimit: Int { 65_536 }
 
     // MARK: Link events
 

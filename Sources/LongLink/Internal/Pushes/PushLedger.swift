@@ -5,10 +5,12 @@
 ///
 /// A plain value: each method is an event and returns the ``Action``s the core performs; the core
 /// owns the consumers' buffers (the only other holders of a push), the sockets and the ack timer.
+/// It is the one registry of consumers (`consumers`, by the topics they want): generic over the
+/// consumer, so that the client keeps its buffers here and tests use plain values.
 /// Every reliable push the client holds and the app has not fully taken has one entry in `seqs`,
 /// keyed by (epoch, seq); seqs the app has taken are in `delivered`, one de-duplicator per epoch
 /// for the few most recent epochs. Facets: `+Acks` (links and acks), `+Redelivery` (`Sync`).
-struct PushLedger {
+struct PushLedger<Consumer> {
     enum Action: Equatable {
         /// Send `Ack`s of `epoch` for `seqs` on the link of generation `link`. When that link
         /// cannot take writes now, hand them back with ``ackBlocked(epoch:seqs:)``.
@@ -30,7 +32,8 @@ struct PushLedger {
         case buffered(holders: Int, taken: Bool)
     }
 
-    private(set) var consumers = TopicIndex<Void>()
+    /// Every consumer, by the topics it wants.
+    private(set) var consumers = TopicIndex<Consumer>()
     private(set) var seqs: [PushKey: SeqState] = [:]
     private(set) var held: [Push] = []
     /// The payload bytes of `held`.
@@ -67,7 +70,7 @@ struct PushLedger {
 
     /// Epochs remembered: a client that moves between servers with different stores (and back)
     /// still drops the repeats of the last few.
-    static let epochLimit = 4
+    static var epochLimit: Int { 4 }
 
     init(holdLimit: Int, holdByteLimit: Int = .max, maxBatch: Int = 256) {
         self.holdLimit = holdLimit
@@ -191,12 +194,9 @@ struct PushLedger {
         var actions: [Action] = []
     }
 
-    mutating func consumerAdded(_ id: UInt64, topic: String?) -> ConsumerAdded {
-        consumerAdded(id, filter: TopicFilter(topic))
-    }
-
-    mutating func consumerAdded(_ id: UInt64, filter: TopicFilter) -> ConsumerAdded {
-        consumers.insert((), id: id, filter: filter)
+    /// Registers `consumer` as `id`, taking the pushes of `filter`.
+    mutating func consumerAdded(_ consumer: Consumer, id: UInt64, filter: TopicFilter) -> ConsumerAdded {
+        consumers.insert(consumer, id: id, filter: filter)
         var added = ConsumerAdded()
         held.removeAll { push in
             guard filter.takes(push) else { return false }
@@ -213,7 +213,19 @@ struct PushLedger {
     /// Those the remaining consumers all took are acknowledged; the others are asked for again
     /// when a consumer that wants them is registered, else a `Sync` is owed until one arrives.
     mutating func consumerRemoved(_ id: UInt64, untaken: [Push]) -> [Action] {
-        guard consumers.remove(id) != nil else { return [] }
+        guard removeConsumer(id) != nil else { return [] }
+        return consumerLeft(untaken: untaken)
+    }
+
+    /// Takes consumer `id` out of the registry (the first half of ``consumerRemoved(_:untaken:)``,
+    /// for a caller that collects what it took in between).
+    mutating func removeConsumer(_ id: UInt64) -> Consumer? {
+        consumers.remove(id)
+    }
+
+    /// The second half of ``consumerRemoved(_:untaken:)``: a consumer taken out of the registry
+    /// left `untaken` in its buffer.
+    mutating func consumerLeft(untaken: [Push]) -> [Action] {
         var actions: [Action] = []
         var lost: [Push] = []
         for push in untaken {

@@ -53,50 +53,38 @@ extension ClientCore {
 
     // MARK: The core's side
 
-    /// Registers one request, or resumes its caller at once when it cannot go anywhere.
+    /// Registers one request, or resumes its caller at once when it cannot go anywhere; the machine
+    /// decides which (``ClientStateMachine/admit(_:caller:now:session:writable:)``).
     func admit(_ request: PendingRequest, _ caller: PendingRequest.Caller) {
-        if request.isAbandoned {
-            resume(caller, of: request, with: .failure(CancellationError()))
-            return
-        }
-        if let error = machine.admissionError {
-            resume(caller, of: request, with: .failure(error))
-            return
-        }
-        // Made in a session that ended since (an idempotent call sent again after `UNKNOWN`, a
-        // coalesced call's shared request that started late): it must not run as the next user.
-        if let session = request.session, !isCurrent(session: session) {
-            resume(caller, of: request, with: .failure(endedSessionError))
-            return
-        }
         let now = clock.now
-        if now >= request.deadline {
-            observation.stats.timeouts += 1
-            let error = LongLinkError(
-                code: .deadlineExceeded, message: "the deadline passed before the request was sent")
-            resume(caller, of: request, with: .failure(error))
-            return
-        }
-        var route = machine.route(bypassesGate: request.bypassesGate, generation: request.linkGeneration)
-        var target: Link?
-        if case .write(let generation) = route { target = link(generation) }
-        if let link = target, !request.bypassesGate,
-            book.queuedCount > 0 || book.writtenCount >= link.maxInFlight || !link.connection.isWritable
-        {
-            // Wait in line rather than be refused (the server runs at most maxInFlight at once) or
-            // pile up in the write buffer of a server that does not read.
-            route = .queue
-        }
-        switch book.admit(request, caller: caller, route: route) {
-        case .refuse(let error):
-            resume(caller, of: request, with: .failure(error))
+        let action = machine.admit(
+            request, caller: caller, now: now, session: shared.session.load(ordering: .relaxed),
+            writable: { links[$0]?.connection.isWritable ?? false })
+        switch action {
+        case .refuse(let refusal):
+            resume(caller, of: request, with: .failure(error(of: refusal)))
             return
         case .queued:
             break
-        case .write:
-            if let link = target { write(request, on: link, at: now) }
+        case .write(let generation):
+            if let link = link(generation) { write(request, on: link, at: now) }
         }
         if configuration.deadlineStrategy.usesHeap { trackDeadline(request) }
+    }
+
+    /// What the caller of a refused request gets.
+    private func error(of refusal: Machine.Refusal) -> any Error {
+        switch refusal {
+        case .cancelled:
+            return CancellationError()
+        case .stopping(let error), .refused(let error):
+            return error
+        case .endedSession:
+            return endedSessionError
+        case .expired:
+            machine.stats.timeouts += 1
+            return LongLinkError(code: .deadlineExceeded, message: "the deadline passed before the request was sent")
+        }
     }
 
     /// The reply's caller, exactly once.
@@ -110,28 +98,17 @@ extension ClientCore {
         caller.resume(with: result)
     }
 
-    /// Takes the request off the books and resumes its caller; false if it ended already.
+    /// Takes the request off the books and resumes its caller; false if it ended already. What its
+    /// end lets happen (the shutdown completes, its link drains, closes or retires), the machine says.
     @discardableResult
     func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) -> Bool {
-        guard let entry = book.remove(id) else { return false }
+        guard let entry = machine.remove(id) else { return false }
         resume(entry.caller, of: entry.request, with: result)
-        if machine.shuttingDown { finishShutdownIfIdle() }
-        if case .written(let generation) = entry.stage {
-            if book.queuedCount > 0, machine.phase == .open(generation), let link = link(generation) {
-                drainQueue(on: link)
-            } else if case .draining = machine.phase {
-                closeIfDrained(generation)
-            } else if machine.role(of: generation) == .retiring {
-                retireIfDrained(generation)
-            }
+        if machine.shutdownIsIdle { completeShutdown() }
+        if case .written(let generation) = entry.stage, let action = machine.writtenRequestEnded(on: generation) {
+            run(action)
         }
         return true
-    }
-
-    /// After a `GoAway`, closes the link once nothing written on it waits for a reply.
-    func closeIfDrained(_ generation: UInt64) {
-        guard !book.hasWritten(on: generation), let link = link(generation), machine.drained(generation) else { return }
-        link.connection.close(.graceful)
     }
 
     /// Resumes the callers of entries something else took off the books.
@@ -144,13 +121,13 @@ extension ClientCore {
     /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
     /// server's own timer ends the handler at the same moment.
     func expire(_ id: UInt64) {
-        if finish(id, .failure(PendingRequest.timeoutError())) { observation.stats.timeouts += 1 }
+        if finish(id, .failure(PendingRequest.timeoutError())) { machine.stats.timeouts += 1 }
     }
 
     /// The caller gave up: fail the request and tell the server if it has it.
     func cancel(_ id: UInt64) {
-        guard let entry = book[id] else { return }
-        observation.stats.cancellations += 1
+        guard let entry = machine.book[id] else { return }
+        machine.stats.cancellations += 1
         if case .written(let generation) = entry.stage, let link = link(generation) {
             send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
         }
@@ -170,20 +147,20 @@ extension ClientCore {
             return
         }
         send(frame, on: link)
-        observation.stats.requestsSent += 1
+        machine.stats.requestsSent += 1
     }
 
     func handleResponse(_ response: Frame.Response, on link: Link) {
-        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = book[id],
+        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = machine.book[id],
             case .written = entry.stage
         else {
-            observation.stats.unknownReplies += 1
+            machine.stats.unknownReplies += 1
             return
         }
-        observation.stats.repliesReceived += 1
+        machine.stats.repliesReceived += 1
         if let status = response.status, status.code != .ok {
             // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
-            if status.code == .deadlineExceeded { observation.stats.timeouts += 1 }
+            if status.code == .deadlineExceeded { machine.stats.timeouts += 1 }
             finish(id, .failure(LongLinkError(status: status)))
         } else {
             finish(id, inflated(response.payload, compression: response.compression, on: link))
@@ -195,8 +172,7 @@ extension ClientCore {
     /// link's write buffer is full.
     func drainQueue(on link: Link) {
         let now = clock.now
-        while machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            link.connection.isWritable, let (request, resent) = book.dequeue(writingOn: link.generation)
+        while let (request, resent) = machine.dequeue(writingOn: link.generation, writable: link.connection.isWritable)
         {
             write(request, on: link, at: now, resent: resent)
         }
@@ -204,40 +180,26 @@ extension ClientCore {
 
     // MARK: Deadlines (``DeadlineStrategy/deadlineHeap``)
 
-    /// Expiries are handled at most once a millisecond: a request may time out up to that late.
-    static let deadlineResolution = Duration.milliseconds(1)
-
     func trackDeadline(_ request: PendingRequest) {
-        deadlines.insert(request.id, deadline: request.deadline)
-        deadlines.compact(liveCount: book.count) { book.contains($0) }
-        armDeadlineTimer()
+        if let at = machine.trackDeadline(request) { armDeadlineTimer(at: at) }
     }
 
-    /// Keeps one timer, at the earliest deadline held. A later one never moves it.
-    func armDeadlineTimer(notBefore floor: ContinuousClock.Instant? = nil) {
-        guard var earliest = deadlines.earliest else { return }
-        if let floor, earliest < floor { earliest = floor }
-        if let armedAt = timers.deadlineAt, armedAt <= earliest { return }
+    /// Moves the one deadline timer to `at`, where the machine placed it.
+    private func armDeadlineTimer(at: ContinuousClock.Instant) {
         timers.deadline?.cancel()
-        timers.deadlineAt = earliest
-        timers.deadline = clock.schedule(at: earliest, on: loop) { [self] in
+        timers.deadline = clock.schedule(at: at, on: loop) { [self] in
             assumeIsolated { $0.deadlinesDue() }
         }
     }
-
-    /// How many deadline entries one run of ``deadlinesDue()`` takes at most, so that the loop goes
-    /// back to its sockets between slices when many requests time out together.
-    static let expiriesPerSlice = 1_024
 
     /// The deadline timer fired: fails the requests whose deadline has passed, a slice at a time;
     /// with more due, the timer fires again at the loop's next turn.
     func deadlinesDue() {
         timers.deadline = nil
-        timers.deadlineAt = nil
         let now = clock.now
-        let due = deadlines.popDue(at: now, limit: Self.expiriesPerSlice)
+        let due = machine.deadlinesDue(at: now)
         for id in due { expire(id) }
-        let more = due.count == Self.expiriesPerSlice
-        armDeadlineTimer(notBefore: more ? now : now.advanced(by: Self.deadlineResolution))
+        let full = due.count == Machine.expiriesPerSlice
+        if let at = machine.deadlineTimerAfterExpiries(at: now, sliceWasFull: full) { armDeadlineTimer(at: at) }
     }
 }

@@ -14,7 +14,7 @@ extension ClientCore {
     /// What a call, stream or subscription made in a session that ended gets when it reaches the
     /// core after that: the session's end.
     var endedSessionError: LongLinkError {
-        machine.terminalError ?? relogin.lastEnd
+        machine.terminalError ?? machine.relogin.lastEnd
             ?? LongLinkError(code: .cancelled, message: "the session it was made in ended")
     }
 
@@ -33,9 +33,9 @@ extension ClientCore {
     /// Links are the caller's to close. Idempotent: a login after the end calls it again.
     func clearSession(_ error: LongLinkError) {
         let next = shared.session.add(1, ordering: .releasing).newValue
-        relogin.lastEnd = error
-        fail(book.removeAll(), with: error)
-        deadlines.removeAll()
+        machine.relogin.lastEnd = error
+        fail(machine.removeAllRequests(), with: error)
+        machine.deadlines.removeAll()
         finishConsumers(error)
         endRunTimeSubscriptions(error)
         coalescer.endAll(with: error)

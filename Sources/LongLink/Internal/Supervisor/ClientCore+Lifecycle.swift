@@ -5,44 +5,44 @@ extension ClientCore {
     // MARK: Connection states
 
     func setState(_ new: ConnectionState) {
-        observation.state = new
+        machine.connectionState = new
         log(
             new.phase == .stopped && new.error != nil ? .error : .info, "\(new)",
             metadata: new.endpoint.map { ["phase": "\(new.phase)", "endpoint": "\($0)"] } ?? ["phase": "\(new.phase)"])
-        for observer in observation.observers.values { observer.offer(new) }
+        for observer in waiters.observers.values { observer.offer(new) }
     }
 
-    var currentState: ConnectionState { observation.state }
+    var currentState: ConnectionState { machine.connectionState }
 
     func addObserver() -> StateObserver {
-        observation.nextObserverID += 1
-        let observer = StateObserver(id: observation.nextObserverID, initial: observation.state)
-        if observation.state.phase == .stopped {
+        waiters.nextObserverID += 1
+        let observer = StateObserver(id: waiters.nextObserverID, initial: machine.connectionState)
+        if machine.connectionState.phase == .stopped {
             observer.finish()
         } else {
-            observation.observers[observer.id] = observer
+            waiters.observers[observer.id] = observer
         }
         return observer
     }
 
     func removeObserver(_ observer: StateObserver) {
-        observation.observers[observer.id] = nil
+        waiters.observers[observer.id] = nil
         observer.finish()
     }
 
     // MARK: Statistics
 
     var statistics: ClientStatistics {
-        var snapshot = observation.stats
-        snapshot.queued = book.queuedCount
-        snapshot.inFlight = book.writtenCount
-        snapshot.queuedBytes = book.queuedBytes
+        var snapshot = machine.stats
+        snapshot.queued = machine.book.queuedCount
+        snapshot.inFlight = machine.book.writtenCount
+        snapshot.queuedBytes = machine.book.queuedBytes
         snapshot.writeBufferBytes = link?.connection.bufferedWriteBytes ?? 0
-        snapshot.staleAcksDropped = ledger.staleAcksDropped
+        snapshot.staleAcksDropped = machine.ledger.staleAcksDropped
         return snapshot
     }
 
-    var pendingCount: Int { book.count }
+    var pendingCount: Int { machine.book.count }
 
     // MARK: Shutdown and terminal errors
 
@@ -52,13 +52,12 @@ extension ClientCore {
     /// end forward; one that ends later changes nothing.
     func beginShutdown(gracePeriod: Duration) {
         let deadline = clock.now.advanced(by: max(.zero, gracePeriod))
-        switch machine.beginShutdown() {
-        case .failUnwrittenAndWait:
-            fail(book.removeUnwritten(), with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
+        if let unwritten = machine.beginShutdown() {
+            fail(unwritten, with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
             wakeRetry(.shutdown)
-            if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
+            if machine.supervision.pendingWake == nil { machine.supervision.pendingWake = .shutdown }
             endLoginWaits()
-        case .none:
+        } else {
             guard let current = timers.shutdownDeadline, deadline < current else { return }
             timers.shutdown?.cancel()
         }
@@ -66,23 +65,19 @@ extension ClientCore {
         timers.shutdown = clock.schedule(at: deadline, on: loop) { [self] in
             assumeIsolated { $0.completeShutdown() }
         }
-        finishShutdownIfIdle()
-    }
-
-    func finishShutdownIfIdle() {
-        guard machine.shuttingDown, book.isEmpty else { return }
-        completeShutdown()
+        if machine.shutdownIsIdle { completeShutdown() }
     }
 
     func completeShutdown() {
         timers.shutdown?.cancel()
         timers.shutdown = nil
         timers.shutdownDeadline = nil
-        fail(book.removeAll(), with: LongLinkError(code: .shutdown, message: "the client shut down"))
-        switch machine.completeShutdown() {
-        case .sayGoAwayAndClose(let flushAcks):
+        let completion = machine.completeShutdown()
+        fail(completion.failed, with: LongLinkError(code: .shutdown, message: "the client shut down"))
+        switch completion.close {
+        case .sayGoAwayAndClose:
             if let link {
-                if flushAcks { perform(ledger.flushAcks()) }
+                run(completion.acks)
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
@@ -99,7 +94,7 @@ extension ClientCore {
     /// Ends the session with a terminal error: every waiting caller gets it, and nothing of the
     /// session is left for the next one (``clearSession(_:)``).
     func terminate(_ error: LongLinkError) {
-        guard machine.terminate(error) else { return }
+        guard machine.links.terminate(error) else { return }
         clearSession(error)
         if let link, link.end == nil { close(link, .graceful, error: error) }
         closeSideLinks()
@@ -108,10 +103,10 @@ extension ClientCore {
     /// Called when `run()` ends: nothing may wait any more.
     func stopped(_ final: ConnectionState) {
         setState(final)
-        for observer in observation.observers.values { observer.finish() }
-        observation.observers.removeAll()
+        for observer in waiters.observers.values { observer.finish() }
+        waiters.observers.removeAll()
         finishConsumers(stopReason)
-        fail(book.removeAll(), with: stopReason)
+        fail(machine.removeAllRequests(), with: stopReason)
     }
 
     /// Why the client stops or stopped: its terminal error, else a shutdown.

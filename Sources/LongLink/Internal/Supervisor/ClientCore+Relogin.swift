@@ -3,16 +3,13 @@ internal import LongLinkWire
 /// The app's login step (``ClientConfiguration/login``, or the one given to ``LongLinkClient/login(_:)``).
 typealias LoginStep = @Sendable (LoginSession) async throws -> Void
 
-/// The core's side of logging in again after a session ended for good: the supervisor waits for
-/// the app's ``LongLinkClient/login(_:)`` (or a shutdown), which hands it the next login step.
+/// The bookkeeping of logging in again after a session ended for good: the supervisor waits for
+/// the app's ``LongLinkClient/login(_:)`` (or a shutdown), which hands it the next login step (the
+/// waiting tasks are the core's, in ``ClientCore/Waiters``).
 struct Relogin {
     /// `run()` supervises and, when the configuration says so, waits for a login after a session ends.
     var supervising = false
-    /// The app's next login step until the supervisor takes it, with the `login(_:)` call waiting for that.
-    var pending: (id: UInt64, step: LoginStep, caller: CheckedContinuation<Void, any Error>)?
     var lastLoginID: UInt64 = 0
-    /// The supervisor, waiting for the app's login.
-    var waiter: CheckedContinuation<LoginStep?, Never>?
     /// The app ended the session (``LongLinkClient/logout(reason:)``): `run()` does not throw for it.
     var loggedOut = false
     /// How the last session ended: what a call made in it gets when it arrives after the next
@@ -21,11 +18,11 @@ struct Relogin {
 }
 
 extension ClientCore {
-    func setSupervising(_ value: Bool) { relogin.supervising = value }
+    func setSupervising(_ value: Bool) { machine.relogin.supervising = value }
 
     /// A session ended for good and no other began: what `run()` ends with, unless the app logged out.
     var sessionEnd: (error: LongLinkError, byApp: Bool)? {
-        machine.terminalError.map { ($0, relogin.loggedOut) }
+        machine.terminalError.map { ($0, machine.relogin.loggedOut) }
     }
 
     var isShuttingDown: Bool { machine.shuttingDown }
@@ -33,22 +30,22 @@ extension ClientCore {
     /// The app's login: returns once the supervisor has taken `step` and requests are admitted
     /// again (they queue behind the new login).
     func login(_ step: @escaping LoginStep) async throws {
-        relogin.lastLoginID += 1
-        let id = relogin.lastLoginID
+        machine.relogin.lastLoginID += 1
+        let id = machine.relogin.lastLoginID
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
                 if let refusal = loginRefusal {
                     caller.resume(throwing: refusal)
                 } else if Task.isCancelled {
                     caller.resume(throwing: CancellationError())
-                } else if let waiter = relogin.waiter {
-                    relogin.waiter = nil
+                } else if let waiter = waiters.login {
+                    waiters.login = nil
                     beginSession()
                     caller.resume()
                     waiter.resume(returning: step)
                 } else {
                     // The supervisor has not reached its wait yet (the session ended a moment ago).
-                    relogin.pending = (id, step, caller)
+                    waiters.pendingLogin = (id, step, caller)
                 }
             }
         } onCancel: {
@@ -58,15 +55,15 @@ extension ClientCore {
 
     /// The caller of a login the supervisor has not taken yet was cancelled.
     private func cancelLogin(_ id: UInt64) {
-        guard let pending = relogin.pending, pending.id == id else { return }
-        relogin.pending = nil
+        guard let pending = waiters.pendingLogin, pending.id == id else { return }
+        waiters.pendingLogin = nil
         pending.caller.resume(throwing: CancellationError())
     }
 
     /// Why a login cannot start now, if it cannot.
     private var loginRefusal: LongLinkError? {
         if machine.shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
-        guard relogin.supervising, configuration.waitsForLoginAfterSessionEnd else {
+        guard machine.relogin.supervising, configuration.waitsForLoginAfterSessionEnd else {
             return LongLinkError(
                 code: .failedPrecondition,
                 message: "login(_:) needs run() running with waitsForLoginAfterSessionEnd set")
@@ -74,7 +71,7 @@ extension ClientCore {
         guard machine.terminalError != nil else {
             return LongLinkError(code: .failedPrecondition, message: "a session is running: call logout() first")
         }
-        guard relogin.pending == nil else {
+        guard waiters.pendingLogin == nil else {
             return LongLinkError(code: .failedPrecondition, message: "a login is already under way")
         }
         return nil
@@ -85,13 +82,13 @@ extension ClientCore {
         await withCheckedContinuation { waiter in
             if machine.shuttingDown {
                 waiter.resume(returning: nil)
-            } else if let pending = relogin.pending {
-                relogin.pending = nil
+            } else if let pending = waiters.pendingLogin {
+                waiters.pendingLogin = nil
                 beginSession()
                 pending.caller.resume()
                 waiter.resume(returning: pending.step)
             } else {
-                relogin.waiter = waiter
+                waiters.login = waiter
             }
         }
     }
@@ -101,27 +98,27 @@ extension ClientCore {
     /// whatever was made for it since (a call, a stream) is refused from now on.
     private func beginSession() {
         let lastEnd = endedSessionError
-        guard machine.reopen() else { return }
-        relogin.loggedOut = false
+        guard machine.links.reopen() else { return }
+        machine.relogin.loggedOut = false
         clearSession(lastEnd)
     }
 
     /// The client shuts down: the supervisor's wait and a login waiting for it end.
     func endLoginWaits() {
-        relogin.waiter?.resume(returning: nil)
-        relogin.waiter = nil
-        relogin.pending?.caller.resume(
+        waiters.login?.resume(returning: nil)
+        waiters.login = nil
+        waiters.pendingLogin?.caller.resume(
             throwing: LongLinkError(code: .shutdown, message: "the client is shutting down"))
-        relogin.pending = nil
+        waiters.pendingLogin = nil
     }
 
     /// The app ends the session: what the app took is acknowledged, the server is told `GoAway`,
     /// and everything pending fails with `error`, as after a kick.
     func logout(_ error: LongLinkError) {
         guard machine.terminalError == nil, !machine.shuttingDown else { return }
-        relogin.loggedOut = true
-        if let link, link.end == nil, machine.isEstablished(link.generation) {
-            if machine.synced { perform(ledger.flushAcks()) }
+        machine.relogin.loggedOut = true
+        if let link, link.end == nil, machine.links.isEstablished(link.generation) {
+            if machine.links.synced { run(machine.ledger.flushAcks()) }
             send(.goAway(Frame.GoAway(code: .ok, reason: "client logging out")), on: link)
         }
         terminate(error)

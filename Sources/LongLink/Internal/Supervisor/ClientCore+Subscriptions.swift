@@ -24,16 +24,6 @@ enum SubscriptionWork: Sendable {
     case leave(Subscription)
 }
 
-/// The core's subscription state: the book, the sinks, the keeper's wait.
-struct SubscriptionState {
-    var book: SubscriptionBook
-    var sinks: [UInt64: SubscriptionSink] = [:]
-    var keeper: CheckedContinuation<[SubscriptionWork]?, Never>?
-    var keeperStopped = false
-    var leaves: [Subscription] = []
-    var retryTimer: (any ScheduledWork)?
-}
-
 extension ClientCore {
     // MARK: The caller's side
 
@@ -85,16 +75,16 @@ extension ClientCore {
             return
         }
         do throws(LongLinkError) {
-            if let error = machine.admissionError { throw error }
+            if let error = machine.links.admissionError { throw error }
             // Made in a session that ended since: it was the last user's.
             guard isCurrent(session: session) else { throw endedSessionError }
             // The timeout's job may have run before this one: it found nothing to expire.
             if clock.now >= deadline {
                 throw LongLinkError(code: .deadlineExceeded, message: "the deadline passed before \(method) was sent")
             }
-            let id = try subscriptions.book.add(method: method, payload: payload, leave: leave)
+            let id = try machine.subscriptions.add(method: method, payload: payload, leave: leave)
             ticket.id.store(id, ordering: .releasing)
-            subscriptions.sinks[id] = sink
+            waiters.subscriptionSinks[id] = sink
             nudgeSubscriptions()
         } catch {
             sink.first?.resume(throwing: error)
@@ -105,10 +95,10 @@ extension ClientCore {
     /// subscription is dropped, and left when its request may have reached the server.
     func abandonSubscription(_ ticket: SubscriptionTicket, _ error: any Error) {
         let id = ticket.id.load(ordering: .acquiring)
-        guard let first = subscriptions.sinks[id]?.first else { return }
-        subscriptions.sinks[id] = nil
-        if let leave = subscriptions.book.remove(id) {
-            subscriptions.leaves.append(leave)
+        guard let first = waiters.subscriptionSinks[id]?.first else { return }
+        waiters.subscriptionSinks[id] = nil
+        if let leave = machine.subscriptions.remove(id) {
+            machine.subscriptionLeaves.append(leave)
             nudgeSubscriptions()
         }
         first.resume(throwing: error)
@@ -117,30 +107,30 @@ extension ClientCore {
     /// The app ended the subscription: no more replays; returns its leave request, if it has one
     /// to send.
     func cancelSubscription(_ id: UInt64) -> Subscription? {
-        subscriptions.sinks.removeValue(forKey: id)?.finish()
-        return subscriptions.book.remove(id)
+        waiters.subscriptionSinks.removeValue(forKey: id)?.finish()
+        return machine.subscriptions.remove(id)
     }
 
     /// The login of `generation` replays these, in order, before the queue opens.
     func subscriptionsToReplay(_ generation: UInt64) -> [SubscriptionBook.Send] {
-        subscriptions.book.replay(on: generation)
+        machine.subscriptions.replay(on: generation)
     }
 
     /// Applies the outcome of one subscription send.
     func subscriptionOutcome(_ send: SubscriptionBook.Send, _ result: Result<[UInt8], LongLinkError>) {
-        let action = subscriptions.book.outcome(
+        let action = machine.subscriptions.outcome(
             send.id, generation: send.generation, result, now: clock.now, random: .random(in: 0...1))
         switch action {
         case .resolveFirst(let reply):
-            subscriptions.sinks[send.id]?.first?.resume(returning: reply)
-            subscriptions.sinks[send.id]?.first = nil
+            waiters.subscriptionSinks[send.id]?.first?.resume(returning: reply)
+            waiters.subscriptionSinks[send.id]?.first = nil
         case .failFirst(let error):
-            subscriptions.sinks.removeValue(forKey: send.id)?.first?.resume(throwing: error)
+            waiters.subscriptionSinks.removeValue(forKey: send.id)?.first?.resume(throwing: error)
         case .replayed(let reply):
-            subscriptions.sinks[send.id]?.deliver(.success(reply))
+            waiters.subscriptionSinks[send.id]?.deliver(.success(reply))
         case .replayFailed(let error, _):
             log(.warning, "replaying \(send.method) failed: \(error)", metadata: ["code": "\(error.code)"])
-            subscriptions.sinks[send.id]?.deliver(.failure(error))
+            waiters.subscriptionSinks[send.id]?.deliver(.failure(error))
             nudgeSubscriptions()
         case .none:
             break
@@ -152,18 +142,18 @@ extension ClientCore {
     /// The keeper's next work, when there is some; nil once the client stops.
     func nextSubscriptionWork() async -> [SubscriptionWork]? {
         await withCheckedContinuation { continuation in
-            subscriptions.keeper = continuation
+            waiters.subscriptionKeeper = continuation
             nudgeSubscriptions()
         }
     }
 
     /// Hands the keeper what is due now, or arms a timer for the next retry.
     func nudgeSubscriptions() {
-        guard let keeper = subscriptions.keeper else { return }
-        subscriptions.retryTimer?.cancel()
-        subscriptions.retryTimer = nil
-        if subscriptions.keeperStopped {
-            subscriptions.keeper = nil
+        guard let keeper = waiters.subscriptionKeeper else { return }
+        timers.subscriptionRetry?.cancel()
+        timers.subscriptionRetry = nil
+        if waiters.keeperStopped {
+            waiters.subscriptionKeeper = nil
             keeper.resume(returning: nil)
             return
         }
@@ -171,29 +161,29 @@ extension ClientCore {
         if case .open(let generation) = machine.phase { open = generation }
         let now = clock.now
         let work =
-            subscriptions.leaves.map(SubscriptionWork.leave)
-            + subscriptions.book.due(now: now, open: open).map(SubscriptionWork.send)
-        subscriptions.leaves = []
+            machine.subscriptionLeaves.map(SubscriptionWork.leave)
+            + machine.subscriptions.due(now: now, open: open).map(SubscriptionWork.send)
+        machine.subscriptionLeaves = []
         guard work.isEmpty else {
-            subscriptions.keeper = nil
+            waiters.subscriptionKeeper = nil
             keeper.resume(returning: work)
             return
         }
-        if open != nil, let retryAt = subscriptions.book.nextRetry {
-            subscriptions.retryTimer = clock.schedule(at: max(retryAt, now), on: loop) { [self] in
+        if open != nil, let retryAt = machine.subscriptions.nextRetry {
+            timers.subscriptionRetry = clock.schedule(at: max(retryAt, now), on: loop) { [self] in
                 assumeIsolated { $0.nudgeSubscriptions() }
             }
         }
     }
 
     func startSubscriptionKeeper() {
-        subscriptions.keeperStopped = false
+        waiters.keeperStopped = false
     }
 
     /// `run()` ends: the keeper stops, callers waiting for a first reply get why, handles' streams
     /// end and their subscriptions are dropped (the static ones stay).
     func stopSubscriptionKeeper() {
-        subscriptions.keeperStopped = true
+        waiters.keeperStopped = true
         nudgeSubscriptions()
         endRunTimeSubscriptions(stopReason)
     }
@@ -204,12 +194,12 @@ extension ClientCore {
     /// dropped with the link they were for. The static ones stay: they are the app's
     /// configuration, replayed for every principal, with no retry state of the last session.
     func endRunTimeSubscriptions(_ error: LongLinkError) {
-        subscriptions.leaves = []
-        subscriptions.retryTimer?.cancel()
-        subscriptions.retryTimer = nil
-        subscriptions.book.endSession()
-        let sinks = subscriptions.sinks
-        subscriptions.sinks = [:]
+        machine.subscriptionLeaves = []
+        timers.subscriptionRetry?.cancel()
+        timers.subscriptionRetry = nil
+        machine.subscriptions.endSession()
+        let sinks = waiters.subscriptionSinks
+        waiters.subscriptionSinks = [:]
         for sink in sinks.values {
             sink.first?.resume(throwing: error)
             sink.finish()

@@ -72,7 +72,7 @@ extension Supervisor {
             case .reprobe:
                 // The rhythm's turn, the refresh interval, a network change or a new list.
                 let now = configuration.clock.now
-                let changes = await directory.noteChanges(core.supervision.changes)
+                let changes = await directory.noteChanges(core.supervisedChanges)
                 var probeNow = changes.network
                 if let due = reprobeAt, let interval, probing, now >= due {
                     probeNow = true
@@ -98,7 +98,7 @@ extension Supervisor {
     private func reprobes() async -> Bool {
         guard balancing.migration.reprobeInterval != nil, await directory.endpoints.count > 1 else { return false }
         guard balancing.migration.pausesOnExpensiveNetwork else { return true }
-        return await !core.supervision.networkIsExpensive
+        return await !core.networkIsExpensive
     }
 
     /// Refreshes the list when due; when `probing`, probes every endpoint (the current one too, so

@@ -34,7 +34,7 @@ struct Supervisor {
                 if await core.waitToRetry(nil) == .shutdown { break }
                 continue
             }
-            let changes = await directory.noteChanges(core.supervision.changes)
+            let changes = await directory.noteChanges(core.supervisedChanges)
             if await directory.refreshIfDue(networkChanged: changes.network) { await prepare(refreshing: false) }
             let candidates = Array(await directory.ranking().prefix(balancing.raceWidth))
             var retryAfter: Duration?

@@ -3,12 +3,14 @@ import LongLinkWire
 
 @testable import LongLink
 
-extension ClientModel {
+/// Pushes: the machine's ledger decides and keeps the consumers; the script stands for their
+/// buffers and for the app taking from them.
+extension ClientScript {
     mutating func handlePush(_ frame: Frame.Push) {
         let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        let epochsBefore = Set(pushes.delivered.map(\.epoch))
-        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch))) }
-        let received = pushes.received(push, on: link?.generation ?? 0)
+        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
+        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch))) }
+        let received = machine.ledger.received(push, on: link?.generation ?? 0)
         if received.delivery == .ackAgain {
             check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
         }
@@ -17,38 +19,37 @@ extension ClientModel {
         case .offer:
             var accepted = 0
             var refused = false
-            for id in consumers.keys.sorted() where TopicFilter(consumers[id]!.topic).takes(push) {
-                if offer(push, to: id) { accepted += 1 } else { refused = true }
+            machine.ledger.consumers.matches(for: push).forEach { consumer in
+                if offer(push, to: consumer) { accepted += 1 } else { refused = true }
             }
-            _ = pushes.offered(push, accepted: accepted, refused: refused)
+            _ = machine.ledger.offered(push, accepted: accepted, refused: refused)
         case .ackAgain, .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
             break
         }
     }
 
     /// As `PushSubscriber.offer`: into the buffer while it has room.
-    private mutating func offer(_ push: Push, to id: UInt64) -> Bool {
-        guard consumers[id]!.buffer.count < consumers[id]!.limit else { return false }
-        consumers[id]!.buffer.append(push)
+    private func offer(_ push: Push, to consumer: Consumer) -> Bool {
+        guard consumer.buffer.count < consumer.limit else { return false }
+        consumer.buffer.append(push)
         return true
     }
 
     mutating func addConsumer(topic: String?, limit: Int) {
         guard machine.terminalError == nil, !(machine.shuttingDown && link == nil) else { return }
         nextConsumerID += 1
-        let id = nextConsumerID
-        consumers[id] = Consumer(topic: topic, limit: limit)
-        let added = pushes.consumerAdded(id, topic: topic)
+        let consumer = Consumer(limit: limit)
+        let added = machine.ledger.consumerAdded(consumer, id: nextConsumerID, filter: TopicFilter(topic))
         for push in added.pushes {
-            let accepted = offer(push, to: id)
-            _ = pushes.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
+            let accepted = offer(push, to: consumer)
+            _ = machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
         }
         perform(added.actions)
     }
 
     /// The consumer's app takes up to `count` pushes, and the core collects what it took.
     mutating func take(from id: UInt64?, count: Int) {
-        guard let id, var consumer = consumers[id] else { return }
+        guard let id, let consumer = consumers[id] else { return }
         let taken = consumer.buffer.prefix(count)
         consumer.buffer.removeFirst(taken.count)
         var keys: [PushKey] = []
@@ -58,26 +59,25 @@ extension ClientModel {
             takenByApp.insert(push.key)
             keys.append(push.key)
         }
-        consumers[id] = consumer
-        let caughtUp = pushes.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
-        let epochsBefore = Set(pushes.delivered.map(\.epoch))
-        let actions = pushes.taken(keys, caughtUp: caughtUp)
-        forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
+        let caughtUp = machine.ledger.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
+        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
+        let actions = machine.ledger.taken(keys, caughtUp: caughtUp)
+        forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch)))
         perform(actions)
     }
 
     mutating func removeConsumer(_ id: UInt64?) {
-        guard let id, let consumer = consumers.removeValue(forKey: id) else { return }
+        guard let id, let consumer = consumers[id] else { return }
         let untaken = consumer.buffer.filter(\.isReliable)
-        let epochsBefore = Set(pushes.delivered.map(\.epoch))
-        let actions = pushes.consumerRemoved(id, untaken: untaken)
-        forgottenEpochs.formUnion(epochsBefore.subtracting(pushes.delivered.map(\.epoch)))
+        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
+        let actions = machine.ledger.consumerRemoved(id, untaken: untaken)
+        forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch)))
         perform(actions)
     }
 
-    /// As `ClientCore.perform`: an ack goes out only for what the app took (the model's links
+    /// As `ClientCore.perform`: an ack goes out only for what the app took (the script's links
     /// always take writes; timers and `Sync`s are the events of the script).
-    func perform(_ actions: [PushLedger.Action]) {
+    func perform(_ actions: [PushLedger<Consumer>.Action]) {
         for case .ack(_, let epoch, let seqs) in actions {
             for seq in seqs {
                 let key = PushKey(epoch: epoch, seq: seq)
@@ -87,14 +87,14 @@ extension ClientModel {
     }
 
     mutating func finishConsumers() {
-        consumers.removeAll()
-        pushes.removeAll()
+        _ = machine.removeAllConsumers()
     }
 
     // MARK: Invariants
 
     /// What must hold between events, whatever the server sent.
     func checkInvariants() {
+        let book = machine.book
         check(book.count == waiting.count, "\(book.count) requests in the book, \(waiting.count) callers waiting")
         check(book.queuedCount + book.writtenCount == book.count, "queued and written do not add up")
         let queuedBytes = book.entries.values.filter { $0.stage == .queued }.reduce(0) { $0 + $1.request.payload.count }
@@ -103,27 +103,28 @@ extension ClientModel {
         // go past it (each still ends by its deadline), so it is no invariant of the book.
         for entry in book.entries.values {
             if case .written(let generation) = entry.stage {
-                check(generation == machine.generation, "a request written on link \(generation) outlived it")
+                check(generation == machine.links.generation, "a request written on link \(generation) outlived it")
             }
         }
-        check(machine.generation == link?.generation, "the machine's link is not the model's")
+        check(machine.links.generation == link?.generation, "the machine's link is not the socket's")
         if case .draining(let generation) = machine.phase {
             // Otherwise nothing would ever close the link, its gate shut (a finding of issue 22).
             check(book.hasWritten(on: generation), "a draining link with nothing left to answer")
         }
-        if case .open(let generation) = machine.phase, let link, link.generation == generation {
+        if case .open(let generation) = machine.phase {
             check(
-                book.queuedCount == 0 || book.writtenCount >= link.maxInFlight,
+                book.queuedCount == 0 || book.writtenCount >= machine.inFlightLimit(generation),
                 "requests wait in the queue while the open link could take them")
         }
-        check(pushes.held.count <= pushes.holdLimit, "more pushes held than the hold limit")
-        check(pushes.delivered.count <= PushLedger.epochLimit, "more epochs remembered than the limit")
-        check(Set(pushes.consumers.byID.keys) == Set(consumers.keys), "consumers differ")
-        for (key, state) in pushes.seqs {
+        let ledger = machine.ledger
+        check(ledger.held.count <= ledger.holdLimit, "more pushes held than the hold limit")
+        check(ledger.delivered.count <= PushLedger<Consumer>.epochLimit, "more epochs remembered than the limit")
+        let consumers = self.consumers
+        for (key, state) in ledger.seqs {
             let holders = consumers.values.filter { $0.buffer.contains { $0.key == key } }.count
             switch state {
             case .held:
-                check(holders == 0 && pushes.held.contains { $0.key == key }, "held \(key) is not only held")
+                check(holders == 0 && ledger.held.contains { $0.key == key }, "held \(key) is not only held")
             case .buffered(let count, _):
                 check(holders == count, "\(key) in \(holders) buffers, the machine says \(count)")
             }

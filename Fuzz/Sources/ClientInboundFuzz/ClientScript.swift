@@ -3,25 +3,25 @@ import LongLinkWire
 
 @testable import LongLink
 
-/// The client core's bookkeeping without its sockets, timers and tasks: the link machine, the
-/// request book, push delivery and acks, driven the way `ClientCore` drives them, with each
-/// caller a number so that the model can tell whether one is resumed twice or never.
-struct ClientModel {
-    var machine = LinkStateMachine()
-    // Small bounds, so that short inputs reach them.
-    var book = RequestBook<Int>(queueLimit: 6, queueByteLimit: 96)
-    var pushes = PushLedger(holdLimit: 3, maxBatch: 3)
-    var heartbeat = HeartbeatMonitor()
+/// The script's events fed to the client's own machine, ``ClientStateMachine``, with each caller a
+/// number so that a caller resumed twice or never is seen. What the machine decides (where a
+/// request goes, what a request's or a link's end does, the shutdown, the acks) is its own; this
+/// only stands for the sockets, the callers and the consumers' buffers, and dispatches the frames
+/// as `ClientCore` does.
+struct ClientScript {
+    typealias Machine = ClientStateMachine<Int, Consumer>
 
-    /// The current link, as the core's `Link` object knows it.
+    // Small bounds, so that short inputs reach them.
+    var machine = Machine(
+        book: RequestBook(queueLimit: 6, queueByteLimit: 96), ledger: PushLedger(holdLimit: 3, maxBatch: 3))
+
+    /// The current link's socket.
     var link: Link?
-    var nextGeneration: UInt64 = 0
     var nextRequestID: UInt64 = 0
     var nextCaller = 0
     /// Callers suspended on a request: admitted, not yet resumed.
     var waiting: Set<Int> = []
 
-    var consumers: [UInt64: Consumer] = [:]
     var nextConsumerID: UInt64 = 0
     /// Every reliable push some consumer handed to the app.
     var takenByApp: Set<PushKey> = []
@@ -29,21 +29,29 @@ struct ClientModel {
     /// be delivered again, as documented.
     var forgottenEpochs: Set<UInt64> = []
 
+    /// The current link's socket, as the core's `Link` object knows it.
     struct Link {
         let generation: UInt64
-        var welcome: Frame.Welcome?
+        var dedupeWindow = false
         var maxFrameBytes = Frame.defaultMaxFrameBytes
-        var maxInFlight = Int.max
         /// The transport was told to close it; its `linkClosed` may follow.
         var closing = false
     }
 
-    struct Consumer {
-        let topic: String?
+    /// A consumer's buffer (the core's `PushSubscriber`), registered in the machine's ledger.
+    final class Consumer {
         let limit: Int
         var buffer: [Push] = []
         /// Reliable pushes this consumer handed to the app: never one twice.
         var delivered: Set<PushKey> = []
+
+        init(limit: Int) {
+            self.limit = limit
+        }
+    }
+
+    var consumers: [UInt64: Consumer] {
+        machine.ledger.consumers.byID.mapValues(\.value)
     }
 
     mutating func handle(_ event: ClientEvent, _ input: inout FuzzInput) {
@@ -54,7 +62,7 @@ struct ClientModel {
             if let link { openGate(link.generation) }
         case .request:
             request(idempotent: input.bool(), login: input.bool(), payloadBytes: input.int(below: 64))
-        case .giveUp: giveUp(pick(from: book.entries.keys.sorted(), &input), cancelled: input.bool())
+        case .giveUp: giveUp(pick(from: machine.book.entries.keys.sorted(), &input), cancelled: input.bool())
         case .linkClosed: linkClosed()
         case .tick: tick(received: input.bool(), sent: input.bool())
         case .addConsumer:
@@ -64,7 +72,7 @@ struct ClientModel {
             take(from: pick(from: consumers.keys.sorted(), &input), count: 1 + input.int(below: 4))
         case .removeConsumer: removeConsumer(pick(from: consumers.keys.sorted(), &input))
         case .shutdown: shutdown()
-        case .ackTimer: perform(pushes.ackTimerFired())
+        case .ackTimer: perform(machine.ledger.ackTimerFired())
         case .terminate: terminate()
         }
     }
@@ -83,98 +91,95 @@ struct ClientModel {
         for entry in entries { resume(entry.caller) }
     }
 
+    /// As `ClientCore.run`: what the machine decided.
+    private mutating func run(_ action: Machine.Action) {
+        switch action {
+        case .drainQueue(let generation): drain(generation)
+        case .closeDrained, .retire: link?.closing = true
+        case .pushes(let action): perform([action])
+        }
+    }
+
     // MARK: Link
 
     private mutating func connect() {
         guard link == nil else { return }
-        nextGeneration += 1
-        guard case .awaitWelcome = machine.attach(nextGeneration) else { return }
-        link = Link(generation: nextGeneration)
-        pushes.linkAttached(nextGeneration)
-        heartbeat = HeartbeatMonitor()
+        let generation = machine.links.newGeneration()
+        guard case .awaitWelcome = machine.attach(generation) else { return }
+        link = Link(generation: generation)
     }
 
     /// As `ClientCore.close`: the transport closes and later reports ``linkClosed()``.
     private mutating func close() {
-        guard let generation = link?.generation, machine.closeRequested(generation) else { return }
-        link?.closing = true
-    }
-
-    private mutating func violate() {
-        guard let generation = link?.generation, machine.closeRequested(generation) else { return }
+        guard let generation = link?.generation, machine.links.closeRequested(generation) else { return }
         link?.closing = true
     }
 
     private mutating func received(_ result: Result<Frame, WireFormatError>) {
         // As the core: frames of a link still count while it closes, until the transport reports it closed.
-        guard let current = link, machine.generation == current.generation else { return }
+        guard let current = link, machine.links.generation == current.generation else { return }
         let frame: Frame
         switch result {
-        case .failure: return violate()
+        case .failure: return close()
         case .success(let decoded): frame = decoded
         }
-        guard current.welcome != nil else { return receivedFirst(frame, on: current.generation) }
+        if machine.links.awaitsWelcome(current.generation) { return receivedFirst(frame, on: current.generation) }
         switch frame {
         case .response(let response): handleResponse(response)
         case .push(let push): handlePush(push)
         case .goAway(let goAway): handleGoAway(goAway)
         case .ping, .pong, .unrecognized: break
-        case .hello, .welcome, .request, .cancel, .ack, .sync: violate()
+        case .hello, .welcome, .request, .cancel, .ack, .sync: close()
         }
     }
 
     private mutating func receivedFirst(_ frame: Frame, on generation: UInt64) {
         switch frame {
         case .welcome(let welcome):
-            switch machine.receivedWelcome(generation, version: welcome.version) {
-            case .violation: violate()
+            switch machine.receivedWelcome(generation, version: welcome.version, maxInFlight: welcome.maxInFlight) {
+            case .violation: close()
             case .none: break
             case .completeHandshake:
-                link?.welcome = welcome
+                link?.dedupeWindow = welcome.dedupeWindowMilliseconds > 0
                 link?.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-                link?.maxInFlight = welcome.maxInFlight == 0 ? .max : Int(welcome.maxInFlight)
                 _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
             }
         case .goAway(let goAway): handleGoAway(goAway)
         case .unrecognized: break
-        default: violate()
+        default: close()
         }
     }
 
     private mutating func handleGoAway(_ goAway: Frame.GoAway) {
         guard let generation = link?.generation else { return }
         _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        let hasWritten = book.hasWritten(on: generation)
-        switch machine.receivedGoAway(generation, goAway, hasWrittenRequests: hasWritten) {
+        switch machine.receivedGoAway(generation, goAway).link {
         case .failHandshakeAndClose, .close: link?.closing = true
         case .waitForReplies, .none: break
         }
     }
 
     private mutating func linkClosed() {
-        guard let current = link, let closed = machine.closed(current.generation, error: nil) else { return }
+        guard let current = link, machine.links.role(of: current.generation) != nil else { return }
         link = nil
-        pushes.linkClosed(current.generation)
-        let settlement = book.linkEnded(
-            current.generation, resendAllowed: closed.resendAllowed,
-            serverWindow: (current.welcome?.dedupeWindowMilliseconds ?? 0) > 0, loggedIn: closed.loggedIn)
-        fail(settlement.failed)
-        if machine.shuttingDown { finishShutdownIfIdle() }
+        let outcome = machine.linkClosed(current.generation, error: nil, serverWindow: current.dedupeWindow)
+        fail(outcome.settlement.failed)
+        if let open = outcome.drain { drain(open) }
+        if machine.shutdownIsIdle { completeShutdown() }
     }
 
     private mutating func tick(received: Bool, sent: Bool) {
-        guard link?.welcome != nil else { return }
-        if heartbeat.tick(receivedSinceLastTick: received, sentSinceLastTick: sent) == .declareDead { close() }
+        // As the core, whose ticks start with the link's Welcome.
+        guard let link, !machine.links.awaitsWelcome(link.generation) else { return }
+        if machine.links.heartbeatTick(link.generation, received: received, sent: sent) == .declareDead { close() }
     }
 
     private mutating func openGate(_ generation: UInt64) {
         // With a login step on even links and without one on odd ones, so that both resend rules
         // run (read from no input byte, so the corpus keeps its meaning).
-        guard case .sync(let openQueue) = machine.loginSucceeded(generation, loggedIn: generation % 2 == 0) else {
-            return
-        }
-        perform(pushes.loginSynced(generation))
-        if openQueue { drainQueue() }
+        guard let opened = machine.loginSucceeded(generation, loggedIn: generation % 2 == 0) else { return }
+        perform(opened.acks)
+        if opened.drain { drain(generation) }
     }
 
     // MARK: Requests
@@ -188,12 +193,7 @@ struct ClientModel {
             id: nextRequestID, method: "m", payload: [UInt8](repeating: 0x2f, count: payloadBytes),
             deadline: .now + .seconds(3_600), idempotent: idempotent, bypassesGate: login,
             linkGeneration: link?.generation ?? 0)
-        if machine.admissionError != nil { return resume(caller) }
-        var route = machine.route(bypassesGate: login, generation: request.linkGeneration)
-        if case .write = route, !login, let link, book.queuedCount > 0 || book.writtenCount >= link.maxInFlight {
-            route = .queue
-        }
-        switch book.admit(request, caller: caller, route: route) {
+        switch machine.admit(request, caller: caller, now: .now, session: 0, writable: { _ in true }) {
         case .refuse: resume(caller)
         case .queued: break
         case .write: write(request)
@@ -206,28 +206,26 @@ struct ClientModel {
         if request.frame(at: .now, resent: resent).encodedSize > link.maxFrameBytes { finish(request.id) }
     }
 
-    private mutating func drainQueue() {
-        while let link, machine.phase == .open(link.generation), book.writtenCount < link.maxInFlight,
-            let (request, resent) = book.dequeue(writingOn: link.generation)
-        {
+    private mutating func drain(_ generation: UInt64) {
+        while let (request, resent) = machine.dequeue(writingOn: generation, writable: true) {
             write(request, resent: resent)
         }
     }
 
+    /// As `ClientCore.finish`.
     private mutating func finish(_ id: UInt64) {
-        guard let entry = book.remove(id) else { return }
+        guard let entry = machine.remove(id) else { return }
         resume(entry.caller)
-        if machine.shuttingDown { finishShutdownIfIdle() }
-        guard case .written(let generation) = entry.stage else { return }
-        if book.queuedCount > 0, machine.phase == .open(generation), link?.generation == generation {
-            drainQueue()
-        } else if case .draining = machine.phase, !book.hasWritten(on: generation), machine.drained(generation) {
-            link?.closing = true
+        if machine.shutdownIsIdle { completeShutdown() }
+        if case .written(let generation) = entry.stage, let action = machine.writtenRequestEnded(on: generation) {
+            run(action)
         }
     }
 
     private mutating func handleResponse(_ response: Frame.Response) {
-        guard let id = UInt64(response.requestID), let entry = book[id], case .written = entry.stage else { return }
+        guard let id = UInt64(response.requestID), let entry = machine.book[id], case .written = entry.stage else {
+            return
+        }
         finish(id)
     }
 
@@ -239,24 +237,20 @@ struct ClientModel {
     // MARK: Shutdown
 
     private mutating func shutdown() {
-        if machine.beginShutdown() == .failUnwrittenAndWait {
-            fail(book.removeUnwritten())
-            finishShutdownIfIdle()
+        if let unwritten = machine.beginShutdown() {
+            fail(unwritten)
+            if machine.shutdownIsIdle { completeShutdown() }
         } else {
             completeShutdown()
         }
     }
 
-    private mutating func finishShutdownIfIdle() {
-        guard machine.shuttingDown, book.isEmpty else { return }
-        completeShutdown()
-    }
-
     private mutating func completeShutdown() {
-        fail(book.removeAll())
-        switch machine.completeShutdown() {
-        case .sayGoAwayAndClose(let flushAcks):
-            if flushAcks { perform(pushes.flushAcks()) }
+        let completion = machine.completeShutdown()
+        fail(completion.failed)
+        switch completion.close {
+        case .sayGoAwayAndClose:
+            perform(completion.acks)
             link?.closing = true
         case .close: link?.closing = true
         case .none: break
@@ -265,18 +259,18 @@ struct ClientModel {
     }
 
     private mutating func terminate() {
-        guard machine.terminate(LongLinkError(code: .unauthenticated, message: "rejected")) else { return }
-        fail(book.removeAll())
+        guard machine.links.terminate(LongLinkError(code: .unauthenticated, message: "rejected")) else { return }
+        fail(machine.removeAllRequests())
         if link != nil { close() }
         finishConsumers()
     }
 
     /// The fuzz input ended: whatever the state, a shutdown must hand every caller back.
     mutating func finish() {
-        if !machine.shuttingDown { _ = machine.beginShutdown() }
+        fail(machine.beginShutdown() ?? [])
         completeShutdown()
         linkClosed()
         check(waiting.isEmpty, "\(waiting.count) callers never resumed")
-        check(book.isEmpty, "requests left in the book after shutdown")
+        check(machine.book.isEmpty, "requests left in the book after shutdown")
     }
 }

@@ -1,0 +1,151 @@
+internal import LongLinkWire
+
+/// A link's life as the requests and pushes see it: attached, welcomed, logged in (the gate opens),
+/// closed; and the shutdown. Every close path hands back each request it ends, so that the core
+/// fails each one once, and says which go out again.
+extension ClientStateMachine {
+    /// A new connection of `generation` is up, its `Hello` sent, as the current link.
+    mutating func attach(_ generation: UInt64) -> LinkStateMachine.AttachAction {
+        let action = links.attach(generation)
+        if case .awaitWelcome = action { ledger.linkAttached(generation) }
+        return action
+    }
+
+    /// The connection of a migration's successor (``LinkStateMachine/attachSuccessor(_:)``) was
+    /// handed over with its `Welcome`, which allows `maxInFlight` requests at once: its login may
+    /// start beside the current link.
+    mutating func successorWelcomed(_ generation: UInt64, maxInFlight: UInt32) {
+        ledger.linkAttached(generation)
+        welcomed(generation, maxInFlight: maxInFlight)
+    }
+
+    /// The first frame of `generation` is a `Welcome` of protocol `version`, allowing at most
+    /// `maxInFlight` requests written and unanswered at once (0: no limit).
+    mutating func receivedWelcome(_ generation: UInt64, version: UInt32, maxInFlight: UInt32)
+        -> LinkStateMachine.WelcomeAction
+    {
+        let action = links.receivedWelcome(generation, version: version)
+        if action == .completeHandshake { welcomed(generation, maxInFlight: maxInFlight) }
+        return action
+    }
+
+    /// The link of `generation` got its `Welcome`, which allows at most `maxInFlight` requests
+    /// written and unanswered at once there (0: no limit).
+    private mutating func welcomed(_ generation: UInt64, maxInFlight: UInt32) {
+        inFlightLimits[generation] = maxInFlight == 0 ? nil : Int(maxInFlight)
+    }
+
+    /// What opening the gate does: `Sync` goes out, then `acks` (those that waited for a login),
+    /// then the queue when `drain` (not while shutting down).
+    struct GateOpened {
+        var acks: [PushLedger<Consumer>.Action]
+        var drain: Bool
+    }
+
+    /// The login step and the subscriptions succeeded on `generation` (`loggedIn`: the session has
+    /// a login step, and it ran here); nil when the link is not logging in any more.
+    mutating func loginSucceeded(_ generation: UInt64, loggedIn: Bool) -> GateOpened? {
+        guard case .sync(let openQueue) = links.loginSucceeded(generation, loggedIn: loggedIn) else { return nil }
+        return GateOpened(acks: ledger.loginSynced(generation), drain: openQueue)
+    }
+
+    /// What the end of a link does.
+    struct LinkClosed {
+        /// What the link was and how it ended; nil when it was not the client's any more.
+        var closed: LinkStateMachine.ClosedAction?
+        /// The requests written on it: those handed back fail (their outcome is unknown); the
+        /// others wait first in the queue to go out again.
+        var settlement: RequestBook<Caller>.Settlement
+        /// Its server de-duplicates (it announced a window), but the link was used before any
+        /// login, so nothing written there was spared: the failure says why.
+        var madeBeforeLogin: Bool
+        /// A side link's requests were queued again and the current link is open: write them now.
+        var drain: UInt64?
+    }
+
+    /// The transport closed the link of `generation` (`serverWindow`: its `Welcome` announced a
+    /// de-dup window). Its requests are resent when that is safe, else handed back to be failed.
+    mutating func linkClosed(_ generation: UInt64, error: LongLinkError?, serverWindow: Bool) -> LinkClosed {
+        let closed = links.closed(generation, error: error)
+        ledger.linkClosed(generation)
+        inFlightLimits[generation] = nil
+        let loggedIn = closed?.loggedIn ?? false
+        let settlement = book.linkEnded(
+            generation, resendAllowed: closed?.resendAllowed ?? !links.isStopping, serverWindow: serverWindow,
+            loggedIn: loggedIn)
+        var drain: UInt64?
+        if closed?.role != .current, settlement.resent > 0, case .open(let current) = links.phase {
+            drain = current
+        }
+        return LinkClosed(
+            closed: closed, settlement: settlement, madeBeforeLogin: serverWindow && !loggedIn, drain: drain)
+    }
+
+    /// What a server's `GoAway` does.
+    struct GoAwayReceived {
+        /// Tell the supervisor now (or on its next wait) that the server goes away: it moves to
+        /// another endpoint rather than reconnect here after the close.
+        var tellSupervisor: Bool
+        /// What becomes of the link.
+        var link: LinkStateMachine.GoAwayAction
+    }
+
+    /// The server of `generation` said `GoAway`: the link drains what was written on it, or closes;
+    /// a welcomed current link's server asking the client to come back elsewhere, with somewhere
+    /// else to go, has the supervisor move first.
+    mutating func receivedGoAway(_ generation: UInt64, _ frame: Frame.GoAway) -> GoAwayReceived {
+        let tell =
+            frame.reconnect && supervision.hasAlternatives && links.latest == generation
+            && links.role(of: generation) == .current && !links.awaitsWelcome(generation)
+        let action = links.receivedGoAway(generation, frame, hasWrittenRequests: book.hasWritten(on: generation))
+        return GoAwayReceived(tellSupervisor: tell, link: action)
+    }
+
+    /// A link the core was handed never became the client's (it dropped before its login, or a
+    /// shutdown landed): forgotten, with nothing written on it to settle.
+    mutating func linkAbandoned(_ generation: UInt64, error: LongLinkError?) {
+        _ = links.closed(generation, error: error)
+        ledger.linkClosed(generation)
+        inFlightLimits[generation] = nil
+    }
+
+    /// A graceful shutdown begins: the requests not written yet, to fail now (written ones get the
+    /// grace period); nil when it began already.
+    mutating func beginShutdown() -> [RequestBook<Caller>.Entry]? {
+        guard links.beginShutdown() == .failUnwrittenAndWait else { return nil }
+        return book.removeUnwritten()
+    }
+
+    /// True while shutting down with no request left: the shutdown completes now.
+    var shutdownIsIdle: Bool { links.shuttingDown && book.isEmpty }
+
+    /// Every consumer ends (the session ended, or the client stopped) and the ledger starts again
+    /// as new (``PushLedger/removeAll()``): the consumers to finish.
+    mutating func removeAllConsumers() -> [Consumer] {
+        let consumers = ledger.consumers.byID.values.map(\.value)
+        consumersToWake.removeAll()
+        ledger.removeAll()
+        return consumers
+    }
+
+    /// How the shutdown ends.
+    struct ShutdownCompletion {
+        /// Every request still pending: each fails.
+        var failed: [RequestBook<Caller>.Entry]
+        /// What becomes of the current link.
+        var close: LinkStateMachine.CloseAction
+        /// The acks that go out before the current link's `GoAway`.
+        var acks: [PushLedger<Consumer>.Action]
+    }
+
+    /// The grace period ended, or nothing was pending any more. The core then closes the side
+    /// links (``LinkStateMachine/sideLinks``, read after the current link's close, which may have
+    /// closed some already) and ends every consumer.
+    mutating func completeShutdown() -> ShutdownCompletion {
+        let failed = book.removeAll()
+        let close = links.completeShutdown()
+        var acks: [PushLedger<Consumer>.Action] = []
+        if case .sayGoAwayAndClose(flushAcks: true) = close { acks = ledger.flushAcks() }
+        return ShutdownCompletion(failed: failed, close: close, acks: acks)
+    }
+}

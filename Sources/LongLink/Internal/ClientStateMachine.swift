@@ -1,0 +1,89 @@
+internal import LongLinkWire
+
+/// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
+/// pending requests and where each goes (``RequestBook``) with their deadlines, and every push
+/// from arrival to acknowledgement with the consumers that take them (``PushLedger``); beside
+/// them, the state the supervisor, the relogin, the subscriptions keeper and the app's observers
+/// read (moved here from the core; their decisions are the core's still, to move next).
+///
+/// Each method is an event and returns what the core must do; the core (``ClientCore``) owns the
+/// sockets, the timers and the waiting tasks, and performs the actions in one funnel
+/// (`ClientCore.run(_:)`). Generic over the suspended `Caller` of a request and the push
+/// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
+/// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
+/// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer).
+struct ClientStateMachine<Caller, Consumer> {
+    /// What the core does after an event of this machine.
+    enum Action {
+        /// Write queued requests on the open link of this generation while it takes them
+        /// (``dequeue(writingOn:writable:)``).
+        case drainQueue(UInt64)
+        /// Nothing written on the draining link of this generation waits for a reply any more:
+        /// close it gracefully (the server said `GoAway` and would otherwise hold it, gate shut).
+        case closeDrained(UInt64)
+        /// Nothing written on the retiring link of this generation waits for a reply any more:
+        /// say `GoAway` there and close it.
+        case retire(UInt64)
+        /// What the push ledger decided (acks, their timer, a `Sync`).
+        case pushes(PushLedger<Consumer>.Action)
+    }
+
+    /// The lifecycle of every link the client holds (`+Migration` for the successor and the
+    /// retiring links).
+    var links = LinkStateMachine()
+    /// The pending requests: changed only through this machine, so that every route and every end
+    /// of a request is decided here.
+    var book: RequestBook<Caller>
+    /// Every push's state from arrival to acknowledgement, and the consumers by the topics they want.
+    var ledger: PushLedger<Consumer>
+    /// Only with ``DeadlineStrategy/deadlineHeap``: every pending request's deadline (`+Deadlines`).
+    var deadlines: DeadlineIndex
+    /// When the one deadline timer fires, if it is armed.
+    var deadlineTimerAt: ContinuousClock.Instant?
+    /// Consumers that pushes of the current read were buffered for, with tasks waiting: woken once
+    /// the read is handled, each once (see ``PushSubscriber/offer(_:wakeLater:)``).
+    var consumersToWake: [Consumer] = []
+    /// The subscriptions kept entered across links, replayed at each login.
+    var subscriptions: SubscriptionBook
+    /// Leave requests of subscriptions given up before their first reply, for the keeper to send.
+    var subscriptionLeaves: [Subscription] = []
+    /// What the supervisor looks at, set by the app's calls.
+    var supervision = Supervision()
+    /// The bookkeeping of logging in again after a session ended for good.
+    var relogin = Relogin()
+    /// The connection state the app observes.
+    var connectionState = ConnectionState(phase: .idle, reason: "not started")
+    /// The client's counters (``LongLinkClient/statistics``).
+    var stats = ClientStatistics()
+    /// The most requests written and unanswered at once on each welcomed link (its `Welcome`'s
+    /// `max_in_flight`; absent: no limit).
+    var inFlightLimits: [UInt64: Int] = [:]
+
+    /// A machine with these bounds; deadlines count from `origin`.
+    init(
+        book: RequestBook<Caller>, ledger: PushLedger<Consumer>,
+        subscriptions: SubscriptionBook = SubscriptionBook(static: [], backoff: Backoff()),
+        origin: ContinuousClock.Instant = .now
+    ) {
+        self.book = book
+        self.ledger = ledger
+        self.subscriptions = subscriptions
+        self.deadlines = DeadlineIndex(origin: origin)
+    }
+
+    // MARK: What the core reads
+
+    /// The current link's phase.
+    var phase: LinkStateMachine.Phase { links.phase }
+    /// A graceful shutdown has begun.
+    var shuttingDown: Bool { links.shuttingDown }
+    /// The session ended for good with this error (until the app logs in again).
+    var terminalError: LongLinkError? { links.terminalError }
+    /// Shutting down, or the session ended for good.
+    var isStopping: Bool { links.isStopping }
+
+    /// The most requests written and unanswered at once on the link of `generation`.
+    func inFlightLimit(_ generation: UInt64) -> Int {
+        inFlightLimits[generation] ?? .max
+    }
+}
