@@ -37,6 +37,8 @@ enum ServeCommand: Subcommand {
             every interval_ms; it replies when all are queued ({"topic":..,"emitted":n,"reliable":..}
             plus "first_seq" and "last_seq" when reliable), so its timeout must cover the spacing.
             Cancelling the request stops the pushes not yet sent.
+            login, echo, sleep, count and emit are also the methods 'longlink conform' calls: it
+            checks a server against the protocol, and this one passes every rule.
 
             With --data-dir PATH (or the environment variable LONGLINK_DATA_DIR; the option wins),
             reliable pushes and the de-duplication window live in one SQLite file under PATH
