@@ -11,7 +11,8 @@ internal import LongLinkWire
 /// (`ClientCore.run(_:)`). Generic over the suspended `Caller` of a request and the push
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
-/// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer).
+/// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
+/// `+Subscriptions` (the keeper's work).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {

@@ -157,22 +157,16 @@ extension ClientCore {
             keeper.resume(returning: nil)
             return
         }
-        var open: UInt64?
-        if case .open(let generation) = machine.phase { open = generation }
-        let now = clock.now
-        let work =
-            machine.subscriptionLeaves.map(SubscriptionWork.leave)
-            + machine.subscriptions.due(now: now, open: open).map(SubscriptionWork.send)
-        machine.subscriptionLeaves = []
-        guard work.isEmpty else {
+        switch machine.subscriptionsDue(now: clock.now) {
+        case .work(let work):
             waiters.subscriptionKeeper = nil
             keeper.resume(returning: work)
-            return
-        }
-        if open != nil, let retryAt = machine.subscriptions.nextRetry {
-            timers.subscriptionRetry = clock.schedule(at: max(retryAt, now), on: loop) { [self] in
+        case .retry(let at):
+            timers.subscriptionRetry = clock.schedule(at: at, on: loop) { [self] in
                 assumeIsolated { $0.nudgeSubscriptions() }
             }
+        case .nothing:
+            break
         }
     }
 
