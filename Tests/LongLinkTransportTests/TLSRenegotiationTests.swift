@@ -4,7 +4,7 @@ import Testing
 
 @testable import LongLinkTransport
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     import COpenSSL
 
     /// Renegotiation is refused: a TLS 1.2 server made with OpenSSL directly asks LongLink's client
