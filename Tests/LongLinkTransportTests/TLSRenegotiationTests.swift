@@ -10,7 +10,7 @@ import Testing
     /// Renegotiation is refused: a TLS 1.2 server made with OpenSSL directly asks LongLink's client
     /// session to renegotiate, in memory, and the renegotiation never completes.
     @Suite(
-        "TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL: its command line, and TLS in this build")
+        "TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)")
     )
     struct TLSRenegotiationTests {
         /// A TLS 1.2 server `SSL` between two memory BIOs, outside LongLink's TLS code.
