@@ -25,8 +25,9 @@ let package = Package(
         // The system's zlib (zlib1g-dev on Debian and Ubuntu), for payload compression.
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        // Event loop (epoll), sockets, connections, listeners, TLS through the system OpenSSL. Linux;
-        // Darwin paths kept but not built here (a poll loop, no OpenSSL, TLS reported unavailable).
+        // Event loop (epoll), sockets, connections, listeners, TLS through the system OpenSSL. Darwin's
+        // paths (a poll loop, no OpenSSL, TLS reported unavailable) build on Linux too with
+        // `-Xswiftc -DLONGLINK_PORTABLE_SELECTOR -Xswiftc -DLONGLINK_NO_OPENSSL` (CI's portable step).
         .target(
             name: "LongLinkTransport",
             dependencies: [

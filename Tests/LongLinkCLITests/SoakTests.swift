@@ -35,7 +35,7 @@ struct SoakTests {
 
     /// The same soak over TLS, shorter (`LONGLINK_TLS_SOAK_SECONDS`, default 20): every reconnect
     /// after a fault is a new handshake through the fault proxy.
-    @Test(.timeLimit(.minutes(10)), .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    @Test(.timeLimit(.minutes(10)), .enabled(if: TestCertificates.opensslAvailable, "needs OpenSSL (tool and build)"))
     func nothingIsLostOverTLS() async throws {
         let seconds = ProcessInfo.processInfo.environment["LONGLINK_TLS_SOAK_SECONDS"].flatMap(Int.init) ?? 20
         let certificates = try await TestCertificates.make()

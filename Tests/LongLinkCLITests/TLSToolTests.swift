@@ -6,7 +6,7 @@ import Testing
 /// the `openssl` command line makes.
 @Suite(
     "longlink over TLS", .sharedMachine,
-    .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    .enabled(if: TestCertificates.opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSToolTests {
     static func startTLSServer(_ certificates: TestCertificates, _ extra: [String] = []) async throws
         -> (ToolProcess, Int)

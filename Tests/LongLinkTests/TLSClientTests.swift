@@ -7,7 +7,7 @@ import Testing
 /// The client and the server over TLS, with certificates the `openssl` command line makes.
 @Suite(
     "Client and server over TLS", .sharedMachine,
-    .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    .enabled(if: TestCertificates.opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSClientTests {
     /// Waits for a connection attempt that failed with a TLS error; returns its reason.
     private func firstTLSFailure(_ client: LongLinkClient) async throws -> TLSFailure.Reason? {

@@ -16,7 +16,7 @@ import Testing
 @Suite(
     "TLS handshake limits, truncation and client certificates",
     .sharedMachine,
-    .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command line"))
+    .enabled(if: TestCertificates.opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSHardeningTests {
     @Test("a handler sees the mTLS client's certificate subject and pin; nil without one")
     func clientCertificateInContext() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// middle who appends the real server's certificate to a leaf of his own is refused.
 @Suite(
     "TLS pinning over the verified chain", .sharedMachine,
-    .enabled(if: opensslAvailable, "needs the openssl command line"))
+    .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSPinningTests {
     /// Connects to a real TLS listener presenting `chain` (with `key`) and returns the client's error, nil
     /// when it connected.

@@ -4,13 +4,13 @@ import Testing
 
 @testable import LongLinkTransport
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     import COpenSSL
 
     /// Renegotiation is refused: a TLS 1.2 server made with OpenSSL directly asks LongLink's client
     /// session to renegotiate, in memory, and the renegotiation never completes.
     @Suite(
-        "TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line")
+        "TLS renegotiation is refused", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)")
     )
     struct TLSRenegotiationTests {
         /// A TLS 1.2 server `SSL` between two memory BIOs, outside LongLink's TLS code.

@@ -5,7 +5,7 @@ import Testing
 @testable import LongLinkTransport
 
 /// The TLS session as a state machine, without sockets: two sessions whose output is fed to each other.
-@Suite("TLS session without sockets", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line"))
+@Suite("TLS session without sockets", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSSessionTests {
     /// Moves each side's output to the other until neither has any.
     private func pump(_ client: TLSSession, _ server: TLSSession) {

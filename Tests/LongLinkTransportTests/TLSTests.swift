@@ -78,7 +78,7 @@ func failedConnect(
     }
 }
 
-@Suite("TLS over the transport", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line"))
+@Suite("TLS over the transport", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSTests {
     @Test("a verified TLS echo: 300 KB both ways, TLS 1.3, ALPN longlink/1, a clean close")
     func echo() async throws {

@@ -11,7 +11,7 @@ import Testing
 /// A TCP close without `close_notify`, seen by a TLS server connection: a TLS record cut short is
 /// `truncated`; an end between records stays a clean close, with the missing `close_notify` noted.
 @Suite(
-    "TLS truncation at the transport", .sharedMachine, .enabled(if: opensslAvailable, "needs the openssl command line"))
+    "TLS truncation at the transport", .sharedMachine, .enabled(if: opensslAvailable, "needs OpenSSL (tool and build)"))
 struct TLSTruncationTests {
     /// A client session over a raw blocking socket, so the test decides which ciphertext goes out.
     private struct RawClient {

@@ -77,9 +77,10 @@ package struct TestCertificates: Sendable {
         return try result.get()
     }
 
-    /// True when the `openssl` command line is there (tests that need it are skipped otherwise).
+    /// True when the `openssl` command line is there and this build has TLS (tests that need it are
+    /// skipped otherwise: a build with `LONGLINK_NO_OPENSSL`, as Darwin's, reports TLS `unavailable`).
     package static var opensslAvailable: Bool {
-        (try? run(["openssl", "version"], in: "/tmp")) != nil
+        TLSContext.isAvailable && (try? run(["openssl", "version"], in: "/tmp")) != nil
     }
 
     private static func generate() throws(Failure) -> TestCertificates {

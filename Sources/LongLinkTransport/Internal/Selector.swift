@@ -21,7 +21,7 @@ struct SelectorWaker: Sendable {
     fileprivate let fd: Int32
 
     func wake() {
-        #if os(Linux)
+        #if os(Linux) && !LONGLINK_PORTABLE_SELECTOR
             var one: UInt64 = 1
             _ = write(fd, &one, MemoryLayout<UInt64>.size)
         #else
@@ -31,7 +31,9 @@ struct SelectorWaker: Sendable {
     }
 }
 
-#if os(Linux)
+// Linux uses epoll unless built with `-Xswiftc -DLONGLINK_PORTABLE_SELECTOR`, which selects the poll loop
+// Darwin runs, so that CI compiles and tests it on Linux too.
+#if os(Linux) && !LONGLINK_PORTABLE_SELECTOR
 
     /// Level-triggered epoll plus an eventfd for wake-ups. Loop thread only (except ``waker``).
     final class Selector {
@@ -153,7 +155,8 @@ struct SelectorWaker: Sendable {
 
 #else
 
-    /// `poll(2)` plus a self-pipe for wake-ups: the portable path for Darwin. Loop thread only (except
+    /// `poll(2)` plus a self-pipe for wake-ups: the portable path for Darwin (and Linux built with
+    /// `LONGLINK_PORTABLE_SELECTOR`). Loop thread only (except
     /// ``waker``). O(descriptors) per wait, which is fine for a client's handful of connections.
     final class Selector {
         private let wakeReadFD: Int32

@@ -1,4 +1,4 @@
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     internal import COpenSSL
     import LongLinkCore
 

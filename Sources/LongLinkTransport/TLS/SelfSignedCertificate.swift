@@ -1,6 +1,6 @@
 import LongLinkCore
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     internal import COpenSSL
 #endif
 
@@ -13,7 +13,7 @@ package struct SelfSignedCertificate: Sendable {
     /// The private key, PEM (unencrypted).
     package let privateKeyPEM: [UInt8]
 
-    #if canImport(COpenSSL)
+    #if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
         package init(commonName: String = "LongLink demo", validity: Duration = .seconds(86_400))
             throws(LongLinkError)
         {

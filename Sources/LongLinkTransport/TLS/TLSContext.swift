@@ -1,6 +1,6 @@
 import LongLinkCore
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     internal import COpenSSL
 #endif
 
@@ -12,6 +12,14 @@ package final class TLSContext: @unchecked Sendable {
     /// The ALPN protocol LongLink speaks, in ALPN's wire form (a length byte, then the name).
     static let applicationProtocol: [UInt8] = [10] + Array("longlink/1".utf8)
 
+    /// Whether this build has TLS: false on Darwin and in a Linux build with `LONGLINK_NO_OPENSSL` (which
+    /// compiles Darwin's path here), where every context throws ``TLSFailure/Reason/unavailable``.
+    #if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
+        package static let isAvailable = true
+    #else
+        package static let isAvailable = false
+    #endif
+
     let isClient: Bool
     /// Whether the peer's chain is verified (a client with full verification, a server with mTLS).
     let verifiesPeer: Bool
@@ -20,7 +28,7 @@ package final class TLSContext: @unchecked Sendable {
     /// How long an accepted connection may take to finish its handshake (servers only).
     package let handshakeTimeout: Duration
 
-    #if canImport(COpenSSL)
+    #if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
         let context: OpaquePointer
 
         /// A client's context.
@@ -167,12 +175,12 @@ package final class TLSContext: @unchecked Sendable {
             try TLSSession(context: self, serverName: serverHostname ?? serverName)
         }
     #else
-        /// A client's context: on this platform, always the ``TLSFailure/Reason/unavailable`` error.
+        /// A client's context: in this build, always the ``TLSFailure/Reason/unavailable`` error.
         package init(client configuration: TLSConfiguration) throws(LongLinkError) {
             throw .tls(.unavailable, "TLS is not available on this platform yet (LongLink uses OpenSSL, Linux only)")
         }
 
-        /// A server's context: on this platform, always the ``TLSFailure/Reason/unavailable`` error.
+        /// A server's context: in this build, always the ``TLSFailure/Reason/unavailable`` error.
         package init(server configuration: ServerTLSConfiguration) throws(LongLinkError) {
             throw .tls(.unavailable, "TLS is not available on this platform yet (LongLink uses OpenSSL, Linux only)")
         }
@@ -183,7 +191,7 @@ package final class TLSContext: @unchecked Sendable {
     #endif
 }
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     /// The server's ALPN choice: `longlink/1` when the client offers it; a client that offers other
     /// protocols only is refused; one that offers none is served anyway (generic TLS tools).
     private func selectApplicationProtocol(

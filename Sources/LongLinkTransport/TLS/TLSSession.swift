@@ -1,6 +1,6 @@
 import LongLinkCore
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     internal import COpenSSL
 #endif
 
@@ -32,7 +32,7 @@ final class TLSSession {
     /// The first byte the peer sent, to tell a plain-TCP peer from a TLS one.
     private var firstPeerByte: UInt8?
 
-    #if canImport(COpenSSL)
+    #if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
         private let context: TLSContext
         private let ssl: OpaquePointer
         /// Ciphertext from the peer, for OpenSSL to read (owned by `ssl`).
@@ -276,7 +276,7 @@ final class TLSSession {
     #endif
 }
 
-#if canImport(COpenSSL)
+#if canImport(COpenSSL) && !LONGLINK_NO_OPENSSL
     extension TLSPublicKeyPin {
         /// The pin of `certificate`'s public key (an `X509 *`).
         static func of(certificate: OpaquePointer) -> TLSPublicKeyPin? {
