@@ -104,23 +104,14 @@ struct DurablePushTests {
     @Test func concurrentAppendsShareOneTransaction() async throws {
         let directory = try TemporaryDirectory("durable")
         let engine = try DurableEngine.open(directory)
-        let held = Mailbox<Void>()
-        let release = DispatchSemaphore(value: 0)
-        let hold = Task {
-            try await engine.onWriter {
-                held.put(())
-                release.wait()
-            }
-        }
-        try await held.next(within: .seconds(10), "the writer held")
+        let writer = try await engine.holdWriter()
         let before = engine.statistics.withLock { $0 }
         let count = 200
         let appends = (0..<count).map { n in
             Task { try await engine.append(principal: "p\(n % 7)", topic: "t", payload: bytes("\(n)")) }
         }
         try await eventually("every append queued") { engine.queuedOperations == count }
-        release.signal()
-        try await hold.value
+        try await writer.letGo()
         var seqs: [String: [UInt64]] = [:]
         for (n, append) in appends.enumerated() { seqs["p\(n % 7)", default: []].append(try await append.value.seq) }
         let after = engine.statistics.withLock { $0 }
@@ -143,15 +134,7 @@ struct DurablePushTests {
         // (a key conflict, which SQLite undoes alone), as a write failing on its own would.
         try await engine.execute(
             "INSERT INTO pushes (principal, seq, epoch, topic, payload, stored_at) VALUES (x'616e6e', 2, 1, x'74', x'00', 0)")
-        let held = Mailbox<Void>()
-        let release = DispatchSemaphore(value: 0)
-        let hold = Task {
-            try await engine.onWriter {
-                held.put(())
-                release.wait()
-            }
-        }
-        try await held.next(within: .seconds(10), "the writer held")
+        let writer = try await engine.holdWriter()
         let before = engine.statistics.withLock { $0 }
         var others: [(name: String, task: Task<StoredPush, any Error>)] = []
         for n in 0..<6 {
@@ -161,8 +144,7 @@ struct DurablePushTests {
         }
         let conflicting = Task { await failure { _ = try await engine.append(principal: "ann", topic: "t", payload: bytes("1")) } }
         try await eventually("every write queued") { engine.queuedOperations == others.count + 1 }
-        release.signal()
-        try await hold.value
+        try await writer.letGo()
         #expect(await conflicting.value != nil)
         var seqs: [String: [UInt64]] = [:]
         for (name, task) in others { seqs[name, default: []].append(try await task.value.seq) }

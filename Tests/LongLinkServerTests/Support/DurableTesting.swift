@@ -1,3 +1,4 @@
+import Dispatch
 import LongLinkTestSupport
 import LongLinkTransport
 
@@ -21,6 +22,35 @@ extension DurableEngine {
         clock: TestWallClock? = nil
     ) throws(LongLinkError) -> DurableEngine {
         try DurableEngine(directory: directory.path, configuration: configuration, now: clock?.now ?? wallClock)
+    }
+}
+
+/// The store's writer thread held by a test: what is queued meanwhile waits, and goes in one turn
+/// once ``letGo()`` is called.
+struct HeldWriter {
+    let hold: Task<Void, any Error>
+    let release: DispatchSemaphore
+
+    /// Lets the writer go and waits until the hold has ended.
+    func letGo() async throws {
+        release.signal()
+        try await hold.value
+    }
+}
+
+extension DurableEngine {
+    /// Holds the writer thread (as a read of its turn) until the returned hold is let go.
+    func holdWriter() async throws -> HeldWriter {
+        let held = Mailbox<Void>()
+        let release = DispatchSemaphore(value: 0)
+        let hold = Task {
+            try await onWriter {
+                held.put(())
+                release.wait()
+            }
+        }
+        try await held.next(within: .seconds(10), "the writer held")
+        return HeldWriter(hold: hold, release: release)
     }
 }
 
