@@ -13,17 +13,19 @@ struct NATHeartbeatTests {
         let server = try await RunningServer.start(probe: Probe())
         let proxy = FaultProxy(upstream: server.endpoint)
         try await proxy.start()
-        await proxy.setNATIdleTimeout(.seconds(1))
+        await proxy.setNATIdleTimeout(.milliseconds(1_500))
         var configuration = ClientConfiguration.forTests(try proxy.endpoint)
-        configuration.heartbeat = .milliseconds(200)
+        // Well under the NAT's timeout, and long enough that a loaded machine's scheduling delays never make
+        // the client declare a live link dead (it does so after two silent intervals).
+        configuration.heartbeat = .milliseconds(500)
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         let client = running.client
         #expect(try await client.request("echo", payload: bytes("before")) == bytes("before"))
 
-        // The idle time under test (three NAT timeouts), not a synchronisation: nothing but heartbeats
-        // crosses the proxy meanwhile.
-        try await Task.sleep(for: .seconds(3))
+        // The idle time under test (close to three NAT timeouts), not a synchronisation: nothing but
+        // heartbeats crosses the proxy meanwhile.
+        try await Task.sleep(for: .seconds(4))
         #expect(proxy.statistics.natMappingsForgotten == 0)
         #expect(try await client.request("echo", payload: bytes("after")) == bytes("after"))
         let statistics = await client.statistics
