@@ -6,7 +6,11 @@ public struct ServerConfiguration: Sendable {
     /// Where to listen. Port 0 lets the system choose (read it from ``LongLinkServer/localAddress``).
     public var endpoint: Endpoint = .tcp(host: "127.0.0.1", port: 0)
     /// The identity sent in `Welcome`. Defaults to a random id.
-    public var serverID: String = "server-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    public var serverID: String = "server-" + String(UInt64.random(in: 0...UInt64.max), radix: 36) {
+        didSet { serverIDIsDefault = false }
+    }
+    /// True until ``serverID`` is assigned: the test harness then gives each of its instances an id of its own.
+    package private(set) var serverIDIsDefault = true
     /// The heartbeat interval when the client proposes none.
     public var defaultHeartbeat: Duration = .seconds(15)
     /// The shortest heartbeat interval a client may ask for.

@@ -21,5 +21,7 @@ extension FaultProxy {
         /// ``FaultTarget/apply(_:)`` call counts once, a timed fault's automatic reversal once more). Faults
         /// applied to single pairs are counted there.
         public var faultsApplied: Int
+        /// Pairs whose mapping a NAT forgot (see ``NetworkFault/natIdleTimeout(_:onForgotten:for:)``).
+        public var natMappingsForgotten: Int
     }
 }

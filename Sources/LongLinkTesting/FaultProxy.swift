@@ -283,7 +283,8 @@ public final class FaultProxy: FaultTarget {
             bytesForwardedDownstream: traffic.forwardedDownstream.load(ordering: .relaxed),
             bytesDiscardedUpstream: traffic.discardedUpstream.load(ordering: .relaxed),
             bytesDiscardedDownstream: traffic.discardedDownstream.load(ordering: .relaxed),
-            faultsApplied: traffic.faultsApplied.load(ordering: .relaxed))
+            faultsApplied: traffic.faultsApplied.load(ordering: .relaxed),
+            natMappingsForgotten: traffic.natMappingsForgotten.load(ordering: .relaxed))
     }
 
     // MARK: Faults

@@ -69,6 +69,13 @@ extension FaultTarget {
         await apply(.resumeReading(direction))
     }
 
+    /// Applies ``NetworkFault/natIdleTimeout(_:onForgotten:for:)``.
+    public func setNATIdleTimeout(
+        _ timeout: Duration?, onForgotten: NetworkFault.ForgottenMapping = .drop, for duration: Duration? = nil
+    ) async {
+        await apply(.natIdleTimeout(timeout, onForgotten: onForgotten, for: duration))
+    }
+
     /// Applies ``NetworkFault/clear``.
     public func clearFaults() async {
         await apply(.clear)

@@ -37,6 +37,10 @@ import LongLinkWire
 /// deinitialized. For the stores of a server without a disk, lost at every restart, pass
 /// `stores: { .inMemory() }`.
 ///
+/// **Each instance reports a server id of its own** in `Welcome` (`<id>-1`, `<id>-2`, … after the configuration's
+/// default random id), so a restart shows in the client's ``LongLink/ServerInfo``, as a new process's would. A
+/// ``LongLinkServer/ServerConfiguration/serverID`` set in the configuration is kept for every instance.
+///
 /// Call the lifecycle methods from one task at a time.
 public final class LongLinkTestServer: Sendable {
     /// How ``restart(_:)`` takes the running server down.
@@ -290,6 +294,10 @@ public final class LongLinkTestServer: Sendable {
 
     private func startInstance(_ base: ServerConfiguration) async throws -> (Instance, SocketAddress) {
         var configuration = base
+        if base.serverIDIsDefault {
+            // Distinct per instance, so that a restart is visible to clients; counted from 1.
+            configuration.serverID = "\(base.serverID)-\(state.withLock { $0.instancesStarted } + 1)"
+        }
         let stores = try makeStores?() ?? ownStores()
         let group = EventLoopGroup(loopCount: loopCount, name: "test-server")
         configuration.eventLoopGroup = group

@@ -4,8 +4,8 @@ import LongLinkTransport
 /// ``ProxiedConnection``.
 ///
 /// Faults are values, so they can be applied at once (``FaultTarget/apply(_:)``) or scripted in a
-/// ``FaultSchedule``. Conditions (black hole, latency, throttle, split, merge, paused reading) stay in effect until
-/// changed; a fault made with a `for:` duration is undone by itself after that duration (see ``reversal``).
+/// ``FaultSchedule``. Conditions (black hole, latency, throttle, split, merge, paused reading, a NAT's idle timeout)
+/// stay in effect until changed; a fault made with a `for:` duration is undone by itself after that duration (see ``reversal``).
 ///
 /// ```swift
 /// await proxy.apply(.latency(.milliseconds(80), jitter: .milliseconds(20)))
@@ -25,6 +25,7 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
         case pauseReading(FaultProxy.Direction)
         case resumeReading(FaultProxy.Direction)
         case refuseConnections(reset: Bool)
+        case natIdleTimeout(Duration?, ForgottenMapping)
         case acceptConnections
         case clear
     }
@@ -112,6 +113,46 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
         NetworkFault(.resumeReading(direction))
     }
 
+    // MARK: A NAT
+
+    /// What a NAT does with packets that arrive for a mapping it has forgotten (see
+    /// ``natIdleTimeout(_:onForgotten:for:)``).
+    public struct ForgottenMapping: Sendable, Hashable, CustomStringConvertible {
+        private enum Wrapped: Sendable, Hashable {
+            case drop
+            case reset
+        }
+
+        private let wrapped: Wrapped
+
+        /// Drops them silently, as most NATs do: both peers keep a half-open connection and see nothing.
+        public static let drop = ForgottenMapping(wrapped: .drop)
+        /// Answers each with a reset, as some NATs do: a peer that sends sees `connectionReset`.
+        public static let reset = ForgottenMapping(wrapped: .reset)
+
+        var resets: Bool { wrapped == .reset }
+
+        /// `drop` or `reset`.
+        public var description: String {
+            resets ? "reset" : "drop"
+        }
+    }
+
+    /// A NAT between client and server that forgets a connection's mapping after `timeout` without traffic in
+    /// either direction (bytes from either peer reaching the proxy keep it alive; the idle time counts from the
+    /// last of them, or from when the fault was applied if that is later). nil turns the NAT off.
+    ///
+    /// A forgotten mapping stays forgotten for the life of that connection (turning the NAT off or ``clear``
+    /// does not bring it back): nothing is forwarded any more, closes included, and bytes that arrive from
+    /// either peer are discarded (``FaultProxy/Statistics/natMappingsForgotten`` counts the forgetting). With
+    /// `.drop` the peers see nothing at all, the half-open link a real NAT leaves behind, which only a
+    /// heartbeat notices; with `.reset` each peer is reset when it next sends. New connections get new mappings.
+    public static func natIdleTimeout(
+        _ timeout: Duration?, onForgotten: ForgottenMapping = .drop, for duration: Duration? = nil
+    ) -> NetworkFault {
+        NetworkFault(.natIdleTimeout(timeout.map { max(.zero, $0) }, onForgotten), for: duration)
+    }
+
     // MARK: New connections
 
     /// Accepts new connections and closes them at once (with a FIN, or a reset when `reset` is true), so clients
@@ -125,7 +166,7 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
     public static var acceptConnections: NetworkFault { NetworkFault(.acceptConnections) }
 
     /// Turns every condition off in both directions (forwarding restored, no latency, throttle, split or merge,
-    /// reading resumed) and accepts new connections again.
+    /// reading resumed, no NAT) and accepts new connections again.
     public static var clear: NetworkFault { NetworkFault(.clear) }
 
     // MARK: Properties
@@ -141,6 +182,7 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
         case .mergeWrites(_, let direction): .mergeWrites(window: nil, direction)
         case .pauseReading(let direction): .resumeReading(direction)
         case .refuseConnections: .acceptConnections
+        case .natIdleTimeout(_, let forgotten): .natIdleTimeout(nil, onForgotten: forgotten)
         case .cut, .reset, .restoreForwarding, .resumeReading, .acceptConnections, .clear: nil
         }
     }
@@ -170,6 +212,8 @@ public struct NetworkFault: Sendable, Hashable, CustomStringConvertible {
             case .resumeReading(let direction): "resumeReading(\(direction))"
             case .refuseConnections(let reset): reset ? "refuseConnections(reset)" : "refuseConnections"
             case .acceptConnections: "acceptConnections"
+            case .natIdleTimeout(let timeout, let forgotten):
+                "natIdleTimeout(\(timeout.map { "\($0)" } ?? "off"), \(forgotten))"
             case .clear: "clear"
             }
         guard let duration else {

@@ -18,6 +18,8 @@ public struct ProxiedConnection: FaultTarget, Hashable, Identifiable, CustomStri
         public var bytesDiscardedDownstream: Int
         /// Faults applied to this pair (directly or through the proxy).
         public var faultsApplied: Int
+        /// True once a NAT forgot this pair's mapping (see ``NetworkFault/natIdleTimeout(_:onForgotten:for:)``).
+        public var isNATMappingForgotten: Bool
     }
 
     let link: ProxyLink
@@ -51,7 +53,8 @@ public struct ProxiedConnection: FaultTarget, Hashable, Identifiable, CustomStri
             bytesForwardedDownstream: counters.forwardedDownstream.load(ordering: .relaxed),
             bytesDiscardedUpstream: counters.discardedUpstream.load(ordering: .relaxed),
             bytesDiscardedDownstream: counters.discardedDownstream.load(ordering: .relaxed),
-            faultsApplied: counters.faultsApplied.load(ordering: .relaxed))
+            faultsApplied: counters.faultsApplied.load(ordering: .relaxed),
+            isNATMappingForgotten: counters.natMappingsForgotten.load(ordering: .relaxed) > 0)
     }
 
     /// Applies `fault` to this pair only (``NetworkFault/refuseConnections(reset:for:)`` and

@@ -50,12 +50,34 @@ struct LongLinkTestServerTests {
 
         let third = try await TestPeer.connect(to: .tcp(host: address.host, port: address.port ?? 0))
         defer { third.close() }
-        #expect(try await handshake(third) != nil)
+        // A configured id is kept by every instance.
+        #expect(try await handshake(third)?.serverID == "harness")
         #expect(harness.instancesStarted == 3)
 
         try await within(.seconds(10), "the harness to stop") { await harness.stop() }
         #expect(!harness.isRunning)
         try await third.waitForClose()
+    }
+
+    @Test("without a configured server id, each instance reports its own: a restart shows in Welcome")
+    func eachInstanceHasItsOwnServerID() async throws {
+        let harness = LongLinkTestServer {
+            var router = Router()
+            router.register("echo") { payload, _ in payload }
+            return router
+        }
+        try await harness.start()
+        let first = try await TestPeer.connect(to: try harness.endpoint)
+        let firstID = try #require(try await handshake(first)?.serverID)
+        try await harness.restart(.crash)
+        try await first.waitForClose()
+        let second = try await TestPeer.connect(to: try harness.endpoint)
+        defer { second.close() }
+        let secondID = try #require(try await handshake(second)?.serverID)
+        #expect(firstID != secondID)
+        #expect(firstID.hasPrefix(harness.configuration.serverID))
+        #expect(secondID == harness.configuration.serverID + "-2")
+        try await within(.seconds(10), "the harness to stop") { await harness.stop() }
     }
 
     @Test("after a crash the port refuses connections until start brings a new instance up on it")

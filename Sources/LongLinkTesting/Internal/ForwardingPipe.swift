@@ -30,6 +30,13 @@ final class ForwardingPipe: @unchecked Sendable {
     private(set) var conditions: DirectionConditions
     /// Keeps the source paused (the client waits while the proxy connects upstream).
     var holdsSource = false
+    /// Set for good when the link's NAT forgot its mapping: like a black hole that is never restored.
+    private(set) var isSevered = false
+
+    /// True while nothing gets through: a black hole, or a severed link.
+    private var dropsEverything: Bool {
+        conditions.blackHoled || isSevered
+    }
 
     private var chunks: [Chunk] = []
     private var head = 0
@@ -64,7 +71,7 @@ final class ForwardingPipe: @unchecked Sendable {
 
     /// Bytes read from the source.
     func received(_ bytes: UnsafeRawBufferPointer) {
-        guard !conditions.blackHoled, let destination, !destination.isClosed else {
+        guard !dropsEverything, let destination, !destination.isClosed else {
             discard(bytes.count)
             return
         }
@@ -87,7 +94,7 @@ final class ForwardingPipe: @unchecked Sendable {
     func sourceEnded(_ mode: CloseMode) {
         source = nil
         pendingEnd = mode
-        if mode != .graceful && !conditions.blackHoled {
+        if mode != .graceful && !dropsEverything {
             dropQueue()
         }
         finishIfDrained()
@@ -97,6 +104,13 @@ final class ForwardingPipe: @unchecked Sendable {
     func destinationClosed() {
         destination = nil
         pendingEnd = nil
+        dropQueue()
+    }
+
+    /// Forwards nothing from now on, closes included, whatever the conditions: what is held is dropped, and what
+    /// arrives is discarded (the link's NAT forgot its mapping).
+    func sever() {
+        isSevered = true
         dropQueue()
     }
 
@@ -278,7 +292,7 @@ final class ForwardingPipe: @unchecked Sendable {
     }
 
     private func finishIfDrained() {
-        guard let mode = pendingEnd, !conditions.blackHoled, head == chunks.count else {
+        guard let mode = pendingEnd, !dropsEverything, head == chunks.count else {
             return
         }
         pendingEnd = nil

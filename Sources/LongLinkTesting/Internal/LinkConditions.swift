@@ -19,6 +19,9 @@ struct DirectionConditions: Sendable, Hashable {
 struct LinkConditions: Sendable, Hashable {
     var upstream = DirectionConditions()
     var downstream = DirectionConditions()
+    /// The NAT's idle timeout (for both directions together); nil: no NAT.
+    var natIdleTimeout: Duration?
+    var natForgotten = NetworkFault.ForgottenMapping.drop
 
     /// Applies a condition-changing fault; faults that are actions (cut, reset, refusal) change nothing.
     mutating func apply(_ kind: NetworkFault.Kind) {
@@ -42,6 +45,9 @@ struct LinkConditions: Sendable, Hashable {
             update(direction) { $0.paused = true }
         case .resumeReading(let direction):
             update(direction) { $0.paused = false }
+        case .natIdleTimeout(let timeout, let forgotten):
+            natIdleTimeout = timeout
+            natForgotten = forgotten
         case .clear:
             self = LinkConditions()
         case .cut, .reset, .refuseConnections, .acceptConnections:

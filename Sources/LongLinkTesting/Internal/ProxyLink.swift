@@ -32,6 +32,10 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
     private var finished = false
     private var revertTimers: [UInt64: EventLoopTimer] = [:]
     private var nextTimerID: UInt64 = 0
+    private var nat = NATMapping()
+    private var natTimer: EventLoopTimer?
+    /// The NAT the link starts with (the proxy's defaults when it was accepted).
+    private let initialNAT: (Duration?, NetworkFault.ForgottenMapping)
 
     init(
         id: Int, client: Connection, upstream: Endpoint, options: ConnectionOptions, conditions: LinkConditions,
@@ -44,6 +48,7 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
         self.options = options
         self.proxyCounters = proxyCounters
         self.onFinished = onFinished
+        self.initialNAT = (conditions.natIdleTimeout, conditions.natForgotten)
         up = ForwardingPipe(
             loop: loop, upstream: true, conditions: conditions.upstream, bufferLimit: bufferLimit,
             linkCounters: counters, proxyCounters: proxyCounters.traffic)
@@ -67,6 +72,7 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
         down.attach(destination: client)
         client.start(handler: self)
         up.updateReading()
+        configureNAT(initialNAT.0, initialNAT.1)
         connecting = true
         let loop = loop
         let endpoint = upstreamEndpoint
@@ -130,6 +136,7 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
             loop.cancelTimer(timer)
         }
         revertTimers.removeAll()
+        cancelNATTimer()
         up.tearDown()
         down.tearDown()
         server = nil
@@ -167,10 +174,13 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
         case .refuseConnections, .acceptConnections:
             break
         default:
-            var conditions = LinkConditions(upstream: up.conditions, downstream: down.conditions)
+            var conditions = LinkConditions(
+                upstream: up.conditions, downstream: down.conditions, natIdleTimeout: nat.timeout,
+                natForgotten: nat.onForgotten)
             conditions.apply(fault.kind)
             up.setConditions(conditions.upstream)
             down.setConditions(conditions.downstream)
+            configureNAT(conditions.natIdleTimeout, conditions.natForgotten)
         }
         if let duration = fault.duration, let reversal = fault.reversal, !finished {
             nextTimerID += 1
@@ -184,14 +194,54 @@ final class ProxyLink: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    // MARK: NAT
+
+    private func configureNAT(_ timeout: Duration?, _ onForgotten: NetworkFault.ForgottenMapping) {
+        cancelNATTimer()
+        if let due = nat.configure(timeout, onForgotten: onForgotten, now: .now) {
+            armNATTimer(due)
+        }
+    }
+
+    private func armNATTimer(_ due: ContinuousClock.Instant) {
+        // Armed once per idle period, not per read: a busy link's timer finds fresh traffic and waits again.
+        natTimer = loop.scheduleTimer(after: max(.zero, due - .now)) { [self] in
+            natTimer = nil
+            guard !finished else {
+                return
+            }
+            switch nat.timerFired(now: .now) {
+            case .forget:
+                counters.natMappingsForgotten.add(1, ordering: .relaxed)
+                proxyCounters.traffic.natMappingsForgotten.add(1, ordering: .relaxed)
+                up.sever()
+                down.sever()
+            case .wait(let until):
+                armNATTimer(until)
+            case .nothing:
+                break
+            }
+        }
+    }
+
+    private func cancelNATTimer() {
+        if let natTimer {
+            loop.cancelTimer(natTimer)
+            self.natTimer = nil
+        }
+    }
+
     // MARK: ConnectionHandler
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
-        if connection === client {
-            up.received(bytes)
-        } else {
-            down.received(bytes)
+        let pipe = connection === client ? up : down
+        // The clock is read only while a NAT watches the link.
+        if nat.isActive, nat.traffic(now: .now) == .discardAndReset {
+            pipe.received(bytes)  // severed: counted as discarded
+            connection.close(.reset)
+            return
         }
+        pipe.received(bytes)
     }
 
     func connectionWritabilityChanged(_ connection: Connection) {

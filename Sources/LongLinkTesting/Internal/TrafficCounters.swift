@@ -7,6 +7,7 @@ final class TrafficCounters: Sendable {
     let discardedUpstream = Atomic<Int>(0)
     let discardedDownstream = Atomic<Int>(0)
     let faultsApplied = Atomic<Int>(0)
+    let natMappingsForgotten = Atomic<Int>(0)
 
     func forwarded(_ count: Int, upstream: Bool) {
         if upstream {

@@ -15,7 +15,7 @@ enum SoakCommand: Subcommand {
             Runs an in-process server behind the fault proxy and a client that sends a request every
             100 ms while the server emits a reliable push every 50 ms. Faults cycle for the whole run
             (cuts, resets, black holes, one-byte writes, latency, a server restart, GoAway, refused
-            connections); the last seconds are quiet. Prints a summary and exits 1 when a request hung
+            connections, a NAT that forgets idle mappings); the last seconds are quiet. Prints a summary and exits 1 when a request hung
             or ran twice, or a push was lost, duplicated or reordered.
             With --fleet N, N servers share reliable pushes and the de-dup window in a redis-server
             the soak starts on a free port (the redis-server package); each sits behind its own

@@ -42,6 +42,14 @@ extension SoakRunner {
                 .seconds(4),
                 .network(.mergeWrites(window: .milliseconds(20)), hold: .seconds(2), "merged writes for 2 s")
             ),
+            // Shorter than the gaps between pushes: each link's mapping is forgotten soon after it is made,
+            // silently, so only the heartbeat finds it; one forgotten as the NAT ends stays dead until then.
+            (
+                .seconds(4),
+                .network(
+                    .natIdleTimeout(.milliseconds(40), onForgotten: .drop), hold: .seconds(2),
+                    "NAT forgetting mappings idle for 40 ms (dropping) for 2 s")
+            ),
         ]
         if servers.isFleet || servers.child != nil {
             // Early in the cycle, so that short runs see a crash too, and once more later.

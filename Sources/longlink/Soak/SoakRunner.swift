@@ -20,7 +20,8 @@ enum SoakEvent: Sendable {
 /// The field's own acceptance test, made rigorous: one task sends a request every 100 ms, another
 /// consumes reliable pushes the server emits every 50 ms, and a third injects faults for the whole
 /// run: cuts, resets, black holes longer than the heartbeat, one-byte writes, latency spikes, a
-/// server restart, `GoAway(reconnect: true)` and a window of refused connections. The report says
+/// server restart, `GoAway(reconnect: true)`, a window of refused connections and a NAT that forgets
+/// idle mappings. The report says
 /// whether anything hung, was lost, duplicated or executed twice.
 ///
 /// With one server, its restart is graceful (`GoAway`, in-flight replies sent): request
