@@ -136,6 +136,14 @@ package final class LocalRedisCluster: Sendable {
             }
             return id
         }
+        // A distinct config epoch per node before they meet, as `redis-cli --cluster create`
+        // sets: nodes that meet with equal epochs settle the collision by bumping one of them
+        // later, and a replica that has not heard of its primary's new epoch before the primary
+        // dies asks for votes with the old one and is refused by every primary, for as long as
+        // the test waits.
+        for (index, probe) in probes.enumerated() {
+            try expectOK(probe.command(["CLUSTER", "SET-CONFIG-EPOCH", String(index + 1)]))
+        }
         for (index, shard) in shards.enumerated() {
             try expectOK(
                 probes[index].command([
