@@ -235,28 +235,46 @@ extension Frame {
         public init() {}
     }
 
-    /// `Ping { uint64 nonce = 1; }`
+    /// `Ping { uint64 nonce = 1; uint32 heartbeat_ms = 2; }`
     public struct Ping: Sendable, Hashable {
         /// An opaque value the `Pong` echoes.
         public var nonce: UInt64
+        /// Client to server only: a new heartbeat interval proposed for the live link, in
+        /// milliseconds (0 = no proposal).
+        public var heartbeatMilliseconds: UInt32
 
         /// Creates a `Ping`.
         public init(nonce: UInt64 = 0) {
+            self.init(nonce: nonce, heartbeatMilliseconds: 0)
+        }
+
+        /// Creates a `Ping` that proposes a heartbeat interval.
+        public init(nonce: UInt64, heartbeatMilliseconds: UInt32) {
             self.nonce = nonce
+            self.heartbeatMilliseconds = heartbeatMilliseconds
         }
     }
 
-    /// `Pong { uint64 nonce = 1; uint32 load_permille = 2; }`
+    /// `Pong { uint64 nonce = 1; uint32 load_permille = 2; uint32 heartbeat_ms = 3; }`
     public struct Pong: Sendable, Hashable {
         /// The nonce of the `Ping` this answers.
         public var nonce: UInt64
         /// The sender's load, 0 to 1000 (servers fill it in; clients send 0).
         public var loadPermille: UInt32
+        /// Server to client only, answering a `Ping` that proposed an interval: the interval the
+        /// server enforces from now on, in milliseconds (0 = unchanged, the proposal not taken).
+        public var heartbeatMilliseconds: UInt32
 
         /// Creates a `Pong`.
         public init(nonce: UInt64 = 0, loadPermille: UInt32 = 0) {
+            self.init(nonce: nonce, loadPermille: loadPermille, heartbeatMilliseconds: 0)
+        }
+
+        /// Creates a `Pong` that answers a proposed heartbeat interval.
+        public init(nonce: UInt64, loadPermille: UInt32, heartbeatMilliseconds: UInt32) {
             self.nonce = nonce
             self.loadPermille = loadPermille
+            self.heartbeatMilliseconds = heartbeatMilliseconds
         }
     }
 

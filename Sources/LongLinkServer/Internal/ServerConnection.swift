@@ -228,8 +228,18 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .ack(let ack): handleAck(ack)
         case .sync: handleSync()
         case .ping(let ping):
-            switch session.receivedPing() {
-            case .sendPong: send(.pong(Frame.Pong(nonce: ping.nonce, loadPermille: core.loadPermille)))
+            switch session.receivedPing(proposedHeartbeat: ping.heartbeatMilliseconds) {
+            case .sendPong(let heartbeat):
+                send(
+                    .pong(
+                        Frame.Pong(
+                            nonce: ping.nonce, loadPermille: core.loadPermille,
+                            heartbeatMilliseconds: heartbeat?.wireMilliseconds ?? 0)))
+                if heartbeat != nil {
+                    // The idle timeout follows the interval now in force.
+                    heartbeatTimer?.cancel()
+                    scheduleHeartbeatTick()
+                }
             case .closeConnection(let close): perform(close)
             case .ignore: break
             }

@@ -98,11 +98,8 @@ struct ServerSessionStateMachine<Execution> {
             return .closeConnection(violation(.invalidArgument, "client_id must be 1 to 128 bytes"))
         }
         clientID = hello.clientID
-        let proposed = Duration.milliseconds(Int64(hello.heartbeatMilliseconds))
         heartbeat =
-            hello.heartbeatMilliseconds == 0
-            ? configuration.defaultHeartbeat
-            : min(max(proposed, configuration.minimumHeartbeat), configuration.maximumHeartbeat)
+            hello.heartbeatMilliseconds == 0 ? configuration.defaultHeartbeat : bounded(hello.heartbeatMilliseconds)
         phase = .active
         return .sendWelcome(heartbeat: heartbeat)
     }
@@ -296,19 +293,34 @@ struct ServerSessionStateMachine<Execution> {
 
     /// What to do with a `Ping`.
     enum PingAction {
-        case sendPong
+        /// Answer with a `Pong`; `heartbeat` is the interval now in force when the `Ping` proposed
+        /// one (restart the heartbeat timer with it, and say it in the `Pong`).
+        case sendPong(heartbeat: Duration?)
         case closeConnection(Close)
         case ignore
     }
 
-    /// A `Ping` arrived.
-    mutating func receivedPing() -> PingAction {
+    /// A `Ping` arrived, proposing a new heartbeat interval when `proposedHeartbeat` > 0 (in
+    /// milliseconds): the proposal is bounded as in `Hello` and in force at once, the idle timeout
+    /// included (Protocol.md, "Changing the heartbeat on a live link").
+    mutating func receivedPing(proposedHeartbeat: UInt32 = 0) -> PingAction {
         switch sessionGate() {
         case .open: break
         case .closed: return .ignore
         case .refuse(let close): return .closeConnection(close)
         }
-        return .sendPong
+        guard proposedHeartbeat > 0 else { return .sendPong(heartbeat: nil) }
+        heartbeat = bounded(proposedHeartbeat)
+        // The silence counted so far was against the old interval; the Ping itself is traffic.
+        silentTicks = 0
+        sawInbound = true
+        return .sendPong(heartbeat: heartbeat)
+    }
+
+    /// A client's proposal within the configured bounds.
+    private func bounded(_ milliseconds: UInt32) -> Duration {
+        min(
+            max(.milliseconds(Int64(milliseconds)), configuration.minimumHeartbeat), configuration.maximumHeartbeat)
     }
 
     /// The client sent `GoAway`: it is leaving, so what runs is answered and nothing new is

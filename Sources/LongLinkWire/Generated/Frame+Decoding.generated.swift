@@ -232,6 +232,7 @@ extension Frame.Ping {
         while let tag = try reader.readTag(in: "Frame.ping") {
             switch tag.fieldNumber {
             case 1: nonce = try reader.readVarintField(tag, field: "Frame.ping.nonce")
+            case 2: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.ping.heartbeat_ms")
             default: try reader.skipField(tag, in: "Frame.ping")
             }
         }
@@ -246,6 +247,7 @@ extension Frame.Pong {
             switch tag.fieldNumber {
             case 1: nonce = try reader.readVarintField(tag, field: "Frame.pong.nonce")
             case 2: loadPermille = try reader.readUInt32Field(tag, field: "Frame.pong.load_permille")
+            case 3: heartbeatMilliseconds = try reader.readUInt32Field(tag, field: "Frame.pong.heartbeat_ms")
             default: try reader.skipField(tag, in: "Frame.pong")
             }
         }

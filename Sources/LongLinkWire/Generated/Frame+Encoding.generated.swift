@@ -212,11 +212,13 @@ extension Frame.Ping {
     /// The size of the message's encoding, without a tag or length.
     var wireSize: Int {
         ProtobufWriter.varintFieldSize(1, nonce)
+            + ProtobufWriter.varintFieldSize(2, UInt64(heartbeatMilliseconds))
     }
 
     /// Appends the message's fields (no tag or length) to `writer`.
     func write(to writer: inout ProtobufWriter) {
         writer.writeVarintField(1, nonce)
+        writer.writeUInt32Field(2, heartbeatMilliseconds)
     }
 }
 
@@ -225,12 +227,14 @@ extension Frame.Pong {
     var wireSize: Int {
         ProtobufWriter.varintFieldSize(1, nonce)
             + ProtobufWriter.varintFieldSize(2, UInt64(loadPermille))
+            + ProtobufWriter.varintFieldSize(3, UInt64(heartbeatMilliseconds))
     }
 
     /// Appends the message's fields (no tag or length) to `writer`.
     func write(to writer: inout ProtobufWriter) {
         writer.writeVarintField(1, nonce)
         writer.writeUInt32Field(2, loadPermille)
+        writer.writeUInt32Field(3, heartbeatMilliseconds)
     }
 }
 
