@@ -59,6 +59,9 @@ def main():
             pb.Frame(sync=pb.Sync()),
             pb.Frame(ping=pb.Ping(nonce=1)),
             pb.Frame(pong=pb.Pong(nonce=1, load_permille=250)),
+            # A live heartbeat change.
+            pb.Frame(ping=pb.Ping(nonce=1, heartbeat_ms=120000)),
+            pb.Frame(pong=pb.Pong(nonce=1, load_permille=250, heartbeat_ms=120000)),
             pb.Frame(go_away=pb.GoAway(code=14, reason="drain", reconnect=True, retry_after_ms=1000)),
             pb.Frame(),
             # The compression extension.

@@ -29,7 +29,7 @@ struct ConformCommandTests {
         let ids = ConformRule.all.map(\.id)
         #expect(Set(ids).count == ids.count)
         let areas = Set(ids.map { String($0.prefix { $0 != "." }) })
-        #expect(areas == ["handshake", "framing", "requests", "dedupe", "pushes", "goaway"])
+        #expect(areas == ["handshake", "framing", "heartbeat", "requests", "dedupe", "pushes", "goaway"])
     }
 
     /// Each fault of the broken peer and the rule it breaks.
@@ -60,6 +60,7 @@ struct ConformCommandTests {
         (.closesWithoutGoAway, "framing.invalid-utf8"),
         (.answersEmptyRequestID, "requests.empty-request-id"),
         (.refusesUnknownFields, "framing.unknown-fields-ignored"),
+        (.ignoresHeartbeatProposal, "heartbeat.live-change"),
     ]
 
     /// Every rule has a broken peer that fails it, so every rule is seen able to fail.

@@ -21,7 +21,7 @@ struct ConformRule: Sendable {
     /// Every rule, in the order they run: the handshake first, so a server that cannot greet
     /// fails there before anything else is tried.
     static var all: [ConformRule] {
-        handshake + framing + requests + dedupe + pushes + closing
+        handshake + framing + heartbeat + requests + dedupe + pushes + closing
     }
 }
 

@@ -80,7 +80,8 @@ extension ConformRule {
     ]
 
     /// Waits for the `Pong` to `nonce`, failing on a `GoAway`, a wrong nonce or a load above 1000.
-    static func expectPong(on link: ConformLink, nonce: UInt64) throws(ConformFailure) {
+    @discardableResult
+    static func expectPong(on link: ConformLink, nonce: UInt64) throws(ConformFailure) -> Frame.Pong {
         let frame = try link.take("Pong{nonce: \(nonce)}") { frame in
             switch frame {
             case .pong, .goAway: true
@@ -96,6 +97,7 @@ extension ConformRule {
         guard pong.loadPermille <= 1000 else {
             throw ConformFailure("Pong.load_permille is \(pong.loadPermille), above 1000")
         }
+        return pong
     }
 
     /// `value` as a protobuf varint.

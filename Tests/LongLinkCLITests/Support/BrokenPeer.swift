@@ -54,6 +54,8 @@ final class BrokenPeer: Sendable {
         case answersEmptyRequestID
         /// Refuses a frame with fields it does not know (a frame longer than its re-encoding).
         case refusesUnknownFields
+        /// Answers a `Ping` proposing an interval as an older server does: a `Pong` without one.
+        case ignoresHeartbeatProposal
 
         var description: String {
             switch self {
@@ -78,6 +80,7 @@ final class BrokenPeer: Sendable {
             case .closesWithoutGoAway: "closes on malformed input without GoAway"
             case .answersEmptyRequestID: "answers an empty request_id"
             case .refusesUnknownFields: "refuses unknown fields"
+            case .ignoresHeartbeatProposal: "ignores a proposed heartbeat interval"
             }
         }
     }

@@ -124,7 +124,11 @@ final class BrokenPeerSession: ConnectionHandler {
             switch fault {
             case .silentPing: break
             case .wrongNonce: send(.pong(Frame.Pong(nonce: ping.nonce &+ 1)), on: connection)
-            default: send(.pong(Frame.Pong(nonce: ping.nonce)), on: connection)
+            case .ignoresHeartbeatProposal: send(.pong(Frame.Pong(nonce: ping.nonce)), on: connection)
+            default:
+                // A proposal clamped to 50 ms ... 300 s, as LongLink's server does by default.
+                let answer = ping.heartbeatMilliseconds == 0 ? 0 : min(max(ping.heartbeatMilliseconds, 50), 300_000)
+                send(.pong(Frame.Pong(nonce: ping.nonce, loadPermille: 0, heartbeatMilliseconds: answer)), on: connection)
             }
         default:
             break
