@@ -26,12 +26,16 @@ public struct AdaptiveHeartbeat: Sendable, Hashable, Codable {
     public var failuresBeforeStepDown: Int = 2
     /// How many networks are remembered; the least recently used is forgotten past it. Default 32.
     public var maxNetworks: Int = 32
+    /// How long a heartbeat `Ping` may go unanswered before the link is declared dead and replaced.
+    /// With a long learned interval, this (not two intervals) bounds the time to notice a link that
+    /// went silent once anything is sent on it. Default 10 s.
+    public var answerTimeout: Duration = .seconds(10)
 
     /// The defaults, with any parameter replaced.
     public init(
         start: Duration = .seconds(15), step: Duration = .seconds(30), maximum: Duration = .seconds(300),
         successesBeforeStep: Int = 3, reprobeAfter: Duration = .seconds(24 * 3_600),
-        failuresBeforeStepDown: Int = 2, maxNetworks: Int = 32
+        failuresBeforeStepDown: Int = 2, maxNetworks: Int = 32, answerTimeout: Duration = .seconds(10)
     ) {
         self.start = start
         self.step = step
@@ -40,6 +44,7 @@ public struct AdaptiveHeartbeat: Sendable, Hashable, Codable {
         self.reprobeAfter = reprobeAfter
         self.failuresBeforeStepDown = failuresBeforeStepDown
         self.maxNetworks = maxNetworks
+        self.answerTimeout = answerTimeout
     }
 
     /// Why the parameters cannot be used, or nil.
@@ -51,6 +56,7 @@ public struct AdaptiveHeartbeat: Sendable, Hashable, Codable {
         if reprobeAfter <= .zero { return "adaptive heartbeat reprobeAfter must be positive" }
         if failuresBeforeStepDown < 1 { return "adaptive heartbeat failuresBeforeStepDown must be at least 1" }
         if maxNetworks < 1 || maxNetworks > 1_024 { return "adaptive heartbeat maxNetworks must be 1 to 1,024" }
+        if answerTimeout <= .zero { return "adaptive heartbeat answerTimeout must be positive" }
         return nil
     }
 }

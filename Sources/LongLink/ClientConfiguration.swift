@@ -27,6 +27,16 @@ public struct ClientConfiguration: Sendable {
     /// unless the proposal is shorter) but never lengthen it. A link that receives nothing for two
     /// intervals is declared dead and replaced.
     public var heartbeat: Duration = .seconds(15)
+    /// How the heartbeat interval is chosen: ``HeartbeatPolicy/fixed`` (the default) proposes
+    /// ``heartbeat`` everywhere; ``HeartbeatPolicy/adaptive(_:)`` learns per network how long an
+    /// idle link survives (see ``AdaptiveHeartbeat``).
+    public var heartbeatPolicy: HeartbeatPolicy = .fixed
+    /// Where an adaptive heartbeat keeps what it learned across launches (``FileHeartbeatStore``,
+    /// or the app's own); nil keeps it in memory only.
+    public var heartbeatStore: (any HeartbeatStore)?
+    /// The network the client starts on, for an adaptive heartbeat; the app tells it of changes
+    /// with ``LongLinkClient/networkDidChange(to:)``.
+    public var network: NetworkKey = .unspecified
     /// The reconnection backoff.
     public var backoff: Backoff = .init()
     /// The most requests that may wait while the link is down; one more fails at once with
@@ -184,6 +194,7 @@ public struct ClientConfiguration: Sendable {
         }
         if ackDelay < .zero || ackBatchSize < 1 { throw fail("ackDelay must not be negative and ackBatchSize >= 1") }
         if livenessProbeTimeout <= .zero { throw fail("livenessProbeTimeout must be positive") }
+        if let problem = heartbeatPolicy.adaptive?.problem { throw fail(problem) }
         try balancing.validate()
         if background.heartbeatMultiplier < 1 || background.heartbeatMultiplier > 2 {
             throw fail("background.heartbeatMultiplier must be 1 or 2 (the server closes links silent for 3 intervals)")

@@ -199,6 +199,27 @@ public final class LongLinkClient: Sendable {
         core.onLoop { $0.networkDidChange() }
     }
 
+    /// Tells the client the network changed, and which network it is on now: as
+    /// ``networkDidChange()``, and an adaptive heartbeat (``HeartbeatPolicy/adaptive(_:)``) uses
+    /// what it learned about `network`, proposing it on the live link at once.
+    public func networkDidChange(to network: NetworkKey) {
+        let core = self.core
+        core.onLoop {
+            $0.setNetwork(network)
+            $0.networkDidChange()
+        }
+    }
+
+    /// What an adaptive heartbeat learned so far, per network (nil with a fixed heartbeat).
+    public var learnedHeartbeat: HeartbeatSnapshot? {
+        get async { await core.learnedHeartbeat }
+    }
+
+    /// The heartbeat interval in force on the current link, or nil while there is none.
+    public var heartbeatInterval: Duration? {
+        get async { await core.heartbeatInForce }
+    }
+
     /// Tells the client whether the network is metered (cellular): while it is, re-probing for a
     /// better endpoint pauses when ``Balancing/Migration/pausesOnExpensiveNetwork`` says so.
     public func setNetworkIsExpensive(_ expensive: Bool) {

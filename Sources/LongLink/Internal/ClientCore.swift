@@ -60,6 +60,13 @@ actor ClientCore {
         var goingAway: Frame.GoAway?
         /// Both sides agreed to compress payloads on this link.
         var compresses = false
+        /// Adaptive heartbeat (`+AdaptiveHeartbeat`): the learned interval this link's heartbeat
+        /// is (nil: another, so nothing it shows is reported), the idle `Ping` awaiting its answer,
+        /// the proposal in flight, and the heartbeat ticks with no traffic either way.
+        var learnedInterval: Duration?
+        var idlePing: UInt64?
+        var proposal: (nonce: UInt64, interval: Duration)?
+        var quietTicks = 0
 
         init(generation: UInt64, connection: Connection, endpoint: Endpoint, session: UInt64) {
             self.generation = generation

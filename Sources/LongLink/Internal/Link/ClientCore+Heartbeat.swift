@@ -5,7 +5,9 @@ extension ClientCore {
     // MARK: Heartbeat and liveness
 
     func scheduleTick(_ link: Link) {
-        let multiplier = machine.supervision.inBackground ? configuration.background.heartbeatMultiplier : 1
+        // An adaptive interval is as long as the NAT allows already: never stretched in the background.
+        let stretches = machine.supervision.inBackground && configuration.heartbeatPolicy.adaptive == nil
+        let multiplier = stretches ? configuration.background.heartbeatMultiplier : 1
         let interval = link.heartbeat * multiplier
         let generation = link.generation
         link.tick = clock.schedule(
@@ -18,6 +20,7 @@ extension ClientCore {
     /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
     func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
+        link.quietTicks = link.receivedSinceTick || link.sentSinceTick ? 0 : link.quietTicks + 1
         let action =
             machine.links.heartbeatTick(generation, received: link.receivedSinceTick, sent: link.sentSinceTick)
             ?? .none
@@ -28,7 +31,7 @@ extension ClientCore {
             declareDead(link, "nothing received for two heartbeat intervals")
             return
         case .sendPing:
-            sendPing(on: link)
+            heartbeatPing(on: link)
         case .none:
             break
         }
@@ -48,9 +51,11 @@ extension ClientCore {
     }
 
     func declareDead(_ link: Link, _ reason: String) {
+        let error = LongLinkError(code: .connectionLost, message: reason)
+        heartbeatLinkLost(link, error: error)
         machine.stats.deadLinks += 1
         log(.warning, "link to \(link.endpoint) is dead: \(reason)")
-        close(link, .immediately, error: LongLinkError(code: .connectionLost, message: reason))
+        close(link, .immediately, error: error)
     }
 
     /// Pings now and replaces the link if nothing comes back within the probe timeout.

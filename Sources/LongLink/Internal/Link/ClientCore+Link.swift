@@ -31,9 +31,9 @@ extension ClientCore {
         }
         machine.stats.connects += 1
         if machine.stats.connects > 1 { machine.stats.reconnects += 1 }
-        link.adopt(
-            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
-        )
+        let proposed = proposedHeartbeat
+        link.adopt(welcome, proposedHeartbeat: proposed, offeredCompression: configuration.compression.isEnabled)
+        adoptedHeartbeat(link, proposed: proposed)
         shared.linkCompresses.store(link.compresses, ordering: .relaxed)
         scheduleTick(link)
         // What came right after Welcome (a GoAway, say): the supervisor sees its effect when it
@@ -46,15 +46,19 @@ extension ClientCore {
     /// The `Hello` every link starts with (with the compression offer, when configured).
     nonisolated var hello: Frame.Hello { Self.hello(for: configuration) }
 
+    /// The `Hello` of the next link: with the learned interval when the heartbeat adapts.
+    var currentHello: Frame.Hello { Self.hello(for: configuration, heartbeat: proposedHeartbeat) }
+
     /// The `Hello` of a client of `configuration`: its id, heartbeat and metadata, with the
     /// compression offer when compression is on (probes send it too, marked as probes).
-    static func hello(for configuration: ClientConfiguration) -> Frame.Hello {
+    static func hello(for configuration: ClientConfiguration, heartbeat: Duration? = nil) -> Frame.Hello {
         var metadata = configuration.metadata
         if configuration.compression.isEnabled {
             metadata[PayloadCompressor.metadataKey] = PayloadCompressor.zlibName
         }
         return Frame.Hello(
-            clientID: configuration.clientID, heartbeatMilliseconds: configuration.heartbeat.wireMilliseconds,
+            clientID: configuration.clientID,
+            heartbeatMilliseconds: (heartbeat ?? configuration.heartbeat).wireMilliseconds,
             metadata: metadata)
     }
 
@@ -176,6 +180,7 @@ extension ClientCore {
                     link.ping = nil
                 }
                 reportedLoad(Int(pong.loadPermille), on: link)
+                heartbeatPong(pong, on: link)
                 pushBarrierPassed(pong.nonce)
             case .goAway(let goAway): handleGoAway(goAway, on: link)
             case .unrecognized: break
@@ -251,6 +256,7 @@ extension ClientCore {
     /// the supervisor's wait on the current link ends.
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
         guard let link = link(generation) else { return }
+        heartbeatLinkLost(link, error: error)
         let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
         let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
         link.tick?.cancel()

@@ -31,9 +31,9 @@ extension ClientCore {
         let welcome = handOver.welcome
         link.welcome = welcome
         // Compression is for its login requests; the client-wide flag follows when it takes over.
-        link.adopt(
-            welcome, proposedHeartbeat: configuration.heartbeat, offeredCompression: configuration.compression.isEnabled
-        )
+        let proposed = proposedHeartbeat
+        link.adopt(welcome, proposedHeartbeat: proposed, offeredCompression: configuration.compression.isEnabled)
+        adoptedHeartbeat(link, proposed: proposed)
         links[generation] = link
         machine.successorWelcomed(generation, maxInFlight: welcome.maxInFlight)
         if !handOver.held.isEmpty { linkReceived(generation, handOver.held) }

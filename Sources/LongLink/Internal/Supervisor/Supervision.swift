@@ -14,4 +14,6 @@ struct Supervision {
     var changes = ChangeCounters()
     /// The app said the network is metered (cellular): re-probing may pause.
     var networkIsExpensive = false
+    /// The adaptive heartbeat's learning, made on first use (nil with a fixed heartbeat).
+    var adaptiveHeartbeat: AdaptiveHeartbeatState?
 }

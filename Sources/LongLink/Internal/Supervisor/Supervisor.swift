@@ -69,6 +69,9 @@ struct Supervisor {
                     }
                 case .closed(let error):
                     endError = error
+                    // An idle link lost answering a heartbeat probe is replaced at once: the probe found
+                    // the NAT's limit, which is not an outage.
+                    if await core.takeLostDuringProbe() { retryAfter = .zero }
                     configuration.logger?(
                         LogRecord(
                             bounded: .info, "link to \(endpoint) ended: \(error.map { "\($0)" } ?? "closed")",
@@ -125,7 +128,7 @@ struct Supervisor {
 
     /// The connect race over `candidates`; failures are recorded and logged.
     func race(_ candidates: [Endpoint]) async -> ConnectRace.Outcome<PendingLink> {
-        let hello = core.hello
+        let hello = await core.currentHello
         let options = configuration.connectionOptions
         let timeout = configuration.connectTimeout
         let maxFrameBytes = configuration.maxFrameBytes
