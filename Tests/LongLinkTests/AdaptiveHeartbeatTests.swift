@@ -58,6 +58,35 @@ struct AdaptiveHeartbeatTests {
         try await server.stop()
     }
 
+    @Test("a request sent into a black hole on a long learned interval is noticed within a few answer timeouts")
+    func blackHoleIsNoticedQuickly() async throws {
+        let server = try await RunningServer.start(probe: Probe())
+        let proxy = FaultProxy(upstream: server.endpoint)
+        try await proxy.start()
+        var configuration = ClientConfiguration.forTests(try proxy.endpoint)
+        // 20 s: no idle Ping during the test; two such intervals would be 40 s to notice.
+        configuration.heartbeatPolicy = .adaptive(
+            AdaptiveHeartbeat(start: .seconds(20), maximum: .seconds(20), answerTimeout: .milliseconds(300)))
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let client = running.client
+        #expect(try await client.request("echo", payload: bytes("before")) == bytes("before"))
+        await proxy.apply(.blackHole())
+        let sent = ContinuousClock.now
+        async let answer = try? client.request("echo", payload: bytes("into the hole"), options: RequestOptions(timeout: .seconds(30)))
+        try await eventually("the client to declare the link dead", within: .seconds(15)) {
+            await client.statistics.deadLinks >= 1
+        }
+        let noticed = ContinuousClock.now - sent
+        // Two or three answer timeouts (under 1 s) plus slack for a loaded machine; far from two 20 s intervals.
+        #expect(noticed < .seconds(10), "noticed after \(noticed)")
+        await proxy.apply(.restoreForwarding())
+        _ = await answer
+        await running.stop()
+        await proxy.stop()
+        try await server.stop()
+    }
+
     @Test("a fixed heartbeat proposes the configured interval and learns nothing")
     func fixedIsTheDefault() async throws {
         let server = try await RunningServer.start(probe: Probe())

@@ -62,7 +62,9 @@ actor ClientCore {
         var compresses = false
         /// Adaptive heartbeat (`+AdaptiveHeartbeat`): the learned interval this link's heartbeat
         /// is (nil: another, so nothing it shows is reported), the idle `Ping` awaiting its answer,
-        /// the proposal in flight, and the heartbeat ticks with no traffic either way.
+        /// the proposal in flight, the heartbeat ticks with no traffic either way, and whether a
+        /// request was written while an answer timer ran (it then runs again for it).
+        var requestDuringProbe = false
         var learnedInterval: Duration?
         var idlePing: UInt64?
         var proposal: (nonce: UInt64, interval: Duration)?
@@ -237,6 +239,7 @@ actor ClientCore {
     func send(_ frame: Frame, on link: Link) {
         link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
         link.sentSinceTick = true
+        if case .request = frame { requestWritten(on: link) }
     }
 
     /// The current link (also once it ended, until the next one).

@@ -52,15 +52,46 @@ extension ClientCore {
         if link.quietTicks >= HeartbeatMonitor.ticksPerInterval, link.learnedInterval != nil {
             link.idlePing = link.ping?.nonce
         }
+        armAnswerTimer(on: link, parameters.answerTimeout, pingFirst: false)
+    }
+
+    /// A request was written. Adaptive: with nothing received within the answer timeout the link
+    /// is pinged, and declared dead after one more, so that a request sent into a black hole is
+    /// noticed within two answer timeouts, not two long intervals (a slow handler on a live link
+    /// costs one `Ping`).
+    func requestWritten(on link: Link) {
+        guard let parameters = configuration.heartbeatPolicy.adaptive else { return }
+        guard link.probe == nil else {
+            link.requestDuringProbe = true
+            return
+        }
+        armAnswerTimer(on: link, parameters.answerTimeout, pingFirst: true)
+    }
+
+    /// Expects something received within `timeout`: otherwise the link is dead, or (`pingFirst`)
+    /// pinged and given one more timeout.
+    private func armAnswerTimer(on link: Link, _ timeout: Duration, pingFirst: Bool) {
         guard link.probe == nil else { return }
         link.receivedSinceProbe = false
         let generation = link.generation
-        link.probe = clock.schedule(at: clock.now.advanced(by: parameters.answerTimeout), on: loop) { [self] in
+        link.probe = clock.schedule(at: clock.now.advanced(by: timeout), on: loop) { [self] in
             assumeIsolated { core in
                 guard let link = core.link, link.generation == generation else { return }
                 link.probe = nil
-                if !link.receivedSinceProbe, link.end == nil {
-                    core.declareDead(link, "no answer to a heartbeat Ping within \(parameters.answerTimeout)")
+                guard link.end == nil else { return }
+                guard !link.receivedSinceProbe else {
+                    // Something came, perhaps not for the request written meanwhile: watch again for it.
+                    if link.requestDuringProbe {
+                        link.requestDuringProbe = false
+                        core.armAnswerTimer(on: link, timeout, pingFirst: true)
+                    }
+                    return
+                }
+                if pingFirst {
+                    core.sendPing(on: link)
+                    core.armAnswerTimer(on: link, timeout, pingFirst: false)
+                } else {
+                    core.declareDead(link, "no answer to a heartbeat Ping within \(timeout)")
                 }
             }
         }
