@@ -41,6 +41,10 @@ enum DemoCommand: Subcommand {
                 help: "N servers (2-16) sharing one local redis-server (needs the redis-server package); "
                     + "the client's server is crashed and restarted."),
             .flag("redis-cluster", help: "With --fleet: a local Redis Cluster (3 primaries, 3 replicas) instead."),
+            .value(
+                "nat", "DURATION",
+                help: "Instead: an adaptive heartbeat learning a NAT that forgets idle mappings after DURATION "
+                    + "(5s, say); prints what it learned."),
         ]
     )
 
@@ -51,6 +55,15 @@ enum DemoCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let duration = try arguments.duration("duration") ?? .seconds(30)
+        if let nat = try arguments.duration("nat") {
+            guard nat >= .milliseconds(200) else { throw UsageError("--nat needs at least 200ms") }
+            do {
+                return try await NATDemo.run(nat: nat, duration: max(duration, nat * 12), quiet: arguments.flag("quiet"))
+            } catch {
+                Terminal.standardError.line("longlink demo --nat: \(error)")
+                return ExitStatus.failure
+            }
+        }
         guard duration >= .seconds(5) else { throw UsageError("the demo needs at least 5 seconds") }
         let fleet = try arguments.integer("fleet", in: 2...16)
         let cluster = arguments.flag("redis-cluster")
