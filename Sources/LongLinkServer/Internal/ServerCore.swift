@@ -63,7 +63,9 @@ final class ServerCore: Sendable {
         self.immediatePushes = stores.pushes as? any ImmediatePushStore
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
-        self.router = configuration.metrics.map { router.instrumented(with: $0) } ?? router
+        // The metrics outermost: a call an interceptor refused is counted with its status.
+        let intercepted = router.intercepted()
+        self.router = configuration.metrics.map { intercepted.instrumented(with: $0) } ?? intercepted
         self.metricsReporter = configuration.metrics.map { MetricsReporter(sink: $0) }
         self.dedupe = Locked(
             DedupeTable(
