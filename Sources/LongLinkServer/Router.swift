@@ -20,6 +20,10 @@ public struct Router: Sendable {
 
     private var routes: [String: Route] = [:]
 
+    /// What runs around every handler, in order: the first sees each request first (see
+    /// ``ServerInterceptor``). Read when the server is made.
+    public var interceptors: [any ServerInterceptor] = []
+
     /// An empty router.
     public init() {}
 
@@ -68,5 +72,10 @@ public struct Router: Sendable {
 
     func route(for method: String) -> Route? {
         routes[method]
+    }
+
+    /// Replaces every route with what `transform` makes of it (wrapping it for metrics, say).
+    mutating func mapRoutes(_ transform: (_ method: String, _ route: Route) -> Route) {
+        for (method, route) in routes { routes[method] = transform(method, route) }
     }
 }
