@@ -87,6 +87,35 @@ struct AdaptiveHeartbeatTests {
         try await server.stop()
     }
 
+    @Test("a network change proposes that network's learned interval on the live link, and the server takes it")
+    func networkChangeChangesTheIntervalLive() async throws {
+        let server = try await RunningServer.start(probe: Probe())
+        let path = NSTemporaryDirectory() + "adaptive-\(UInt64.random(in: 0...UInt64.max)).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // A previous launch found cellular stable at 900 ms.
+        try FileHeartbeatStore(path: path).save(
+            HeartbeatSnapshot(networks: [
+                .init(key: .cellular, intervalMilliseconds: 900, survivedMilliseconds: 900, stableSince: Date())
+            ]))
+        var configuration = ClientConfiguration.forTests(server.endpoint)
+        configuration.heartbeatPolicy = .adaptive(Self.parameters)
+        configuration.heartbeatStore = FileHeartbeatStore(path: path)
+        configuration.network = .wifi
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        let client = running.client
+        #expect(await client.heartbeatInterval == .milliseconds(200))
+        client.networkDidChange(to: .cellular)
+        try await eventually("the server to take the cellular interval", within: .seconds(10)) {
+            await client.heartbeatInterval == .milliseconds(900)
+        }
+        // On the same link: no reconnect was needed.
+        #expect(await client.statistics.connects == 1)
+        #expect(try await client.request("echo", payload: bytes("after")) == bytes("after"))
+        await running.stop()
+        try await server.stop()
+    }
+
     @Test("a fixed heartbeat proposes the configured interval and learns nothing")
     func fixedIsTheDefault() async throws {
         let server = try await RunningServer.start(probe: Probe())
