@@ -86,6 +86,8 @@ def frames(pb):
         pb.Frame(ping=pb.Ping(nonce=U64_MAX)),
         pb.Frame(ping=pb.Ping()),
         pb.Frame(pong=pb.Pong(nonce=7, load_permille=250)),
+        pb.Frame(ping=pb.Ping(nonce=9, heartbeat_ms=U32_MAX)),
+        pb.Frame(pong=pb.Pong(nonce=9, load_permille=1, heartbeat_ms=120000)),
         pb.Frame(go_away=pb.GoAway(code=14, reason="drain " + AWKWARD, reconnect=True, retry_after_ms=1000)),
         pb.Frame(go_away=pb.GoAway(code=16, reason="kicked")),
         pb.Frame(),

@@ -19,7 +19,16 @@ public struct NetworkKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A network the app names itself; at most 128 bytes of it are kept (a longer name is cut, so
     /// that a stored snapshot stays small).
     public static func named(_ name: String) -> NetworkKey {
-        NetworkKey(rawValue: "name:" + String(decoding: Array(name.utf8.prefix(128)), as: UTF8.self))
+        // Cut at a scalar's edge, so that the kept bytes stay valid UTF-8.
+        var bytes = 0
+        var end = name.unicodeScalars.startIndex
+        for index in name.unicodeScalars.indices {
+            let width = UTF8.width(name.unicodeScalars[index])
+            guard bytes + width <= 128 else { break }
+            bytes += width
+            end = name.unicodeScalars.index(after: index)
+        }
+        return NetworkKey(rawValue: "name:" + String(name.unicodeScalars[..<end]))
     }
 
     /// The network when the app says nothing: one key for every network.

@@ -86,6 +86,9 @@ struct HeartbeatLearnerTests {
         #expect(learner.interval(for: .wifi) == .seconds(45))
         #expect(learner.interval(for: .cellular) == .seconds(285))
         #expect(learner.interval(for: .named("office")) == .seconds(15))
+        // A network's name is kept to 128 bytes.
+        #expect(NetworkKey.named(String(repeating: "é", count: 100)).rawValue.utf8.count == "name:".count + 128)
+        #expect(NetworkKey.named("a" + String(repeating: "é", count: 100)).rawValue.utf8.count == "name:".count + 127)
     }
 
     @Test("a stable interval is probed higher again after the re-probe time, and finds a laxer NAT")
@@ -167,6 +170,12 @@ struct HeartbeatLearnerTests {
         #expect(error.kind == .corrupt)
         #expect(learner.records.isEmpty)
         #expect(learner.interval(for: .wifi) == parameters.start)
+
+        // A file over 1 MiB is not read: corrupt too.
+        try Data(repeating: 0x20, count: (1 << 20) + 1).write(to: URL(fileURLWithPath: path))
+        #expect(throws: HeartbeatStoreError(.corrupt, "\(path) is \((1 << 20) + 1) bytes, over \(1 << 20)")) {
+            try store.load()
+        }
 
         // Values out of the parameters' range are brought within them.
         let wild = HeartbeatSnapshot(networks: [

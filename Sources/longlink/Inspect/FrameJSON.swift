@@ -94,10 +94,12 @@ enum FrameJSON {
         case .ping(let ping):
             name = "ping"
             body.addUInt64("nonce", ping.nonce)
+            body.addNumber("heartbeatMs", ping.heartbeatMilliseconds)
         case .pong(let pong):
             name = "pong"
             body.addUInt64("nonce", pong.nonce)
             body.addNumber("loadPermille", pong.loadPermille)
+            body.addNumber("heartbeatMs", pong.heartbeatMilliseconds)
         case .goAway(let goAway):
             name = "goAway"
             body.addNumber("code", goAway.code.rawValue)
