@@ -87,6 +87,10 @@ public struct ServerStatistics: Sendable, Hashable {
     /// the reply went to the caller but was not stored for resends. Each is also logged.
     public var claimsLost: Int = 0
 
+    /// Session events dropped for a ``LongLinkServer/sessionEvents()`` reader that fell more than
+    /// ``ServerConfiguration/sessionEventBuffer`` behind.
+    public var sessionEventsDropped: Int = 0
+
     /// A zeroed snapshot.
     public init() {}
 }

@@ -107,6 +107,9 @@ extension ServerStatistics {
             MetricSample(
                 "longlink_server_claims_lost_total", .counter, claimsLost,
                 "Fleet requests whose de-duplication claim lapsed before the reply was stored."),
+            MetricSample(
+                "longlink_server_session_events_dropped_total", .counter, sessionEventsDropped,
+                "Session events dropped for a reader that fell behind."),
         ]
     }
 }
