@@ -3,45 +3,16 @@ import LongLinkWire
 
 @testable import LongLink
 
-/// Pushes: the machine's ledger decides and keeps the consumers; the script stands for their
-/// buffers and for the app taking from them.
+/// Pushes: the machine decides (it offers each push it takes to the consumers) and keeps the
+/// consumers; the script stands for their buffers and for the app taking from them.
 extension ClientScript {
-    mutating func handlePush(_ frame: Frame.Push) {
-        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
-        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch))) }
-        let received = machine.ledger.received(push, on: link?.generation ?? 0)
-        if received.delivery == .ackAgain {
-            check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
-        }
-        perform(received.actions)
-        switch received.delivery {
-        case .offer:
-            var accepted = 0
-            var refused = false
-            machine.ledger.consumers.matches(for: push).forEach { consumer in
-                if offer(push, to: consumer) { accepted += 1 } else { refused = true }
-            }
-            _ = machine.ledger.offered(push, accepted: accepted, refused: refused)
-        case .ackAgain, .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
-            break
-        }
-    }
-
-    /// As `PushSubscriber.offer`: into the buffer while it has room.
-    private func offer(_ push: Push, to consumer: Consumer) -> Bool {
-        guard consumer.buffer.count < consumer.limit else { return false }
-        consumer.buffer.append(push)
-        return true
-    }
-
     mutating func addConsumer(topic: String?, limit: Int) {
         guard machine.terminalError == nil, !(machine.shuttingDown && link == nil) else { return }
         nextConsumerID += 1
         let consumer = Consumer(limit: limit)
         let added = machine.ledger.consumerAdded(consumer, id: nextConsumerID, filter: TopicFilter(topic))
         for push in added.pushes {
-            let accepted = offer(push, to: consumer)
+            let accepted = consumer.offer(push, wakeLater: false).offered != .refused
             _ = machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
         }
         perform(added.actions)

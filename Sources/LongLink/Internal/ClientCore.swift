@@ -49,11 +49,8 @@ actor ClientCore {
         var sentSinceTick = false
         var probe: (any ScheduledWork)?
         var receivedSinceProbe = false
-        var ping: (nonce: UInt64, sentAt: ContinuousClock.Instant)?
         var endWaiter: CheckedContinuation<LinkWait, Never>?
         var wakeTimer: (any ScheduledWork)?
-        /// The load the server reported last (in `Welcome` or a `Pong`).
-        var loadPermille = 0
         var end: LinkEnd?
         /// A `GoAway` asking to reconnect that came while the supervisor was not waiting on this
         /// link: its next wait returns it, so that it moves rather than reconnects after the close.
@@ -190,6 +187,7 @@ actor ClientCore {
                 maxBatch: configuration.ackBatchSize),
             subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
             origin: configuration.clock.now)
+        self.machine.leaveAtLoadPermille = configuration.balancing.migration.leaveAtLoadPermille
         self.shared = Shared(configuration: configuration)
     }
 
@@ -205,6 +203,11 @@ actor ClientCore {
         loop.execute { self.assumeIsolated(body) }
     }
 
+    /// Performs what the machine decided, in order.
+    func run(_ actions: [Machine.Action]) {
+        for action in actions { run(action) }
+    }
+
     /// Performs what the machine decided: the one funnel from its decisions to the sockets.
     func run(_ action: Machine.Action) {
         switch action {
@@ -218,6 +221,24 @@ actor ClientCore {
             old.connection.close(.graceful)
         case .pushes(let action):
             perform(action)
+        case .send(let frame, let generation):
+            if let link = link(generation) { send(frame, on: link) }
+        case .resume(let entry, let result):
+            resume(entry.caller, of: entry.request, with: result)
+        case .completeShutdown:
+            completeShutdown()
+        case .writtenRequestEnded(let generation):
+            if let action = machine.writtenRequestEnded(on: generation) { run(action) }
+        case .welcomed(let generation, let welcome):
+            links[generation]?.welcome = welcome
+        case .close(let generation, let error):
+            link(generation)?.connection.close(.graceful, error: error)
+        case .tellGoingAway(let generation, let goAway):
+            link(generation)?.tellGoingAway(goAway)
+        case .wakeSupervisor(let generation, let wait):
+            link(generation)?.resumeEndWaiter(wait)
+        case .log(let level, let message):
+            log(level, message)
         }
     }
 

@@ -69,6 +69,7 @@ extension ClientStateMachine {
         let closed = links.closed(generation, error: error)
         ledger.linkClosed(generation)
         inFlightLimits[generation] = nil
+        pings[generation] = nil
         let loggedIn = closed?.loggedIn ?? false
         let settlement = book.linkEnded(
             generation, resendAllowed: closed?.resendAllowed ?? !links.isStopping, serverWindow: serverWindow,
@@ -107,6 +108,7 @@ extension ClientStateMachine {
         _ = links.closed(generation, error: error)
         ledger.linkClosed(generation)
         inFlightLimits[generation] = nil
+        pings[generation] = nil
     }
 
     /// A graceful shutdown begins: the requests not written yet, to fail now (written ones get the

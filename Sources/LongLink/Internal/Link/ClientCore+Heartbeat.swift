@@ -37,7 +37,7 @@ extension ClientCore {
 
     func sendPing(on link: Link) {
         let nonce = Self.randomNonce()
-        link.ping = (nonce, clock.now)
+        machine.pingSent(on: link.generation, nonce: nonce, at: clock.now)
         send(.ping(Frame.Ping(nonce: nonce)), on: link)
     }
 

@@ -56,67 +56,6 @@ extension ClientCore {
         run(machine.ledger.released(push))
     }
 
-    func handlePush(_ frame: Frame.Push, on link: Link) {
-        machine.stats.pushesReceived += 1
-        var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        if frame.compression != 0 {
-            switch inflated(frame.payload, compression: frame.compression, on: link) {
-            case .success(let payload): push.payload = payload
-            case .failure(let error):
-                push.payload = []
-                push.payloadError = error as? LongLinkError
-            }
-        }
-        if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
-        // A best-effort push has no seq to track: it goes to the consumers, if any, and is gone.
-        let consumers = machine.ledger.consumers.matches(for: push)
-        if !push.isReliable {
-            offer(push, to: consumers)
-            return
-        }
-        let received = machine.ledger.received(push, on: link.generation, wanted: !consumers.isEmpty)
-        run(received.actions)
-        switch received.delivery {
-        case .offer:
-            offer(push, to: consumers)
-        case .held:
-            break
-        case .ackAgain, .dropDuplicate:
-            // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
-            // or a consumer holds it.
-            machine.stats.duplicatePushesDropped += 1
-        case .dropDeferred:
-            machine.stats.reliablePushesDeferred += 1
-        case .dropUnwanted:
-            machine.stats.bestEffortPushesDropped += 1
-        }
-    }
-
-    /// Offers `push` to every consumer that wants its topic, and tells the ledger how that went.
-    private func offer(_ push: Push, to consumers: TopicIndex<PushSubscriber>.Matches) {
-        var accepted = 0
-        var refused = false
-        consumers.forEach { subscriber in
-            let (offered, wake) = subscriber.offer(push, wakeLater: true)
-            if wake { machine.consumersToWake.append(subscriber) }
-            switch offered {
-            case .accepted: accepted += 1
-            case .conflated:
-                accepted += 1
-                machine.stats.bestEffortPushesConflated += 1
-            case .refused: if !subscriber.isFinished { refused = true }
-            }
-        }
-        if !push.isReliable {
-            if accepted == 0 { machine.stats.bestEffortPushesDropped += 1 }
-        } else if accepted == 0 {
-            machine.stats.reliablePushesDeferred += 1
-        }
-        if machine.ledger.offered(push, accepted: accepted, refused: refused) {
-            log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
-        }
-    }
-
     /// Wakes the consumers that pushes of the read just handled were buffered for.
     func wakeConsumers() {
         guard !machine.consumersToWake.isEmpty else { return }
@@ -135,11 +74,6 @@ extension ClientCore {
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
     func requestSync() {
         run(machine.ledger.wantSync())
-    }
-
-    /// A `Pong` on the current link: it may end the wait for a redelivery.
-    func pushBarrierPassed(_ nonce: UInt64) {
-        run(machine.ledger.pongReceived(nonce))
     }
 
     /// Performs one decision of the ledger (through ``run(_:)``).
