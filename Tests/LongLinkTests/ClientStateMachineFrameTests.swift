@@ -217,7 +217,7 @@ extension [ClientStateMachine<Int, ClientStateMachineFrameTests.Buffer>.Action] 
     /// The error codes `generation` is closed with (nil: no error).
     func closes(_ generation: UInt64) -> [LongLinkError.Code?] {
         var codes: [LongLinkError.Code?] = []
-        for case .close(generation, let error) in self { codes.append(error?.code) }
+        for case .close(generation, _, let error) in self { codes.append(error?.code) }
         return codes
     }
 }

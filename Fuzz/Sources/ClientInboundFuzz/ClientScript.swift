@@ -110,7 +110,7 @@ struct ClientScript {
     private mutating func run(_ action: Machine.Action) {
         switch action {
         case .drainQueue(let generation): drain(generation)
-        case .closeDrained(let generation), .retire(let generation), .close(let generation, _):
+        case .closeDrained(let generation), .retire(let generation), .close(let generation, _, _):
             if link?.generation == generation { link?.closing = true }
         case .pushes(let action): perform([action])
         case .resume(let entry, _): resume(entry.caller)
@@ -124,7 +124,7 @@ struct ClientScript {
             _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        case .send, .wakeSupervisor, .log: break
+        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead: break
         }
     }
 
@@ -170,7 +170,9 @@ struct ClientScript {
     private mutating func tick(received: Bool, sent: Bool) {
         // As the core, whose ticks start with the link's Welcome.
         guard let link, !machine.links.awaitsWelcome(link.generation) else { return }
-        if machine.links.heartbeatTick(link.generation, received: received, sent: sent) == .declareDead { close() }
+        if received { machine.read(on: link.generation) }
+        if sent { machine.wrote(on: link.generation) }
+        run(machine.heartbeatTicked(link.generation, now: .now, interval: .seconds(1)))
     }
 
     private mutating func openGate(_ generation: UInt64) {

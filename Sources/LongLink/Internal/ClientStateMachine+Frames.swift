@@ -1,3 +1,4 @@
+internal import LongLinkTransport
 internal import LongLinkWire
 
 /// Each frame a link reads, decided here: the handshake's first frame, replies, pushes with their
@@ -90,7 +91,7 @@ extension ClientStateMachine where Consumer: PushConsumer {
         let status: StatusCode = code == .frameTooLarge ? .resourceExhausted : .invalidArgument
         guard links.closeRequested(generation) else { return actions }
         actions.append(.send(.goAway(Frame.GoAway(code: status, reason: reason, reconnect: true)), on: generation))
-        actions.append(.close(generation, error: LongLinkError(code: code, message: reason)))
+        actions.append(.close(generation, .graceful, error: LongLinkError(code: code, message: reason)))
         return actions
     }
 
@@ -103,8 +104,8 @@ extension ClientStateMachine where Consumer: PushConsumer {
         let received = receivedGoAway(generation, goAway)
         if received.tellSupervisor { actions.append(.tellGoingAway(generation, goAway)) }
         switch received.link {
-        case .failHandshakeAndClose(let error): actions.append(.close(generation, error: error))
-        case .close: actions.append(.close(generation, error: nil))
+        case .failHandshakeAndClose(let error): actions.append(.close(generation, .graceful, error: error))
+        case .close: actions.append(.close(generation, .graceful, error: nil))
         // Requests written before stay: the server answers them before it closes.
         case .waitForReplies, .none: break
         }

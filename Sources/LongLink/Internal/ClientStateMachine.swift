@@ -1,3 +1,4 @@
+internal import LongLinkTransport
 internal import LongLinkWire
 
 /// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
@@ -12,7 +13,7 @@ internal import LongLinkWire
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
 /// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
-/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads).
+/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (heartbeat and probe).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -38,9 +39,17 @@ struct ClientStateMachine<Caller, Consumer> {
         case writtenRequestEnded(UInt64)
         /// The handshake of this link completed with this `Welcome`: the core takes its settings.
         case welcomed(UInt64, Frame.Welcome)
-        /// Close this link's connection gracefully, with this error (the transport then reports
-        /// it closed, ``linkClosed(_:error:serverWindow:)``).
-        case close(UInt64, error: LongLinkError?)
+        /// Close this link's connection this way, with this error (the transport then reports it
+        /// closed, ``linkClosed(_:error:serverWindow:)``).
+        case close(UInt64, CloseMode, error: LongLinkError?)
+        /// Arm this timer to fire at this instant (replacing it if armed).
+        case schedule(ClientTimer, at: ContinuousClock.Instant)
+        /// Disarm this timer, if armed.
+        case cancel(ClientTimer)
+        /// Send a heartbeat `Ping` on this link (the core draws its nonce: ``pingSent(on:nonce:at:)``).
+        case sendPing(UInt64)
+        /// This link is dead, for this reason (the core logs it with the link's endpoint).
+        case linkDead(UInt64, String)
         /// The server of this link goes away and asks to be left: tell the supervisor now if it
         /// waits on the link, else on its next wait.
         case tellGoingAway(UInt64, Frame.GoAway)
@@ -85,6 +94,10 @@ struct ClientStateMachine<Caller, Consumer> {
     /// The load (per mille) a server reports at which the client leaves it, when it has somewhere
     /// else to go (``Balancing/Migration/leaveAtLoadPermille``).
     var leaveAtLoadPermille = Int.max
+    /// What each link read and wrote lately, for its heartbeat and probe (`+Liveness`).
+    var activity: [UInt64: LinkActivity] = [:]
+    /// When the grace period of a shutdown under way ends; nil otherwise.
+    var shutdownDeadline: ContinuousClock.Instant?
 
     /// A machine with these bounds; deadlines count from `origin`.
     init(

@@ -107,14 +107,7 @@ extension ClientCore {
                 return
             }
             link.endWaiter = continuation
-            if let wakeAt {
-                link.wakeTimer = clock.schedule(at: wakeAt, on: loop) { [self] in
-                    assumeIsolated { core in
-                        guard let link = core.link, link.generation == generation else { return }
-                        link.resumeEndWaiter(.reprobe)
-                    }
-                }
-            }
+            if let wakeAt { schedule(.supervisorWake(generation), at: wakeAt) }
         }
     }
 
@@ -150,8 +143,7 @@ extension ClientCore {
         guard let link = link(generation), let role = machine.links.role(of: generation) else { return }
         // A link of a session that ended, still closing: its pushes are the last user's.
         guard isCurrent(session: link.session) else { return }
-        link.receivedSinceTick = true
-        link.receivedSinceProbe = true
+        machine.read(on: generation)
         // The read's pushes reach waiting consumers in one wake each.
         defer { wakeConsumers() }
         let now = clock.now
@@ -183,8 +175,7 @@ extension ClientCore {
         guard let link = link(generation) else { return }
         let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
         let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
-        link.tick?.cancel()
-        link.probe?.cancel()
+        run(machine.stopLiveness(generation))
         let end = outcome.closed?.end ?? .closed(error)
         link.end = end
         if outcome.closed?.role != .current { links[generation] = nil }
@@ -194,7 +185,7 @@ extension ClientCore {
         let message = outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown
         fail(outcome.settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
         if outcome.closed?.role == .current {
-            link.resumeEndWaiter(.ended(end))
+            endWait(link, .ended(end))
         } else if let current = outcome.drain {
             run(.drainQueue(current))
         }

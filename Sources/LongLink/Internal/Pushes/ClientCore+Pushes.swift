@@ -86,15 +86,9 @@ extension ClientCore {
             }
             sendAcks(seqs, epoch: epoch, on: link)
         case .armAckTimer:
-            timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
-                assumeIsolated { core in
-                    core.timers.ack = nil
-                    core.run(core.machine.ledger.ackTimerFired())
-                }
-            }
+            schedule(.ack, at: clock.now.advanced(by: configuration.ackDelay))
         case .cancelAckTimer:
-            timers.ack?.cancel()
-            timers.ack = nil
+            cancelTimer(.ack)
         case .sync(let generation):
             guard let link = link(generation) else { return }
             resync(on: link)
@@ -134,7 +128,6 @@ extension ClientCore {
     /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
         for subscriber in machine.removeAllConsumers() { subscriber.finish(reason: reason) }
-        timers.ack?.cancel()
-        timers.ack = nil
+        cancelTimer(.ack)
     }
 }

@@ -158,16 +158,12 @@ extension ClientCore {
 
     /// Moves the one deadline timer to `at`, where the machine placed it.
     private func armDeadlineTimer(at: ContinuousClock.Instant) {
-        timers.deadline?.cancel()
-        timers.deadline = clock.schedule(at: at, on: loop) { [self] in
-            assumeIsolated { $0.deadlinesDue() }
-        }
+        schedule(.deadline, at: at)
     }
 
     /// The deadline timer fired: fails the requests whose deadline has passed, a slice at a time;
     /// with more due, the timer fires again at the loop's next turn.
     func deadlinesDue() {
-        timers.deadline = nil
         let now = clock.now
         let due = machine.deadlinesDue(at: now)
         for id in due { expire(id) }
