@@ -13,6 +13,7 @@ struct ClientStateMachineFrameTests {
         let limit: Int
         var pushes: [Push] = []
         var isFinished: Bool { false }
+        var isBelowHalf: Bool { pushes.count < limit / 2 }
 
         init(limit: Int) {
             self.limit = limit
@@ -219,5 +220,75 @@ extension [ClientStateMachine<Int, ClientStateMachineFrameTests.Buffer>.Action] 
         var codes: [LongLinkError.Code?] = []
         for case .close(generation, _, let error) in self { codes.append(error?.code) }
         return codes
+    }
+}
+
+/// A consumer's start and what it hands to the app, decided by the machine.
+@Suite("Client state machine: consumers", .sharedMachine)
+struct ClientStateMachineConsumerTests {
+    typealias Buffer = ClientStateMachineFrameTests.Buffer
+    typealias Machine = ClientStateMachineFrameTests.Machine
+
+    private func machine() -> Machine {
+        Machine(book: RequestBook(queueLimit: 16), ledger: PushLedger(holdLimit: 4, maxBatch: 1))
+    }
+
+    @Test func aConsumerOfAnEndedSessionOrAStoppedClientIsRefusedAndANewOneTakesWhatWasHeld() {
+        var machine = machine()
+        let generation = machine.links.newGeneration()
+        _ = machine.attach(generation)
+        _ = machine.receivedWelcome(generation, version: Frame.protocolVersion, maxInFlight: 0)
+        _ = machine.loginSucceeded(generation, loggedIn: true)
+        let held = Push(seq: 1, topic: "alerts", payload: [1], epoch: 2)
+        #expect(machine.ledger.received(held, on: generation).delivery == .held)
+        let old = machine.addConsumer(Buffer(limit: 4), id: 1, filter: .all, madeIn: 0, session: 1, hasLink: true)
+        guard case .endedSession = old else {
+            Issue.record("a consumer of an ended session was admitted: \(old)")
+            return
+        }
+        let buffer = Buffer(limit: 4)
+        guard case .added = machine.addConsumer(buffer, id: 2, filter: .all, madeIn: 1, session: 1, hasLink: true)
+        else {
+            Issue.record("refused")
+            return
+        }
+        #expect(buffer.pushes == [held] && machine.ledger.held.isEmpty)
+        // Handed to the app: acknowledged (a batch of one goes out at once) and counted.
+        let took = machine.consumerTook([held.key])
+        #expect(took.contains { if case .pushes(.ack(generation, 2, [1])) = $0 { true } else { false } })
+        #expect(machine.stats.pushesDelivered == 1)
+        _ = machine.beginShutdown()
+        let late = machine.addConsumer(Buffer(limit: 4), id: 3, filter: .all, madeIn: 1, session: 1, hasLink: false)
+        guard case .stopping = late else {
+            Issue.record("a consumer was admitted while shutting down without a link: \(late)")
+            return
+        }
+    }
+
+    @Test func deferringEndsOnlyOnceEveryConsumerIsBelowHalfFull() {
+        var machine = machine()
+        let generation = machine.links.newGeneration()
+        _ = machine.attach(generation)
+        _ = machine.receivedWelcome(generation, version: Frame.protocolVersion, maxInFlight: 0)
+        _ = machine.loginSucceeded(generation, loggedIn: true)
+        let small = Buffer(limit: 2)
+        let large = Buffer(limit: 4)
+        _ = machine.addConsumer(small, id: 1, filter: .all, madeIn: 0, session: 0, hasLink: true)
+        _ = machine.addConsumer(large, id: 2, filter: .all, madeIn: 0, session: 0, hasLink: true)
+        let inflation = PayloadInflation(negotiated: false, maxFrameBytes: 1 << 20, maxInflationRatio: 64)
+        for seq in 1...3 as ClosedRange<UInt64> {
+            _ = machine.received(
+                .push(Frame.Push(seq: seq, topic: "t", payload: [], epoch: 1)), on: generation, now: .now,
+                inflate: inflation)
+        }
+        #expect(machine.ledger.deferring)
+        // The large one handed one over and stays at half: still deferring.
+        large.pushes.removeFirst()
+        #expect(!machine.consumerTook([]).contains { if case .pushes(.sync) = $0 { true } else { false } })
+        #expect(machine.ledger.deferring)
+        small.pushes.removeAll()
+        large.pushes.removeAll()
+        #expect(machine.consumerTook([]).contains { if case .pushes(.sync) = $0 { true } else { false } })
+        #expect(!machine.ledger.deferring)
     }
 }

@@ -6,16 +6,14 @@ import LongLinkWire
 /// Pushes: the machine decides (it offers each push it takes to the consumers) and keeps the
 /// consumers; the script stands for their buffers and for the app taking from them.
 extension ClientScript {
+    /// As `ClientCore.addSubscriber`: the machine admits the consumer or refuses it.
     mutating func addConsumer(topic: String?, limit: Int) {
-        guard machine.terminalError == nil, !(machine.shuttingDown && link == nil) else { return }
-        nextConsumerID += 1
         let consumer = Consumer(limit: limit)
-        let added = machine.ledger.consumerAdded(consumer, id: nextConsumerID, filter: TopicFilter(topic))
-        for push in added.pushes {
-            let accepted = consumer.offer(push, wakeLater: false).offered != .refused
-            _ = machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
-        }
-        perform(added.actions)
+        let admission = machine.addConsumer(
+            consumer, id: nextConsumerID + 1, filter: TopicFilter(topic), madeIn: 0, session: 0, hasLink: link != nil)
+        guard case .added(let actions) = admission else { return }
+        nextConsumerID += 1
+        run(actions)
     }
 
     /// The consumer's app takes up to `count` pushes, and the core collects what it took.
@@ -30,11 +28,10 @@ extension ClientScript {
             takenByApp.insert(push.key)
             keys.append(push.key)
         }
-        let caughtUp = machine.ledger.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
         let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
-        let actions = machine.ledger.taken(keys, caughtUp: caughtUp)
+        let actions = machine.consumerTook(keys)
         forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch)))
-        perform(actions)
+        run(actions)
     }
 
     mutating func removeConsumer(_ id: UInt64?) {

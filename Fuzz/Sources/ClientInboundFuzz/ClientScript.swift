@@ -48,6 +48,7 @@ struct ClientScript {
         /// Reliable pushes this consumer handed to the app: never one twice.
         var delivered: Set<PushKey> = []
         var isFinished: Bool { false }
+        var isBelowHalf: Bool { buffer.count < limit / 2 }
 
         init(limit: Int) {
             self.limit = limit
@@ -103,7 +104,7 @@ struct ClientScript {
     }
 
     /// As `ClientCore.run`: what the machine decided, in order.
-    private mutating func run(_ actions: [Machine.Action]) {
+    mutating func run(_ actions: [Machine.Action]) {
         for action in actions { run(action) }
     }
 

@@ -25,22 +25,14 @@ extension ClientCore {
     /// Registers a consumer made in `session`; pushes held while nobody listened move to it. One
     /// made in a session that ended since ends at once with that end: it was the last user's.
     func addSubscriber(_ subscriber: PushSubscriber, session: UInt64) {
-        if !isCurrent(session: session) {
-            subscriber.finish(reason: endedSessionError)
-            return
+        let admission = machine.addConsumer(
+            subscriber, id: subscriber.id, filter: subscriber.filter, madeIn: session,
+            session: shared.session.load(ordering: .relaxed), hasLink: link != nil)
+        switch admission {
+        case .endedSession: subscriber.finish(reason: endedSessionError)
+        case .stopping: subscriber.finish(reason: stopReason)
+        case .added(let actions): run(actions)
         }
-        if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
-            subscriber.finish(reason: stopReason)
-            return
-        }
-        let added = machine.ledger.consumerAdded(subscriber, id: subscriber.id, filter: subscriber.filter)
-        for push in added.pushes {
-            let accepted = subscriber.offer(push) != .refused
-            if machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
-                log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
-            }
-        }
-        run(added.actions)
     }
 
     /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
@@ -65,10 +57,7 @@ extension ClientCore {
     }
 
     func collectTaken(from subscriber: PushSubscriber) {
-        let seqs = subscriber.drainTaken()
-        machine.stats.pushesDelivered += seqs.count
-        let caughtUp = machine.ledger.deferring && machine.ledger.consumers.byID.values.allSatisfy(\.value.isBelowHalf)
-        run(machine.ledger.taken(seqs, caughtUp: caughtUp))
+        run(machine.consumerTook(subscriber.drainTaken()))
     }
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).

@@ -7,6 +7,8 @@ protocol PushConsumer: AnyObject {
     func offer(_ push: Push, wakeLater: Bool) -> (offered: PushSubscriber.Offered, wake: Bool)
     /// The consumer ended: a refusal of it does not defer reliable pushes.
     var isFinished: Bool { get }
+    /// Its buffer is below half full (when every consumer's is, deferring reliable pushes ends).
+    var isBelowHalf: Bool { get }
 }
 
 extension PushSubscriber: PushConsumer {}
