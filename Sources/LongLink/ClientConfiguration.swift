@@ -1,3 +1,4 @@
+public import LongLinkCore
 public import LongLinkTransport
 internal import LongLinkWire
 
@@ -151,6 +152,14 @@ public struct ClientConfiguration: Sendable {
     /// `LogHandler` takes them (the logging guide shows a five-line adapter). Records never contain
     /// payloads or credentials. Called on the client's event loop: it must not block.
     public var logger: (@Sendable (LogRecord) -> Void)?
+    /// Where the client reports its metrics (``PrometheusMetrics``, or a bridge to swift-metrics);
+    /// `nil` (the default) reports none and costs nothing. Calls are timed and counted by method
+    /// and status as they end; the ``ClientStatistics`` figures are reported every
+    /// ``metricsInterval`` while ``LongLinkClient/run()`` runs, and on
+    /// ``LongLinkClient/reportMetrics()``.
+    public var metrics: (any MetricsSink)?
+    /// How often the ``ClientStatistics`` figures go to ``metrics``.
+    public var metricsInterval: Duration = .seconds(10)
 
     /// A configuration for the given servers.
     public init(endpoints: [Endpoint]) {
@@ -165,6 +174,7 @@ public struct ClientConfiguration: Sendable {
         if endpoints.isEmpty && endpointProvider == nil { throw fail("no endpoints and no endpoint provider") }
         if clientID.isEmpty || clientID.utf8.count > 128 { throw fail("clientID must be 1 to 128 bytes") }
         if defaultTimeout <= .zero { throw fail("defaultTimeout must be positive") }
+        if metricsInterval <= .zero { throw fail("metricsInterval must be positive") }
         if connectTimeout <= .zero { throw fail("connectTimeout must be positive") }
         if heartbeat < .milliseconds(10) { throw fail("heartbeat must be at least 10 ms") }
         if backoff.initial < .zero || backoff.maximum < backoff.initial || backoff.multiplier < 1 {

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 internal import LongLinkWire
 import Synchronization
@@ -27,6 +28,8 @@ public final class LongLinkClient: Sendable {
     let directory: EndpointDirectory
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
+    /// The calls' metrics and the statistics' reporter, with ``ClientConfiguration/metrics``.
+    let metrics: (calls: CallMetrics, reporter: MetricsReporter)?
     /// Identical calls in flight sharing one request (``RequestOptions/coalesces``).
     var coalescer: Coalescer { core.coalescer }
 
@@ -40,6 +43,9 @@ public final class LongLinkClient: Sendable {
         // restarted app with a stable client id unlikely to reuse an id the server remembers. Half
         // the range is left above it, so the counter never wraps.
         self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64.max / 2)))
+        self.metrics = configuration.metrics.map {
+            (CallMetrics(sink: $0, prefix: "longlink_client", side: "Client"), MetricsReporter(sink: $0))
+        }
     }
 
     // MARK: Requests
@@ -64,6 +70,27 @@ public final class LongLinkClient: Sendable {
     /// back, and the reply resumes it where it called.
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
+    ) async throws -> [UInt8] {
+        guard let calls = metrics?.calls else {
+            return try await unmeasuredRequest(method, payload: payload, options: options)
+        }
+        let measured = calls.method(method)
+        calls.started()
+        let start = ContinuousClock.now
+        do {
+            let reply = try await unmeasuredRequest(method, payload: payload, options: options)
+            calls.ended(measured, .ok, after: .now - start)
+            return reply
+        } catch {
+            calls.ended(measured, CallMetrics.status(of: error), after: .now - start)
+            throw error
+        }
+    }
+
+    /// ``request(_:payload:options:)`` without its metrics: through the cache and coalescing
+    /// layer, or straight to the wire.
+    nonisolated(nonsending) private func unmeasuredRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions
     ) async throws -> [UInt8] {
         guard options.cache == .networkOnly, !options.coalesces else {
             return try await cachedRequest(method, payload: payload, options: options)
@@ -313,6 +340,8 @@ public final class LongLinkClient: Sendable {
             throw error
         }
         let core = self.core
+        let reporting = startReportingMetrics()
+        defer { reporting?.cancel() }
         try await withTaskCancellationHandler {
             try await Supervisor(
                 core: core, configuration: configuration, directory: directory, makeRequestID: makeRequestID, tls: tls

@@ -109,6 +109,7 @@ public final class LongLinkServer: Sendable {
             return state.addressWaiters
         }
         for waiter in waiters { waiter.resume(returning: listener.localAddress) }
+        let metricsReporting = startReportingMetrics()
 
         await withTaskCancellationHandler {
             await waitForShutdownRequest()
@@ -121,6 +122,8 @@ public final class LongLinkServer: Sendable {
         } else {
             await drain()
         }
+        metricsReporting?.cancel()
+        reportMetrics()
         await core.shutdownStores()
     }
 

@@ -94,4 +94,9 @@ public struct Router: Sendable {
     func route(for method: String) -> Route? {
         routes[method]
     }
+
+    /// Replaces every route with what `transform` makes of it (wrapping it for metrics, say).
+    mutating func mapRoutes(_ transform: (_ method: String, _ route: Route) -> Route) {
+        for (method, route) in routes { routes[method] = transform(method, route) }
+    }
 }

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 internal import LongLinkWire
 import Synchronization
@@ -20,6 +21,8 @@ typealias DedupeWaiters = DedupeWindow<DedupeWaiter>.Waiters
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
+    /// Feeds ``statistics`` to ``ServerConfiguration/metrics``; nil without a sink.
+    let metricsReporter: MetricsReporter?
     /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
     /// through one interface.
     let pushes: any PushStore
@@ -60,7 +63,8 @@ final class ServerCore: Sendable {
         self.immediatePushes = stores.pushes as? any ImmediatePushStore
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
-        self.router = router
+        self.router = configuration.metrics.map { router.instrumented(with: $0) } ?? router
+        self.metricsReporter = configuration.metrics.map { MetricsReporter(sink: $0) }
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
@@ -108,7 +112,7 @@ final class ServerCore: Sendable {
         return UInt32((min(1, max(open, running, busy)) * 1000).rounded())
     }
 
-    private let loops: [EventLoop]
+    let loops: [EventLoop]
     private let gauge = Locked(LoadGauge())
 
     private func loopBusyShare() -> Double {
