@@ -31,7 +31,8 @@ struct CredentialRefreshTests {
             .milliseconds(Int64(token.split(separator: ":").last ?? "") ?? 0)
         }
 
-        init() async throws {
+        /// `holds`: refreshes that wait for the test, shared by several servers.
+        init(holds: Holds? = nil) async throws {
             let logins = self.logins
             let refreshes = self.refreshes
             var router = Router()
@@ -46,6 +47,7 @@ struct CredentialRefreshTests {
             router.registerCredentialRefresh("auth.refresh") { payload, _ in
                 let token = String(decoding: payload, as: UTF8.self)
                 if token.hasPrefix("slow") { try await Task.sleep(for: .seconds(10)) }
+                try await holds?.hold()
                 refreshes.append(token)
                 return Self.lifetime(token)
             }
@@ -61,6 +63,20 @@ struct CredentialRefreshTests {
         func stop() async throws {
             server.shutdown()
             try await task.value
+        }
+    }
+
+    /// Holds the first two refreshes (on whichever servers share it) until the test lets each go.
+    final class Holds: Sendable {
+        let count = Atomic<Int>(0)
+        let held = Mailbox<Int>()
+        let gates = [Mailbox<Void>(), Mailbox<Void>()]
+
+        func hold() async throws {
+            let n = count.add(1, ordering: .relaxed).newValue
+            guard n <= gates.count else { return }
+            held.put(n)
+            _ = try await gates[n - 1].next(within: .seconds(20), "the test to let refresh \(n) go")
         }
     }
 
@@ -170,6 +186,41 @@ struct CredentialRefreshTests {
         #expect(provider.calls.load(ordering: .relaxed) > 2, "refreshes were tried before the expiry")
         _ = await running.stop()
         try await server.stop()
+    }
+
+    /// The race of a refresh outstanding when the link changes: the first refresh waits on server A
+    /// while A says `GoAway` and the client moves to B and logs in there, and B's first refresh is
+    /// under way when A's ends. What A's refresh comes to belongs to the old link: B's chain goes
+    /// on alone, refreshing once per interval rather than twice.
+    @Test func aRefreshAnsweredAfterAMoveStartsNoSecondChain() async throws {
+        let holds = Holds()
+        let servers = [try await CredentialServer(holds: holds), try await CredentialServer(holds: holds)]
+        let provider = Provider(lifetime: .milliseconds(1_500))
+        var configuration = Self.configuration(
+            servers[0].endpoint, lead: .milliseconds(1_000), provider: provider.credential)
+        configuration.endpoints = servers.map(\.endpoint)
+        let running = RunningClient(configuration)
+        try await running.waitUntilConnected()
+        #expect(try await holds.held.next(within: .seconds(10), "the first refresh") == 1)
+        guard let first = servers.firstIndex(where: { $0.logins.count == 1 }) else {
+            Issue.record("no server saw the login")
+            return
+        }
+        let other = servers[1 - first]
+        servers[first].server.goAwayAll(reason: "draining", reconnect: true)
+        #expect(try await holds.held.next(within: .seconds(10), "the new link's first refresh") == 2)
+        #expect(other.logins.count == 1, "the second refresh is the new link's")
+        // The old link's refresh ended with its chain (cancelled when the new login took over);
+        // its handler finishes now, on a connection that is gone.
+        holds.gates[0].put(())
+        holds.gates[1].put(())
+        try await eventually("the new link's first refresh") { other.refreshes.count == 1 }
+        // One chain refreshes every 0.5 s (a 1.5 s credential, a 1 s lead): 2 s hold at most 5.
+        try await Task.sleep(for: .seconds(2))
+        #expect(other.refreshes.count <= 5, "\(other.refreshes.count) refreshes in 2 s: more than one chain")
+        #expect(other.refreshes.count >= 2, "the chain goes on")
+        _ = await running.stop()
+        for server in servers { try await server.stop() }
     }
 
     /// The provider hangs, then fails: each attempt ends at the timeout, the link stays, and the
