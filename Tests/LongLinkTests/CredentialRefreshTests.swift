@@ -31,8 +31,7 @@ struct CredentialRefreshTests {
             .milliseconds(Int64(token.split(separator: ":").last ?? "") ?? 0)
         }
 
-        /// `holds`: refreshes that wait for the test, shared by several servers.
-        init(holds: Holds? = nil) async throws {
+        init() async throws {
             let logins = self.logins
             let refreshes = self.refreshes
             var router = Router()
@@ -47,7 +46,6 @@ struct CredentialRefreshTests {
             router.registerCredentialRefresh("auth.refresh") { payload, _ in
                 let token = String(decoding: payload, as: UTF8.self)
                 if token.hasPrefix("slow") { try await Task.sleep(for: .seconds(10)) }
-                try await holds?.hold()
                 refreshes.append(token)
                 return Self.lifetime(token)
             }
@@ -66,7 +64,7 @@ struct CredentialRefreshTests {
         }
     }
 
-    /// Holds the first two refreshes (on whichever servers share it) until the test lets each go.
+    /// Holds two provider calls until the test lets each go.
     final class Holds: Sendable {
         let count = Atomic<Int>(0)
         let held = Mailbox<Int>()
@@ -95,14 +93,19 @@ struct CredentialRefreshTests {
             case fail
             case hang
             case slow
+            /// Wait for the test (``Holds``).
+            case hold
         }
         let calls = Atomic<Int>(0)
         let lifetime: Duration
         /// What the call numbered n (1 is the first login's) does; `.ok` when absent.
         let modes: @Sendable (Int) -> Mode
 
-        init(lifetime: Duration, modes: @escaping @Sendable (Int) -> Mode = { _ in .ok }) {
+        let holds: Holds?
+
+        init(lifetime: Duration, holds: Holds? = nil, modes: @escaping @Sendable (Int) -> Mode = { _ in .ok }) {
             self.lifetime = lifetime
+            self.holds = holds
             self.modes = modes
         }
 
@@ -113,6 +116,7 @@ struct CredentialRefreshTests {
             case .ok: break
             case .fail: throw LongLinkError(code: .unavailable, message: "the token service is down")
             case .hang: try await Task.sleep(for: .seconds(60))
+            case .hold: try await holds?.hold()
             case .slow: return Credential(token: "slow\(n):\(ms)", expiresAt: .now.advanced(by: lifetime))
             }
             return Credential(token: "t\(n):\(ms)", expiresAt: .now.advanced(by: lifetime))
@@ -188,37 +192,40 @@ struct CredentialRefreshTests {
         try await server.stop()
     }
 
-    /// The race of a refresh outstanding when the link changes: the first refresh waits on server A
-    /// while A says `GoAway` and the client moves to B and logs in there, and B's first refresh is
-    /// under way when A's ends. What A's refresh comes to belongs to the old link: B's chain goes
-    /// on alone, refreshing once per interval rather than twice.
-    @Test func aRefreshAnsweredAfterAMoveStartsNoSecondChain() async throws {
+    /// The race of a refresh outstanding when the link changes: the provider holds server A's
+    /// first refresh while A says `GoAway`, the client moves to B and logs in there, and B's
+    /// first refresh is held too; then A's refresh comes back (for a link that is gone) while B's
+    /// is under way. What it comes to belongs to the old link: B's chain goes on alone, refreshing
+    /// once per interval rather than twice.
+    @Test func aRefreshOutstandingWhenTheClientMovesStartsNoSecondChain() async throws {
         let holds = Holds()
-        let servers = [try await CredentialServer(holds: holds), try await CredentialServer(holds: holds)]
-        let provider = Provider(lifetime: .milliseconds(1_500))
+        let servers = [try await CredentialServer(), try await CredentialServer()]
+        // Calls: 1 the login on A, 2 A's refresh (held), 3 the login on B, 4 B's refresh (held).
+        let provider = Provider(lifetime: .milliseconds(1_500), holds: holds) { n in n == 2 || n == 4 ? .hold : .ok }
         var configuration = Self.configuration(
             servers[0].endpoint, lead: .milliseconds(1_000), provider: provider.credential)
         configuration.endpoints = servers.map(\.endpoint)
+        configuration.credentials?.timeout = .seconds(10)
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
-        #expect(try await holds.held.next(within: .seconds(10), "the first refresh") == 1)
+        #expect(try await holds.held.next(within: .seconds(10), "A's refresh") == 1)
         guard let first = servers.firstIndex(where: { $0.logins.count == 1 }) else {
             Issue.record("no server saw the login")
             return
         }
         let other = servers[1 - first]
         servers[first].server.goAwayAll(reason: "draining", reconnect: true)
-        #expect(try await holds.held.next(within: .seconds(10), "the new link's first refresh") == 2)
+        #expect(try await holds.held.next(within: .seconds(10), "B's refresh") == 2)
         #expect(other.logins.count == 1, "the second refresh is the new link's")
-        // The old link's refresh ended with its chain (cancelled when the new login took over);
-        // its handler finishes now, on a connection that is gone.
         holds.gates[0].put(())
+        try await Task.sleep(for: .milliseconds(200))
         holds.gates[1].put(())
         try await eventually("the new link's first refresh") { other.refreshes.count == 1 }
         // One chain refreshes every 0.5 s (a 1.5 s credential, a 1 s lead): 2 s hold at most 5.
         try await Task.sleep(for: .seconds(2))
         #expect(other.refreshes.count <= 5, "\(other.refreshes.count) refreshes in 2 s: more than one chain")
         #expect(other.refreshes.count >= 2, "the chain goes on")
+        #expect(servers[first].refreshes.count == 0, "A's refresh never reached a link")
         _ = await running.stop()
         for server in servers { try await server.stop() }
     }
