@@ -107,6 +107,9 @@ extension ServerStatistics {
             MetricSample(
                 "longlink_server_claims_lost_total", .counter, claimsLost,
                 "Fleet requests whose de-duplication claim lapsed before the reply was stored."),
+            MetricSample(
+                "longlink_server_credential_expiries_total", .counter, credentialExpiries,
+                "Sessions ended because their credential expired before a refresh renewed it."),
         ]
     }
 }
