@@ -77,7 +77,8 @@ struct SoakTests {
         #expect(report.relogins >= 1, "the app logged in again after the kick")
         #expect(report.credentials?.staleLogins == 0)
         #expect((report.credentials?.refreshes ?? 0) >= 2, "refreshed on the live link")
-        #expect((report.credentials?.logins ?? 0) >= 3, "the first login, the one after the kick, the one after the expiry")
+        #expect(
+            (report.credentials?.logins ?? 0) >= 3, "the first login, the one after the kick, the one after the expiry")
         #expect(report.leftPending == 0)
     }
 

@@ -78,7 +78,7 @@ final class SoakServers: Sendable {
         var proxies: [FaultProxy] = []
         do {
             for index in 0..<(configuration.fleet?.servers ?? 1) {
-                let makeRouter: @Sendable () -> Router = { 
+                let makeRouter: @Sendable () -> Router = {
                     router(server: index, workTime: workTime, state: state, credentials: credentials)
                 }
                 var memberConfiguration = serverConfiguration

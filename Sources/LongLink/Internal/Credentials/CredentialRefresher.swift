@@ -18,10 +18,11 @@ actor CredentialRefresher {
     private var timerToken: UInt64 = 0
     /// The refresh under way, cancelled when its link ends (at most one: see the schedule).
     private var task: Task<Void, Never>?
-    /// Refreshes sent and answered, for tests and logs.
-    private(set) var refreshes = 0
 
-    init(core: ClientCore, refresh: CredentialRefresh, clock: any LongLinkClock, makeRequestID: @escaping @Sendable () -> UInt64) {
+    init(
+        core: ClientCore, refresh: CredentialRefresh, clock: any LongLinkClock,
+        makeRequestID: @escaping @Sendable () -> UInt64
+    ) {
         self.core = core
         self.refresh = refresh
         self.clock = clock
@@ -54,7 +55,8 @@ actor CredentialRefresher {
             rearm()
             return
         }
-        perform(schedule.loggedIn(generation: generation, expiresAt: expiresAt, now: clock.now, random: .random(in: 0...1)))
+        perform(
+            schedule.loggedIn(generation: generation, expiresAt: expiresAt, now: clock.now, random: .random(in: 0...1)))
     }
 
     /// The current link ended (a reconnect's login starts the next chain), or the session did.
@@ -104,7 +106,6 @@ actor CredentialRefresher {
                 deadline: clock.now.advanced(by: refresh.timeout), idempotent: false, bypassesGate: true,
                 linkGeneration: generation)
             _ = try await core.perform(request)
-            refreshes += 1
             guard let expiresAt = credential.expiresAt else {
                 // The new credential does not expire: nothing more to refresh on this link.
                 if schedule.live?.generation == generation, schedule.live?.inFlight == attempt {
@@ -119,7 +120,8 @@ actor CredentialRefresher {
                     random: .random(in: 0...1)))
         } catch {
             perform(
-                schedule.refreshFailed(generation: generation, attempt: attempt, now: clock.now, random: .random(in: 0...1)))
+                schedule.refreshFailed(
+                    generation: generation, attempt: attempt, now: clock.now, random: .random(in: 0...1)))
         }
     }
 
@@ -149,7 +151,12 @@ actor CredentialRefresher {
         return try await withCheckedThrowingContinuation { continuation in
             outcome.withLock { $0 = continuation }
             let finish: @Sendable (Result<T, any Error>) -> Void = { result in
-                guard let continuation = outcome.withLock({ slot in defer { slot = nil }; return slot }) else { return }
+                let taken = outcome.withLock { slot in
+                    let continuation = slot
+                    slot = nil
+                    return continuation
+                }
+                guard let continuation = taken else { return }
                 let (task, timer) = work.withLock { $0 }
                 task?.cancel()
                 timer?.cancel()
@@ -157,7 +164,10 @@ actor CredentialRefresher {
             }
             let task = Task { finish(await Result { try await body() }) }
             let timer = clock.schedule(at: clock.now.advanced(by: timeout)) {
-                finish(.failure(LongLinkError(code: .deadlineExceeded, message: "the credential provider took longer than \(timeout)")))
+                finish(
+                    .failure(
+                        LongLinkError(
+                            code: .deadlineExceeded, message: "the credential provider took longer than \(timeout)")))
             }
             work.withLock { $0 = (task, timer) }
         }
