@@ -220,6 +220,17 @@ public final class LongLinkServer: Sendable {
         return connections.count
     }
 
+    /// When the credentials of `principal`'s sessions expire, by connection id (the id handlers see
+    /// in ``RequestContext/connectionID``); sessions whose handlers set no lifetime are left out
+    /// (see ``RequestContext/setCredentialLifetime(_:)``).
+    public func credentialExpiries(of principal: String) -> [UInt64: ContinuousClock.Instant] {
+        var expiries: [UInt64: ContinuousClock.Instant] = [:]
+        for connection in core.connections(of: principal) {
+            if let expiry = connection.credentialExpiry { expiries[connection.connection.id] = expiry }
+        }
+        return expiries
+    }
+
     /// Sends `GoAway` to every connection (for example before a restart) without stopping the server.
     public func goAwayAll(
         code: StatusCode = .unavailable, reason: String, reconnect: Bool = true, retryAfter: Duration = .zero

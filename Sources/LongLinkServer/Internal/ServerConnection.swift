@@ -71,6 +71,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var handshakeTimer: (any ScheduledWork)?
     private var heartbeatTimer: (any ScheduledWork)?
     private var drainTimer: (any ScheduledWork)?
+    /// Ends the session when its credential expires (see `ServerConnection+Credentials.swift`).
+    var expiryTimer: (any ScheduledWork)?
+    /// When the session's credential expires, shared with the handlers' threads.
+    let credentials = Mutex(CredentialState())
     private var partialFrame = PartialFrameWatch()
     private var partialFrameTimer: EventLoopTimer?
 
@@ -204,7 +208,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer, pushReads.retryTimer]
+        for timer in [
+            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer, pushReads.retryTimer, expiryTimer,
+        ]
             .compactMap({ $0 })
         {
             timer.cancel()
@@ -214,6 +220,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         handshakeTimer = nil
         heartbeatTimer = nil
         drainTimer = nil
+        expiryTimer = nil
         windowTimer = nil
         syncTimer = nil
         pushReads.retryTimer = nil
