@@ -59,6 +59,10 @@ public struct ClientConfiguration: Sendable {
     /// calls are made before any login, which a server does not de-duplicate: a call whose link
     /// drops after it was written is then resent only when idempotent.
     public var login: (@Sendable (LoginSession) async throws -> Void)?
+    /// Credentials with a lifetime: the app's provider, and the refresh on the live link before they
+    /// expire (see ``CredentialRefresh``). The login step takes its credential from
+    /// ``LoginSession/credential()``. Nil (the default): the client knows nothing of expiries.
+    public var credentials: CredentialRefresh?
     /// What ``LongLinkClient/run()`` does when a session ends for good (`GoAway` without reconnect,
     /// a rejected login, ``LongLinkClient/logout(reason:)``). False (the default): it stops and
     /// throws the reason. True: it stays, waiting for ``LongLinkClient/login(_:)`` to start the
@@ -189,6 +193,9 @@ public struct ClientConfiguration: Sendable {
         if backoff.initial < .zero || backoff.maximum < backoff.initial || backoff.multiplier < 1 {
             throw fail("backoff must satisfy 0 <= initial <= maximum and multiplier >= 1")
         }
+        if let credentials, credentials.method.isEmpty || credentials.lead < .zero || credentials.timeout <= .zero {
+            throw fail("credentials need a method, a lead of at least 0 and a positive timeout")
+        }
         if offlineQueueLimit < 1 { throw fail("offlineQueueLimit must be at least 1") }
         if offlineQueueBytes < 1 { throw fail("offlineQueueBytes must be at least 1") }
         if maxFrameBytes < 64 || maxFrameBytes > Self.maxFrameBytesLimit {
@@ -243,6 +250,23 @@ public struct Subscription: Sendable, Hashable {
     public init(method: String, payload: [UInt8] = []) {
         self.method = method
         self.payload = payload
+    }
+
+    /// A subscription made of a typed request: its method, and its payload encoded with `codec`
+    /// (use the codec the configuration names, ``ClientConfiguration/codec``; JSON by default).
+    ///
+    /// ```swift
+    /// configuration.subscriptions = [try Subscription(WatchQuotes(symbols: ["AAPL"]))]
+    /// ```
+    /// - Throws: ``LongLinkError/Code-swift.struct/invalidArgument`` when the request does not encode.
+    public init<Request: LongLinkRequest>(_ request: Request, codec: any PayloadCodec = JSONPayloadCodec()) throws {
+        do {
+            self.init(method: Request.method, payload: try request.encodePayload(with: codec))
+        } catch {
+            throw LongLinkError(
+                code: .invalidArgument, message: "subscription \(Request.method) does not encode",
+                underlying: error)
+        }
     }
 }
 

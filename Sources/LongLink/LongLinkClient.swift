@@ -58,7 +58,9 @@ public final class LongLinkClient: Sendable {
     ///
     /// Throws ``LongLinkError`` with the server's status when the reply is an error, with
     /// ``LongLinkError/Code-swift.struct/deadlineExceeded`` when the timeout passes (queueing and
-    /// reconnects included), ``LongLinkError/Code-swift.struct/resourceExhausted`` when the offline
+    /// reconnects included; a call made on a client whose ``run()`` was never called waits in the
+    /// offline queue, as one made just before `run()` must, and its deadline error then says the
+    /// client was never started), ``LongLinkError/Code-swift.struct/resourceExhausted`` when the offline
     /// queue is full, ``LongLinkError/Code-swift.struct/connectionLost`` when the link dropped after
     /// the request was written and it could not be resent safely,
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when the fleet server running it stopped
@@ -93,10 +95,20 @@ public final class LongLinkClient: Sendable {
         _ method: String, payload: [UInt8], options: RequestOptions
     ) async throws -> [UInt8] {
         let interceptors = configuration.interceptors
-        guard interceptors.isEmpty else {
-            return try await intercepted(ClientCall(method: method, payload: payload, options: options), interceptors)
+        do {
+            guard interceptors.isEmpty else {
+                return try await intercepted(
+                    ClientCall(method: method, payload: payload, options: options), interceptors)
+            }
+            return try await uninterceptedRequest(method, payload: payload, options: options)
+        } catch let error as LongLinkError where error.code == .deadlineExceeded && !started.load(ordering: .relaxed) {
+            // A call on a client nobody started waits in the offline queue for a link that never
+            // comes: its deadline is the first sign, so it names the cause.
+            throw LongLinkError(
+                code: .deadlineExceeded,
+                message: "\(error.message); the client was never started: call run() (or use withLongLinkClient)",
+                underlying: error)
         }
-        return try await uninterceptedRequest(method, payload: payload, options: options)
     }
 
     /// `call` through `interceptors`, then on its way.

@@ -108,7 +108,7 @@ enum ServeCommand: Subcommand {
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
-                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 5.00; 0 = none)."),
+                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 1.00; 0 = none)."),
             .flag("quiet", help: "Print only the 'listening on' line (and the 'metrics on' line)."),
             .value(
                 "metrics", "HOST:PORT",

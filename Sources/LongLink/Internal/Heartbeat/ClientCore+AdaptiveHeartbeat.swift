@@ -39,62 +39,32 @@ extension ClientCore {
         link.learnedInterval = link.heartbeat == proposed ? proposed : nil
     }
 
-    /// A heartbeat tick asked for a `Ping`. Adaptive: a `Ping` after a whole interval with no traffic
-    /// either way tests the NAT (its answer is an interval survived), and any heartbeat `Ping` must be
-    /// answered within the answer timeout, so that a long interval does not make a dead link take
-    /// two long intervals to notice.
-    func heartbeatPing(on link: Link) {
-        guard let parameters = configuration.heartbeatPolicy.adaptive else {
-            sendPing(on: link)
-            return
-        }
-        sendPing(on: link)
-        if link.quietTicks >= HeartbeatMonitor.ticksPerInterval, link.learnedInterval != nil {
-            link.idlePing = link.ping?.nonce
-        }
-        armAnswerTimer(on: link, parameters.answerTimeout, pingFirst: false)
+    /// A heartbeat tick ran on `link` (the `Ping` before it: `pingedBefore`). Adaptive: a `Ping` it
+    /// sent after a whole interval with no traffic either way tests the NAT, and its answer is an
+    /// interval survived (the machine made it a probe, answered within the answer timeout).
+    func heartbeatTicked(_ link: Link, pingedBefore: UInt64?) {
+        guard configuration.heartbeatPolicy.adaptive != nil, link.learnedInterval != nil,
+            let nonce = machine.pings[link.generation]?.nonce, nonce != pingedBefore,
+            machine.isIdle(link.generation)
+        else { return }
+        link.idlePing = nonce
     }
 
-    /// A request was written. Adaptive: with nothing received within the answer timeout the link
-    /// is pinged, and declared dead after one more, so that a request sent into a black hole is
-    /// noticed within two answer timeouts, not two long intervals (a slow handler on a live link
-    /// costs one `Ping`).
+    /// A request was written on `link`. Adaptive: it is watched for an answer
+    /// (``ClientStateMachine/requestWritten(on:now:timeout:)``).
     func requestWritten(on link: Link) {
-        guard let parameters = configuration.heartbeatPolicy.adaptive else { return }
-        guard link.probe == nil else {
-            link.requestDuringProbe = true
-            return
-        }
-        armAnswerTimer(on: link, parameters.answerTimeout, pingFirst: true)
+        guard let parameters = configuration.heartbeatPolicy.adaptive, link.generation == self.link?.generation
+        else { return }
+        run(machine.requestWritten(on: link.generation, now: clock.now, timeout: parameters.answerTimeout))
     }
 
-    /// Expects something received within `timeout`: otherwise the link is dead, or (`pingFirst`)
-    /// pinged and given one more timeout.
-    private func armAnswerTimer(on link: Link, _ timeout: Duration, pingFirst: Bool) {
-        guard link.probe == nil else { return }
-        link.receivedSinceProbe = false
-        let generation = link.generation
-        link.probe = clock.schedule(at: clock.now.advanced(by: timeout), on: loop) { [self] in
-            assumeIsolated { core in
-                guard let link = core.link, link.generation == generation else { return }
-                link.probe = nil
-                guard link.end == nil else { return }
-                guard !link.receivedSinceProbe else {
-                    // Something came, perhaps not for the request written meanwhile: watch again for it.
-                    if link.requestDuringProbe {
-                        link.requestDuringProbe = false
-                        core.armAnswerTimer(on: link, timeout, pingFirst: true)
-                    }
-                    return
-                }
-                if pingFirst {
-                    core.sendPing(on: link)
-                    core.armAnswerTimer(on: link, timeout, pingFirst: false)
-                } else {
-                    core.declareDead(link, "no answer to a heartbeat Ping within \(timeout)")
-                }
-            }
-        }
+    /// The answer watch after a request timed out on the link of `generation`.
+    func answerTimedOut(_ generation: UInt64) {
+        guard let parameters = configuration.heartbeatPolicy.adaptive, let link, link.generation == generation
+        else { return }
+        run(
+            machine.answerTimedOut(
+                generation, now: clock.now, timeout: parameters.answerTimeout, ended: link.end != nil))
     }
 
     /// Proposes `interval` on the live link (`Ping.heartbeat_ms`); it is in force once the `Pong` says so.
