@@ -160,6 +160,9 @@ public struct ClientConfiguration: Sendable {
     public var metrics: (any MetricsSink)?
     /// How often the ``ClientStatistics`` figures go to ``metrics``.
     public var metricsInterval: Duration = .seconds(10)
+    /// What runs around every call, in order: the first sees each call first (see
+    /// ``ClientInterceptor``).
+    public var interceptors: [any ClientInterceptor] = []
 
     /// A configuration for the given servers.
     public init(endpoints: [Endpoint]) {

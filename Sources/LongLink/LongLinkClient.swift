@@ -87,9 +87,32 @@ public final class LongLinkClient: Sendable {
         }
     }
 
-    /// ``request(_:payload:options:)`` without its metrics: through the cache and coalescing
-    /// layer, or straight to the wire.
+    /// ``request(_:payload:options:)`` without its metrics: through the interceptors, then the
+    /// cache and coalescing layer, or straight to the wire.
     nonisolated(nonsending) private func unmeasuredRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions
+    ) async throws -> [UInt8] {
+        let interceptors = configuration.interceptors
+        guard interceptors.isEmpty else {
+            return try await intercepted(ClientCall(method: method, payload: payload, options: options), interceptors)
+        }
+        return try await uninterceptedRequest(method, payload: payload, options: options)
+    }
+
+    /// `call` through `interceptors`, then on its way.
+    private func intercepted(_ call: ClientCall, _ interceptors: [any ClientInterceptor]) async throws -> [UInt8] {
+        var chain: @Sendable (ClientCall) async throws -> [UInt8] = { [self] call in
+            try await uninterceptedRequest(call.method, payload: call.payload, options: call.options)
+        }
+        for interceptor in interceptors.reversed() {
+            let next = chain
+            chain = { call in try await interceptor.intercept(call, next: next) }
+        }
+        return try await chain(call)
+    }
+
+    /// A call through the cache and coalescing layer, or straight to the wire.
+    nonisolated(nonsending) private func uninterceptedRequest(
         _ method: String, payload: [UInt8], options: RequestOptions
     ) async throws -> [UInt8] {
         guard options.cache == .networkOnly, !options.coalesces else {

@@ -124,6 +124,7 @@ public final class LongLinkServer: Sendable {
         }
         metricsReporting?.cancel()
         reportMetrics()
+        core.sessionEvents.finish()
         await core.shutdownStores()
     }
 

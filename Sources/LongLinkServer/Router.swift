@@ -20,6 +20,10 @@ public struct Router: Sendable {
 
     private var routes: [String: Route] = [:]
 
+    /// What runs around every handler, in order: the first sees each request first (see
+    /// ``ServerInterceptor``). Read when the server is made.
+    public var interceptors: [any ServerInterceptor] = []
+
     /// An empty router.
     public init() {}
 

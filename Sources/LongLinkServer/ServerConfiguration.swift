@@ -159,6 +159,9 @@ public struct ServerConfiguration: Sendable {
     /// and status as they end; the ``ServerStatistics`` figures are reported every
     /// ``metricsInterval`` and on ``LongLinkServer/reportMetrics()``.
     public var metrics: (any MetricsSink)? = nil
+    /// The most events each stream of ``LongLinkServer/sessionEvents()`` buffers for a reader
+    /// that is behind; past it the oldest are dropped (``ServerStatistics/sessionEventsDropped``).
+    public var sessionEventBuffer: Int = 10_000
     /// How often the ``ServerStatistics`` figures go to ``metrics``.
     public var metricsInterval: Duration = .seconds(10)
     /// Called once per connection when it has closed, with the id its requests carried
@@ -189,6 +192,7 @@ public struct ServerConfiguration: Sendable {
             LongLinkError(code: .invalidConfiguration, message: message)
         }
         if metricsInterval <= .zero { throw fail("metricsInterval must be positive") }
+        if sessionEventBuffer < 1 { throw fail("sessionEventBuffer must be at least 1") }
         if minimumHeartbeat <= .zero || minimumHeartbeat > maximumHeartbeat {
             throw fail("heartbeat bounds must satisfy 0 < minimum <= maximum")
         }

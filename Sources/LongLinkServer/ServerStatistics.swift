@@ -90,6 +90,10 @@ public struct ServerStatistics: Sendable, Hashable {
     /// before a refresh renewed it.
     public var credentialExpiries: Int = 0
 
+    /// Session events dropped for a ``LongLinkServer/sessionEvents()`` reader that fell more than
+    /// ``ServerConfiguration/sessionEventBuffer`` behind.
+    public var sessionEventsDropped: Int = 0
+
     /// A zeroed snapshot.
     public init() {}
 }

@@ -3,48 +3,17 @@ import LongLinkWire
 
 @testable import LongLink
 
-/// Pushes: the machine's ledger decides and keeps the consumers; the script stands for their
-/// buffers and for the app taking from them.
+/// Pushes: the machine decides (it offers each push it takes to the consumers) and keeps the
+/// consumers; the script stands for their buffers and for the app taking from them.
 extension ClientScript {
-    mutating func handlePush(_ frame: Frame.Push) {
-        let push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
-        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch))) }
-        let received = machine.ledger.received(push, on: link?.generation ?? 0)
-        if received.delivery == .ackAgain {
-            check(takenByApp.contains(push.key), "acking again \(push.key), which the app never took")
-        }
-        perform(received.actions)
-        switch received.delivery {
-        case .offer:
-            var accepted = 0
-            var refused = false
-            machine.ledger.consumers.matches(for: push).forEach { consumer in
-                if offer(push, to: consumer) { accepted += 1 } else { refused = true }
-            }
-            _ = machine.ledger.offered(push, accepted: accepted, refused: refused)
-        case .ackAgain, .held, .dropDuplicate, .dropDeferred, .dropUnwanted:
-            break
-        }
-    }
-
-    /// As `PushSubscriber.offer`: into the buffer while it has room.
-    private func offer(_ push: Push, to consumer: Consumer) -> Bool {
-        guard consumer.buffer.count < consumer.limit else { return false }
-        consumer.buffer.append(push)
-        return true
-    }
-
+    /// As `ClientCore.addSubscriber`: the machine admits the consumer or refuses it.
     mutating func addConsumer(topic: String?, limit: Int) {
-        guard machine.terminalError == nil, !(machine.shuttingDown && link == nil) else { return }
-        nextConsumerID += 1
         let consumer = Consumer(limit: limit)
-        let added = machine.ledger.consumerAdded(consumer, id: nextConsumerID, filter: TopicFilter(topic))
-        for push in added.pushes {
-            let accepted = offer(push, to: consumer)
-            _ = machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted)
-        }
-        perform(added.actions)
+        let admission = machine.addConsumer(
+            consumer, id: nextConsumerID + 1, filter: TopicFilter(topic), madeIn: 0, session: 0, hasLink: link != nil)
+        guard case .added(let actions) = admission else { return }
+        nextConsumerID += 1
+        run(actions)
     }
 
     /// The consumer's app takes up to `count` pushes, and the core collects what it took.
@@ -59,11 +28,10 @@ extension ClientScript {
             takenByApp.insert(push.key)
             keys.append(push.key)
         }
-        let caughtUp = machine.ledger.deferring && consumers.values.allSatisfy { $0.buffer.count < $0.limit / 2 }
         let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
-        let actions = machine.ledger.taken(keys, caughtUp: caughtUp)
+        let actions = machine.consumerTook(keys)
         forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch)))
-        perform(actions)
+        run(actions)
     }
 
     mutating func removeConsumer(_ id: UInt64?) {

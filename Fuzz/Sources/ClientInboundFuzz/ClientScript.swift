@@ -4,10 +4,10 @@ import LongLinkWire
 @testable import LongLink
 
 /// The script's events fed to the client's own machine, ``ClientStateMachine``, with each caller a
-/// number so that a caller resumed twice or never is seen. What the machine decides (where a
-/// request goes, what a request's or a link's end does, the shutdown, the acks) is its own; this
-/// only stands for the sockets, the callers and the consumers' buffers, and dispatches the frames
-/// as `ClientCore` does.
+/// number so that a caller resumed twice or never is seen. What the machine decides (each frame,
+/// where a request goes, what a request's or a link's end does, the shutdown, the acks) is its
+/// own; this only stands for the sockets, the callers and the consumers' buffers, and performs the
+/// machine's actions as `ClientCore.run(_:)` does.
 struct ClientScript {
     typealias Machine = ClientStateMachine<Int, Consumer>
 
@@ -28,6 +28,9 @@ struct ClientScript {
     /// Epochs whose de-duplicator ``PushLedger`` forgot (it keeps the last few): their repeats may
     /// be delivered again, as documented.
     var forgottenEpochs: Set<UInt64> = []
+    /// The last request written on each link, by id (ids count up in the order calls are made):
+    /// calls go out in the order they were made, a login call aside (it never waits in line).
+    var lastWritten: [UInt64: UInt64] = [:]
 
     /// The current link's socket, as the core's `Link` object knows it.
     struct Link {
@@ -39,14 +42,23 @@ struct ClientScript {
     }
 
     /// A consumer's buffer (the core's `PushSubscriber`), registered in the machine's ledger.
-    final class Consumer {
+    final class Consumer: PushConsumer {
         let limit: Int
         var buffer: [Push] = []
         /// Reliable pushes this consumer handed to the app: never one twice.
         var delivered: Set<PushKey> = []
+        var isFinished: Bool { false }
+        var isBelowHalf: Bool { buffer.count < limit / 2 }
 
         init(limit: Int) {
             self.limit = limit
+        }
+
+        /// As `PushSubscriber.offer`: into the buffer while it has room.
+        func offer(_ push: Push, wakeLater: Bool) -> (offered: PushSubscriber.Offered, wake: Bool) {
+            guard buffer.count < limit else { return (.refused, false) }
+            buffer.append(push)
+            return (.accepted, false)
         }
     }
 
@@ -91,12 +103,29 @@ struct ClientScript {
         for entry in entries { resume(entry.caller) }
     }
 
-    /// As `ClientCore.run`: what the machine decided.
+    /// As `ClientCore.run`: what the machine decided, in order.
+    mutating func run(_ actions: [Machine.Action]) {
+        for action in actions { run(action) }
+    }
+
     private mutating func run(_ action: Machine.Action) {
         switch action {
         case .drainQueue(let generation): drain(generation)
-        case .closeDrained, .retire: link?.closing = true
+        case .closeDrained(let generation), .retire(let generation), .close(let generation, _, _):
+            if link?.generation == generation { link?.closing = true }
         case .pushes(let action): perform([action])
+        case .resume(let entry, _): resume(entry.caller)
+        case .completeShutdown: completeShutdown()
+        case .writtenRequestEnded(let generation):
+            if let action = machine.writtenRequestEnded(on: generation) { run(action) }
+        case .welcomed(let generation, let welcome):
+            guard link?.generation == generation else { return }
+            link?.dedupeWindow = welcome.dedupeWindowMilliseconds > 0
+            link?.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
+            _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
+        case .tellGoingAway(_, let goAway):
+            _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
+        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead: break
         }
     }
 
@@ -115,47 +144,18 @@ struct ClientScript {
         link?.closing = true
     }
 
+    /// As `ClientCore.linkReceived`: one frame, decided by the machine.
     private mutating func received(_ result: Result<Frame, WireFormatError>) {
         // As the core: frames of a link still count while it closes, until the transport reports it closed.
         guard let current = link, machine.links.generation == current.generation else { return }
-        let frame: Frame
+        let epochsBefore = Set(machine.ledger.delivered.map(\.epoch))
+        defer { forgottenEpochs.formUnion(epochsBefore.subtracting(machine.ledger.delivered.map(\.epoch))) }
         switch result {
-        case .failure: return close()
-        case .success(let decoded): frame = decoded
-        }
-        if machine.links.awaitsWelcome(current.generation) { return receivedFirst(frame, on: current.generation) }
-        switch frame {
-        case .response(let response): handleResponse(response)
-        case .push(let push): handlePush(push)
-        case .goAway(let goAway): handleGoAway(goAway)
-        case .ping, .pong, .unrecognized: break
-        case .hello, .welcome, .request, .cancel, .ack, .sync: close()
-        }
-    }
-
-    private mutating func receivedFirst(_ frame: Frame, on generation: UInt64) {
-        switch frame {
-        case .welcome(let welcome):
-            switch machine.receivedWelcome(generation, version: welcome.version, maxInFlight: welcome.maxInFlight) {
-            case .violation: close()
-            case .none: break
-            case .completeHandshake:
-                link?.dedupeWindow = welcome.dedupeWindowMilliseconds > 0
-                link?.maxFrameBytes = ServerBounds.maxFrameBytes(offered: welcome.maxFrameBytes)
-                _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
-            }
-        case .goAway(let goAway): handleGoAway(goAway)
-        case .unrecognized: break
-        default: close()
-        }
-    }
-
-    private mutating func handleGoAway(_ goAway: Frame.GoAway) {
-        guard let generation = link?.generation else { return }
-        _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        switch machine.receivedGoAway(generation, goAway).link {
-        case .failHandshakeAndClose, .close: link?.closing = true
-        case .waitForReplies, .none: break
+        case .failure(let failure): run(machine.malformed(current.generation, failure))
+        case .success(let frame):
+            let inflation = PayloadInflation(
+                negotiated: false, maxFrameBytes: Frame.defaultMaxFrameBytes, maxInflationRatio: 64)
+            run(machine.received(frame, on: current.generation, now: .now, inflate: inflation).actions)
         }
     }
 
@@ -171,7 +171,9 @@ struct ClientScript {
     private mutating func tick(received: Bool, sent: Bool) {
         // As the core, whose ticks start with the link's Welcome.
         guard let link, !machine.links.awaitsWelcome(link.generation) else { return }
-        if machine.links.heartbeatTick(link.generation, received: received, sent: sent) == .declareDead { close() }
+        if received { machine.read(on: link.generation) }
+        if sent { machine.wrote(on: link.generation) }
+        run(machine.heartbeatTicked(link.generation, now: .now, interval: .seconds(1)))
     }
 
     private mutating func openGate(_ generation: UInt64) {
@@ -203,6 +205,11 @@ struct ClientScript {
     /// As `ClientCore.write`: a request larger than the server accepts fails instead.
     private mutating func write(_ request: PendingRequest, resent: Bool = false) {
         guard let link else { return }
+        if !request.bypassesGate {
+            let last = lastWritten[link.generation] ?? 0
+            check(request.id > last, "request \(request.id) written on link \(link.generation) after \(last), made later")
+            lastWritten[link.generation] = request.id
+        }
         if request.frame(at: .now, resent: resent).encodedSize > link.maxFrameBytes { finish(request.id) }
     }
 
@@ -214,24 +221,12 @@ struct ClientScript {
 
     /// As `ClientCore.finish`.
     private mutating func finish(_ id: UInt64) {
-        guard let entry = machine.remove(id) else { return }
-        resume(entry.caller)
-        if machine.shutdownIsIdle { completeShutdown() }
-        if case .written(let generation) = entry.stage, let action = machine.writtenRequestEnded(on: generation) {
-            run(action)
-        }
-    }
-
-    private mutating func handleResponse(_ response: Frame.Response) {
-        guard let id = UInt64(response.requestID), let entry = machine.book[id], case .written = entry.stage else {
-            return
-        }
-        finish(id)
+        run(machine.finish(id, .success([])) ?? [])
     }
 
     private mutating func giveUp(_ id: UInt64?, cancelled: Bool) {
         guard let id else { return }
-        finish(id)
+        run(cancelled ? machine.cancel(id) : machine.expire(id))
     }
 
     // MARK: Shutdown

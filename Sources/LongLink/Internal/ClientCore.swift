@@ -44,16 +44,8 @@ actor ClientCore {
         var heartbeat: Duration = .seconds(15)
         /// The largest frame the server accepts (its Welcome's `max_frame_bytes`, bounded).
         var maxFrameBytes = Frame.defaultMaxFrameBytes
-        var tick: (any ScheduledWork)?
-        var receivedSinceTick = false
-        var sentSinceTick = false
-        var probe: (any ScheduledWork)?
-        var receivedSinceProbe = false
-        var ping: (nonce: UInt64, sentAt: ContinuousClock.Instant)?
+        /// The supervisor, waiting for this link's end (its timer: ``ClientTimer/supervisorWake(_:)``).
         var endWaiter: CheckedContinuation<LinkWait, Never>?
-        var wakeTimer: (any ScheduledWork)?
-        /// The load the server reported last (in `Welcome` or a `Pong`).
-        var loadPermille = 0
         var end: LinkEnd?
         /// A `GoAway` asking to reconnect that came while the supervisor was not waiting on this
         /// link: its next wait returns it, so that it moves rather than reconnects after the close.
@@ -77,19 +69,9 @@ actor ClientCore {
             compresses = offeredCompression && PayloadCompressor.advertisesZlib(welcome.metadata)
         }
 
-        /// Tells the supervisor the server is going away: now if it waits, else on its next wait.
-        func tellGoingAway(_ goAway: Frame.GoAway) {
-            if endWaiter == nil {
-                goingAway = goAway
-            } else {
-                resumeEndWaiter(.goingAway(goAway))
-            }
-        }
-
-        /// Ends the supervisor's wait on this link, if it waits.
-        func resumeEndWaiter(_ wait: LinkWait) {
-            wakeTimer?.cancel()
-            wakeTimer = nil
+        /// Ends the supervisor's wait on this link, if it waits (its wake timer is the core's:
+        /// ``ClientCore/endWait(_:_:)``).
+        fileprivate func resumeEndWaiter(_ wait: LinkWait) {
             guard let waiter = endWaiter else { return }
             endWaiter = nil
             waiter.resume(returning: wait)
@@ -108,7 +90,9 @@ actor ClientCore {
 
     // MARK: Timers, the supervisor's view, pushes, observation
 
-    var timers = Timers()
+    /// Every timer armed, by id, each with the token its firing must match (a timer replaced or
+    /// cancelled as it fires is ignored).
+    var timers = TimerTable()
     /// The tasks and streams waiting on the core, each resumed once.
     var waiters = Waiters()
     nonisolated let shared: Shared
@@ -120,19 +104,10 @@ actor ClientCore {
     /// flight when a session ends).
     nonisolated var coalescer: Coalescer { shared.coalescer }
 
-    /// The core's scheduled work, each cancelled when its reason goes away.
-    struct Timers {
-        /// Only with ``DeadlineStrategy/deadlineHeap``: the one timer, where the machine places it
-        /// (``ClientStateMachine/trackDeadline(_:)``).
-        var deadline: (any ScheduledWork)?
-        var shutdown: (any ScheduledWork)?
-        /// When the grace period of a shutdown under way ends; nil otherwise.
-        var shutdownDeadline: ContinuousClock.Instant?
-        var retry: (any ScheduledWork)?
-        /// The ack batch's timer (``PushLedger/Action/armAckTimer``).
-        var ack: (any ScheduledWork)?
-        /// The subscriptions keeper's next retry (``SubscriptionBook/nextRetry``).
-        var subscriptionRetry: (any ScheduledWork)?
+    /// The core's scheduled work by ``ClientTimer``, each cancelled when its reason goes away.
+    struct TimerTable {
+        var armed: [ClientTimer: (work: any ScheduledWork, token: UInt64)] = [:]
+        var nextToken: UInt64 = 0
     }
 
     /// The tasks and streams waiting on the core; what they wait for, the machine decides.
@@ -190,6 +165,7 @@ actor ClientCore {
                 maxBatch: configuration.ackBatchSize),
             subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
             origin: configuration.clock.now)
+        self.machine.leaveAtLoadPermille = configuration.balancing.migration.leaveAtLoadPermille
         self.shared = Shared(configuration: configuration)
     }
 
@@ -205,6 +181,11 @@ actor ClientCore {
         loop.execute { self.assumeIsolated(body) }
     }
 
+    /// Performs what the machine decided, in order.
+    func run(_ actions: [Machine.Action]) {
+        for action in actions { run(action) }
+    }
+
     /// Performs what the machine decided: the one funnel from its decisions to the sockets.
     func run(_ action: Machine.Action) {
         switch action {
@@ -218,6 +199,81 @@ actor ClientCore {
             old.connection.close(.graceful)
         case .pushes(let action):
             perform(action)
+        case .send(let frame, let generation):
+            if let link = link(generation) { send(frame, on: link) }
+        case .resume(let entry, let result):
+            resume(entry.caller, of: entry.request, with: result)
+        case .completeShutdown:
+            completeShutdown()
+        case .writtenRequestEnded(let generation):
+            if let action = machine.writtenRequestEnded(on: generation) { run(action) }
+        case .welcomed(let generation, let welcome):
+            links[generation]?.welcome = welcome
+        case .close(let generation, let mode, let error):
+            link(generation)?.connection.close(mode, error: error)
+        case .tellGoingAway(let generation, let goAway):
+            if let link = link(generation) { tellGoingAway(link, goAway) }
+        case .wakeSupervisor(let generation, let wait):
+            if let link = link(generation) { endWait(link, wait) }
+        case .log(let level, let message):
+            log(level, message)
+        case .schedule(let timer, let instant):
+            schedule(timer, at: instant)
+        case .cancel(let timer):
+            cancelTimer(timer)
+        case .sendPing(let generation):
+            if let link = link(generation) { sendPing(on: link) }
+        case .linkDead(let generation, let reason):
+            log(.warning, "link to \(links[generation].map { "\($0.endpoint)" } ?? "?") is dead: \(reason)")
+        }
+    }
+
+    /// Arms `timer` to fire at `instant`, replacing it if armed.
+    func schedule(_ timer: ClientTimer, at instant: ContinuousClock.Instant) {
+        timers.armed[timer]?.work.cancel()
+        timers.nextToken += 1
+        let token = timers.nextToken
+        let work = clock.schedule(at: instant, on: loop) { [self] in
+            assumeIsolated { $0.fired(timer, token: token) }
+        }
+        timers.armed[timer] = (work, token)
+    }
+
+    /// Disarms `timer`, if armed.
+    func cancelTimer(_ timer: ClientTimer) {
+        timers.armed.removeValue(forKey: timer)?.work.cancel()
+    }
+
+    /// `timer` fired: what it was armed for happens, unless it was replaced or cancelled meanwhile.
+    private func fired(_ timer: ClientTimer, token: UInt64) {
+        guard timers.armed[timer]?.token == token else { return }
+        timers.armed[timer] = nil
+        switch timer {
+        case .tick(let generation): tick(generation)
+        case .probe(let generation): probeTimedOut(generation)
+        case .supervisorWake(let generation):
+            guard let link, link.generation == generation else { return }
+            endWait(link, .reprobe)
+        case .ack: run(machine.ledger.ackTimerFired())
+        case .deadline: deadlinesDue()
+        case .shutdown: completeShutdown()
+        case .retry: wakeRetry(.timer)
+        case .subscriptionRetry: nudgeSubscriptions()
+        }
+    }
+
+    /// Ends the supervisor's wait on `link`, if it waits, and its wake timer.
+    func endWait(_ link: Link, _ wait: LinkWait) {
+        cancelTimer(.supervisorWake(link.generation))
+        link.resumeEndWaiter(wait)
+    }
+
+    /// Tells the supervisor the server is going away: now if it waits, else on its next wait.
+    func tellGoingAway(_ link: Link, _ goAway: Frame.GoAway) {
+        if link.endWaiter == nil {
+            link.goingAway = goAway
+        } else {
+            endWait(link, .goingAway(goAway))
         }
     }
 
@@ -229,7 +285,7 @@ actor ClientCore {
     /// Appends one frame to the link's writes (flushed with the others of this loop pass).
     func send(_ frame: Frame, on link: Link) {
         link.connection.write(encoding: { frame.encodeDelimited(into: &$0) })
-        link.sentSinceTick = true
+        machine.wrote(on: link.generation)
     }
 
     /// The current link (also once it ended, until the next one).

@@ -7,7 +7,10 @@ extension ClientStateMachine {
     /// A new connection of `generation` is up, its `Hello` sent, as the current link.
     mutating func attach(_ generation: UInt64) -> LinkStateMachine.AttachAction {
         let action = links.attach(generation)
-        if case .awaitWelcome = action { ledger.linkAttached(generation) }
+        if case .awaitWelcome = action {
+            ledger.linkAttached(generation)
+            activity[generation] = LinkActivity()
+        }
         return action
     }
 
@@ -16,6 +19,7 @@ extension ClientStateMachine {
     /// start beside the current link.
     mutating func successorWelcomed(_ generation: UInt64, maxInFlight: UInt32) {
         ledger.linkAttached(generation)
+        activity[generation] = LinkActivity()
         welcomed(generation, maxInFlight: maxInFlight)
     }
 
@@ -69,6 +73,8 @@ extension ClientStateMachine {
         let closed = links.closed(generation, error: error)
         ledger.linkClosed(generation)
         inFlightLimits[generation] = nil
+        pings[generation] = nil
+        activity[generation] = nil
         let loggedIn = closed?.loggedIn ?? false
         let settlement = book.linkEnded(
             generation, resendAllowed: closed?.resendAllowed ?? !links.isStopping, serverWindow: serverWindow,
@@ -107,6 +113,8 @@ extension ClientStateMachine {
         _ = links.closed(generation, error: error)
         ledger.linkClosed(generation)
         inFlightLimits[generation] = nil
+        pings[generation] = nil
+        activity[generation] = nil
     }
 
     /// A graceful shutdown begins: the requests not written yet, to fail now (written ones get the

@@ -1,3 +1,5 @@
+internal import LongLinkWire
+
 /// Requests: the one route decision for a new request, the queue's drain, and what a request's end
 /// does to the link it was written on.
 extension ClientStateMachine {
@@ -71,6 +73,46 @@ extension ClientStateMachine {
     /// (``shutdownIsIdle``), then asks ``writtenRequestEnded(on:)`` what its link does.
     mutating func remove(_ id: UInt64) -> RequestBook<Caller>.Entry? {
         book.remove(id)
+    }
+
+    /// Takes request `id` off the books with `result` (answered, failed, timed out, cancelled): its
+    /// caller resumes, a shutdown that waited for it completes, and its link drains, closes or
+    /// retires (``writtenRequestEnded(on:)``). Nil when it ended already.
+    mutating func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) -> [Action]? {
+        guard let entry = book.remove(id) else { return nil }
+        var actions: [Action] = [.resume(entry, result)]
+        guard case .written(let generation) = entry.stage else {
+            if shutdownIsIdle { actions.append(.completeShutdown) }
+            return actions
+        }
+        if shutdownIsIdle {
+            // What the link does is asked after the shutdown completed, which changes the links.
+            actions += [.completeShutdown, .writtenRequestEnded(generation)]
+        } else if let action = writtenRequestEnded(on: generation) {
+            actions.append(action)
+        }
+        return actions
+    }
+
+    /// The caller of request `id` gave up: it fails, and the server is told when it has it.
+    mutating func cancel(_ id: UInt64) -> [Action] {
+        guard let entry = book[id] else { return [] }
+        stats.cancellations += 1
+        var actions: [Action] = []
+        if case .written(let generation) = entry.stage {
+            actions.append(.send(.cancel(Frame.Cancel(requestID: String(id))), on: generation))
+        }
+        return actions + (finish(id, .failure(CancellationError())) ?? [])
+    }
+
+    /// The deadline of request `id` passed: it fails, counted as a timeout, unless it ended already.
+    ///
+    /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
+    /// server's own timer ends the handler at the same moment.
+    mutating func expire(_ id: UInt64) -> [Action] {
+        guard let actions = finish(id, .failure(PendingRequest.timeoutError())) else { return [] }
+        stats.timeouts += 1
+        return actions
     }
 
     /// A request written on `generation` ended: the one decision between draining the queue on the

@@ -1,3 +1,4 @@
+internal import LongLinkTransport
 internal import LongLinkWire
 
 /// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
@@ -12,7 +13,7 @@ internal import LongLinkWire
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
 /// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
-/// `+Subscriptions` (the keeper's work).
+/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (heartbeat and probe).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -27,6 +28,35 @@ struct ClientStateMachine<Caller, Consumer> {
         case retire(UInt64)
         /// What the push ledger decided (acks, their timer, a `Sync`).
         case pushes(PushLedger<Consumer>.Action)
+        /// Write this frame on the link of this generation, if it has not ended.
+        case send(Frame, on: UInt64)
+        /// Resume the caller of this request, taken off the books, with its result (exactly once).
+        case resume(RequestBook<Caller>.Entry, Result<[UInt8], any Error>)
+        /// The shutdown waited for the last request, which just ended: it completes now.
+        case completeShutdown
+        /// A request written on this link ended while a shutdown completed: what its end does to
+        /// the link is asked only now (``writtenRequestEnded(on:)``), after the shutdown changed it.
+        case writtenRequestEnded(UInt64)
+        /// The handshake of this link completed with this `Welcome`: the core takes its settings.
+        case welcomed(UInt64, Frame.Welcome)
+        /// Close this link's connection this way, with this error (the transport then reports it
+        /// closed, ``linkClosed(_:error:serverWindow:)``).
+        case close(UInt64, CloseMode, error: LongLinkError?)
+        /// Arm this timer to fire at this instant (replacing it if armed).
+        case schedule(ClientTimer, at: ContinuousClock.Instant)
+        /// Disarm this timer, if armed.
+        case cancel(ClientTimer)
+        /// Send a heartbeat `Ping` on this link (the core draws its nonce: ``pingSent(on:nonce:at:)``).
+        case sendPing(UInt64)
+        /// This link is dead, for this reason (the core logs it with the link's endpoint).
+        case linkDead(UInt64, String)
+        /// The server of this link goes away and asks to be left: tell the supervisor now if it
+        /// waits on the link, else on its next wait.
+        case tellGoingAway(UInt64, Frame.GoAway)
+        /// End the supervisor's wait on this link, if it waits, with this.
+        case wakeSupervisor(UInt64, LinkWait)
+        /// Log this.
+        case log(LogRecord.Level, String)
     }
 
     /// The lifecycle of every link the client holds (`+Migration` for the successor and the
@@ -59,6 +89,15 @@ struct ClientStateMachine<Caller, Consumer> {
     /// The most requests written and unanswered at once on each welcomed link (its `Welcome`'s
     /// `max_in_flight`; absent: no limit).
     var inFlightLimits: [UInt64: Int] = [:]
+    /// The heartbeat's `Ping` awaiting its `Pong` on each link, to measure the round trip.
+    var pings: [UInt64: (nonce: UInt64, sentAt: ContinuousClock.Instant)] = [:]
+    /// The load (per mille) a server reports at which the client leaves it, when it has somewhere
+    /// else to go (``Balancing/Migration/leaveAtLoadPermille``).
+    var leaveAtLoadPermille = Int.max
+    /// What each link read and wrote lately, for its heartbeat and probe (`+Liveness`).
+    var activity: [UInt64: LinkActivity] = [:]
+    /// When the grace period of a shutdown under way ends; nil otherwise.
+    var shutdownDeadline: ContinuousClock.Instant?
 
     /// A machine with these bounds; deadlines count from `origin`.
     init(

@@ -108,6 +108,9 @@ extension ServerStatistics {
                 "longlink_server_claims_lost_total", .counter, claimsLost,
                 "Fleet requests whose de-duplication claim lapsed before the reply was stored."),
             MetricSample(
+                "longlink_server_session_events_dropped_total", .counter, sessionEventsDropped,
+                "Session events dropped for a reader that fell behind."),
+            MetricSample(
                 "longlink_server_credential_expiries_total", .counter, credentialExpiries,
                 "Sessions ended because their credential expired before a refresh renewed it."),
         ]

@@ -4,40 +4,27 @@ internal import LongLinkWire
 extension ClientCore {
     // MARK: Heartbeat and liveness
 
-    func scheduleTick(_ link: Link) {
+    /// The heartbeat's tick interval on `link`: a share of its heartbeat, longer in the background.
+    private func tickInterval(_ link: Link) -> Duration {
         let multiplier = machine.supervision.inBackground ? configuration.background.heartbeatMultiplier : 1
-        let interval = link.heartbeat * multiplier
-        let generation = link.generation
-        link.tick = clock.schedule(
-            at: clock.now.advanced(by: interval / HeartbeatMonitor.ticksPerInterval), on: loop
-        ) { [self] in
-            assumeIsolated { $0.tick(generation) }
-        }
+        return link.heartbeat * multiplier / HeartbeatMonitor.ticksPerInterval
     }
 
-    /// A heartbeat tick: the monitor decides between nothing, a Ping, and declaring the link dead.
+    /// The heartbeat of the current `link` starts.
+    func scheduleTick(_ link: Link) {
+        run(machine.startHeartbeat(link.generation, now: clock.now, interval: tickInterval(link)))
+    }
+
+    /// A heartbeat tick: the machine decides between nothing, a Ping, and declaring the link dead
+    /// (``ClientStateMachine/heartbeatTicked(_:now:interval:)``).
     func tick(_ generation: UInt64) {
         guard let link, link.generation == generation, link.end == nil else { return }
-        let action =
-            machine.links.heartbeatTick(generation, received: link.receivedSinceTick, sent: link.sentSinceTick)
-            ?? .none
-        link.receivedSinceTick = false
-        link.sentSinceTick = false
-        switch action {
-        case .declareDead:
-            declareDead(link, "nothing received for two heartbeat intervals")
-            return
-        case .sendPing:
-            sendPing(on: link)
-        case .none:
-            break
-        }
-        scheduleTick(link)
+        run(machine.heartbeatTicked(generation, now: clock.now, interval: tickInterval(link)))
     }
 
     func sendPing(on link: Link) {
         let nonce = Self.randomNonce()
-        link.ping = (nonce, clock.now)
+        machine.pingSent(on: link.generation, nonce: nonce, at: clock.now)
         send(.ping(Frame.Ping(nonce: nonce)), on: link)
     }
 
@@ -47,28 +34,17 @@ extension ClientCore {
         UInt64.random(in: 1...UInt64.max)
     }
 
-    func declareDead(_ link: Link, _ reason: String) {
-        machine.stats.deadLinks += 1
-        log(.warning, "link to \(link.endpoint) is dead: \(reason)")
-        close(link, .immediately, error: LongLinkError(code: .connectionLost, message: reason))
+    /// Pings now and replaces the link if nothing comes back within the probe timeout
+    /// (``ClientStateMachine/probeLiveness(_:now:timeout:)``).
+    func probeLiveness() {
+        guard let link, link.end == nil else { return }
+        run(machine.probeLiveness(link.generation, now: clock.now, timeout: configuration.livenessProbeTimeout))
     }
 
-    /// Pings now and replaces the link if nothing comes back within the probe timeout.
-    func probeLiveness() {
-        guard let link, machine.links.isEstablished(link.generation), link.end == nil, link.probe == nil else { return }
-        link.receivedSinceProbe = false
-        sendPing(on: link)
-        let generation = link.generation
-        link.probe = clock.schedule(at: clock.now.advanced(by: configuration.livenessProbeTimeout), on: loop) {
-            [self] in
-            assumeIsolated { core in
-                guard let link = core.link, link.generation == generation else { return }
-                link.probe = nil
-                if !link.receivedSinceProbe, link.end == nil {
-                    core.declareDead(link, "no answer to a liveness probe")
-                }
-            }
-        }
+    /// The liveness probe's timeout passed on the link of `generation`.
+    func probeTimedOut(_ generation: UInt64) {
+        guard let link, link.generation == generation else { return }
+        run(machine.probeTimedOut(generation, ended: link.end != nil))
     }
 
     // MARK: App lifecycle and network
@@ -77,7 +53,7 @@ extension ClientCore {
         machine.supervision.changes.network += 1
         pendingWakeOrResume(.networkChanged)
         // Connected: the supervisor asks the provider again and re-probes.
-        link?.resumeEndWaiter(.reprobe)
+        if let link { endWait(link, .reprobe) }
         probeLiveness()
     }
 
@@ -106,9 +82,7 @@ extension ClientCore {
             }
             waiters.retry = continuation
             if let delay {
-                timers.retry = clock.schedule(at: clock.now.advanced(by: delay), on: loop) { [self] in
-                    assumeIsolated { $0.wakeRetry(.timer) }
-                }
+                schedule(.retry, at: clock.now.advanced(by: delay))
             }
         }
     }
@@ -122,8 +96,7 @@ extension ClientCore {
     }
 
     func wakeRetry(_ wake: RetryWake) {
-        timers.retry?.cancel()
-        timers.retry = nil
+        cancelTimer(.retry)
         guard let waiter = waiters.retry else { return }
         waiters.retry = nil
         waiter.resume(returning: wake)
@@ -151,7 +124,7 @@ extension ClientCore {
     func endpointsChanged() {
         machine.supervision.changes.list += 1
         if let link, link.end == nil {
-            link.resumeEndWaiter(.reprobe)
+            endWait(link, .reprobe)
         } else {
             pendingWakeOrResume(.networkChanged)
         }

@@ -24,8 +24,9 @@ extension ClientCore {
             throw error
         }
         let welcome = handOver.welcome
-        link.loadPermille = Int(welcome.loadPermille)
-        guard handleFirstFrame(.welcome(welcome), on: link) else {
+        let handled = machine.received(.welcome(welcome), on: generation, now: clock.now, inflate: inflater(for: link))
+        run(handled.actions)
+        guard handled.keepReading else {
             throw link.end?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
@@ -106,26 +107,13 @@ extension ClientCore {
                 return
             }
             link.endWaiter = continuation
-            if let wakeAt {
-                link.wakeTimer = clock.schedule(at: wakeAt, on: loop) { [self] in
-                    assumeIsolated { core in
-                        guard let link = core.link, link.generation == generation else { return }
-                        link.resumeEndWaiter(.reprobe)
-                    }
-                }
-            }
+            if let wakeAt { schedule(.supervisorWake(generation), at: wakeAt) }
         }
-    }
-
-    /// A load report from the server of `link`; a current link at the leaving load wakes the supervisor.
-    func reportedLoad(_ permille: Int, on link: Link) {
-        link.loadPermille = permille
-        if link === self.link, leavesAt(permille) { link.resumeEndWaiter(.overloaded(permille)) }
     }
 
     /// Whether the client leaves a server reporting this load (only with somewhere else to go).
     func leavesAt(_ permille: Int) -> Bool {
-        machine.supervision.hasAlternatives && permille >= configuration.balancing.migration.leaveAtLoadPermille
+        machine.leavesAt(permille)
     }
 
     /// Closes a link (from the supervisor, after a failed login for example).
@@ -147,103 +135,37 @@ extension ClientCore {
         drainQueue(on: link)
     }
 
-    /// Handles the frames of one read, in order.
+    /// Handles the frames of one read, in order: the machine decides each
+    /// (``ClientStateMachine/received(_:on:now:inflate:)``), then its actions run before the next.
     /// One method for every link: what differs by ``LinkStateMachine/Role`` (a `Pong` measures and
-    /// reports load only on the current link, a `GoAway` drains or leaves) the machine and the
-    /// handlers decide.
+    /// reports load only on the current link, a `GoAway` drains or leaves) the machine decides.
     func linkReceived(_ generation: UInt64, _ frames: [Frame]) {
         guard let link = link(generation), let role = machine.links.role(of: generation) else { return }
         // A link of a session that ended, still closing: its pushes are the last user's.
         guard isCurrent(session: link.session) else { return }
-        link.receivedSinceTick = true
-        link.receivedSinceProbe = true
+        machine.read(on: generation)
         // The read's pushes reach waiting consumers in one wake each.
         defer { wakeConsumers() }
+        let now = clock.now
+        let inflate = inflater(for: link)
         for frame in frames {
             guard link.end == nil, machine.links.role(of: generation) == role else { return }
-            if machine.links.awaitsWelcome(generation) {
-                guard handleFirstFrame(frame, on: link) else { return }
-                continue
-            }
-            switch frame {
-            case .response(let response): handleResponse(response, on: link)
-            case .push(let push): handlePush(push, on: link)
-            case .ping(let ping): send(.pong(Frame.Pong(nonce: ping.nonce)), on: link)
-            case .pong(let pong):
-                guard role == .current else { continue }
-                if let ping = link.ping, ping.nonce == pong.nonce {
-                    machine.stats.lastRoundTrip = clock.now - ping.sentAt
-                    link.ping = nil
-                }
-                reportedLoad(Int(pong.loadPermille), on: link)
-                pushBarrierPassed(pong.nonce)
-            case .goAway(let goAway): handleGoAway(goAway, on: link)
-            case .unrecognized: break
-            case .hello, .welcome, .request, .cancel, .ack, .sync:
-                violate(link, "the server sent a frame only a client sends")
-                return
-            }
-        }
-    }
-
-    /// Hello was sent; the first frame must be Welcome or GoAway. False when the link is done.
-    private func handleFirstFrame(_ frame: Frame, on link: Link) -> Bool {
-        switch frame {
-        case .welcome(let welcome):
-            switch machine.receivedWelcome(link.generation, version: welcome.version, maxInFlight: welcome.maxInFlight)
+            if case .push(let push) = frame, configuration.responseCache.pushesInvalidate,
+                !machine.links.awaitsWelcome(generation)
             {
-            case .violation(let reason):
-                violate(link, reason)
-                return false
-            case .none:
-                return false
-            case .completeHandshake:
-                link.welcome = welcome
-                return true
+                // Before any consumer can take it, so that what the push changed is not read stale.
+                responseCache.invalidate(topic: push.topic)
             }
-        case .goAway(let goAway):
-            handleGoAway(goAway, on: link)
-            return false
-        case .unrecognized:
-            return true
-        default:
-            violate(link, "the first frame from the server was not Welcome")
-            return false
+            let handled = machine.received(frame, on: generation, now: now, inflate: inflate)
+            run(handled.actions)
+            guard handled.keepReading else { return }
         }
     }
 
+    /// The transport could not decode what the link read: the server broke the protocol.
     func linkViolated(_ generation: UInt64, _ failure: WireFormatError) {
-        guard let link = link(generation) else { return }
-        if case .frameTooLarge = failure.kind {
-            violate(link, "frame too large: \(failure)", code: .frameTooLarge)
-        } else {
-            violate(link, "malformed frame: \(failure)")
-        }
-    }
-
-    private func violate(_ link: Link, _ reason: String, code: LongLinkError.Code = .protocolViolation) {
-        log(.warning, "protocol violation by the server: \(reason)")
-        let status: StatusCode = code == .frameTooLarge ? .resourceExhausted : .invalidArgument
-        guard machine.links.closeRequested(link.generation) else { return }
-        send(.goAway(Frame.GoAway(code: status, reason: reason, reconnect: true)), on: link)
-        link.connection.close(.graceful, error: LongLinkError(code: code, message: reason))
-    }
-
-    private func handleGoAway(_ goAway: Frame.GoAway, on link: Link) {
-        log(.info, "server sent GoAway (\(goAway.code), reconnect: \(goAway.reconnect)): \(goAway.reason)")
-        // With somewhere else to go, the supervisor moves now (told before any close below, so that
-        // it moves rather than reconnects), while this link drains.
-        let received = machine.receivedGoAway(link.generation, goAway)
-        if received.tellSupervisor { link.tellGoingAway(goAway) }
-        switch received.link {
-        case .failHandshakeAndClose(let error):
-            link.connection.close(.graceful, error: error)
-        case .close:
-            link.connection.close(.graceful)
-        case .waitForReplies, .none:
-            // Requests written before stay: the server answers them before it closes.
-            break
-        }
+        guard link(generation) != nil else { return }
+        run(machine.malformed(generation, failure))
     }
 
     /// One method for every link that closes: its written requests are resent on the current link
@@ -253,8 +175,7 @@ extension ClientCore {
         guard let link = link(generation) else { return }
         let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
         let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
-        link.tick?.cancel()
-        link.probe?.cancel()
+        run(machine.stopLiveness(generation))
         let end = outcome.closed?.end ?? .closed(error)
         link.end = end
         if outcome.closed?.role != .current { links[generation] = nil }
@@ -264,7 +185,7 @@ extension ClientCore {
         let message = outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown
         fail(outcome.settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
         if outcome.closed?.role == .current {
-            link.resumeEndWaiter(.ended(end))
+            endWait(link, .ended(end))
         } else if let current = outcome.drain {
             run(.drainQueue(current))
         }

@@ -56,10 +56,9 @@ extension ClientCore {
             return false
         }
         if let retired, let old = link(retired) {
-            old.tick?.cancel()
-            old.probe?.cancel()
+            run(machine.stopLiveness(retired))
             // The supervisor waits on the current link from now on.
-            old.resumeEndWaiter(.ended(.migrated))
+            endWait(old, .ended(.migrated))
         }
         // The old current link may have ended already (a server that said GoAway and closed).
         links = links.filter { $0.value.end == nil }

@@ -25,22 +25,14 @@ extension ClientCore {
     /// Registers a consumer made in `session`; pushes held while nobody listened move to it. One
     /// made in a session that ended since ends at once with that end: it was the last user's.
     func addSubscriber(_ subscriber: PushSubscriber, session: UInt64) {
-        if !isCurrent(session: session) {
-            subscriber.finish(reason: endedSessionError)
-            return
+        let admission = machine.addConsumer(
+            subscriber, id: subscriber.id, filter: subscriber.filter, madeIn: session,
+            session: shared.session.load(ordering: .relaxed), hasLink: link != nil)
+        switch admission {
+        case .endedSession: subscriber.finish(reason: endedSessionError)
+        case .stopping: subscriber.finish(reason: stopReason)
+        case .added(let actions): run(actions)
         }
-        if machine.terminalError != nil || (machine.shuttingDown && link == nil) || subscriber.isFinished {
-            subscriber.finish(reason: stopReason)
-            return
-        }
-        let added = machine.ledger.consumerAdded(subscriber, id: subscriber.id, filter: subscriber.filter)
-        for push in added.pushes {
-            let accepted = subscriber.offer(push) != .refused
-            if machine.ledger.offered(push, accepted: accepted ? 1 : 0, refused: !accepted) {
-                log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
-            }
-        }
-        run(added.actions)
     }
 
     /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
@@ -56,67 +48,6 @@ extension ClientCore {
         run(machine.ledger.released(push))
     }
 
-    func handlePush(_ frame: Frame.Push, on link: Link) {
-        machine.stats.pushesReceived += 1
-        var push = Push(seq: frame.seq, topic: frame.topic, payload: frame.payload, epoch: frame.epoch)
-        if frame.compression != 0 {
-            switch inflated(frame.payload, compression: frame.compression, on: link) {
-            case .success(let payload): push.payload = payload
-            case .failure(let error):
-                push.payload = []
-                push.payloadError = error as? LongLinkError
-            }
-        }
-        if configuration.responseCache.pushesInvalidate { responseCache.invalidate(topic: push.topic) }
-        // A best-effort push has no seq to track: it goes to the consumers, if any, and is gone.
-        let consumers = machine.ledger.consumers.matches(for: push)
-        if !push.isReliable {
-            offer(push, to: consumers)
-            return
-        }
-        let received = machine.ledger.received(push, on: link.generation, wanted: !consumers.isEmpty)
-        run(received.actions)
-        switch received.delivery {
-        case .offer:
-            offer(push, to: consumers)
-        case .held:
-            break
-        case .ackAgain, .dropDuplicate:
-            // A redelivery: the app has it (the earlier Ack was lost and it is acknowledged again),
-            // or a consumer holds it.
-            machine.stats.duplicatePushesDropped += 1
-        case .dropDeferred:
-            machine.stats.reliablePushesDeferred += 1
-        case .dropUnwanted:
-            machine.stats.bestEffortPushesDropped += 1
-        }
-    }
-
-    /// Offers `push` to every consumer that wants its topic, and tells the ledger how that went.
-    private func offer(_ push: Push, to consumers: TopicIndex<PushSubscriber>.Matches) {
-        var accepted = 0
-        var refused = false
-        consumers.forEach { subscriber in
-            let (offered, wake) = subscriber.offer(push, wakeLater: true)
-            if wake { machine.consumersToWake.append(subscriber) }
-            switch offered {
-            case .accepted: accepted += 1
-            case .conflated:
-                accepted += 1
-                machine.stats.bestEffortPushesConflated += 1
-            case .refused: if !subscriber.isFinished { refused = true }
-            }
-        }
-        if !push.isReliable {
-            if accepted == 0 { machine.stats.bestEffortPushesDropped += 1 }
-        } else if accepted == 0 {
-            machine.stats.reliablePushesDeferred += 1
-        }
-        if machine.ledger.offered(push, accepted: accepted, refused: refused) {
-            log(.warning, "push consumer behind: deferring reliable pushes until it catches up")
-        }
-    }
-
     /// Wakes the consumers that pushes of the read just handled were buffered for.
     func wakeConsumers() {
         guard !machine.consumersToWake.isEmpty else { return }
@@ -126,20 +57,12 @@ extension ClientCore {
     }
 
     func collectTaken(from subscriber: PushSubscriber) {
-        let seqs = subscriber.drainTaken()
-        machine.stats.pushesDelivered += seqs.count
-        let caughtUp = machine.ledger.deferring && machine.ledger.consumers.byID.values.allSatisfy(\.value.isBelowHalf)
-        run(machine.ledger.taken(seqs, caughtUp: caughtUp))
+        run(machine.consumerTook(subscriber.drainTaken()))
     }
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
     func requestSync() {
         run(machine.ledger.wantSync())
-    }
-
-    /// A `Pong` on the current link: it may end the wait for a redelivery.
-    func pushBarrierPassed(_ nonce: UInt64) {
-        run(machine.ledger.pongReceived(nonce))
     }
 
     /// Performs one decision of the ledger (through ``run(_:)``).
@@ -152,15 +75,9 @@ extension ClientCore {
             }
             sendAcks(seqs, epoch: epoch, on: link)
         case .armAckTimer:
-            timers.ack = clock.schedule(at: clock.now.advanced(by: configuration.ackDelay), on: loop) { [self] in
-                assumeIsolated { core in
-                    core.timers.ack = nil
-                    core.run(core.machine.ledger.ackTimerFired())
-                }
-            }
+            schedule(.ack, at: clock.now.advanced(by: configuration.ackDelay))
         case .cancelAckTimer:
-            timers.ack?.cancel()
-            timers.ack = nil
+            cancelTimer(.ack)
         case .sync(let generation):
             guard let link = link(generation) else { return }
             resync(on: link)
@@ -200,7 +117,6 @@ extension ClientCore {
     /// and starts the ledger again as new (see ``PushLedger/removeAll()``).
     func finishConsumers(_ reason: LongLinkError) {
         for subscriber in machine.removeAllConsumers() { subscriber.finish(reason: reason) }
-        timers.ack?.cancel()
-        timers.ack = nil
+        cancelTimer(.ack)
     }
 }

@@ -99,15 +99,12 @@ extension ClientCore {
     }
 
     /// Takes the request off the books and resumes its caller; false if it ended already. What its
-    /// end lets happen (the shutdown completes, its link drains, closes or retires), the machine says.
+    /// end lets happen (the shutdown completes, its link drains, closes or retires), the machine says
+    /// (``ClientStateMachine/finish(_:_:)``).
     @discardableResult
     func finish(_ id: UInt64, _ result: Result<[UInt8], any Error>) -> Bool {
-        guard let entry = machine.remove(id) else { return false }
-        resume(entry.caller, of: entry.request, with: result)
-        if machine.shutdownIsIdle { completeShutdown() }
-        if case .written(let generation) = entry.stage, let action = machine.writtenRequestEnded(on: generation) {
-            run(action)
-        }
+        guard let actions = machine.finish(id, result) else { return false }
+        run(actions)
         return true
     }
 
@@ -116,22 +113,14 @@ extension ClientCore {
         for entry in entries { resume(entry.caller, of: entry.request, with: .failure(error)) }
     }
 
-    /// The deadline passed: fail the request.
-    ///
-    /// No `Cancel` goes out: the request carried its remaining budget in `timeout_ms`, so the
-    /// server's own timer ends the handler at the same moment.
+    /// The deadline passed: fail the request (``ClientStateMachine/expire(_:)``).
     func expire(_ id: UInt64) {
-        if finish(id, .failure(PendingRequest.timeoutError())) { machine.stats.timeouts += 1 }
+        run(machine.expire(id))
     }
 
     /// The caller gave up: fail the request and tell the server if it has it.
     func cancel(_ id: UInt64) {
-        guard let entry = machine.book[id] else { return }
-        machine.stats.cancellations += 1
-        if case .written(let generation) = entry.stage, let link = link(generation) {
-            send(.cancel(Frame.Cancel(requestID: String(id))), on: link)
-        }
-        finish(id, .failure(CancellationError()))
+        run(machine.cancel(id))
     }
 
     /// Writes the request, or fails it at once when its frame is larger than the server accepts
@@ -148,23 +137,6 @@ extension ClientCore {
         }
         send(frame, on: link)
         machine.stats.requestsSent += 1
-    }
-
-    func handleResponse(_ response: Frame.Response, on link: Link) {
-        guard let id = Frame.requestNumber(fromID: response.requestID), let entry = machine.book[id],
-            case .written = entry.stage
-        else {
-            machine.stats.unknownReplies += 1
-            return
-        }
-        machine.stats.repliesReceived += 1
-        if let status = response.status, status.code != .ok {
-            // The server gave up on the budget sent in timeout_ms: a timeout like the client's own.
-            if status.code == .deadlineExceeded { machine.stats.timeouts += 1 }
-            finish(id, .failure(LongLinkError(status: status)))
-        } else {
-            finish(id, inflated(response.payload, compression: response.compression, on: link))
-        }
     }
 
     /// Sends the queue in order (the gate just opened, a reply made room, or the server read what
@@ -186,16 +158,12 @@ extension ClientCore {
 
     /// Moves the one deadline timer to `at`, where the machine placed it.
     private func armDeadlineTimer(at: ContinuousClock.Instant) {
-        timers.deadline?.cancel()
-        timers.deadline = clock.schedule(at: at, on: loop) { [self] in
-            assumeIsolated { $0.deadlinesDue() }
-        }
+        schedule(.deadline, at: at)
     }
 
     /// The deadline timer fired: fails the requests whose deadline has passed, a slice at a time;
     /// with more due, the timer fires again at the loop's next turn.
     func deadlinesDue() {
-        timers.deadline = nil
         let now = clock.now
         let due = machine.deadlinesDue(at: now)
         for id in due { expire(id) }

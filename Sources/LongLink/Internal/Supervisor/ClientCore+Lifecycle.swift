@@ -58,20 +58,16 @@ extension ClientCore {
             if machine.supervision.pendingWake == nil { machine.supervision.pendingWake = .shutdown }
             endLoginWaits()
         } else {
-            guard let current = timers.shutdownDeadline, deadline < current else { return }
-            timers.shutdown?.cancel()
+            guard let current = machine.shutdownDeadline, deadline < current else { return }
         }
-        timers.shutdownDeadline = deadline
-        timers.shutdown = clock.schedule(at: deadline, on: loop) { [self] in
-            assumeIsolated { $0.completeShutdown() }
-        }
+        machine.shutdownDeadline = deadline
+        schedule(.shutdown, at: deadline)
         if machine.shutdownIsIdle { completeShutdown() }
     }
 
     func completeShutdown() {
-        timers.shutdown?.cancel()
-        timers.shutdown = nil
-        timers.shutdownDeadline = nil
+        cancelTimer(.shutdown)
+        machine.shutdownDeadline = nil
         let completion = machine.completeShutdown()
         fail(completion.failed, with: LongLinkError(code: .shutdown, message: "the client shut down"))
         switch completion.close {
@@ -84,7 +80,7 @@ extension ClientCore {
         case .close:
             link?.connection.close(.graceful)
         case .none:
-            link?.resumeEndWaiter(.ended(.shutdown))
+            if let link { endWait(link, .ended(.shutdown)) }
         }
         closeSideLinks()
         wakeRetry(.shutdown)

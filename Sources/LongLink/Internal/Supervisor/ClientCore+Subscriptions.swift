@@ -150,8 +150,7 @@ extension ClientCore {
     /// Hands the keeper what is due now, or arms a timer for the next retry.
     func nudgeSubscriptions() {
         guard let keeper = waiters.subscriptionKeeper else { return }
-        timers.subscriptionRetry?.cancel()
-        timers.subscriptionRetry = nil
+        cancelTimer(.subscriptionRetry)
         if waiters.keeperStopped {
             waiters.subscriptionKeeper = nil
             keeper.resume(returning: nil)
@@ -162,9 +161,7 @@ extension ClientCore {
             waiters.subscriptionKeeper = nil
             keeper.resume(returning: work)
         case .retry(let at):
-            timers.subscriptionRetry = clock.schedule(at: at, on: loop) { [self] in
-                assumeIsolated { $0.nudgeSubscriptions() }
-            }
+            schedule(.subscriptionRetry, at: at)
         case .nothing:
             break
         }
@@ -189,8 +186,7 @@ extension ClientCore {
     /// configuration, replayed for every principal, with no retry state of the last session.
     func endRunTimeSubscriptions(_ error: LongLinkError) {
         machine.subscriptionLeaves = []
-        timers.subscriptionRetry?.cancel()
-        timers.subscriptionRetry = nil
+        cancelTimer(.subscriptionRetry)
         machine.subscriptions.endSession()
         let sinks = waiters.subscriptionSinks
         waiters.subscriptionSinks = [:]
