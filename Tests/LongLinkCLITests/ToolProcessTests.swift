@@ -44,6 +44,7 @@ struct ToolUsageTests {
         ["demo", "--duration", "1s"],
         ["soak", "--duration", "2s"],
         ["soak", "--memory-growth", "-1"],
+        ["soak", "--credential-lifetime", "100ms"],
         ["request", "echo"],  // --endpoint is required
         ["request", "--endpoint", "127.0.0.1:7000"],  // so is METHOD
         ["request", "--endpoint", "localhost", "echo"],

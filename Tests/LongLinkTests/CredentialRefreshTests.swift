@@ -174,6 +174,16 @@ struct CredentialRefreshTests {
                 firstExpiry.set(credential.expiresAt)
                 return credential
             })
+        let states = running.client.connectionStates
+        let sawExpiry = Task {
+            for await state in states
+            where state.phase == .waitingToReconnect && state.error?.code == .unauthenticated
+                && state.error?.message == "credential expired"
+            {
+                return true
+            }
+            return false
+        }
         try await running.waitUntilConnected()
         var sent = 0
         let deadline = ContinuousClock.now.advanced(by: .seconds(20))
@@ -188,7 +198,9 @@ struct CredentialRefreshTests {
         #expect(Set(logins).count == logins.count, "every login presented a new credential")
         #expect(server.refreshes.count == 0, "every refresh failed")
         #expect(provider.calls.load(ordering: .relaxed) > 2, "refreshes were tried before the expiry")
+        // The states end with run(): a task that found none returns then.
         _ = await running.stop()
+        #expect(await sawExpiry.value, "the app sees why the link ended")
         try await server.stop()
     }
 

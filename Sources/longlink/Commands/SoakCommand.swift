@@ -15,7 +15,11 @@ enum SoakCommand: Subcommand {
             Runs an in-process server behind the fault proxy and a client that sends a request every
             100 ms while the server emits a reliable push every 50 ms. Faults cycle for the whole run
             (cuts, resets, black holes, one-byte writes, latency, a server restart, GoAway, refused
-            connections, a NAT that forgets idle mappings); the last seconds are quiet. Prints a summary and exits 1 when a request hung
+            connections, a NAT that forgets idle mappings, a kick for good as "logged in elsewhere"
+            after which the client logs in again through its credential provider, and a credential
+            that expires: the client's credentials live 6 s and are refreshed on the live link, and
+            for the expiry the provider refuses until the credential has expired, so that the client
+            logs in again with a new one); the last seconds are quiet. Prints a summary and exits 1 when a request hung
             or ran twice, or a push was lost, duplicated or reordered.
             With --fleet N, N servers share reliable pushes and the de-dup window in a redis-server
             the soak starts on a free port (the redis-server package); each sits behind its own
@@ -54,6 +58,10 @@ enum SoakCommand: Subcommand {
                 "data-dir", "PATH",
                 help: "Soak a 'serve --data-dir PATH' child process, killed with SIGKILL and restarted."),
             .value("memory-growth", "MIB", help: "The most RSS growth from minute 5 to the end, in MiB (default 16)."),
+            .value(
+                "credential-lifetime", "DURATION",
+                help: "How long each credential lives (default 6s; at least 1s); refreshed halfway through."),
+            .flag("no-credentials", help: "No credentials: neither the kick for good nor the expiry."),
             .flag("no-faults", help: "Run without injecting faults."),
             .flag("quiet", help: "Print only the summary."),
         ]
@@ -70,6 +78,11 @@ enum SoakCommand: Subcommand {
             configuration.requestTimeout = timeout
         }
         configuration.injectsFaults = !arguments.flag("no-faults")
+        if let lifetime = try arguments.duration("credential-lifetime") {
+            guard lifetime >= .seconds(1) else { throw UsageError("--credential-lifetime must be at least 1s") }
+            configuration.credentialLifetime = lifetime
+        }
+        if arguments.flag("no-credentials") { configuration.credentialLifetime = nil }
         if let mebibytes = try arguments.integer("memory-growth", in: 0...1_048_576) {
             configuration.memoryGrowthAfterBaselineLimit = mebibytes << 20
         }

@@ -20,8 +20,10 @@ enum SoakEvent: Sendable {
 /// The field's own acceptance test, made rigorous: one task sends a request every 100 ms, another
 /// consumes reliable pushes the server emits every 50 ms, and a third injects faults for the whole
 /// run: cuts, resets, black holes longer than the heartbeat, one-byte writes, latency spikes, a
-/// server restart, `GoAway(reconnect: true)`, a window of refused connections and a NAT that forgets
-/// idle mappings. The report says
+/// server restart, `GoAway(reconnect: true)`, a window of refused connections, a NAT that forgets
+/// idle mappings and, with ``SoakConfiguration/credentialLifetime``, a kick for good ("logged in
+/// elsewhere": the app logs in again through its credential provider) and a credential expiry
+/// (the client logs in again with a new credential; none presents an expired one). The report says
 /// whether anything hung, was lost, duplicated or executed twice.
 ///
 /// With one server, its restart is graceful (`GoAway`, in-flight replies sent): request

@@ -65,6 +65,11 @@ struct Supervisor {
                             code: .goAway,
                             message: "the server closed the session for good (\(goAway.code)): \(goAway.reason)"))
                 case .goAway(let goAway):
+                    // A credential that expired (see Protocol.md): the state says why; the next
+                    // login asks the provider for a new one.
+                    if goAway.code == .unauthenticated {
+                        endError = LongLinkError(code: .unauthenticated, message: goAway.reason)
+                    }
                     // Draining or restarting: come back after its retry-after, elsewhere if we can.
                     let aside = await directory.setAside(endpoint, after: goAway)
                     // Plus jitter up to the first backoff step, so that a draining server's clients do not
