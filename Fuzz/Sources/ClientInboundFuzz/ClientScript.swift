@@ -125,7 +125,7 @@ struct ClientScript {
             _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead: break
+        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness: break
         }
     }
 

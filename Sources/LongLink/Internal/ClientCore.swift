@@ -223,6 +223,10 @@ actor ClientCore {
             cancelTimer(timer)
         case .sendPing(let generation):
             if let link = link(generation) { sendPing(on: link) }
+        case .wakeRetry(let wake):
+            wakeRetry(wake)
+        case .probeLiveness:
+            probeLiveness()
         case .linkDead(let generation, let reason):
             log(.warning, "link to \(links[generation].map { "\($0.endpoint)" } ?? "?") is dead: \(reason)")
         }

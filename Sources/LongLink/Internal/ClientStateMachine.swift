@@ -13,7 +13,10 @@ internal import LongLinkWire
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
 /// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
-/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (heartbeat and probe).
+/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (the
+/// heartbeat and the probe), `+Consumers` (a consumer's start and what it hands over),
+/// `+Supervision` (the app's lifecycle and network events). The core's timers are asked for by id
+/// (``ClientTimer``).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -50,6 +53,10 @@ struct ClientStateMachine<Caller, Consumer> {
         case sendPing(UInt64)
         /// This link is dead, for this reason (the core logs it with the link's endpoint).
         case linkDead(UInt64, String)
+        /// End the supervisor's wait before reconnecting, with this.
+        case wakeRetry(RetryWake)
+        /// Probe the current link's liveness (``probeLiveness(_:now:timeout:)``).
+        case probeLiveness
         /// The server of this link goes away and asks to be left: tell the supervisor now if it
         /// waits on the link, else on its next wait.
         case tellGoingAway(UInt64, Frame.GoAway)

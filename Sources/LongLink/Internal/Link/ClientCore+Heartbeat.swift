@@ -49,21 +49,14 @@ extension ClientCore {
 
     // MARK: App lifecycle and network
 
+    /// The machine decides (``ClientStateMachine/networkChanged(retryWaiting:)``).
     func networkDidChange() {
-        machine.supervision.changes.network += 1
-        pendingWakeOrResume(.networkChanged)
-        // Connected: the supervisor asks the provider again and re-probes.
-        if let link { endWait(link, .reprobe) }
-        probeLiveness()
+        run(machine.networkChanged(retryWaiting: waiters.retry != nil))
     }
 
+    /// The machine decides (``ClientStateMachine/setBackground(_:retryWaiting:)``).
     func setBackground(_ background: Bool) {
-        guard machine.supervision.inBackground != background else { return }
-        machine.supervision.inBackground = background
-        if !background {
-            pendingWakeOrResume(.networkChanged)
-            probeLiveness()
-        }
+        run(machine.setBackground(background, retryWaiting: waiters.retry != nil))
     }
 
     var pausesReconnection: Bool { machine.supervision.inBackground && configuration.background.pausesReconnection }
@@ -84,14 +77,6 @@ extension ClientCore {
             if let delay {
                 schedule(.retry, at: clock.now.advanced(by: delay))
             }
-        }
-    }
-
-    func pendingWakeOrResume(_ wake: RetryWake) {
-        if waiters.retry != nil {
-            wakeRetry(wake)
-        } else if wake != .timer {
-            machine.supervision.pendingWake = wake
         }
     }
 
@@ -122,11 +107,7 @@ extension ClientCore {
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
-        machine.supervision.changes.list += 1
-        if let link, link.end == nil {
-            endWait(link, .reprobe)
-        } else {
-            pendingWakeOrResume(.networkChanged)
-        }
+        let live = link.flatMap { $0.end == nil ? $0.generation : nil }
+        run(machine.endpointsChanged(liveLink: live, retryWaiting: waiters.retry != nil))
     }
 }
