@@ -227,6 +227,8 @@ actor ClientCore {
             wakeRetry(wake)
         case .probeLiveness:
             probeLiveness()
+        case .nudgeSubscriptions:
+            nudgeSubscriptions()
         case .linkDead(let generation, let reason):
             log(.warning, "link to \(links[generation].map { "\($0.endpoint)" } ?? "?") is dead: \(reason)")
         }

@@ -57,6 +57,8 @@ struct ClientStateMachine<Caller, Consumer> {
         case wakeRetry(RetryWake)
         /// Probe the current link's liveness (``probeLiveness(_:now:timeout:)``).
         case probeLiveness
+        /// The subscriptions keeper looks for work (``subscriptionsDue(now:)``).
+        case nudgeSubscriptions
         /// The server of this link goes away and asks to be left: tell the supervisor now if it
         /// waits on the link, else on its next wait.
         case tellGoingAway(UInt64, Frame.GoAway)

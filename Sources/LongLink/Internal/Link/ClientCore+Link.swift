@@ -67,18 +67,13 @@ extension ClientCore {
         return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
     }
 
-    /// Login is done: send `Sync`, the acknowledgements that waited, and the queue. `loggedIn`: the
+    /// Login is done: send `Sync`, the acknowledgements that waited, the queue, and the
+    /// subscriptions made meanwhile (``ClientStateMachine/openGate(_:loggedIn:)``). `loggedIn`: the
     /// session's login step ran here (false when it has none; see
     /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``).
     func openGate(_ generation: UInt64, loggedIn: Bool) {
-        guard let link = link(generation), let opened = machine.loginSucceeded(generation, loggedIn: loggedIn) else {
-            return
-        }
-        send(.sync(Frame.Sync()), on: link)
-        run(opened.acks)
-        if opened.drain { drainQueue(on: link) }
-        // Subscriptions made while this link logged in go out now.
-        nudgeSubscriptions()
+        guard link(generation) != nil, let actions = machine.openGate(generation, loggedIn: loggedIn) else { return }
+        run(actions)
     }
 
     /// Suspends until the link ends, or until `wakeAt` (to re-probe), or until the server reports a
