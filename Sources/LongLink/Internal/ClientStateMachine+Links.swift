@@ -94,6 +94,7 @@ extension ClientStateMachine {
         if closed?.role != .current, settlement.resent > 0, case .open(let current) = links.phase {
             drain = current
         }
+        if let closed, closed.role == .current { lastEnd = (generation, closed.end) }
         return LinkClosed(
             closed: closed, settlement: settlement, madeBeforeLogin: serverWindow && !loggedIn, drain: drain)
     }

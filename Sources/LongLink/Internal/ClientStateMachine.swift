@@ -107,6 +107,13 @@ struct ClientStateMachine<Caller, Consumer> {
     var activity: [UInt64: LinkActivity] = [:]
     /// When the grace period of a shutdown under way ends; nil otherwise.
     var shutdownDeadline: ContinuousClock.Instant?
+    /// How the last current link ended: the core keeps that link, ended, until the next one, for
+    /// the supervisor's wait (only a current link is kept once it ended).
+    var lastEnd: (generation: UInt64, end: LinkEnd)?
+    /// A `GoAway` asking to reconnect elsewhere that came while the supervisor was not waiting on
+    /// the current link: its next wait there returns it, so that it moves rather than reconnects
+    /// after the close.
+    var goingAway: (generation: UInt64, goAway: Frame.GoAway)?
 
     /// A machine with these bounds; deadlines count from `origin`.
     init(
@@ -134,5 +141,23 @@ struct ClientStateMachine<Caller, Consumer> {
     /// The most requests written and unanswered at once on the link of `generation`.
     func inFlightLimit(_ generation: UInt64) -> Int {
         inFlightLimits[generation] ?? .max
+    }
+
+    /// How the link of `generation` ended, if it did and is the last current link.
+    func end(of generation: UInt64) -> LinkEnd? {
+        lastEnd?.generation == generation ? lastEnd?.end : nil
+    }
+
+    /// The server of the current link of `generation` goes away: the supervisor learns it on its
+    /// next wait there (``takeGoingAway(_:)``).
+    mutating func keepGoingAway(_ generation: UInt64, _ goAway: Frame.GoAway) {
+        goingAway = (generation, goAway)
+    }
+
+    /// The `GoAway` kept for the supervisor's next wait on `generation`, once.
+    mutating func takeGoingAway(_ generation: UInt64) -> Frame.GoAway? {
+        guard let kept = goingAway, kept.generation == generation else { return nil }
+        goingAway = nil
+        return kept.goAway
     }
 }

@@ -18,7 +18,7 @@ extension ClientCore {
     /// A heartbeat tick: the machine decides between nothing, a Ping, and declaring the link dead
     /// (``ClientStateMachine/heartbeatTicked(_:now:interval:)``).
     func tick(_ generation: UInt64) {
-        guard let link, link.generation == generation, link.end == nil else { return }
+        guard let link = liveLink, link.generation == generation else { return }
         run(machine.heartbeatTicked(generation, now: clock.now, interval: tickInterval(link)))
     }
 
@@ -37,14 +37,14 @@ extension ClientCore {
     /// Pings now and replaces the link if nothing comes back within the probe timeout
     /// (``ClientStateMachine/probeLiveness(_:now:timeout:)``).
     func probeLiveness() {
-        guard let link, link.end == nil else { return }
+        guard let link = liveLink else { return }
         run(machine.probeLiveness(link.generation, now: clock.now, timeout: configuration.livenessProbeTimeout))
     }
 
     /// The liveness probe's timeout passed on the link of `generation`.
     func probeTimedOut(_ generation: UInt64) {
         guard let link, link.generation == generation else { return }
-        run(machine.probeTimedOut(generation, ended: link.end != nil))
+        run(machine.probeTimedOut(generation, ended: machine.end(of: generation) != nil))
     }
 
     // MARK: App lifecycle and network
@@ -107,7 +107,6 @@ extension ClientCore {
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
-        let live = link.flatMap { $0.end == nil ? $0.generation : nil }
-        run(machine.endpointsChanged(liveLink: live, retryWaiting: waiters.retry != nil))
+        run(machine.endpointsChanged(liveLink: liveLink?.generation, retryWaiting: waiters.retry != nil))
     }
 }

@@ -14,7 +14,7 @@ extension ClientCore {
         let link = Link(
             generation: generation, connection: pending.connection, endpoint: pending.endpoint,
             session: shared.session.load(ordering: .relaxed))
-        links = links.filter { $0.value.end == nil }
+        forgetEndedLink()
         links[generation] = link
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
@@ -27,7 +27,7 @@ extension ClientCore {
         let handled = machine.received(.welcome(welcome), on: generation, now: clock.now, inflate: inflater(for: link))
         run(handled.actions)
         guard handled.keepReading else {
-            throw link.end?.error
+            throw machine.end(of: generation)?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
         machine.stats.connects += 1
@@ -88,12 +88,11 @@ extension ClientCore {
                 return
             }
             // Before the end: a server that went away (and closed) is left for another, not reconnected to.
-            if let goAway = link.goingAway {
-                link.goingAway = nil
+            if let goAway = machine.takeGoingAway(generation) {
                 continuation.resume(returning: .goingAway(goAway))
                 return
             }
-            if let end = link.end {
+            if let end = machine.end(of: generation) {
                 continuation.resume(returning: .ended(end))
                 return
             }
@@ -144,7 +143,7 @@ extension ClientCore {
         let now = clock.now
         let inflate = inflater(for: link)
         for frame in frames {
-            guard link.end == nil, machine.links.role(of: generation) == role else { return }
+            guard machine.end(of: generation) == nil, machine.links.role(of: generation) == role else { return }
             if case .push(let push) = frame, configuration.responseCache.pushesInvalidate,
                 !machine.links.awaitsWelcome(generation)
             {
@@ -172,7 +171,6 @@ extension ClientCore {
         let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
         run(machine.stopLiveness(generation))
         let end = outcome.closed?.end ?? .closed(error)
-        link.end = end
         if outcome.closed?.role != .current { links[generation] = nil }
         machine.stats.resends += outcome.settlement.resent
         // Say why a server with a window did not spare the call: it was made before any login.

@@ -92,7 +92,7 @@ extension ClientCore {
     func terminate(_ error: LongLinkError) {
         guard machine.links.terminate(error) else { return }
         clearSession(error)
-        if let link, link.end == nil { close(link, .graceful, error: error) }
+        if let link = liveLink { close(link, .graceful, error: error) }
         closeSideLinks()
     }
 

@@ -117,7 +117,7 @@ extension ClientCore {
     func logout(_ error: LongLinkError) {
         guard machine.terminalError == nil, !machine.shuttingDown else { return }
         machine.relogin.loggedOut = true
-        if let link, link.end == nil, machine.links.isEstablished(link.generation) {
+        if let link = liveLink, machine.links.isEstablished(link.generation) {
             if machine.links.synced { run(machine.ledger.flushAcks()) }
             send(.goAway(Frame.GoAway(code: .ok, reason: "client logging out")), on: link)
         }
