@@ -1,3 +1,4 @@
+public import LongLinkCore
 public import LongLinkTransport
 internal import LongLinkWire
 
@@ -48,6 +49,10 @@ public struct ClientConfiguration: Sendable {
     /// calls are made before any login, which a server does not de-duplicate: a call whose link
     /// drops after it was written is then resent only when idempotent.
     public var login: (@Sendable (LoginSession) async throws -> Void)?
+    /// Credentials with a lifetime: the app's provider, and the refresh on the live link before they
+    /// expire (see ``CredentialRefresh``). The login step takes its credential from
+    /// ``LoginSession/credential()``. Nil (the default): the client knows nothing of expiries.
+    public var credentials: CredentialRefresh?
     /// What ``LongLinkClient/run()`` does when a session ends for good (`GoAway` without reconnect,
     /// a rejected login, ``LongLinkClient/logout(reason:)``). False (the default): it stops and
     /// throws the reason. True: it stays, waiting for ``LongLinkClient/login(_:)`` to start the
@@ -147,6 +152,17 @@ public struct ClientConfiguration: Sendable {
     /// `LogHandler` takes them (the logging guide shows a five-line adapter). Records never contain
     /// payloads or credentials. Called on the client's event loop: it must not block.
     public var logger: (@Sendable (LogRecord) -> Void)?
+    /// Where the client reports its metrics (``PrometheusMetrics``, or a bridge to swift-metrics);
+    /// `nil` (the default) reports none and costs nothing. Calls are timed and counted by method
+    /// and status as they end; the ``ClientStatistics`` figures are reported every
+    /// ``metricsInterval`` while ``LongLinkClient/run()`` runs, and on
+    /// ``LongLinkClient/reportMetrics()``.
+    public var metrics: (any MetricsSink)?
+    /// How often the ``ClientStatistics`` figures go to ``metrics``.
+    public var metricsInterval: Duration = .seconds(10)
+    /// What runs around every call, in order: the first sees each call first (see
+    /// ``ClientInterceptor``).
+    public var interceptors: [any ClientInterceptor] = []
 
     /// A configuration for the given servers.
     public init(endpoints: [Endpoint]) {
@@ -161,10 +177,14 @@ public struct ClientConfiguration: Sendable {
         if endpoints.isEmpty && endpointProvider == nil { throw fail("no endpoints and no endpoint provider") }
         if clientID.isEmpty || clientID.utf8.count > 128 { throw fail("clientID must be 1 to 128 bytes") }
         if defaultTimeout <= .zero { throw fail("defaultTimeout must be positive") }
+        if metricsInterval <= .zero { throw fail("metricsInterval must be positive") }
         if connectTimeout <= .zero { throw fail("connectTimeout must be positive") }
         if heartbeat < .milliseconds(10) { throw fail("heartbeat must be at least 10 ms") }
         if backoff.initial < .zero || backoff.maximum < backoff.initial || backoff.multiplier < 1 {
             throw fail("backoff must satisfy 0 <= initial <= maximum and multiplier >= 1")
+        }
+        if let credentials, credentials.method.isEmpty || credentials.lead < .zero || credentials.timeout <= .zero {
+            throw fail("credentials need a method, a lead of at least 0 and a positive timeout")
         }
         if offlineQueueLimit < 1 { throw fail("offlineQueueLimit must be at least 1") }
         if offlineQueueBytes < 1 { throw fail("offlineQueueBytes must be at least 1") }

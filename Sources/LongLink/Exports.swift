@@ -8,6 +8,11 @@
 // re-export makes the declaring module visible for those members too. The server re-exports the
 // same declarations, so a file importing both modules sees one `LongLinkError`, not two.
 @_exported public import struct LongLinkCore.LongLinkError
+@_exported public import protocol LongLinkCore.MetricsCounter
+@_exported public import protocol LongLinkCore.MetricsGauge
+@_exported public import protocol LongLinkCore.MetricsSink
+@_exported public import protocol LongLinkCore.MetricsTimer
+@_exported public import class LongLinkCore.PrometheusMetrics
 @_exported public import struct LongLinkCore.StatusCode
 @_exported public import enum LongLinkTransport.CertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions

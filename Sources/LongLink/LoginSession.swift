@@ -10,6 +10,8 @@ public struct LoginSession: Sendable {
     let generation: UInt64
     let configuration: ClientConfiguration
     let makeRequestID: @Sendable () -> UInt64
+    /// Credentials with a lifetime, when the configuration has ``ClientConfiguration/credentials``.
+    let credentials: CredentialRefresher?
 
     /// What the server said about itself when this link opened (its `Welcome`).
     public let server: ServerInfo
@@ -18,6 +20,31 @@ public struct LoginSession: Sendable {
     /// cleared when it differs from the previous one.
     public func loggedIn(as principal: String) {
         core.responseCache.principal = principal
+    }
+
+    /// A fresh credential from ``ClientConfiguration/credentials``'s provider, for this login to
+    /// send: every login asks (a reconnect never reuses an earlier, perhaps expired, one). Once the
+    /// login succeeds the client refreshes it on this link before it expires (see
+    /// ``CredentialRefresh``).
+    ///
+    /// Throws ``LongLinkError/Code-swift.struct/unauthenticated`` when the provider hands out a
+    /// credential that expired already (the login then ends the session for good rather than
+    /// present it), ``LongLinkError/Code-swift.struct/deadlineExceeded`` when the provider takes
+    /// longer than ``CredentialRefresh/timeout`` (the client reconnects and asks again), what the
+    /// provider throws, and ``LongLinkError/Code-swift.struct/failedPrecondition`` without
+    /// ``ClientConfiguration/credentials``.
+    public func credential() async throws -> Credential {
+        guard let credentials else {
+            throw LongLinkError(code: .failedPrecondition, message: "no credentials in the configuration")
+        }
+        return try await credentials.credentialForLogin(generation: generation)
+    }
+
+    /// Tells the client when the session's credential expires, when the login's reply says so
+    /// (overriding the expiry of ``credential()``); nil: it does not expire. Without
+    /// ``ClientConfiguration/credentials`` there is nothing to refresh and this does nothing.
+    public func credentialExpires(at expiresAt: ContinuousClock.Instant?) async {
+        await credentials?.loginExpires(generation: generation, at: expiresAt)
     }
 
     /// Sends `payload` to `method` on this link and returns the reply's payload.

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 internal import LongLinkWire
 import Synchronization
@@ -27,6 +28,8 @@ public final class LongLinkClient: Sendable {
     let directory: EndpointDirectory
     private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
+    /// The calls' metrics and the statistics' reporter, with ``ClientConfiguration/metrics``.
+    let metrics: (calls: CallMetrics, reporter: MetricsReporter)?
     /// Identical calls in flight sharing one request (``RequestOptions/coalesces``).
     var coalescer: Coalescer { core.coalescer }
 
@@ -40,6 +43,9 @@ public final class LongLinkClient: Sendable {
         // restarted app with a stable client id unlikely to reuse an id the server remembers. Half
         // the range is left above it, so the counter never wraps.
         self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64.max / 2)))
+        self.metrics = configuration.metrics.map {
+            (CallMetrics(sink: $0, prefix: "longlink_client", side: "Client"), MetricsReporter(sink: $0))
+        }
     }
 
     // MARK: Requests
@@ -52,7 +58,9 @@ public final class LongLinkClient: Sendable {
     ///
     /// Throws ``LongLinkError`` with the server's status when the reply is an error, with
     /// ``LongLinkError/Code-swift.struct/deadlineExceeded`` when the timeout passes (queueing and
-    /// reconnects included), ``LongLinkError/Code-swift.struct/resourceExhausted`` when the offline
+    /// reconnects included; a call made on a client whose ``run()`` was never called waits in the
+    /// offline queue, as one made just before `run()` must, and its deadline error then says the
+    /// client was never started), ``LongLinkError/Code-swift.struct/resourceExhausted`` when the offline
     /// queue is full, ``LongLinkError/Code-swift.struct/connectionLost`` when the link dropped after
     /// the request was written and it could not be resent safely,
     /// ``LongLinkError/Code-swift.struct/outcomeUnknown`` when the fleet server running it stopped
@@ -64,6 +72,60 @@ public final class LongLinkClient: Sendable {
     /// back, and the reply resumes it where it called.
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
+    ) async throws -> [UInt8] {
+        guard let calls = metrics?.calls else {
+            return try await unmeasuredRequest(method, payload: payload, options: options)
+        }
+        let measured = calls.method(method)
+        calls.started()
+        let start = ContinuousClock.now
+        do {
+            let reply = try await unmeasuredRequest(method, payload: payload, options: options)
+            calls.ended(measured, .ok, after: .now - start)
+            return reply
+        } catch {
+            calls.ended(measured, CallMetrics.status(of: error), after: .now - start)
+            throw error
+        }
+    }
+
+    /// ``request(_:payload:options:)`` without its metrics: through the interceptors, then the
+    /// cache and coalescing layer, or straight to the wire.
+    nonisolated(nonsending) private func unmeasuredRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions
+    ) async throws -> [UInt8] {
+        let interceptors = configuration.interceptors
+        do {
+            guard interceptors.isEmpty else {
+                return try await intercepted(
+                    ClientCall(method: method, payload: payload, options: options), interceptors)
+            }
+            return try await uninterceptedRequest(method, payload: payload, options: options)
+        } catch let error as LongLinkError where error.code == .deadlineExceeded && !started.load(ordering: .relaxed) {
+            // A call on a client nobody started waits in the offline queue for a link that never
+            // comes: its deadline is the first sign, so it names the cause.
+            throw LongLinkError(
+                code: .deadlineExceeded,
+                message: "\(error.message); the client was never started: call run() (or use withLongLinkClient)",
+                underlying: error)
+        }
+    }
+
+    /// `call` through `interceptors`, then on its way.
+    private func intercepted(_ call: ClientCall, _ interceptors: [any ClientInterceptor]) async throws -> [UInt8] {
+        var chain: @Sendable (ClientCall) async throws -> [UInt8] = { [self] call in
+            try await uninterceptedRequest(call.method, payload: call.payload, options: call.options)
+        }
+        for interceptor in interceptors.reversed() {
+            let next = chain
+            chain = { call in try await interceptor.intercept(call, next: next) }
+        }
+        return try await chain(call)
+    }
+
+    /// A call through the cache and coalescing layer, or straight to the wire.
+    nonisolated(nonsending) private func uninterceptedRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions
     ) async throws -> [UInt8] {
         guard options.cache == .networkOnly, !options.coalesces else {
             return try await cachedRequest(method, payload: payload, options: options)
@@ -313,6 +375,8 @@ public final class LongLinkClient: Sendable {
             throw error
         }
         let core = self.core
+        let reporting = startReportingMetrics()
+        defer { reporting?.cancel() }
         try await withTaskCancellationHandler {
             try await Supervisor(
                 core: core, configuration: configuration, directory: directory, makeRequestID: makeRequestID, tls: tls

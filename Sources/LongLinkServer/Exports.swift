@@ -4,6 +4,11 @@
 // client re-exports the same declarations (see `Sources/LongLink/Exports.swift` for why these are
 // re-exports and not typealiases).
 @_exported public import struct LongLinkCore.LongLinkError
+@_exported public import protocol LongLinkCore.MetricsCounter
+@_exported public import protocol LongLinkCore.MetricsGauge
+@_exported public import protocol LongLinkCore.MetricsSink
+@_exported public import protocol LongLinkCore.MetricsTimer
+@_exported public import class LongLinkCore.PrometheusMetrics
 @_exported public import struct LongLinkCore.StatusCode
 @_exported public import enum LongLinkTransport.ClientCertificateVerification
 @_exported public import struct LongLinkTransport.ConnectionOptions

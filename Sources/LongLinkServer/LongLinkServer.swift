@@ -109,6 +109,7 @@ public final class LongLinkServer: Sendable {
             return state.addressWaiters
         }
         for waiter in waiters { waiter.resume(returning: listener.localAddress) }
+        let metricsReporting = startReportingMetrics()
 
         await withTaskCancellationHandler {
             await waitForShutdownRequest()
@@ -121,6 +122,9 @@ public final class LongLinkServer: Sendable {
         } else {
             await drain()
         }
+        metricsReporting?.cancel()
+        reportMetrics()
+        core.sessionEvents.finish()
         await core.shutdownStores()
     }
 
@@ -214,6 +218,17 @@ public final class LongLinkServer: Sendable {
             connection.goAway(code: code, reason: reason, reconnect: reconnect, retryAfter: retryAfter)
         }
         return connections.count
+    }
+
+    /// When the credentials of `principal`'s sessions expire, by connection id (the id handlers see
+    /// in ``RequestContext/connectionID``); sessions whose handlers set no lifetime are left out
+    /// (see ``RequestContext/setCredentialLifetime(_:)``).
+    public func credentialExpiries(of principal: String) -> [UInt64: ContinuousClock.Instant] {
+        var expiries: [UInt64: ContinuousClock.Instant] = [:]
+        for connection in core.connections(of: principal) {
+            if let expiry = connection.credentialExpiry { expiries[connection.connection.id] = expiry }
+        }
+        return expiries
     }
 
     /// Sends `GoAway` to every connection (for example before a restart) without stopping the server.

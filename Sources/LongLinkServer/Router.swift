@@ -20,6 +20,10 @@ public struct Router: Sendable {
 
     private var routes: [String: Route] = [:]
 
+    /// What runs around every handler, in order: the first sees each request first (see
+    /// ``ServerInterceptor``). Read when the server is made.
+    public var interceptors: [any ServerInterceptor] = []
+
     /// An empty router.
     public init() {}
 
@@ -57,6 +61,31 @@ public struct Router: Sendable {
         }
     }
 
+    /// Registers the refresh of a session's credential under `method` (a name the app chooses, the
+    /// one its clients send): `handler` checks the new credential in `payload` and returns its
+    /// lifetime, which replaces the session's expiry in place on the live link (see
+    /// ``RequestContext/setCredentialLifetime(_:)``); the reply is empty. A handler that throws
+    /// leaves the expiry as it was. A refresh on a session nobody logged in to, or whose
+    /// credential expired already, is answered `UNAUTHENTICATED` without running `handler`.
+    public mutating func registerCredentialRefresh(
+        _ method: String,
+        handler: @escaping @Sendable (_ payload: [UInt8], _ context: RequestContext) async throws -> Duration
+    ) {
+        routes[method] = .async { payload, context in
+            guard context.principal != nil else {
+                throw LongLinkError(code: .unauthenticated, message: "no session to refresh: log in first")
+            }
+            guard !context.session.credentialExpired else {
+                throw LongLinkError(code: .unauthenticated, message: "credential expired")
+            }
+            let lifetime = try await handler(payload, context)
+            guard context.setCredentialLifetime(lifetime) != nil else {
+                throw LongLinkError(code: .unauthenticated, message: "credential expired")
+            }
+            return []
+        }
+    }
+
     /// The handler for `method`, if registered (a synchronous one wrapped as asynchronous).
     public func handler(for method: String) -> Handler? {
         switch routes[method] {
@@ -68,5 +97,10 @@ public struct Router: Sendable {
 
     func route(for method: String) -> Route? {
         routes[method]
+    }
+
+    /// Replaces every route with what `transform` makes of it (wrapping it for metrics, say).
+    mutating func mapRoutes(_ transform: (_ method: String, _ route: Route) -> Route) {
+        for (method, route) in routes { routes[method] = transform(method, route) }
     }
 }

@@ -1,3 +1,4 @@
+public import LongLinkCore
 public import LongLinkTransport
 internal import LongLinkWire
 
@@ -153,6 +154,16 @@ public struct ServerConfiguration: Sendable {
     /// request whose claim was lost before its reply could be stored (see
     /// ``ServerStatistics/claimsLost``). Called from any thread; nil: only counted.
     public var logger: (@Sendable (String) -> Void)? = nil
+    /// Where the server reports its metrics (``PrometheusMetrics``, or a bridge to swift-metrics);
+    /// `nil` (the default) reports none and costs nothing. Handlers are timed and counted by method
+    /// and status as they end; the ``ServerStatistics`` figures are reported every
+    /// ``metricsInterval`` and on ``LongLinkServer/reportMetrics()``.
+    public var metrics: (any MetricsSink)? = nil
+    /// The most events each stream of ``LongLinkServer/sessionEvents()`` buffers for a reader
+    /// that is behind; past it the oldest are dropped (``ServerStatistics/sessionEventsDropped``).
+    public var sessionEventBuffer: Int = 10_000
+    /// How often the ``ServerStatistics`` figures go to ``metrics``.
+    public var metricsInterval: Duration = .seconds(10)
     /// Called once per connection when it has closed, with the id its requests carried
     /// (``RequestContext/connectionID``), for state an app keeps per connection (a room's members,
     /// presence): forget it here. Called on the connection's event loop: keep it short. A handler
@@ -180,6 +191,8 @@ public struct ServerConfiguration: Sendable {
         func fail(_ message: String) -> LongLinkError {
             LongLinkError(code: .invalidConfiguration, message: message)
         }
+        if metricsInterval <= .zero { throw fail("metricsInterval must be positive") }
+        if sessionEventBuffer < 1 { throw fail("sessionEventBuffer must be at least 1") }
         if minimumHeartbeat <= .zero || minimumHeartbeat > maximumHeartbeat {
             throw fail("heartbeat bounds must satisfy 0 < minimum <= maximum")
         }

@@ -86,6 +86,13 @@ public struct ServerStatistics: Sendable, Hashable {
     /// its own when it stored the reply (the claim lapsed while this server could not renew it):
     /// the reply went to the caller but was not stored for resends. Each is also logged.
     public var claimsLost: Int = 0
+    /// Sessions ended because their credential expired (``RequestContext/setCredentialLifetime(_:)``)
+    /// before a refresh renewed it.
+    public var credentialExpiries: Int = 0
+
+    /// Session events dropped for a ``LongLinkServer/sessionEvents()`` reader that fell more than
+    /// ``ServerConfiguration/sessionEventBuffer`` behind.
+    public var sessionEventsDropped: Int = 0
 
     /// A zeroed snapshot.
     public init() {}

@@ -37,6 +37,27 @@ struct DemoTests {
         #expect(alerts > 0)
     }
 
+    /// The README's path (`serve` with its defaults, `subscribe` to one symbol's alerts) shows an
+    /// alert within seconds and keeps showing them: over a minute of steps, for twenty seeds, no
+    /// gap between alerts is longer than 15 s.
+    @Test func theDefaultFeedAlertsWithinSeconds() {
+        let configuration = DemoFeed.Configuration()
+        let stepsPerSecond = Int(Duration.seconds(1) / configuration.interval)
+        for seed in UInt64(1)...20 {
+            var walk = QuoteWalk(
+                seed: seed, volatilityBasisPoints: configuration.volatilityBasisPoints,
+                alertStepCents: configuration.alertStepCents)
+            var last = 0
+            var longestGap = 0
+            for step in 1...(60 * stepsPerSecond) where walk.step("AAPL").crossedThreshold {
+                longestGap = max(longestGap, step - last)
+                last = step
+            }
+            longestGap = max(longestGap, 60 * stepsPerSecond - last)
+            #expect(longestGap <= 15 * stepsPerSecond, "seed \(seed): \(longestGap) steps without an alert")
+        }
+    }
+
     @Test func noAlertsWithoutAStep() {
         var walk = QuoteWalk(seed: 1, alertStepCents: nil)
         #expect((0..<1_000).allSatisfy { _ in !walk.step("X").crossedThreshold })

@@ -55,6 +55,33 @@ struct SoakTests {
         #expect(report.leftPending == 0)
     }
 
+    /// The trading app's acceptance test, short: a kick for good ("logged in elsewhere", then a
+    /// login again through the provider) and a credential expiry early in the run, with the
+    /// 0.1 s request loop going on and nothing lost; no login ever presents an expired credential.
+    @Test(.timeLimit(.minutes(5)))
+    func aKickForGoodAndACredentialExpiryLoseNothing() async throws {
+        var configuration = SoakConfiguration(duration: .seconds(20))
+        configuration.credentialLifetime = .seconds(3)
+        configuration.quietTail = .seconds(6)
+        configuration.memoryGrowthLimit = 256 << 20
+        configuration.hangSlack = .seconds(5)
+        let faults = Locked<[String]>([])
+        let report = try await SoakRunner(configuration: configuration).run { event in
+            if case .fault(let text) = event { faults.withLock { $0.append(text) } }
+        }
+        print("credentials soak report:\n\(report)")
+        expectNothingLost(report)
+        let injected = faults.withLock { $0 }
+        #expect(injected.contains { $0.hasPrefix("kick for good") })
+        #expect(injected.contains { $0.hasPrefix("credential expiry") })
+        #expect(report.relogins >= 1, "the app logged in again after the kick")
+        #expect(report.credentials?.staleLogins == 0)
+        #expect((report.credentials?.refreshes ?? 0) >= 2, "refreshed on the live link")
+        #expect(
+            (report.credentials?.logins ?? 0) >= 3, "the first login, the one after the kick, the one after the expiry")
+        #expect(report.leftPending == 0)
+    }
+
     /// A fleet of one is no fleet: refused before anything starts (the stores are never made).
     @Test func aFleetNeedsTwoServers() async throws {
         var configuration = SoakConfiguration(duration: .seconds(10))

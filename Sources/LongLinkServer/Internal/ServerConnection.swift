@@ -71,6 +71,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var handshakeTimer: (any ScheduledWork)?
     private var heartbeatTimer: (any ScheduledWork)?
     private var drainTimer: (any ScheduledWork)?
+    /// Ends the session when its credential expires (see `ServerConnection+Credentials.swift`).
+    var expiryTimer: (any ScheduledWork)?
+    /// When the session's credential expires, shared with the handlers' threads.
+    let credentials = Mutex(CredentialState())
     private var partialFrame = PartialFrameWatch()
     private var partialFrameTimer: EventLoopTimer?
 
@@ -182,7 +186,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let abandoned = session.connectionClosed()
         cancelTimers()
         release(abandoned[...], shuttingDown: core.isShuttingDown)
-        core.unregister(self, principal: principal)
+        let reason = error.map { SessionEndReason.connectionLost($0.message) } ?? .closedByClient
+        core.unregister(self, principal: principal, reason: reason)
         configuration.connectionClosed?(connection.id)
     }
 
@@ -203,7 +208,9 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func cancelTimers() {
-        for timer in [handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer, pushReads.retryTimer]
+        for timer in [
+            handshakeTimer, heartbeatTimer, drainTimer, windowTimer, syncTimer, pushReads.retryTimer, expiryTimer,
+        ]
             .compactMap({ $0 })
         {
             timer.cancel()
@@ -213,6 +220,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         handshakeTimer = nil
         heartbeatTimer = nil
         drainTimer = nil
+        expiryTimer = nil
         windowTimer = nil
         syncTimer = nil
         pushReads.retryTimer = nil
@@ -234,7 +242,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             case .ignore: break
             }
         case .goAway:
-            if let close = session.receivedGoAway() { perform(close) } else { leavePrincipal() }
+            if let close = session.receivedGoAway() { perform(close) } else { leavePrincipal(.closedByClient) }
         case .unrecognized:
             // An empty frame, or a kind this server does not know: ignored in every phase, before
             // Hello too (it is not "a first frame other than Hello").
@@ -276,7 +284,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         onLoop { [self] in
             switch session.goAwayRequested(goAway) {
             case .sendGoAwayAndDrain(let goAway):
-                leavePrincipal()
+                leavePrincipal(.goAway(code: goAway.code, reason: goAway.reason))
                 send(.goAway(goAway))
                 drainTimer = schedule(after: configuration.drainTimeout) { [self] in
                     if let close = session.drainTimedOut() { perform(close) }
@@ -303,7 +311,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .idle, .slowFrame: core.counters.idleClosures.increment()
         case .unsupportedVersion, .connectionLimit, .drained, .drainTimedOut: break
         }
-        leavePrincipal()
+        leavePrincipal(
+            close.goAway.map { .goAway(code: $0.code, reason: $0.reason) } ?? .connectionLost("\(close.reason)"))
         if let goAway = close.goAway { send(.goAway(goAway)) }
         cancelTimers()
         release(close.inFlight[...], shuttingDown: core.isShuttingDown)
@@ -312,8 +321,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     /// The session is draining or closed: it leaves its principal's connections now, not when
     /// its socket closes (a graceful close lingers until the peer closes, up to its timeout).
-    private func leavePrincipal() {
-        if let principal = session.principal { core.detach(self, principal: principal) }
+    private func leavePrincipal(_ reason: SessionEndReason) {
+        if let principal = session.principal { core.detach(self, principal: principal, reason: reason) }
     }
 
     /// How many requests of a closed session ``release(_:shuttingDown:)`` lets go of per loop

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 internal import LongLinkWire
 import Synchronization
@@ -20,6 +21,10 @@ typealias DedupeWaiters = DedupeWindow<DedupeWaiter>.Waiters
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
+    /// Feeds ``statistics`` to ``ServerConfiguration/metrics``; nil without a sink.
+    let metricsReporter: MetricsReporter?
+    /// The streams of ``LongLinkServer/sessionEvents()``.
+    let sessionEvents: SessionEventHub
     /// Where reliable pushes are kept: the server's own store or a fleet's shared one, spoken to
     /// through one interface.
     let pushes: any PushStore
@@ -60,7 +65,11 @@ final class ServerCore: Sendable {
         self.immediatePushes = stores.pushes as? any ImmediatePushStore
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
-        self.router = router
+        // The metrics outermost: a call an interceptor refused is counted with its status.
+        let intercepted = router.intercepted()
+        self.router = configuration.metrics.map { intercepted.instrumented(with: $0) } ?? intercepted
+        self.metricsReporter = configuration.metrics.map { MetricsReporter(sink: $0) }
+        self.sessionEvents = SessionEventHub(limit: configuration.sessionEventBuffer)
         self.dedupe = Locked(
             DedupeTable(
                 window: DedupeWindow(
@@ -89,6 +98,7 @@ final class ServerCore: Sendable {
             statistics.dedupeRefusals = table.window.refusals
             statistics.dedupeRepliesNotKept = table.window.repliesNotKept
         }
+        statistics.sessionEventsDropped = sessionEvents.dropped.load(ordering: .relaxed)
         return statistics
     }
 
@@ -108,7 +118,7 @@ final class ServerCore: Sendable {
         return UInt32((min(1, max(open, running, busy)) * 1000).rounded())
     }
 
-    private let loops: [EventLoop]
+    let loops: [EventLoop]
     private let gauge = Locked(LoadGauge())
 
     private func loopBusyShare() -> Double {
@@ -162,47 +172,78 @@ final class ServerCore: Sendable {
         }
     }
 
-    func unregister(_ session: ServerConnection, principal: String?) {
-        let (waiters, left) = registry.withLock { registry -> ([CheckedContinuation<Bool, Never>], String?) in
+    func unregister(_ session: ServerConnection, principal: String?, reason: SessionEndReason) {
+        let (waiters, removed) = registry.withLock {
+            registry -> ([CheckedContinuation<Bool, Never>], (present: Bool, last: Bool)?) in
             guard registry.all.removeValue(forKey: session.connection.id) != nil else { return ([], nil) }
-            let left = principal.flatMap { Self.remove(session, principal: $0, from: &registry) ? $0 : nil }
-            guard registry.all.isEmpty else { return ([], left) }
+            let removed = principal.map { Self.remove(session, principal: $0, from: &registry) }
+            guard registry.all.isEmpty else { return ([], removed) }
             defer { registry.emptyWaiters.removeAll() }
-            return (Array(registry.emptyWaiters.values), left)
+            return (Array(registry.emptyWaiters.values), removed)
         }
         counters.openConnections.increment(by: -1)
-        if let left { refreshObservation(of: left) }
+        if let principal, let removed {
+            if removed.present { sessionEnded(session, principal: principal, reason: reason) }
+            if removed.last { refreshObservation(of: principal) }
+        }
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// Takes a session that is going away out of its principal's connections at once, while it
     /// still drains and lingers (it stays among the open connections until its socket closes):
     /// a kick, an exclusive login or a push must not find a session that has been told to leave.
-    func detach(_ session: ServerConnection, principal: String) {
-        let left = registry.withLock { Self.remove(session, principal: principal, from: &$0) }
-        if left { refreshObservation(of: principal) }
+    func detach(_ session: ServerConnection, principal: String, reason: SessionEndReason) {
+        let removed = registry.withLock { Self.remove(session, principal: principal, from: &$0) }
+        if removed.present { sessionEnded(session, principal: principal, reason: reason) }
+        if removed.last { refreshObservation(of: principal) }
     }
 
     func rebind(_ session: ServerConnection, from old: String?, to new: String) {
-        let (left, arrived) = registry.withLock { registry -> (String?, Bool) in
-            guard registry.all[session.connection.id] != nil else { return (nil, false) }
-            let left = old.flatMap { Self.remove(session, principal: $0, from: &registry) ? $0 : nil }
+        let bound = registry.withLock { registry -> (removed: (present: Bool, last: Bool)?, arrived: Bool)? in
+            guard registry.all[session.connection.id] != nil else { return nil }
+            let removed = old.map { Self.remove(session, principal: $0, from: &registry) }
             let key = PrincipalKey(new)
             let arrived = registry.byPrincipal[key] == nil
             registry.byPrincipal[key, default: [:]][session.connection.id] = session
-            return (left, arrived)
+            return (removed, arrived)
         }
-        if let left { refreshObservation(of: left) }
-        if arrived { refreshObservation(of: new) }
+        guard let bound else { return }
+        if let old, let removed = bound.removed {
+            if removed.present { sessionEnded(session, principal: old, reason: .rebound) }
+            if removed.last { refreshObservation(of: old) }
+        }
+        if bound.arrived { refreshObservation(of: new) }
+        if sessionEvents.isObserved {
+            sessionEvents.publish(
+                SessionEvent(
+                    principal: new, clientID: session.session.clientID, connectionID: session.connection.id,
+                    kind: .began))
+        }
     }
 
-    /// Removes `session` from `principal`'s connections; returns true when it was the last.
-    private static func remove(_ session: ServerConnection, principal: String, from registry: inout Registry) -> Bool {
+    private func sessionEnded(_ session: ServerConnection, principal: String, reason: SessionEndReason) {
+        guard sessionEvents.isObserved else { return }
+        sessionEvents.publish(
+            SessionEvent(
+                principal: principal, clientID: session.session.clientID, connectionID: session.connection.id,
+                kind: .ended(reason)))
+    }
+
+    /// How many sessions `principal` has here.
+    func sessionCount(of principal: String) -> Int {
+        registry.withLock { $0.byPrincipal[PrincipalKey(principal)]?.count ?? 0 }
+    }
+
+    /// Removes `session` from `principal`'s connections: whether it was among them, and whether it
+    /// was the last.
+    private static func remove(
+        _ session: ServerConnection, principal: String, from registry: inout Registry
+    ) -> (present: Bool, last: Bool) {
         let principal = PrincipalKey(principal)
-        registry.byPrincipal[principal]?[session.connection.id] = nil
-        guard registry.byPrincipal[principal]?.isEmpty == true else { return false }
+        let present = registry.byPrincipal[principal]?.removeValue(forKey: session.connection.id) != nil
+        guard registry.byPrincipal[principal]?.isEmpty == true else { return (present, false) }
         registry.byPrincipal[principal] = nil
-        return true
+        return (present, true)
     }
 
     /// Whether a connection of `principal` is open here.

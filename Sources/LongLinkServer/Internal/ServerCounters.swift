@@ -32,6 +32,7 @@ final class ServerCounters: Sendable {
     let sessionsReplaced = Atomic<Int>(0)
     let outcomesUnknown = Atomic<Int>(0)
     let claimsLost = Atomic<Int>(0)
+    let credentialExpiries = Atomic<Int>(0)
 
     var snapshot: ServerStatistics {
         var s = ServerStatistics()
@@ -58,6 +59,7 @@ final class ServerCounters: Sendable {
         s.tlsHandshakeFailures = tlsHandshakeFailures.load(ordering: .relaxed)
         s.tlsHandshakesPending = tlsHandshakesPending.load(ordering: .relaxed)
         s.pushWindowsReopened = pushWindowsReopened.load(ordering: .relaxed)
+        s.credentialExpiries = credentialExpiries.load(ordering: .relaxed)
         s.orphanedExecutions = orphanedExecutions.load(ordering: .relaxed)
         s.orphansRefused = orphansRefused.load(ordering: .relaxed)
         s.sharedStoreFailures = sharedStoreFailures.load(ordering: .relaxed)

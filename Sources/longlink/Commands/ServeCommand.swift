@@ -108,8 +108,11 @@ enum ServeCommand: Subcommand {
             .flag("no-feed", help: "Send no quotes or alerts."),
             .value("seed", "N", help: "Seed of the feed's prices, for runs that repeat (default: random)."),
             .value(
-                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 5.00; 0 = none)."),
-            .flag("quiet", help: "Print only the 'listening on' line."),
+                "alert-step", "PRICE", help: "Alert when a price crosses a multiple of PRICE (default 1.00; 0 = none)."),
+            .flag("quiet", help: "Print only the 'listening on' line (and the 'metrics on' line)."),
+            .value(
+                "metrics", "HOST:PORT",
+                help: "Serve metrics in Prometheus's text format at http://HOST:PORT/metrics (port 0: any)."),
             .value(
                 "tls-cert", "FILE", help: "Serve TLS with this certificate chain (PEM, leaf first); needs --tls-key."),
             .value("tls-key", "FILE", help: "The private key of --tls-cert (PEM)."),
@@ -156,6 +159,8 @@ enum ServeCommand: Subcommand {
             let permille = UInt32(load)
             configuration.loadReporter = { permille }
         }
+        let metrics = try Self.metrics(arguments)
+        configuration.metrics = metrics?.sink
         if configuration.defaultHeartbeat > configuration.maximumHeartbeat {
             configuration.maximumHeartbeat = configuration.defaultHeartbeat
         }
@@ -188,12 +193,14 @@ enum ServeCommand: Subcommand {
         }
         return await serve(
             configuration: configuration, redis: redis, dataDirectory: dataDirectory,
-            feed: arguments.flag("no-feed") ? nil : feedConfiguration, testMethods: testMethods, log: log)
+            feed: arguments.flag("no-feed") ? nil : feedConfiguration, testMethods: testMethods, metrics: metrics,
+            log: log)
     }
 
     private static func serve(
         configuration: ServerConfiguration, redis: ServeRedis?, dataDirectory: DataDirectory?,
-        feed feedConfiguration: DemoFeed.Configuration?, testMethods: ClientTestMethods, log: EventLog
+        feed feedConfiguration: DemoFeed.Configuration?, testMethods: ClientTestMethods,
+        metrics: (endpoint: Endpoint, sink: PrometheusMetrics)?, log: EventLog
     ) async -> Int32 {
         // A reader of standard output that goes away must not kill the server.
         signal(SIGPIPE, SIG_IGN)
@@ -251,11 +258,19 @@ enum ServeCommand: Subcommand {
         let redisCheck = redis.map { redis in Task { await warnIfUnreachable(redis) } }
         defer { redisCheck?.cancel() }
 
+        var metricsPage: MetricsEndpoint?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.run() }
                 let address = try await server.localAddress
                 Terminal.standardOutput.line("listening on \(address)")
+                if let metrics {
+                    metricsPage = await serveMetrics(of: server, sink: metrics.sink, on: metrics.endpoint)
+                    if metricsPage == nil {
+                        server.shutdown()
+                        throw LongLinkError(code: .invalidConfiguration, message: "no metrics page")
+                    }
+                }
                 if let redis {
                     log(
                         "fleet: reliable pushes and the de-dup window in \(redis), keys under "
@@ -275,10 +290,12 @@ enum ServeCommand: Subcommand {
                 group.cancelAll()
             }
         } catch {
+            await metricsPage?.close()
             log.flush()
             Terminal.standardError.line("longlink serve: cannot serve on \(configuration.endpoint): \(error)")
             return ExitStatus.failure
         }
+        await metricsPage?.close()
         log("stopped")
         log.flush()
         return ExitStatus.success

@@ -19,7 +19,7 @@ final class DemoFeed: Sendable {
         /// The largest move per step, in basis points of the price (20 = 0.2 %).
         var volatilityBasisPoints: Int = 20
         /// Crossing a multiple of this many cents sends an alert; nil sends none.
-        var alertStepCents: Int? = 500
+        var alertStepCents: Int? = 100
 
         init() {}
     }

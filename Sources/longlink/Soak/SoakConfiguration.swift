@@ -17,6 +17,12 @@ struct SoakConfiguration: Sendable {
     var heartbeat: Duration = .milliseconds(300)
     /// The client's reconnection backoff.
     var backoff: Backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(500))
+    /// How long the client's credentials live (``CredentialRefresh``): the client refreshes them on
+    /// the live link, and the faults include a kick for good (the session ended as "logged in
+    /// elsewhere" ends it, then a login again through the provider) and a credential expiry (the
+    /// provider refuses until the credential expires, then the client logs in again with a new
+    /// one). Nil: no credentials, and neither fault.
+    var credentialLifetime: Duration? = .seconds(6)
     /// Whether faults are injected at all.
     var injectsFaults: Bool = true
     /// The fault-free time at the end, in which every request must succeed again.

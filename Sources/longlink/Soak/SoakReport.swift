@@ -27,6 +27,21 @@ struct SoakReport: Sendable, CustomStringConvertible {
     var pushesDuplicated = 0
     /// Pushes delivered out of seq order.
     var pushesOutOfOrder = 0
+    /// Pushes delivered again in the session after a kick for good: the app took them in the
+    /// kicked session, whose acknowledgement ended with it, so the server kept them for the
+    /// principal (at least once across sessions; not a duplicate within one).
+    var pushesRedeliveredAfterKick = 0
+    /// Times the app logged in again after a kick for good.
+    var relogins = 0
+    /// What the server saw of the credentials; nil without ``SoakConfiguration/credentialLifetime``.
+    var credentials: Credentials?
+
+    /// Logins and refreshes on the server, and logins with an expired credential (must be none).
+    struct Credentials: Sendable {
+        var logins: Int
+        var refreshes: Int
+        var staleLogins: Int
+    }
     /// Faults injected (network faults, restarts, GoAways).
     var faultsInjected = 0
     /// Redis Cluster primaries killed; nil when the run was not on a cluster.
@@ -78,6 +93,7 @@ struct SoakReport: Sendable, CustomStringConvertible {
     var passed: Bool {
         requestsHung == 0 && requestsExecutedTwice == 0 && failuresAfterRecovery == 0 && pushesLost == 0
             && pushesDuplicated == 0 && pushesOutOfOrder == 0 && leftPending == 0 && memoryWithinLimit
+            && (credentials?.staleLogins ?? 0) == 0
             && memoryPlateaued
     }
 
@@ -98,8 +114,16 @@ struct SoakReport: Sendable, CustomStringConvertible {
             ("  lost", "\(pushesLost)"),
             ("  duplicated", "\(pushesDuplicated)"),
             ("  out of order", "\(pushesOutOfOrder)"),
+            ("  delivered again after a kick", "\(pushesRedeliveredAfterKick)"),
             ("faults injected", "\(faultsInjected)"),
         ]
+        if let credentials {
+            rows += [
+                ("logins", "\(credentials.logins) (again after a kick: \(relogins))"),
+                ("  with an expired credential", "\(credentials.staleLogins)"),
+                ("credential refreshes", "\(credentials.refreshes)"),
+            ]
+        }
         if let primariesKilled {
             rows += [
                 ("  primaries killed", "\(primariesKilled)"),

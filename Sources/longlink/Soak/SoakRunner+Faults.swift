@@ -14,12 +14,17 @@ extension SoakRunner {
         case refuseAndCut(Duration)
         /// Kill the Redis Cluster primary of the principal's slot (fleets on a cluster only).
         case killPrimary
+        /// End the session for good, as "logged in elsewhere" does (the app logs in again).
+        case kickForGood
+        /// Let the credential expire: the provider refuses until it has.
+        case expireCredential
     }
 
     /// The faults, in a cycle of about 50 seconds (a fleet's: about 60) repeated until `end`.
     /// Network faults and GoAways hit the path to the server the client is on.
     static func injectFaults(
-        until end: Duration, start: ContinuousClock.Instant, servers: SoakServers, ledger: Locked<SoakLedger>,
+        until end: Duration, start: ContinuousClock.Instant, servers: SoakServers, credentials: SoakCredentials?,
+        ledger: Locked<SoakLedger>,
         onEvent: @escaping @Sendable (SoakEvent) -> Void
     ) async {
         let clock = ContinuousClock()
@@ -55,6 +60,11 @@ extension SoakRunner {
             // Early in the cycle, so that short runs see a crash too, and once more later.
             cycle.insert((.seconds(3), .crashServer(hold: .seconds(3))), at: 1)
             cycle.insert((.seconds(4), .crashServer(hold: .seconds(2))), at: 8)
+        }
+        if credentials != nil {
+            // Early, so that short runs see both: a kick for good needs a server of this process.
+            cycle.insert((.seconds(3), .expireCredential), at: 1)
+            if servers.child == nil { cycle.insert((.seconds(3), .kickForGood), at: 1) }
         }
         if servers.killPrimary != nil {
             // Before the first crash, so that short runs see a failover too.
@@ -132,6 +142,16 @@ extension SoakRunner {
                 try? await Task.sleep(for: window)
                 await proxy.apply(.acceptConnections)
                 onEvent(.fault("undo: accept connections" + name))
+            case .kickForGood:
+                record("kick for good: \"logged in elsewhere\"" + name)
+                servers.members[target].server?.kick(
+                    principal: SoakServers.principal, reason: "logged in elsewhere", reconnect: false)
+            case .expireCredential:
+                guard let credentials else { continue }
+                let left = credentials.refuseUntilExpiry()
+                record("credential expiry: no new credential until it expires in \(left)")
+                // The session ends on the expiry; the next fault comes after the login again.
+                try? await Task.sleep(for: min(left, max(.zero, end - elapsed())))
             case .killPrimary:
                 // A failover and the killed node's return take seconds: not too close to the end.
                 guard let killPrimary = servers.killPrimary, elapsed() + .seconds(10) < end else { continue }

@@ -55,7 +55,8 @@ struct SoakRunner: Sendable {
             throw LongLinkError(
                 code: .invalidConfiguration, message: "a soak fleet needs at least 2 servers, not \(fleet.servers)")
         }
-        let servers = try await SoakServers.start(configuration)
+        let credentials = configuration.credentialLifetime.map { SoakCredentials(lifetime: $0) }
+        let servers = try await SoakServers.start(configuration, credentials: credentials)
 
         var clientConfiguration = ClientConfiguration(endpoints: servers.endpoints)
         clientConfiguration.clientID = "soak-client"
@@ -67,11 +68,14 @@ struct SoakRunner: Sendable {
         clientConfiguration.livenessProbeTimeout = .milliseconds(500)
         clientConfiguration.offlineQueueLimit = 10_000
         clientConfiguration.balancing.probeTimeout = .seconds(1)
-        clientConfiguration.login = { session in
-            _ = try await session.request("login", payload: Array(SoakServers.principal.utf8))
-        }
+        Self.configureSessions(&clientConfiguration, credentials: credentials, sendsToken: servers.child == nil)
         let client = LongLinkClient(configuration: clientConfiguration)
-        let alerts = client.pushes(topic: SoakServers.topic)
+        // One push stream per session: a kick for good ends one, the next login makes the next.
+        let (streams, nextStream) = AsyncStream.makeStream(of: AsyncStream<Push>.self)
+        nextStream.yield(client.pushes(topic: SoakServers.topic))
+        let relogins = Task {
+            await Self.keepLoggingIn(client, sendsToken: servers.child == nil, streams: nextStream)
+        }
         let runTask = Task { try await client.run() }
         let statesTask = Task {
             for await state in client.connectionStates { onEvent(.state(state)) }
@@ -104,18 +108,23 @@ struct SoakRunner: Sendable {
             }
         }
 
-        let delivered = Locked<[UInt64]>([])
+        let delivered = Locked<[Delivery]>([])
         let consumer = Task {
-            for await push in alerts {
-                delivered.withLock { $0.append(push.seq) }
-                onEvent(.push(seq: push.seq, payload: String(decoding: push.payload, as: UTF8.self)))
+            var session = 0
+            for await alerts in streams {
+                session += 1
+                for await push in alerts {
+                    delivered.withLock { $0.append(Delivery(seq: push.seq, session: session)) }
+                    onEvent(.push(seq: push.seq, payload: String(decoding: push.payload, as: UTF8.self)))
+                }
             }
         }
 
         let faults = Task {
             guard configuration.injectsFaults else { return }
             await Self.injectFaults(
-                until: faultsEnd, start: start, servers: servers, ledger: ledger, onEvent: onEvent)
+                until: faultsEnd, start: start, servers: servers, credentials: credentials, ledger: ledger,
+                onEvent: onEvent)
         }
 
         // The baseline memory sample, once start-up and the first faults have settled.
@@ -176,7 +185,7 @@ struct SoakRunner: Sendable {
         // Every emitted push must arrive; give the link time to deliver the tail.
         let expected = Set(emitted.withLock { $0 })
         let drainDeadline = clock.now.advanced(by: .seconds(15))
-        while !expected.isSubset(of: delivered.withLock({ Set($0) })), clock.now < drainDeadline {
+        while !expected.isSubset(of: delivered.withLock({ Set($0.map(\.seq)) })), clock.now < drainDeadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
         sampler.cancel()
@@ -186,6 +195,8 @@ struct SoakRunner: Sendable {
         let statistics = await client.statistics
         client.shutdown()
         _ = await runTask.result
+        relogins.cancel()
+        nextStream.finish()
         consumer.cancel()
         _ = await consumer.value
         statesTask.cancel()
@@ -210,12 +221,18 @@ struct SoakRunner: Sendable {
         // Answered OK, a request ran once; failed, at most once (a crash or a cut may have stopped it).
         report.requestsExecutedTwice =
             account.succeededWithoutRunning + servers.executions.values.count(where: { $0 > 1 })
-        let seqs = delivered.withLock { $0 }
+        let pushes = Self.pushCounts(delivered.withLock { $0 })
         report.pushesEmitted = expected.count
-        report.pushesDelivered = Set(seqs).count
-        report.pushesDuplicated = seqs.count - Set(seqs).count
-        report.pushesLost = expected.subtracting(seqs).count
-        report.pushesOutOfOrder = zip(seqs, seqs.dropFirst()).filter { $0.0 >= $0.1 }.count
+        report.pushesDelivered = pushes.distinct.count
+        report.pushesDuplicated = pushes.duplicated
+        report.pushesRedeliveredAfterKick = pushes.redeliveredAfterKick
+        report.pushesLost = expected.subtracting(pushes.distinct).count
+        report.pushesOutOfOrder = pushes.outOfOrder
+        report.relogins = await relogins.value
+        if let account = credentials?.account {
+            report.credentials = SoakReport.Credentials(
+                logins: account.logins, refreshes: account.refreshes, staleLogins: account.staleLogins)
+        }
         report.residentBytesAtStart = memoryAtStart
         report.residentBytesAtEnd = ProcessMemory.residentBytes
         report.memoryGrowthLimit = configuration.memoryGrowthLimit

@@ -49,7 +49,9 @@ final class SoakServers: Sendable {
     var isFleet: Bool { store == nil && child == nil }
 
     /// Starts the servers and their proxies.
-    static func start(_ configuration: SoakConfiguration) async throws -> SoakServers {
+    static func start(_ configuration: SoakConfiguration, credentials: SoakCredentials? = nil) async throws
+        -> SoakServers
+    {
         if let directory = configuration.dataDirectory {
             let child = try await SoakChildServer.start(directory: directory)
             let proxy = FaultProxy(upstream: .tcp(host: "127.0.0.1", port: child.port))
@@ -76,7 +78,9 @@ final class SoakServers: Sendable {
         var proxies: [FaultProxy] = []
         do {
             for index in 0..<(configuration.fleet?.servers ?? 1) {
-                let makeRouter: @Sendable () -> Router = { router(server: index, workTime: workTime, state: state) }
+                let makeRouter: @Sendable () -> Router = {
+                    router(server: index, workTime: workTime, state: state, credentials: credentials)
+                }
                 var memberConfiguration = serverConfiguration
                 memberConfiguration.serverID = "soak-s\(index)"
                 let member =
@@ -103,12 +107,18 @@ final class SoakServers: Sendable {
         }
     }
 
-    private static func router(server index: Int, workTime: Duration, state: Locked<State>) -> Router {
+    private static func router(
+        server index: Int, workTime: Duration, state: Locked<State>, credentials: SoakCredentials?
+    ) -> Router {
         var router = Router()
-        router.register("login") { payload, context in
-            context.bind(principal: String(decoding: payload, as: UTF8.self))
-            state.withLock { $0.clientServer = index }
-            return []
+        if let credentials {
+            credentials.register(in: &router) { state.withLock { $0.clientServer = index } }
+        } else {
+            router.register("login") { payload, context in
+                context.bind(principal: String(decoding: payload, as: UTF8.self))
+                state.withLock { $0.clientServer = index }
+                return []
+            }
         }
         // Not idempotent by design: counted first, so a second run anywhere shows.
         router.register("work") { payload, _ in

@@ -18,6 +18,10 @@ extension Probe {
             self.events.put("login \(user)")
             return Array("welcome \(user)".utf8)
         }
+        // The request's metadata as sorted `key=value` lines.
+        router.register("metadata") { _, context in
+            Array(context.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\n" }.joined().utf8)
+        }
         router.register("record") { payload, _ in
             self.events.put("record \(String(decoding: payload, as: UTF8.self))")
             return payload

@@ -13,6 +13,8 @@ struct Supervisor {
     let makeRequestID: @Sendable () -> UInt64
     /// The TLS context of every connection; nil for plain TCP.
     let tls: TLSContext?
+    /// Refreshes the credential on the live link (``ClientConfiguration/credentials``); made by `run()`.
+    var credentials: CredentialRefresher? = nil
 
     enum Cycle {
         /// A link was up (for `connectedFor`) and ended.
@@ -41,7 +43,10 @@ struct Supervisor {
             var shown = candidates.first
             // Why the link ended, when it ended with an error (a reset, truncation): shown with the wait.
             var endError: LongLinkError?
-            switch await connectAndServe(candidates, attempt: failures) {
+            let cycle = await connectAndServe(candidates, attempt: failures)
+            // The next link's login starts its own chain: an answer for this one is ignored.
+            await credentials?.linkEnded()
+            switch cycle {
             case .terminal(let error):
                 await core.terminate(error)
             case .failed(let error):
@@ -162,7 +167,7 @@ struct Supervisor {
         }
         let session = LoginSession(
             core: core, generation: generation, configuration: configuration, makeRequestID: makeRequestID,
-            server: server)
+            credentials: credentials, server: server)
         if let login = configuration.login {
             try await login(session)
         }
