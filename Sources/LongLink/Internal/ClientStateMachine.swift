@@ -4,8 +4,9 @@ internal import LongLinkWire
 /// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
 /// pending requests and where each goes (``RequestBook``) with their deadlines, and every push
 /// from arrival to acknowledgement with the consumers that take them (``PushLedger``); beside
-/// them, the state the supervisor, the relogin, the subscriptions keeper and the app's observers
-/// read (moved here from the core; their decisions are the core's still, to move next).
+/// them, each frame a link reads, each link's liveness and end, the supervisor's wakes, and the
+/// state the relogin, the subscriptions keeper and the app's observers read (the relogin's and the
+/// logout's decisions are the core's still).
 ///
 /// Each method is an event and returns what the core must do; the core (``ClientCore``) owns the
 /// sockets, the timers and the waiting tasks, and performs the actions in one funnel
