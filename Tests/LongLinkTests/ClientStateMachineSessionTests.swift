@@ -131,8 +131,8 @@ struct ClientStateMachineSessionTests {
     }
 }
 
-/// Logging in again and logging out, decided by the machine.
-@Suite("Client state machine: relogin and logout", .sharedMachine)
+/// Logging in again, logging out, and acks a full write buffer held back, decided by the machine.
+@Suite("Client state machine: relogin, logout and acks held back", .sharedMachine)
 struct ClientStateMachineReloginTests {
     private let kicked = LongLinkError(code: .unauthenticated, message: "kicked")
 
@@ -155,6 +155,29 @@ struct ClientStateMachineReloginTests {
         #expect(driver.machine.terminalError == nil)
         _ = driver.machine.beginShutdown()
         #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: false)?.code == .shutdown)
+    }
+
+    @Test func aLinkThatTakesWritesAgainSendsTheAcksItHeldBackThenTheQueue() {
+        var driver = MachineDriver()
+        let link = driver.connect()
+        _ = driver.machine.ledger.consumerAdded((), id: 1, filter: .all)
+        let push = Push(seq: 2, topic: "t", payload: [], epoch: 5)
+        _ = driver.machine.ledger.received(push, on: link)
+        _ = driver.machine.ledger.offered(push, accepted: 1, refused: false)
+        _ = driver.machine.ledger.taken([push.key], caughtUp: false)
+        _ = driver.machine.ackTimerFired()
+        // The link's write buffer was full: the ack waits, and so does a new call.
+        driver.machine.ledger.ackBlocked(epoch: 5, seqs: [2])
+        driver.writable = false
+        #expect(driver.call().action.isQueued)
+        let writable = driver.machine.linkWritable(link)
+        guard case .drainQueue(link) = writable.last else {
+            Issue.record("the queue does not go out last: \(writable)")
+            return
+        }
+        // Owed again with the next batch (its timer armed), ahead of the queue.
+        #expect(writable.contains { if case .pushes(.armAckTimer) = $0 { true } else { false } })
+        #expect(driver.machine.ackTimerFired().contains { if case .pushes(.ack(link, 5, [2])) = $0 { true } else { false } })
     }
 
     @Test func aLogoutAcknowledgesWhatTheAppTookThenSaysGoAwayOnAnEstablishedLinkOnce() {

@@ -84,7 +84,7 @@ struct ClientScript {
             take(from: pick(from: consumers.keys.sorted(), &input), count: 1 + input.int(below: 4))
         case .removeConsumer: removeConsumer(pick(from: consumers.keys.sorted(), &input))
         case .shutdown: shutdown()
-        case .ackTimer: perform(machine.ledger.ackTimerFired())
+        case .ackTimer: run(machine.ackTimerFired())
         case .terminate: terminate()
         }
     }

@@ -256,7 +256,7 @@ actor ClientCore {
         case .supervisorWake(let generation):
             guard let link, link.generation == generation else { return }
             endWait(link, .reprobe)
-        case .ack: run(machine.ledger.ackTimerFired())
+        case .ack: run(machine.ackTimerFired())
         case .deadline: deadlinesDue()
         case .shutdown: completeShutdown()
         case .retry: wakeRetry(.timer)
@@ -277,11 +277,6 @@ actor ClientCore {
         } else {
             endWait(link, .goingAway(goAway))
         }
-    }
-
-    /// Performs what the push ledger decided, in order.
-    func run(_ actions: [PushLedger<PushSubscriber>.Action]) {
-        for action in actions { perform(action) }
     }
 
     /// Appends one frame to the link's writes (flushed with the others of this loop pass).

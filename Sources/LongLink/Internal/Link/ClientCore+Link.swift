@@ -125,8 +125,7 @@ extension ClientCore {
     /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
         guard let link = link(generation), link.connection.isWritable else { return }
-        run(machine.ledger.linkWritable(generation))
-        drainQueue(on: link)
+        run(machine.linkWritable(generation))
     }
 
     /// Handles the frames of one read, in order: the machine decides each

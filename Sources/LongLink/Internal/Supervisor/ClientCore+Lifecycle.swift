@@ -73,7 +73,7 @@ extension ClientCore {
         switch completion.close {
         case .sayGoAwayAndClose:
             if let link {
-                run(completion.acks)
+                run(completion.acks.map(Machine.Action.pushes))
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
