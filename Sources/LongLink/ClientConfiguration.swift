@@ -240,6 +240,23 @@ public struct Subscription: Sendable, Hashable {
         self.method = method
         self.payload = payload
     }
+
+    /// A subscription made of a typed request: its method, and its payload encoded with `codec`
+    /// (use the codec the configuration names, ``ClientConfiguration/codec``; JSON by default).
+    ///
+    /// ```swift
+    /// configuration.subscriptions = [try Subscription(WatchQuotes(symbols: ["AAPL"]))]
+    /// ```
+    /// - Throws: ``LongLinkError/Code-swift.struct/invalidArgument`` when the request does not encode.
+    public init<Request: LongLinkRequest>(_ request: Request, codec: any PayloadCodec = JSONPayloadCodec()) throws {
+        do {
+            self.init(method: Request.method, payload: try request.encodePayload(with: codec))
+        } catch {
+            throw LongLinkError(
+                code: .invalidArgument, message: "subscription \(Request.method) does not encode",
+                underlying: error)
+        }
+    }
 }
 
 /// Per-call settings.

@@ -11,6 +11,9 @@
 ///
 /// The reply's properties read through the handle (`room.members` for `room.reply.members`).
 /// Releasing the handle does not end the subscription (the room stays entered); ``cancel()`` does.
+/// That is deliberate: leaving is a request to the server that can fail or wait for a link, and a
+/// `deinit` can neither wait for it nor report its failure; and an app that keeps a room entered
+/// for the life of a session would otherwise have to keep a handle it never reads.
 @dynamicMemberLookup
 public final class LongLinkSubscription<Reply: Sendable>: Sendable {
     /// The reply to the request that made the subscription.

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A RESP2 reply, as ``RedisProbe`` reads it.
 package enum RedisReply: Equatable, Sendable {
     case simple(String)
@@ -35,44 +29,19 @@ package final class RedisProbe {
         package var description: String
     }
 
-    private let fd: Int32
+    private let socket: BlockingSocket
     private var buffer: [UInt8] = []
     private var position = 0
 
     /// Connects to `host:port` (an IPv4 address; names are not resolved), each read and write then
     /// bounded by `timeout`.
     package init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(10)) throws {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw Failure(description: "\(host) is not an IPv4 address")
+        do {
+            socket = try BlockingSocket(host: host, port: port, timeout: timeout)
+        } catch {
+            throw Failure(description: error.description)
         }
-        #if os(Linux)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        let micros =
-            Int(timeout.components.seconds) * 1_000_000 + Int(timeout.components.attoseconds / 1_000_000_000_000)
-        var limit = timeval(tv_sec: .init(micros / 1_000_000), tv_usec: .init(micros % 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let failure = errno
-            close(fd)
-            throw Failure(description: "connect to \(host):\(port): errno \(failure)")
-        }
-        self.fd = fd
     }
-
-    deinit { close(fd) }
 
     /// Sends one command and reads its reply (an error reply is a reply, not a throw).
     package func command(_ arguments: [String]) throws -> RedisReply {
@@ -80,16 +49,10 @@ package final class RedisProbe {
         for argument in arguments {
             bytes += Array("$\(argument.utf8.count)\r\n".utf8) + Array(argument.utf8) + [13, 10]
         }
-        #if os(Linux)
-            let flags = Int32(MSG_NOSIGNAL)  // a peer that closed must not kill the process with SIGPIPE
-        #else
-            let flags: Int32 = 0
-        #endif
-        var sent = 0
-        while sent < bytes.count {
-            let written = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, flags) }
-            guard written > 0 else { throw Failure(description: "write to Redis: errno \(errno)") }
-            sent += written
+        do {
+            try socket.write(bytes)
+        } catch {
+            throw Failure(description: "write to Redis: \(error)")
         }
         return try reply()
     }
@@ -159,12 +122,14 @@ package final class RedisProbe {
 
     private func byte() throws -> UInt8 {
         if position == buffer.count {
-            var chunk = [UInt8](repeating: 0, count: 64 << 10)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else {
-                throw Failure(description: "read from Redis: \(count == 0 ? "closed" : "errno \(errno)")")
+            let chunk: [UInt8]
+            do {
+                chunk = try socket.read()
+            } catch {
+                throw Failure(description: "read from Redis: \(error)")
             }
-            buffer = Array(chunk[..<count])
+            guard !chunk.isEmpty else { throw Failure(description: "read from Redis: closed") }
+            buffer = chunk
             position = 0
         }
         defer { position += 1 }

@@ -119,3 +119,27 @@ import Testing
         #expect(throws: LongLinkError.self) { try book.add(method: "one more", payload: [], leave: nil) }
     }
 }
+
+@Suite("Typed static subscriptions", .sharedMachine)
+struct TypedSubscriptionTests {
+    struct Watch: LongLinkRequest, Encodable {
+        typealias Reply = [String]
+        static let method = "quotes.subscribe"
+        var symbols: [String]
+    }
+
+    struct Unencodable: LongLinkRequest, Encodable {
+        typealias Reply = Int
+        static let method = "never"
+        func encode(to encoder: any Encoder) throws {
+            throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "no"))
+        }
+    }
+
+    @Test func aTypedRequestGivesItsMethodAndEncodedPayload() throws {
+        let subscription = try Subscription(Watch(symbols: ["AAPL"]))
+        #expect(subscription.method == "quotes.subscribe")
+        #expect(String(decoding: subscription.payload, as: UTF8.self) == #"{"symbols":["AAPL"]}"#)
+        #expect(throws: LongLinkError.self) { try Subscription(Unencodable()) }
+    }
+}

@@ -311,8 +311,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         case .idle, .slowFrame: core.counters.idleClosures.increment()
         case .unsupportedVersion, .connectionLimit, .drained, .drainTimedOut: break
         }
+        // Drained without a GoAway of ours: the client said it was leaving.
         leavePrincipal(
-            close.goAway.map { .goAway(code: $0.code, reason: $0.reason) } ?? .connectionLost("\(close.reason)"))
+            close.goAway.map { .goAway(code: $0.code, reason: $0.reason) }
+                ?? (close.reason == .drained ? .closedByClient : .connectionLost("\(close.reason)")))
         if let goAway = close.goAway { send(.goAway(goAway)) }
         cancelTimers()
         release(close.inFlight[...], shuttingDown: core.isShuttingDown)

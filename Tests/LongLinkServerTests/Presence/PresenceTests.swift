@@ -59,6 +59,17 @@ struct PresenceTests {
         }
     }
 
+    @Test func aClientThatSaysGoodbyeClosedItsSession() async throws {
+        try await withPresenceServer { server, address, events in
+            let client = try await FrameClient.loggedIn(address, clientID: "leaving", as: "erin")
+            #expect(try await events.next(within: .seconds(10)).kind == .began)
+            try await client.send(.goAway(Frame.GoAway(code: .ok, reason: "bye")))
+            let event = try await events.next(within: .seconds(10), "erin's session to end")
+            #expect(event.kind == .ended(.closedByClient))
+            #expect(!server.isConnected("erin"))
+        }
+    }
+
     @Test func aLoginElsewhereEndsTheOldSessionWithItsGoAway() async throws {
         try await withPresenceServer { server, address, events in
             let old = try await FrameClient.connect(to: address)

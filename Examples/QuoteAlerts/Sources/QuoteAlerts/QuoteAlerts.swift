@@ -136,8 +136,7 @@ struct QuoteAlerts {
             _ = try await session.request("login", payload: Array(user.utf8))
         }
         // Replayed after every login: a restarted server knows nothing about this user's list.
-        let watch = try configuration.codec.encode(WatchSymbols(symbols: symbols))
-        configuration.subscriptions = [Subscription(method: WatchSymbols.method, payload: watch)]
+        configuration.subscriptions = [try Subscription(WatchSymbols(symbols: symbols), codec: configuration.codec)]
         return configuration
     }
 

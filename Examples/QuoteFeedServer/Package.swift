@@ -1,0 +1,20 @@
+// swift-tools-version: 6.2
+// QuoteFeedServer: a backend built on LongLinkServer. It depends on the LongLink package two
+// folders up, by path, so it builds with nothing from the network.
+import PackageDescription
+
+let package = Package(
+    name: "QuoteFeedServer",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // Named explicitly: a path dependency is otherwise known by its folder's name, which
+        // differs between clones (longlink, LongLink-main, ...).
+        .package(name: "LongLink", path: "../..")
+    ],
+    targets: [
+        .executableTarget(
+            name: "QuoteFeedServer",
+            dependencies: [.product(name: "LongLinkServer", package: "LongLink")]
+        )
+    ]
+)
