@@ -160,6 +160,27 @@ struct ClientStateMachineFrameTests {
         #expect(reply.actions.contains { if case .closeDrained(link) = $0 { true } else { false } })
     }
 
+    @Test func theGateOpensWithSyncThenTheQueueThenTheSubscriptionsOnce() {
+        var machine = machine()
+        let generation = machine.links.newGeneration()
+        _ = machine.attach(generation)
+        _ = read(.welcome(Frame.Welcome()), on: generation, &machine)
+        let request = PendingRequest(
+            id: 1, method: "m", payload: [], deadline: now + .seconds(60), idempotent: false, bypassesGate: false,
+            linkGeneration: 0)
+        #expect(machine.admit(request, caller: 1, now: now, session: 0, writable: { _ in true }).isQueued)
+        guard let opened = machine.openGate(generation, loggedIn: true) else {
+            Issue.record("the gate did not open")
+            return
+        }
+        #expect(opened.count == 3)
+        if case .send(.sync, generation) = opened.first {} else { Issue.record("Sync is not first: \(opened)") }
+        if case .drainQueue(generation) = opened[1] {} else { Issue.record("the queue is not second: \(opened)") }
+        if case .nudgeSubscriptions = opened.last {} else { Issue.record("the keeper is not last: \(opened)") }
+        _ = machine.linkClosed(generation, error: nil, serverWindow: false)
+        #expect(machine.openGate(generation, loggedIn: true) == nil, "the link is gone")
+    }
+
     @Test func aMalformedFrameClosesTheLinkSayingWhy() {
         var machine = machine()
         let link = connect(&machine)

@@ -83,3 +83,61 @@ extension [MachineDriver.Machine.Action] {
         return nil
     }
 }
+
+/// The app's lifecycle and network events, decided by the machine: the supervisor's waits end or
+/// the wake is kept for its next wait.
+@Suite("Client state machine: supervision", .sharedMachine)
+struct ClientStateMachineSupervisionTests {
+    @Test func aNetworkChangeWakesAWaitingReconnectionOrIsKeptForTheNextWait() {
+        var driver = MachineDriver()
+        let waking = driver.machine.networkChanged(retryWaiting: true)
+        #expect(waking.wakesRetry == [.networkChanged] && waking.probes)
+        #expect(driver.machine.supervision.pendingWake == nil)
+        let kept = driver.machine.networkChanged(retryWaiting: false)
+        #expect(kept.wakesRetry.isEmpty && driver.machine.supervision.pendingWake == .networkChanged)
+        #expect(driver.machine.supervision.changes.network == 2)
+        // Connected: the supervisor's wait on the link ends to re-probe.
+        let link = driver.connect()
+        #expect(driver.machine.networkChanged(retryWaiting: false).reprobes(link))
+        // A timer's wake is for the wait it was armed for only.
+        driver.machine.supervision.pendingWake = nil
+        #expect(driver.machine.wakeRetry(.timer, retryWaiting: false).isEmpty)
+        #expect(driver.machine.supervision.pendingWake == nil)
+    }
+
+    @Test func comingBackToTheForegroundWakesAndProbesOnceAndGoingAwayDoesNeither() {
+        var driver = MachineDriver()
+        #expect(driver.machine.setBackground(true, retryWaiting: true).isEmpty)
+        #expect(driver.machine.supervision.inBackground)
+        #expect(driver.machine.setBackground(true, retryWaiting: true).isEmpty, "there already")
+        let back = driver.machine.setBackground(false, retryWaiting: true)
+        #expect(back.wakesRetry == [.networkChanged] && back.probes)
+        #expect(driver.machine.setBackground(false, retryWaiting: true).isEmpty)
+    }
+
+    @Test func aNewEndpointListReprobesOnTheLiveLinkElseBeforeTheNextReconnection() {
+        var driver = MachineDriver()
+        let link = driver.connect()
+        let live = driver.machine.endpointsChanged(liveLink: link, retryWaiting: true)
+        #expect(live.reprobes(link) && live.wakesRetry.isEmpty)
+        let none = driver.machine.endpointsChanged(liveLink: nil, retryWaiting: true)
+        #expect(none.wakesRetry == [.networkChanged])
+        #expect(driver.machine.supervision.changes.list == 2)
+    }
+}
+
+extension [MachineDriver.Machine.Action] {
+    var wakesRetry: [RetryWake] {
+        var wakes: [RetryWake] = []
+        for case .wakeRetry(let wake) in self { wakes.append(wake) }
+        return wakes
+    }
+
+    var probes: Bool {
+        contains { if case .probeLiveness = $0 { true } else { false } }
+    }
+
+    func reprobes(_ generation: UInt64) -> Bool {
+        contains { if case .wakeSupervisor(generation, .reprobe) = $0 { true } else { false } }
+    }
+}

@@ -130,3 +130,80 @@ struct ClientStateMachineSessionTests {
         #expect(driver.machine.ledger.staleAcksDropped == 1)
     }
 }
+
+/// Logging in again, logging out, and acks a full write buffer held back, decided by the machine.
+@Suite("Client state machine: relogin, logout and acks held back", .sharedMachine)
+struct ClientStateMachineReloginTests {
+    private let kicked = LongLinkError(code: .unauthenticated, message: "kicked")
+
+    @Test func aLoginIsRefusedUnlessASupervisedSessionEndedAndNoOtherWaits() {
+        var driver = MachineDriver()
+        let notRunning = driver.machine.loginRefusal(waitsForLogin: true, loginPending: false)
+        #expect(notRunning?.code == .failedPrecondition && notRunning?.message.contains("run()") == true)
+        driver.machine.relogin.supervising = true
+        #expect(driver.machine.loginRefusal(waitsForLogin: false, loginPending: false)?.code == .failedPrecondition)
+        let running = driver.machine.loginRefusal(waitsForLogin: true, loginPending: false)
+        #expect(running?.message.contains("logout()") == true)
+        let tooEarly = driver.machine.beginSession()
+        #expect(!tooEarly, "no session ended")
+        _ = driver.machine.links.terminate(kicked)
+        #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: false) == nil)
+        #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: true)?.message.contains("under way") == true)
+        driver.machine.relogin.loggedOut = true
+        let began = driver.machine.beginSession()
+        #expect(began && !driver.machine.relogin.loggedOut)
+        #expect(driver.machine.terminalError == nil)
+        _ = driver.machine.beginShutdown()
+        #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: false)?.code == .shutdown)
+    }
+
+    @Test func aLinkThatTakesWritesAgainSendsTheAcksItHeldBackThenTheQueue() {
+        var driver = MachineDriver()
+        let link = driver.connect()
+        _ = driver.machine.ledger.consumerAdded((), id: 1, filter: .all)
+        let push = Push(seq: 2, topic: "t", payload: [], epoch: 5)
+        _ = driver.machine.ledger.received(push, on: link)
+        _ = driver.machine.ledger.offered(push, accepted: 1, refused: false)
+        _ = driver.machine.ledger.taken([push.key], caughtUp: false)
+        _ = driver.machine.ackTimerFired()
+        // The link's write buffer was full: the ack waits, and so does a new call.
+        driver.machine.ledger.ackBlocked(epoch: 5, seqs: [2])
+        driver.writable = false
+        #expect(driver.call().action.isQueued)
+        let writable = driver.machine.linkWritable(link)
+        guard case .drainQueue(link) = writable.last else {
+            Issue.record("the queue does not go out last: \(writable)")
+            return
+        }
+        // Owed again with the next batch (its timer armed), ahead of the queue.
+        #expect(writable.contains { if case .pushes(.armAckTimer) = $0 { true } else { false } })
+        #expect(driver.machine.ackTimerFired().contains { if case .pushes(.ack(link, 5, [2])) = $0 { true } else { false } })
+    }
+
+    @Test func aLogoutAcknowledgesWhatTheAppTookThenSaysGoAwayOnAnEstablishedLinkOnce() {
+        var driver = MachineDriver()
+        let link = driver.connect()
+        _ = driver.machine.ledger.consumerAdded((), id: 1, filter: .all)
+        let push = Push(seq: 4, topic: "t", payload: [], epoch: 9)
+        _ = driver.machine.ledger.received(push, on: link)
+        _ = driver.machine.ledger.offered(push, accepted: 1, refused: false)
+        _ = driver.machine.ledger.taken([push.key], caughtUp: false)
+        guard let actions = driver.machine.logout(liveLink: link) else {
+            Issue.record("no logout")
+            return
+        }
+        #expect(actions.contains { if case .pushes(.ack(link, 9, [4])) = $0 { true } else { false } })
+        guard case .send(.goAway(let goAway), link) = actions.last else {
+            Issue.record("no GoAway last: \(actions)")
+            return
+        }
+        #expect(goAway.code == .ok && driver.machine.relogin.loggedOut)
+        // Without a live link nothing is said; once the session ended, a logout does nothing.
+        var other = MachineDriver()
+        let unlinked = other.machine.logout(liveLink: nil)
+        #expect(unlinked?.isEmpty == true)
+        _ = other.machine.links.terminate(kicked)
+        let ended = other.machine.logout(liveLink: nil)
+        #expect(ended == nil)
+    }
+}

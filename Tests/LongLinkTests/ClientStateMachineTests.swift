@@ -203,4 +203,27 @@ struct ClientStateMachineTests {
         }
         #expect(driver.waiting.isEmpty)
     }
+
+    @Test func onlyACurrentLinksEndIsKeptAndAGoAwayWaitsForTheSupervisorOnItsOwnLink() {
+        var driver = MachineDriver()
+        let first = driver.connect()
+        driver.machine.keepGoingAway(first, Frame.GoAway(reconnect: true))
+        #expect(driver.machine.takeGoingAway(first + 1) == nil, "another link's")
+        #expect(driver.machine.takeGoingAway(first)?.reconnect == true)
+        #expect(driver.machine.takeGoingAway(first) == nil, "once")
+        #expect(driver.machine.end(of: first) == nil)
+        _ = driver.closed(first)
+        guard case .closed = driver.machine.end(of: first) else {
+            Issue.record("the current link's end was not kept")
+            return
+        }
+        // A successor that drops is not kept: the current link stays the one the supervisor waits on.
+        let second = driver.connect()
+        #expect(driver.machine.end(of: first) != nil && driver.machine.end(of: second) == nil)
+        let successor = driver.machine.links.newGeneration()
+        _ = driver.machine.links.attachSuccessor(successor)
+        driver.machine.successorWelcomed(successor, maxInFlight: 0)
+        _ = driver.closed(successor)
+        #expect(driver.machine.end(of: successor) == nil && driver.machine.lastEnd?.generation == first)
+    }
 }

@@ -84,7 +84,7 @@ struct ClientScript {
             take(from: pick(from: consumers.keys.sorted(), &input), count: 1 + input.int(below: 4))
         case .removeConsumer: removeConsumer(pick(from: consumers.keys.sorted(), &input))
         case .shutdown: shutdown()
-        case .ackTimer: perform(machine.ledger.ackTimerFired())
+        case .ackTimer: run(machine.ackTimerFired())
         case .terminate: terminate()
         }
     }
@@ -125,7 +125,9 @@ struct ClientScript {
             _ = ServerBounds.heartbeat(offered: welcome.heartbeatMilliseconds, proposed: .seconds(10))
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
-        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead: break
+        case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness,
+            .nudgeSubscriptions:
+            break
         }
     }
 
@@ -179,9 +181,7 @@ struct ClientScript {
     private mutating func openGate(_ generation: UInt64) {
         // With a login step on even links and without one on odd ones, so that both resend rules
         // run (read from no input byte, so the corpus keeps its meaning).
-        guard let opened = machine.loginSucceeded(generation, loggedIn: generation % 2 == 0) else { return }
-        perform(opened.acks)
-        if opened.drain { drain(generation) }
+        run(machine.openGate(generation, loggedIn: generation % 2 == 0) ?? [])
     }
 
     // MARK: Requests

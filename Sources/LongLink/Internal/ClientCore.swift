@@ -46,10 +46,6 @@ actor ClientCore {
         var maxFrameBytes = Frame.defaultMaxFrameBytes
         /// The supervisor, waiting for this link's end (its timer: ``ClientTimer/supervisorWake(_:)``).
         var endWaiter: CheckedContinuation<LinkWait, Never>?
-        var end: LinkEnd?
-        /// A `GoAway` asking to reconnect that came while the supervisor was not waiting on this
-        /// link: its next wait returns it, so that it moves rather than reconnects after the close.
-        var goingAway: Frame.GoAway?
         /// Both sides agreed to compress payloads on this link.
         var compresses = false
         /// Adaptive heartbeat (`+AdaptiveHeartbeat`): the learned interval this link's heartbeat
@@ -229,6 +225,12 @@ actor ClientCore {
             cancelTimer(timer)
         case .sendPing(let generation):
             if let link = link(generation) { sendPing(on: link) }
+        case .wakeRetry(let wake):
+            wakeRetry(wake)
+        case .probeLiveness:
+            probeLiveness()
+        case .nudgeSubscriptions:
+            nudgeSubscriptions()
         case .linkDead(let generation, let reason):
             if let link = link(generation) {
                 heartbeatLinkLost(link, error: LongLinkError(code: .connectionLost, message: reason))
@@ -264,7 +266,7 @@ actor ClientCore {
         case .supervisorWake(let generation):
             guard let link, link.generation == generation else { return }
             endWait(link, .reprobe)
-        case .ack: run(machine.ledger.ackTimerFired())
+        case .ack: run(machine.ackTimerFired())
         case .deadline: deadlinesDue()
         case .shutdown: completeShutdown()
         case .retry: wakeRetry(.timer)
@@ -281,15 +283,10 @@ actor ClientCore {
     /// Tells the supervisor the server is going away: now if it waits, else on its next wait.
     func tellGoingAway(_ link: Link, _ goAway: Frame.GoAway) {
         if link.endWaiter == nil {
-            link.goingAway = goAway
+            machine.keepGoingAway(link.generation, goAway)
         } else {
             endWait(link, .goingAway(goAway))
         }
-    }
-
-    /// Performs what the push ledger decided, in order.
-    func run(_ actions: [PushLedger<PushSubscriber>.Action]) {
-        for action in actions { perform(action) }
     }
 
     /// Appends one frame to the link's writes (flushed with the others of this loop pass).
@@ -302,9 +299,20 @@ actor ClientCore {
     /// The current link (also once it ended, until the next one).
     var link: Link? { machine.links.latest.flatMap { links[$0] } }
 
+    /// The current link if it has not ended.
+    var liveLink: Link? {
+        guard let link, machine.end(of: link.generation) == nil else { return nil }
+        return link
+    }
+
+    /// Forgets the last current link once it ended (a new one took its place).
+    func forgetEndedLink() {
+        if let ended = machine.lastEnd?.generation { links[ended] = nil }
+    }
+
     /// The link of `generation` (the current one, a successor or a retiring one) if it has not ended.
     func link(_ generation: UInt64) -> Link? {
-        guard let link = links[generation], link.end == nil else { return nil }
+        guard let link = links[generation], machine.end(of: generation) == nil else { return nil }
         return link
     }
 }

@@ -39,3 +39,39 @@ extension ClientStateMachine where Consumer: PushConsumer {
         return ledger.taken(taken, caughtUp: caughtUp).map(Action.pushes)
     }
 }
+
+/// The ledger's events that the core hands in, each as the machine's actions.
+extension ClientStateMachine {
+    /// The server read enough of what was written on `generation`: acks kept for it go out, then
+    /// the queue.
+    mutating func linkWritable(_ generation: UInt64) -> [Action] {
+        ledger.linkWritable(generation).map(Action.pushes) + [.drainQueue(generation)]
+    }
+
+    /// Consumer `id` is gone: taken out of the registry (the core collects what it took, then
+    /// tells ``consumerLeft(untaken:)`` what it never took).
+    mutating func removeConsumer(_ id: UInt64) -> Consumer? {
+        ledger.removeConsumer(id)
+    }
+
+    /// A consumer taken out of the registry left `untaken` in its buffer (see
+    /// ``PushLedger/consumerLeft(untaken:)``).
+    mutating func consumerLeft(untaken: [Push]) -> [Action] {
+        ledger.consumerLeft(untaken: untaken).map(Action.pushes)
+    }
+
+    /// A typed stream let `push` go without handing it over (see ``PushLedger/released(_:)``).
+    mutating func released(_ push: Push) -> [Action] {
+        ledger.released(push).map(Action.pushes)
+    }
+
+    /// The app asks the server to send every unacknowledged push again.
+    mutating func wantSync() -> [Action] {
+        ledger.wantSync().map(Action.pushes)
+    }
+
+    /// The ack batch's timer fired.
+    mutating func ackTimerFired() -> [Action] {
+        ledger.ackTimerFired().map(Action.pushes)
+    }
+}

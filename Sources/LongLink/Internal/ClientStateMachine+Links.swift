@@ -53,6 +53,17 @@ extension ClientStateMachine {
         return GateOpened(acks: ledger.loginSynced(generation), drain: openQueue)
     }
 
+    /// The login step and the subscriptions succeeded on `generation`: the gate opens with `Sync`,
+    /// the acks that waited for a login, the queue (``loginSucceeded(_:loggedIn:)``), then the
+    /// subscriptions made meanwhile. Nil when the link is not logging in any more.
+    mutating func openGate(_ generation: UInt64, loggedIn: Bool) -> [Action]? {
+        guard let opened = loginSucceeded(generation, loggedIn: loggedIn) else { return nil }
+        var actions: [Action] = [.send(.sync(Frame.Sync()), on: generation)]
+        actions += opened.acks.map(Action.pushes)
+        if opened.drain { actions.append(.drainQueue(generation)) }
+        return actions + [.nudgeSubscriptions]
+    }
+
     /// What the end of a link does.
     struct LinkClosed {
         /// What the link was and how it ended; nil when it was not the client's any more.
@@ -83,6 +94,7 @@ extension ClientStateMachine {
         if closed?.role != .current, settlement.resent > 0, case .open(let current) = links.phase {
             drain = current
         }
+        if let closed, closed.role == .current { lastEnd = (generation, closed.end) }
         return LinkClosed(
             closed: closed, settlement: settlement, madeBeforeLogin: serverWindow && !loggedIn, drain: drain)
     }

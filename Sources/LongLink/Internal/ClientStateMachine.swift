@@ -4,8 +4,9 @@ internal import LongLinkWire
 /// The client's decisions in one value: the lifecycle of every link (``LinkStateMachine``), the
 /// pending requests and where each goes (``RequestBook``) with their deadlines, and every push
 /// from arrival to acknowledgement with the consumers that take them (``PushLedger``); beside
-/// them, the state the supervisor, the relogin, the subscriptions keeper and the app's observers
-/// read (moved here from the core; their decisions are the core's still, to move next).
+/// them, each frame a link reads, each link's liveness and end, the supervisor's wakes, and the
+/// state the relogin, the subscriptions keeper and the app's observers read (the relogin's and the
+/// logout's decisions are the core's still).
 ///
 /// Each method is an event and returns what the core must do; the core (``ClientCore``) owns the
 /// sockets, the timers and the waiting tasks, and performs the actions in one funnel
@@ -13,7 +14,10 @@ internal import LongLinkWire
 /// `Consumer`, so that tests and the fuzzer drive it with plain values, without sockets or
 /// continuations. Facets: `+Requests` (admission, the queue, how a request's end moves its link),
 /// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
-/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (heartbeat and probe).
+/// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (the
+/// heartbeat and the probe), `+Consumers` (a consumer's start and what it hands over),
+/// `+Supervision` (the app's lifecycle and network events). The core's timers are asked for by id
+/// (``ClientTimer``).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -50,6 +54,12 @@ struct ClientStateMachine<Caller, Consumer> {
         case sendPing(UInt64)
         /// This link is dead, for this reason (the core logs it with the link's endpoint).
         case linkDead(UInt64, String)
+        /// End the supervisor's wait before reconnecting, with this.
+        case wakeRetry(RetryWake)
+        /// Probe the current link's liveness (``probeLiveness(_:now:timeout:)``).
+        case probeLiveness
+        /// The subscriptions keeper looks for work (``subscriptionsDue(now:)``).
+        case nudgeSubscriptions
         /// The server of this link goes away and asks to be left: tell the supervisor now if it
         /// waits on the link, else on its next wait.
         case tellGoingAway(UInt64, Frame.GoAway)
@@ -98,6 +108,13 @@ struct ClientStateMachine<Caller, Consumer> {
     var activity: [UInt64: LinkActivity] = [:]
     /// When the grace period of a shutdown under way ends; nil otherwise.
     var shutdownDeadline: ContinuousClock.Instant?
+    /// How the last current link ended: the core keeps that link, ended, until the next one, for
+    /// the supervisor's wait (only a current link is kept once it ended).
+    var lastEnd: (generation: UInt64, end: LinkEnd)?
+    /// A `GoAway` asking to reconnect elsewhere that came while the supervisor was not waiting on
+    /// the current link: its next wait there returns it, so that it moves rather than reconnects
+    /// after the close.
+    var goingAway: (generation: UInt64, goAway: Frame.GoAway)?
 
     /// A machine with these bounds; deadlines count from `origin`.
     init(
@@ -125,5 +142,23 @@ struct ClientStateMachine<Caller, Consumer> {
     /// The most requests written and unanswered at once on the link of `generation`.
     func inFlightLimit(_ generation: UInt64) -> Int {
         inFlightLimits[generation] ?? .max
+    }
+
+    /// How the link of `generation` ended, if it did and is the last current link.
+    func end(of generation: UInt64) -> LinkEnd? {
+        lastEnd?.generation == generation ? lastEnd?.end : nil
+    }
+
+    /// The server of the current link of `generation` goes away: the supervisor learns it on its
+    /// next wait there (``takeGoingAway(_:)``).
+    mutating func keepGoingAway(_ generation: UInt64, _ goAway: Frame.GoAway) {
+        goingAway = (generation, goAway)
+    }
+
+    /// The `GoAway` kept for the supervisor's next wait on `generation`, once.
+    mutating func takeGoingAway(_ generation: UInt64) -> Frame.GoAway? {
+        guard let kept = goingAway, kept.generation == generation else { return nil }
+        goingAway = nil
+        return kept.goAway
     }
 }

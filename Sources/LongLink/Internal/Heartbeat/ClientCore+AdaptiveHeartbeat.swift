@@ -64,7 +64,7 @@ extension ClientCore {
         else { return }
         run(
             machine.answerTimedOut(
-                generation, now: clock.now, timeout: parameters.answerTimeout, ended: link.end != nil))
+                generation, now: clock.now, timeout: parameters.answerTimeout, ended: machine.end(of: link.generation) != nil))
     }
 
     /// Proposes `interval` on the live link (`Ping.heartbeat_ms`); it is in force once the `Pong` says so.
@@ -126,7 +126,7 @@ extension ClientCore {
         guard var state = adaptiveHeartbeat(), state.network != network else { return }
         state.network = network
         machine.supervision.adaptiveHeartbeat = state
-        guard let link, link.end == nil, machine.links.isEstablished(link.generation) else { return }
+        guard let link = liveLink, machine.links.isEstablished(link.generation) else { return }
         link.idlePing = nil
         link.learnedInterval = nil
         proposeHeartbeat(state.learner.interval(for: network), on: link)
@@ -139,7 +139,7 @@ extension ClientCore {
 
     /// The current link's heartbeat interval, once it is established.
     var heartbeatInForce: Duration? {
-        guard let link, link.end == nil, machine.links.isEstablished(link.generation) else { return nil }
+        guard let link = liveLink, machine.links.isEstablished(link.generation) else { return nil }
         return link.heartbeat
     }
 

@@ -20,7 +20,7 @@ extension ClientCore {
     /// A heartbeat tick: the machine decides between nothing, a Ping, and declaring the link dead
     /// (``ClientStateMachine/heartbeatTicked(_:now:interval:)``).
     func tick(_ generation: UInt64) {
-        guard let link, link.generation == generation, link.end == nil else { return }
+        guard let link = liveLink, link.generation == generation else { return }
         let pinged = machine.pings[generation]?.nonce
         run(
             machine.heartbeatTicked(
@@ -44,33 +44,26 @@ extension ClientCore {
     /// Pings now and replaces the link if nothing comes back within the probe timeout
     /// (``ClientStateMachine/probeLiveness(_:now:timeout:)``).
     func probeLiveness() {
-        guard let link, link.end == nil else { return }
+        guard let link = liveLink else { return }
         run(machine.probeLiveness(link.generation, now: clock.now, timeout: configuration.livenessProbeTimeout))
     }
 
     /// The liveness probe's timeout passed on the link of `generation`.
     func probeTimedOut(_ generation: UInt64) {
         guard let link, link.generation == generation else { return }
-        run(machine.probeTimedOut(generation, ended: link.end != nil))
+        run(machine.probeTimedOut(generation, ended: machine.end(of: generation) != nil))
     }
 
     // MARK: App lifecycle and network
 
+    /// The machine decides (``ClientStateMachine/networkChanged(retryWaiting:)``).
     func networkDidChange() {
-        machine.supervision.changes.network += 1
-        pendingWakeOrResume(.networkChanged)
-        // Connected: the supervisor asks the provider again and re-probes.
-        if let link { endWait(link, .reprobe) }
-        probeLiveness()
+        run(machine.networkChanged(retryWaiting: waiters.retry != nil))
     }
 
+    /// The machine decides (``ClientStateMachine/setBackground(_:retryWaiting:)``).
     func setBackground(_ background: Bool) {
-        guard machine.supervision.inBackground != background else { return }
-        machine.supervision.inBackground = background
-        if !background {
-            pendingWakeOrResume(.networkChanged)
-            probeLiveness()
-        }
+        run(machine.setBackground(background, retryWaiting: waiters.retry != nil))
     }
 
     var pausesReconnection: Bool { machine.supervision.inBackground && configuration.background.pausesReconnection }
@@ -91,14 +84,6 @@ extension ClientCore {
             if let delay {
                 schedule(.retry, at: clock.now.advanced(by: delay))
             }
-        }
-    }
-
-    func pendingWakeOrResume(_ wake: RetryWake) {
-        if waiters.retry != nil {
-            wakeRetry(wake)
-        } else if wake != .timer {
-            machine.supervision.pendingWake = wake
         }
     }
 
@@ -129,11 +114,6 @@ extension ClientCore {
     /// The endpoint list changed at run time: the supervisor looks at it now (a current endpoint no
     /// longer listed is left, make before break).
     func endpointsChanged() {
-        machine.supervision.changes.list += 1
-        if let link, link.end == nil {
-            endWait(link, .reprobe)
-        } else {
-            pendingWakeOrResume(.networkChanged)
-        }
+        run(machine.endpointsChanged(liveLink: liveLink?.generation, retryWaiting: waiters.retry != nil))
     }
 }

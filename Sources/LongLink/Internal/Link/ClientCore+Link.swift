@@ -14,7 +14,7 @@ extension ClientCore {
         let link = Link(
             generation: generation, connection: pending.connection, endpoint: pending.endpoint,
             session: shared.session.load(ordering: .relaxed))
-        links = links.filter { $0.value.end == nil }
+        forgetEndedLink()
         links[generation] = link
         guard let handOver = pending.assumeIsolated({ $0.handOver(to: self, generation: generation) }) else {
             let error = LongLinkError(code: .connectionLost, message: "the link dropped before login")
@@ -27,7 +27,7 @@ extension ClientCore {
         let handled = machine.received(.welcome(welcome), on: generation, now: clock.now, inflate: inflater(for: link))
         run(handled.actions)
         guard handled.keepReading else {
-            throw link.end?.error
+            throw machine.end(of: generation)?.error
                 ?? LongLinkError(code: .protocolViolation, message: "the server's Welcome was refused")
         }
         machine.stats.connects += 1
@@ -71,18 +71,13 @@ extension ClientCore {
         return ServerInfo(welcome, heartbeat: link.heartbeat, maxFrameBytes: link.maxFrameBytes)
     }
 
-    /// Login is done: send `Sync`, the acknowledgements that waited, and the queue. `loggedIn`: the
+    /// Login is done: send `Sync`, the acknowledgements that waited, the queue, and the
+    /// subscriptions made meanwhile (``ClientStateMachine/openGate(_:loggedIn:)``). `loggedIn`: the
     /// session's login step ran here (false when it has none; see
     /// ``LinkStateMachine/loginSucceeded(_:loggedIn:)``).
     func openGate(_ generation: UInt64, loggedIn: Bool) {
-        guard let link = link(generation), let opened = machine.loginSucceeded(generation, loggedIn: loggedIn) else {
-            return
-        }
-        send(.sync(Frame.Sync()), on: link)
-        run(opened.acks)
-        if opened.drain { drainQueue(on: link) }
-        // Subscriptions made while this link logged in go out now.
-        nudgeSubscriptions()
+        guard link(generation) != nil, let actions = machine.openGate(generation, loggedIn: loggedIn) else { return }
+        run(actions)
     }
 
     /// Suspends until the link ends, or until `wakeAt` (to re-probe), or until the server reports a
@@ -97,12 +92,11 @@ extension ClientCore {
                 return
             }
             // Before the end: a server that went away (and closed) is left for another, not reconnected to.
-            if let goAway = link.goingAway {
-                link.goingAway = nil
+            if let goAway = machine.takeGoingAway(generation) {
                 continuation.resume(returning: .goingAway(goAway))
                 return
             }
-            if let end = link.end {
+            if let end = machine.end(of: generation) {
                 continuation.resume(returning: .ended(end))
                 return
             }
@@ -135,8 +129,7 @@ extension ClientCore {
     /// The server read enough of what was written: acks and requests held back go out.
     func linkWritabilityChanged(_ generation: UInt64) {
         guard let link = link(generation), link.connection.isWritable else { return }
-        run(machine.ledger.linkWritable(generation))
-        drainQueue(on: link)
+        run(machine.linkWritable(generation))
     }
 
     /// Handles the frames of one read, in order: the machine decides each
@@ -153,7 +146,7 @@ extension ClientCore {
         let now = clock.now
         let inflate = inflater(for: link)
         for frame in frames {
-            guard link.end == nil, machine.links.role(of: generation) == role else { return }
+            guard machine.end(of: generation) == nil, machine.links.role(of: generation) == role else { return }
             if case .push(let push) = frame, configuration.responseCache.pushesInvalidate,
                 !machine.links.awaitsWelcome(generation)
             {
@@ -185,7 +178,6 @@ extension ClientCore {
         let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
         run(machine.stopLiveness(generation))
         let end = outcome.closed?.end ?? .closed(error)
-        link.end = end
         if outcome.closed?.role != .current { links[generation] = nil }
         machine.stats.resends += outcome.settlement.resent
         // Say why a server with a window did not spare the call: it was made before any login.

@@ -61,7 +61,7 @@ extension ClientCore {
             endWait(old, .ended(.migrated))
         }
         // The old current link may have ended already (a server that said GoAway and closed).
-        links = links.filter { $0.value.end == nil }
+        forgetEndedLink()
         shared.linkCompresses.store(new.compresses, ordering: .relaxed)
         machine.stats.migrations += 1
         scheduleTick(new)

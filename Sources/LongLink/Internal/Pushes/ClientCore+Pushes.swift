@@ -38,14 +38,14 @@ extension ClientCore {
     /// The consumer is gone (its task was cancelled, or its stream released): pushes it never took
     /// go back to the server's care, and a `Sync` brings them to whoever wants them.
     func removeSubscriber(_ id: UInt64) {
-        guard let subscriber = machine.ledger.removeConsumer(id) else { return }
+        guard let subscriber = machine.removeConsumer(id) else { return }
         collectTaken(from: subscriber)
-        run(machine.ledger.consumerLeft(untaken: subscriber.finish()))
+        run(machine.consumerLeft(untaken: subscriber.finish()))
     }
 
     /// A typed stream let a push go without handing it over (see ``PushLedger/released(_:)``).
     func releasePush(_ push: Push) {
-        run(machine.ledger.released(push))
+        run(machine.released(push))
     }
 
     /// Wakes the consumers that pushes of the read just handled were buffered for.
@@ -62,7 +62,7 @@ extension ClientCore {
 
     /// Asks the server to send every unacknowledged push again (now, or once logged in).
     func requestSync() {
-        run(machine.ledger.wantSync())
+        run(machine.wantSync())
     }
 
     /// Performs one decision of the ledger (through ``run(_:)``).

@@ -73,7 +73,7 @@ extension ClientCore {
         switch completion.close {
         case .sayGoAwayAndClose:
             if let link {
-                run(completion.acks)
+                run(completion.acks.map(Machine.Action.pushes))
                 send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
                 link.connection.close(.graceful)
             }
@@ -92,7 +92,7 @@ extension ClientCore {
     func terminate(_ error: LongLinkError) {
         guard machine.links.terminate(error) else { return }
         clearSession(error)
-        if let link, link.end == nil { close(link, .graceful, error: error) }
+        if let link = liveLink { close(link, .graceful, error: error) }
         closeSideLinks()
     }
 

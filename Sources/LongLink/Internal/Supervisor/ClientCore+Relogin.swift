@@ -60,21 +60,10 @@ extension ClientCore {
         pending.caller.resume(throwing: CancellationError())
     }
 
-    /// Why a login cannot start now, if it cannot.
+    /// Why a login cannot start now, if it cannot (``ClientStateMachine/loginRefusal(waitsForLogin:loginPending:)``).
     private var loginRefusal: LongLinkError? {
-        if machine.shuttingDown { return LongLinkError(code: .shutdown, message: "the client is shutting down") }
-        guard machine.relogin.supervising, configuration.waitsForLoginAfterSessionEnd else {
-            return LongLinkError(
-                code: .failedPrecondition,
-                message: "login(_:) needs run() running with waitsForLoginAfterSessionEnd set")
-        }
-        guard machine.terminalError != nil else {
-            return LongLinkError(code: .failedPrecondition, message: "a session is running: call logout() first")
-        }
-        guard waiters.pendingLogin == nil else {
-            return LongLinkError(code: .failedPrecondition, message: "a login is already under way")
-        }
-        return nil
+        machine.loginRefusal(
+            waitsForLogin: configuration.waitsForLoginAfterSessionEnd, loginPending: waiters.pendingLogin != nil)
     }
 
     /// The supervisor's wait for the app's next login step; nil when the client shuts down first.
@@ -98,8 +87,7 @@ extension ClientCore {
     /// whatever was made for it since (a call, a stream) is refused from now on.
     private func beginSession() {
         let lastEnd = endedSessionError
-        guard machine.links.reopen() else { return }
-        machine.relogin.loggedOut = false
+        guard machine.beginSession() else { return }
         clearSession(lastEnd)
     }
 
@@ -115,12 +103,8 @@ extension ClientCore {
     /// The app ends the session: what the app took is acknowledged, the server is told `GoAway`,
     /// and everything pending fails with `error`, as after a kick.
     func logout(_ error: LongLinkError) {
-        guard machine.terminalError == nil, !machine.shuttingDown else { return }
-        machine.relogin.loggedOut = true
-        if let link, link.end == nil, machine.links.isEstablished(link.generation) {
-            if machine.links.synced { run(machine.ledger.flushAcks()) }
-            send(.goAway(Frame.GoAway(code: .ok, reason: "client logging out")), on: link)
-        }
+        guard let actions = machine.logout(liveLink: liveLink?.generation) else { return }
+        run(actions)
         terminate(error)
         // A supervisor waiting to reconnect sees the end now rather than after its delay.
         wakeRetry(.timer)
