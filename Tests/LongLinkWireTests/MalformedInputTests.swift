@@ -86,12 +86,13 @@ struct MalformedInputTests {
         #expect(
             messageError("22 02 1a 05 08 01 12 01 61")
                 == WireFormatError(.truncatedField, field: "Frame.response.status", offset: 2))
-        // Fixed-width unknown fields are bounded by their parent too.
+        // Fixed-width unknown fields are bounded by their parent too (field 15, which Ping does not
+        // have: fields 1 and 2 are its nonce and heartbeat_ms).
         #expect(
-            messageError("4a 03 11 00 00 00 00 00 00 00 00")
+            messageError("4a 03 79 00 00 00 00 00 00 00 00")
                 == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
         #expect(
-            messageError("4a 03 15 00 00 00 00") == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
+            messageError("4a 03 7d 00 00 00 00") == WireFormatError(.truncatedField, field: "Frame.ping", offset: 2))
     }
 
     @Test("Groups and the undefined wire types 6 and 7", arguments: [UInt8(3), 4, 6, 7])
