@@ -27,7 +27,7 @@ public final class PrometheusMetrics: MetricsSink {
     /// The timers' bucket bounds, ascending.
     public let buckets: [Duration]
 
-    private let registry: Mutex<Registry>
+    private let registry: MetricsLock<Registry>
 
     /// A sink keeping at most `maxSeries` series, with timers bucketed by `buckets`.
     /// - Throws: `invalidConfiguration` when `maxSeries` is below 1 or `buckets` is empty or not
@@ -45,7 +45,7 @@ public final class PrometheusMetrics: MetricsSink {
         }
         self.maxSeries = maxSeries
         self.buckets = buckets
-        self.registry = Mutex(Registry())
+        self.registry = MetricsLock(Registry())
     }
 
     /// The handles asked for and refused: past ``maxSeries``, or a name already of another type.

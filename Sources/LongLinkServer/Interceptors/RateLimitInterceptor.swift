@@ -25,7 +25,7 @@ public final class RateLimitInterceptor: ServerInterceptor {
     public let methods: Set<String>?
 
     private let clock: any LongLinkClock
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A limiter of `rate` requests a second per principal with bursts of `burst`.
     /// - Parameters:
@@ -45,7 +45,7 @@ public final class RateLimitInterceptor: ServerInterceptor {
         self.maxBuckets = maxBuckets
         self.methods = methods
         self.clock = clock
-        self.state = Mutex(State())
+        self.state = Locked(State())
     }
 
     /// Requests refused so far.

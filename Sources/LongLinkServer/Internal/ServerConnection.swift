@@ -74,7 +74,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Ends the session when its credential expires (see `ServerConnection+Credentials.swift`).
     var expiryTimer: (any ScheduledWork)?
     /// When the session's credential expires, shared with the handlers' threads.
-    let credentials = Mutex(CredentialState())
+    let credentials = Locked(CredentialState())
     private var partialFrame = PartialFrameWatch()
     private var partialFrameTimer: EventLoopTimer?
 

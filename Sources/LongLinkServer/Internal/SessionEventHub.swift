@@ -1,3 +1,4 @@
+internal import LongLinkTransport
 import Synchronization
 
 /// The streams of ``LongLinkServer/sessionEvents()``: each event goes to every open stream, each
@@ -5,7 +6,7 @@ import Synchronization
 /// and counted).
 final class SessionEventHub: Sendable {
     private let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Events dropped for readers that fell behind.
     let dropped = Atomic<Int>(0)
 

@@ -146,8 +146,8 @@ actor CredentialRefresher {
     static func within<T: Sendable>(
         _ timeout: Duration, clock: any LongLinkClock, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let outcome = Mutex<CheckedContinuation<T, any Error>?>(nil)
-        let work = Mutex<(Task<Void, Never>?, (any ScheduledWork)?)>((nil, nil))
+        let outcome = Locked<CheckedContinuation<T, any Error>?>(nil)
+        let work = Locked<(Task<Void, Never>?, (any ScheduledWork)?)>((nil, nil))
         return try await withCheckedThrowingContinuation { continuation in
             outcome.withLock { $0 = continuation }
             let finish: @Sendable (Result<T, any Error>) -> Void = { result in
