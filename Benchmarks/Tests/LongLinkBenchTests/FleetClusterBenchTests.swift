@@ -35,7 +35,7 @@ struct FleetClusterBenchTests {
     /// serve the principal timed.
     @Test(.enabled(if: FleetBenchTests.redisPresent)) func clusterJSONHasEveryFigure() async throws {
         let outcome = try await BenchCommandTests.bench(
-            ["fleet", "--cluster", "--duration", "0.2", "--runs", "1", "--json"], within: .seconds(120))
+            ["fleet", "--cluster", "--duration", "0.5", "--runs", "1", "--json"], within: .seconds(120))
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
