@@ -12,7 +12,11 @@ extension RequestContext {
     /// place: renewals hold nothing more, however many a client sends.
     @discardableResult
     public func setCredentialLifetime(_ lifetime: Duration) -> ContinuousClock.Instant? {
-        session.setCredentialLifetime(lifetime)
+        let expiry = session.setCredentialLifetime(lifetime)
+        // Its copies answered from the de-duplication window (a login resent after its reply was
+        // lost) expire at the same instant.
+        if let run, let expiry { session.executionSetCredentialExpiry(run, expiry) }
+        return expiry
     }
 
     /// When the session's credential expires, by the server's clock; nil when no handler set a
