@@ -36,7 +36,7 @@ struct ClientStateMachineFrameTests {
 
     /// A new link, welcomed and logged in.
     private func connect(_ machine: inout Machine) -> UInt64 {
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         _ = machine.attach(generation)
         let handled = machine.received(.welcome(Frame.Welcome()), on: generation, now: now, inflate: plain)
         #expect(handled.keepReading)
@@ -59,7 +59,7 @@ struct ClientStateMachineFrameTests {
 
     @Test func theHandshakeTakesTheWelcomeAndRefusesAnyOtherFirstFrameOnce() {
         var machine = machine()
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         _ = machine.attach(generation)
         let first = read(.ping(Frame.Ping(nonce: 1)), on: generation, &machine)
         #expect(!first.keepReading)
@@ -69,7 +69,7 @@ struct ClientStateMachineFrameTests {
         let again = read(.ping(Frame.Ping(nonce: 2)), on: generation, &machine)
         #expect(again.actions.goAwayCodes(on: generation).isEmpty && again.actions.closes(generation).isEmpty)
 
-        let next = machine.links.newGeneration()
+        let next = machine.newGeneration()
         _ = machine.attach(next)
         let welcomed = read(.welcome(Frame.Welcome(maxInFlight: 2)), on: next, &machine)
         #expect(welcomed.keepReading)
@@ -162,7 +162,7 @@ struct ClientStateMachineFrameTests {
 
     @Test func theGateOpensWithSyncThenTheQueueThenTheSubscriptionsOnce() {
         var machine = machine()
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         _ = machine.attach(generation)
         _ = read(.welcome(Frame.Welcome()), on: generation, &machine)
         let request = PendingRequest(
@@ -256,7 +256,7 @@ struct ClientStateMachineConsumerTests {
 
     @Test func aConsumerOfAnEndedSessionOrAStoppedClientIsRefusedAndANewOneTakesWhatWasHeld() {
         var machine = machine()
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         _ = machine.attach(generation)
         _ = machine.receivedWelcome(generation, version: Frame.protocolVersion, maxInFlight: 0)
         _ = machine.loginSucceeded(generation, loggedIn: true)
@@ -288,7 +288,7 @@ struct ClientStateMachineConsumerTests {
 
     @Test func deferringEndsOnlyOnceEveryConsumerIsBelowHalfFull() {
         var machine = machine()
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         _ = machine.attach(generation)
         _ = machine.receivedWelcome(generation, version: Frame.protocolVersion, maxInFlight: 0)
         _ = machine.loginSucceeded(generation, loggedIn: true)

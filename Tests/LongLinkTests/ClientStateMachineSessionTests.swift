@@ -16,7 +16,7 @@ struct ClientStateMachineSessionTests {
         let link = driver.connect(maxInFlight: 1)
         _ = driver.call()
         _ = driver.call()
-        let ended = driver.machine.links.terminate(error)
+        let ended = driver.machine.terminate(error)
         #expect(ended)
         driver.fail(driver.machine.removeAllRequests())
         #expect(driver.waiting.isEmpty)
@@ -25,7 +25,7 @@ struct ClientStateMachineSessionTests {
             return
         }
         #expect(refused.code == .unauthenticated)
-        let closing = driver.machine.links.closeRequested(link)
+        let closing = driver.machine.closeRequested(link)
         #expect(closing)
         let outcome = driver.closed(link)
         #expect(outcome.settlement.failed.isEmpty)
@@ -114,10 +114,10 @@ struct ClientStateMachineSessionTests {
         _ = driver.machine.ledger.consumerAdded((), id: 1, filter: .all)
         let pending = driver.call().id
         take(1, epoch: 7, on: old, &driver)
-        let new = driver.machine.links.newGeneration()
-        _ = driver.machine.links.attachSuccessor(new)
+        let new = driver.machine.newGeneration()
+        _ = driver.machine.attachSuccessor(new)
         driver.machine.successorWelcomed(new, maxInFlight: 0)
-        _ = driver.machine.links.completeMigration(new)
+        _ = driver.machine.completeMigration(new)
         // The login's Sync flushes the batch: the ack is of the old link's seq space, and goes there.
         let flushed = driver.open(new)
         #expect(flushed == [.cancelAckTimer, .ack(link: old, epoch: 7, seqs: [1])])
@@ -146,7 +146,7 @@ struct ClientStateMachineReloginTests {
         #expect(running?.message.contains("logout()") == true)
         let tooEarly = driver.machine.beginSession()
         #expect(!tooEarly, "no session ended")
-        _ = driver.machine.links.terminate(kicked)
+        _ = driver.machine.terminate(kicked)
         #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: false) == nil)
         #expect(driver.machine.loginRefusal(waitsForLogin: true, loginPending: true)?.message.contains("under way") == true)
         driver.machine.relogin.loggedOut = true
@@ -167,7 +167,7 @@ struct ClientStateMachineReloginTests {
         _ = driver.machine.ledger.taken([push.key], caughtUp: false)
         _ = driver.machine.ackTimerFired()
         // The link's write buffer was full: the ack waits, and so does a new call.
-        driver.machine.ledger.ackBlocked(epoch: 5, seqs: [2])
+        driver.machine.ackBlocked(epoch: 5, seqs: [2])
         driver.writable = false
         #expect(driver.call().action.isQueued)
         let writable = driver.machine.linkWritable(link)
@@ -202,7 +202,7 @@ struct ClientStateMachineReloginTests {
         var other = MachineDriver()
         let unlinked = other.machine.logout(liveLink: nil)
         #expect(unlinked?.isEmpty == true)
-        _ = other.machine.links.terminate(kicked)
+        _ = other.machine.terminate(kicked)
         let ended = other.machine.logout(liveLink: nil)
         #expect(ended == nil)
     }

@@ -70,6 +70,27 @@ struct ClientStateMachineTests {
         #expect(driver.waiting == [Int(spared)])
     }
 
+    /// The close as the core performs it (``ClientStateMachine/closed(_:error:serverWindow:)``): the
+    /// link's timers stop, each caller that cannot be spared fails once with why, the supervisor's
+    /// wait ends with the link's end; a side link's close lets the core forget it.
+    @Test func aCloseAsActionsFailsWhatCannotBeSparedAndEndsTheSupervisorsWait() {
+        var driver = MachineDriver()
+        let link = driver.connect(loggedIn: false)
+        let unsafe = driver.call().id
+        let cut = LongLinkError(code: .connectionLost, message: "cut")
+        let actions = driver.machine.closed(link, error: cut, serverWindow: true)
+        let failures = actions.compactMap { action -> (UInt64, String)? in
+            guard case .resume(let entry, .failure(let error as LongLinkError)) = action else { return nil }
+            return (entry.request.id, error.message)
+        }
+        #expect(failures.map(\.0) == [unsafe])
+        #expect(failures.first?.1.contains("made before a login") == true)
+        #expect(actions.contains { if case .cancel(.tick(link)) = $0 { true } else { false } })
+        #expect(actions.contains { if case .wakeSupervisor(link, .ended(.closed(let error))) = $0 { error?.message == "cut" } else { false } })
+        #expect(!actions.contains { if case .forget = $0 { true } else { false } }, "the current link is kept until the next")
+        #expect(driver.machine.hasEnded(link))
+    }
+
     @Test func aDrainingLinkClosesOnceItsLastWrittenRequestEnds() {
         var driver = MachineDriver()
         let link = driver.connect()
@@ -104,7 +125,7 @@ struct ClientStateMachineTests {
             if welcomed {
                 link = driver.connect()
             } else {
-                link = driver.machine.links.newGeneration()
+                link = driver.machine.newGeneration()
                 _ = driver.machine.attach(link)
             }
             return driver.machine.receivedGoAway(link, Frame.GoAway(reconnect: reconnect)).tellSupervisor
@@ -120,8 +141,8 @@ struct ClientStateMachineTests {
         let old = driver.connect()
         let answered = driver.call().id
         let copy = driver.call(idempotent: true).id
-        let new = driver.machine.links.newGeneration()
-        guard case .login(replacing: nil) = driver.machine.links.attachSuccessor(new) else {
+        let new = driver.machine.newGeneration()
+        guard case .login(replacing: nil) = driver.machine.attachSuccessor(new) else {
             Issue.record("the successor must log in")
             return
         }
@@ -130,7 +151,7 @@ struct ClientStateMachineTests {
         let login = driver.call(login: new)
         #expect(login.action.writtenOn == new)
         driver.end(login.id)
-        let migration = driver.machine.links.completeMigration(new)
+        let migration = driver.machine.completeMigration(new)
         #expect(migration == .takeOver(retired: old))
         driver.open(new)
         let early = driver.machine.retireIfDrained(old)
@@ -152,10 +173,10 @@ struct ClientStateMachineTests {
         var driver = MachineDriver()
         let old = driver.connect()
         let pending = driver.call().id
-        let new = driver.machine.links.newGeneration()
-        _ = driver.machine.links.attachSuccessor(new)
+        let new = driver.machine.newGeneration()
+        _ = driver.machine.attachSuccessor(new)
         driver.machine.successorWelcomed(new, maxInFlight: 0)
-        _ = driver.machine.links.completeMigration(new)
+        _ = driver.machine.completeMigration(new)
         driver.open(new)
         guard case .retire(old) = driver.end(pending) else {
             Issue.record("the retiring link must be retired once drained")
@@ -227,8 +248,8 @@ struct ClientStateMachineTests {
         // A successor that drops is not kept: the current link stays the one the supervisor waits on.
         let second = driver.connect()
         #expect(driver.machine.end(of: first) != nil && driver.machine.end(of: second) == nil)
-        let successor = driver.machine.links.newGeneration()
-        _ = driver.machine.links.attachSuccessor(successor)
+        let successor = driver.machine.newGeneration()
+        _ = driver.machine.attachSuccessor(successor)
         driver.machine.successorWelcomed(successor, maxInFlight: 0)
         _ = driver.closed(successor)
         #expect(driver.machine.end(of: successor) == nil && driver.machine.lastEnd?.generation == first)

@@ -127,7 +127,7 @@ struct ClientScript {
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
         case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness,
-            .nudgeSubscriptions, .endLoginWaits:
+            .nudgeSubscriptions, .endLoginWaits, .forget:
             break
         }
     }
@@ -136,14 +136,14 @@ struct ClientScript {
 
     private mutating func connect() {
         guard link == nil else { return }
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         guard case .awaitWelcome = machine.attach(generation) else { return }
         link = Link(generation: generation)
     }
 
     /// As `ClientCore.close`: the transport closes and later reports ``linkClosed()``.
     private mutating func close() {
-        guard let generation = link?.generation, machine.links.closeRequested(generation) else { return }
+        guard let generation = link?.generation, machine.closeRequested(generation) else { return }
         link?.closing = true
     }
 
@@ -165,10 +165,7 @@ struct ClientScript {
     private mutating func linkClosed() {
         guard let current = link, machine.links.role(of: current.generation) != nil else { return }
         link = nil
-        let outcome = machine.linkClosed(current.generation, error: nil, serverWindow: current.dedupeWindow)
-        fail(outcome.settlement.failed)
-        if let open = outcome.drain { drain(open) }
-        if machine.shutdownIsIdle { completeShutdown() }
+        run(machine.closed(current.generation, error: nil, serverWindow: current.dedupeWindow))
     }
 
     private mutating func tick(received: Bool, sent: Bool) {
@@ -246,7 +243,7 @@ struct ClientScript {
     }
 
     private mutating func terminate() {
-        guard machine.links.terminate(LongLinkError(code: .unauthenticated, message: "rejected")) else { return }
+        guard machine.terminate(LongLinkError(code: .unauthenticated, message: "rejected")) else { return }
         fail(machine.removeAllRequests())
         if link != nil { close() }
         finishConsumers()

@@ -216,7 +216,9 @@ actor ClientCore {
         case .tellGoingAway(let generation, let goAway):
             if let link = link(generation) { tellGoingAway(link, goAway) }
         case .wakeSupervisor(let generation, let wait):
-            if let link = link(generation) { endWait(link, wait) }
+            if let link = links[generation] { endWait(link, wait) }
+        case .forget(let generation):
+            links[generation] = nil
         case .log(let level, let message):
             log(level, message)
         case .schedule(let timer, let instant):

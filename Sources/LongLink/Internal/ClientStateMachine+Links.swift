@@ -99,6 +99,30 @@ extension ClientStateMachine {
             closed: closed, settlement: settlement, madeBeforeLogin: serverWindow && !loggedIn, drain: drain)
     }
 
+    /// The transport closed the link of `generation`, as actions (``linkClosed(_:error:serverWindow:)``
+    /// decides): its timers stop, a side link is forgotten, the callers of what could not be resent
+    /// fail, the supervisor's wait on a current link ends or a side link's requests go out on the
+    /// open link, and a shutdown that waited for them completes.
+    mutating func closed(_ generation: UInt64, error: LongLinkError?, serverWindow: Bool) -> [Action] {
+        let outcome = linkClosed(generation, error: error, serverWindow: serverWindow)
+        var actions = stopLiveness(generation)
+        if outcome.closed?.role != .current { actions.append(.forget(generation)) }
+        stats.resends += outcome.settlement.resent
+        // Say why a server with a window did not spare the call: it was made before any login.
+        let unknown = "the link dropped after the request was written; its outcome is unknown"
+        let lost = LongLinkError(
+            code: .connectionLost,
+            message: outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown)
+        actions += outcome.settlement.failed.map { .resume($0, .failure(lost)) }
+        if outcome.closed?.role == .current {
+            actions.append(.wakeSupervisor(generation, .ended(outcome.closed?.end ?? .closed(error))))
+        } else if let current = outcome.drain {
+            actions.append(.drainQueue(current))
+        }
+        if shutdownIsIdle { actions.append(.completeShutdown) }
+        return actions
+    }
+
     /// What a server's `GoAway` does.
     struct GoAwayReceived {
         /// Tell the supervisor now (or on its next wait) that the server goes away: it moves to

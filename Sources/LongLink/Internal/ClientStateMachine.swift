@@ -63,8 +63,11 @@ struct ClientStateMachine<Caller, Consumer> {
         /// The server of this link goes away and asks to be left: tell the supervisor now if it
         /// waits on the link, else on its next wait.
         case tellGoingAway(UInt64, Frame.GoAway)
-        /// End the supervisor's wait on this link, if it waits, with this.
+        /// End the supervisor's wait on this link, if it waits, with this (also on a link that
+        /// ended: the end is what it is told).
         case wakeSupervisor(UInt64, LinkWait)
+        /// This side link closed: the core lets go of its connection.
+        case forget(UInt64)
         /// Log this.
         case log(LogRecord.Level, String)
         /// End every consumer with this error (``removeAllConsumers()``, asked when performed: acks

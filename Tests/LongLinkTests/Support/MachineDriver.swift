@@ -22,7 +22,7 @@ struct MachineDriver {
 
     /// Attaches, welcomes and logs in a new current link; its generation.
     mutating func connect(maxInFlight: UInt32 = 0, loggedIn: Bool = true) -> UInt64 {
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         guard case .awaitWelcome = machine.attach(generation) else {
             Issue.record("link \(generation) refused")
             return generation

@@ -4,7 +4,7 @@ internal import LongLinkWire
 extension ClientCore {
     /// Takes a connection that got its `Welcome` (the connect race's winner) as the current link.
     func attach(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         if case .refuse(let error) = machine.attach(generation) {
             // A shutdown (or terminal error) landed while the supervisor was connecting: this link
             // must not come up, or nothing would ever close it.
@@ -122,7 +122,7 @@ extension ClientCore {
 
     /// Closes `link` unless it is closing already; the transport then reports ``linkClosed(_:_:)``.
     func close(_ link: Link, _ mode: CloseMode, error: LongLinkError? = nil) {
-        guard machine.links.closeRequested(link.generation) else { return }
+        guard machine.closeRequested(link.generation) else { return }
         link.connection.close(mode, error: error)
     }
 
@@ -175,20 +175,6 @@ extension ClientCore {
         guard let link = link(generation) else { return }
         heartbeatLinkLost(link, error: error)
         let serverWindow = (link.welcome?.dedupeWindowMilliseconds ?? 0) > 0
-        let outcome = machine.linkClosed(generation, error: error, serverWindow: serverWindow)
-        run(machine.stopLiveness(generation))
-        let end = outcome.closed?.end ?? .closed(error)
-        if outcome.closed?.role != .current { links[generation] = nil }
-        machine.stats.resends += outcome.settlement.resent
-        // Say why a server with a window did not spare the call: it was made before any login.
-        let unknown = "the link dropped after the request was written; its outcome is unknown"
-        let message = outcome.madeBeforeLogin ? unknown + " (made before a login: not de-duplicated)" : unknown
-        fail(outcome.settlement.failed, with: LongLinkError(code: .connectionLost, message: message))
-        if outcome.closed?.role == .current {
-            endWait(link, .ended(end))
-        } else if let current = outcome.drain {
-            run(.drainQueue(current))
-        }
-        if machine.shutdownIsIdle { completeShutdown() }
+        run(machine.closed(generation, error: error, serverWindow: serverWindow))
     }
 }

@@ -8,9 +8,9 @@ extension ClientCore {
     /// Takes a connection that got its `Welcome` as the successor: login requests may go out on
     /// it, nothing else until ``completeMigration(_:)``.
     func attachSuccessor(_ pending: PendingLink) throws(LongLinkError) -> UInt64 {
-        let generation = machine.links.newGeneration()
+        let generation = machine.newGeneration()
         let replaced: UInt64?
-        switch machine.links.attachSuccessor(generation) {
+        switch machine.attachSuccessor(generation) {
         case .refuse(let error):
             pending.close(error: error)
             throw error
@@ -51,7 +51,7 @@ extension ClientCore {
     /// ``openGate(_:loggedIn:)``): it becomes the current link (`Sync`, the queue), and the old one
     /// retires. False when the successor is gone or the client is stopping.
     func completeMigration(_ generation: UInt64, loggedIn: Bool) -> Bool {
-        guard let new = link(generation), case .takeOver(let retired) = machine.links.completeMigration(generation)
+        guard let new = link(generation), case .takeOver(let retired) = machine.completeMigration(generation)
         else {
             return false
         }

@@ -70,7 +70,7 @@ extension ClientCore {
         switch action {
         case .ack(let generation, let epoch, let seqs):
             guard let link = link(generation) else {
-                machine.ledger.ackBlocked(epoch: epoch, seqs: seqs)
+                machine.ackBlocked(epoch: epoch, seqs: seqs)
                 return
             }
             sendAcks(seqs, epoch: epoch, on: link)
@@ -94,7 +94,7 @@ extension ClientCore {
         // Not `sendPing`: the heartbeat's round-trip measurement keeps its own Ping.
         let nonce = Self.randomNonce()
         send(.ping(Frame.Ping(nonce: nonce)), on: link)
-        machine.ledger.resyncSent(on: link.generation, barrier: nonce)
+        machine.resyncSent(on: link.generation, barrier: nonce)
     }
 
     /// Sends `seqs` of `epoch` as `Ack`s of at most Frame.maxAckSeqs (servers refuse larger ones),
@@ -103,7 +103,7 @@ extension ClientCore {
     /// ledger keeps them until it reads again.
     private func sendAcks(_ seqs: [UInt64], epoch: UInt64, on link: Link) {
         guard link.connection.isWritable else {
-            machine.ledger.ackBlocked(epoch: epoch, seqs: seqs)
+            machine.ackBlocked(epoch: epoch, seqs: seqs)
             return
         }
         for start in stride(from: 0, to: seqs.count, by: Frame.maxAckSeqs) {

@@ -61,7 +61,7 @@ extension ClientCore {
     /// Ends the session with a terminal error: every waiting caller gets it, and nothing of the
     /// session is left for the next one (``clearSession(_:)``).
     func terminate(_ error: LongLinkError) {
-        guard machine.links.terminate(error) else { return }
+        guard machine.terminate(error) else { return }
         clearSession(error)
         if let link = liveLink { close(link, .graceful, error: error) }
         closeSideLinks()
