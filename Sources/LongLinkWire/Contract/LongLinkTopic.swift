@@ -76,7 +76,8 @@ extension LongLinkTopic {
     public static func encodeMessage(_ message: Message, with codec: any PayloadCodec) throws -> [UInt8] {
         throw LongLinkError(
             code: .unimplemented,
-            message: "\(Message.self) is neither Encodable nor a LongLinkBinaryMessage: implement encodeMessage(_:with:)")
+            message:
+                "\(Message.self) is neither Encodable nor a LongLinkBinaryMessage: implement encodeMessage(_:with:)")
     }
 
     /// Throws ``LongLinkError/Code-swift.struct/unimplemented``: the message is neither `Decodable`
@@ -84,7 +85,8 @@ extension LongLinkTopic {
     public static func decodeMessage(from payload: [UInt8], with codec: any PayloadCodec) throws -> Message {
         throw LongLinkError(
             code: .unimplemented,
-            message: "\(Message.self) is neither Decodable nor a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
+            message:
+                "\(Message.self) is neither Decodable nor a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
     }
 }
 
@@ -104,7 +106,8 @@ extension LongLinkTopic where Message: Decodable & LongLinkBinaryMessage {
     public static func decodeMessage(from payload: [UInt8], with codec: any PayloadCodec) throws -> Message {
         throw LongLinkError(
             code: .unimplemented,
-            message: "\(Message.self) is both Decodable and a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
+            message:
+                "\(Message.self) is both Decodable and a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
     }
 }
 
