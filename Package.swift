@@ -20,7 +20,8 @@ let package = Package(
         // The error type and status codes every layer speaks in, and the package's duration helpers.
         // No dependencies; the wire module re-exports it.
         .target(name: "LongLinkCore"),
-        // Frames, the protobuf codec, the incremental frame decoder, payload compression. No I/O.
+        // Frames, the protobuf codec, the incremental frame decoder, payload compression, and the
+        // contract types the client and the server share (requests, topics, payload codecs). No I/O.
         .target(name: "LongLinkWire", dependencies: ["LongLinkCore", "CZlib"]),
         // The system's zlib (zlib1g-dev on Debian and Ubuntu), for payload compression.
         .systemLibrary(

@@ -50,6 +50,12 @@ configuration.login = { session in _ = session.server.serverID }
 let error = LongLinkError(code: .init(status: StatusCode.notFound), message: "x")
 print(error.description, error.code, Endpoint(parsing: "a:1")?.description ?? "")
 struct Alert: Decodable, Sendable { var text: String }
+enum Alerts: LongLinkTopic { typealias Message = Alert; static let name = "alerts"; static let kind = TopicKind.reliable }
+struct Hello: LongLinkRequest, Codable { typealias Reply = RawPayload; static let method = "hello" }
+func typed(_ client: LongLinkClient) async throws {
+    _ = try await client.send(Hello()).bytes
+    for await alert in client.pushes(Alerts.self) { print(alert.text, (try? TopicPattern("a.*"))?.isExact ?? false) }
+}
 func loop(_ client: LongLinkClient) async {
     do throws(LongLinkError) {
         for try await alert in client.throwingPushes(topic: "alerts", as: Alert.self) { print(alert.text) }
@@ -64,12 +70,16 @@ cat >"$work/server.swift" <<'SWIFT'
 import LongLinkServer
 var router = Router()
 router.register("echo") { payload, context in context.bind(principal: context.clientID); return payload }
+struct Hello: LongLinkRequest, Codable { typealias Reply = String; static let method = "hello" }
+enum Ticks: LongLinkTopic { typealias Message = String; static let name = "ticks.*"; static let kind = TopicKind.bestEffort }
+router.register(Hello.self) { _, context in context.clientID }
 var configuration = ServerConfiguration()
 configuration.endpoint = .tcp(host: "127.0.0.1", port: 0)
 configuration.tls = ServerTLSConfiguration(certificateChain: .file("cert.pem"), privateKey: .file("key.pem"))
 configuration.tls?.clientCertificateVerification = .required(.pemFile("ca.pem"))
 let server = LongLinkServer(configuration: configuration, router: router)
 func address() async throws -> SocketAddress { try await server.localAddress }
+func tick() async throws { try await server.publish(Ticks.topic("a"), "x", to: "alice") }
 print(LongLinkError(code: .unavailable, message: "x").description, StatusCode.ok)
 SWIFT
 

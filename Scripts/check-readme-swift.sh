@@ -8,8 +8,10 @@
 # A block that is a fragment (statements outside a function, a variable it does not declare, a
 # package this one does not ship) is marked by the line `<!-- not compiled -->` right before its
 # fence (blank lines between are fine); GitHub does not render the comment. A compiled block
-# imports what it uses, among this package's library products; diagnostics point at README.md's
-# own lines.
+# imports what it uses, among this package's library products and the blocks compiled as a module
+# of their own: the line `<!-- compiled as module NAME -->` right before a fence makes the block
+# the target NAME, which later blocks import (the Quick start's shared contract, say).
+# Diagnostics point at README.md's own lines.
 #
 # Usage: bash Scripts/check-readme-swift.sh [--keep DIR]   (from anywhere inside the repository)
 #   --keep DIR   build the scratch package in DIR and leave it there (a second run reuses its
@@ -36,28 +38,32 @@ fi
 rm -rf "$scratch/Sources"
 mkdir -p "$scratch/Sources"
 
-# One folder per compiled block, Sources/ReadmeBlockN/Block.swift, starting with a #sourceLocation
-# at the block's first line in README.md; prints "N LINE" for each.
+# One folder per compiled block, Sources/NAME/Block.swift (NAME is ReadmeBlockN, or the block's
+# module name), starting with a #sourceLocation at the block's first line in README.md; prints
+# "N LINE NAME" for each.
 blocks="$(awk -v out="$scratch/Sources" -v readme="$readme" '
     function close_block() { close(file); inside = 0 }
     inside && /^```/ { close_block(); next }
     inside { print > file; next }
     /^<!-- not compiled -->[[:space:]]*$/ { skip = 1; next }
+    /^<!-- compiled as module [A-Za-z_][A-Za-z0-9_]* -->[[:space:]]*$/ { module = $5; next }
     /^```swift[[:space:]]*$/ {
-        if (skip) { skip = 0; fragment = 1; next }
+        if (skip) { skip = 0; module = ""; fragment = 1; next }
         count += 1
-        dir = out "/ReadmeBlock" count
+        name = module != "" ? module : "ReadmeBlock" count
+        module = ""
+        dir = out "/" name
         system("mkdir -p \"" dir "\"")
         file = dir "/Block.swift"
         printf "#sourceLocation(file: \"%s\", line: %d)\n", readme, NR + 1 > file
-        print count, NR + 1
+        print count, NR + 1, name
         inside = 1
         next
     }
     fragment && /^```/ { fragment = 0; next }
     fragment { next }
     /^[[:space:]]*$/ { next }
-    { skip = 0 }
+    { skip = 0; module = "" }
 ' "$readme")"
 
 if [[ -z "$blocks" ]]; then
@@ -65,24 +71,28 @@ if [[ -z "$blocks" ]]; then
     exit 1
 fi
 
-# Each block's target depends on the products it imports; an import of anything else (a package
-# this one does not depend on) cannot build here, so the block must be marked a fragment.
+# Each block's target depends on the products and the block modules it imports; an import of
+# anything else (a package this one does not depend on) cannot build here, so the block must be
+# marked a fragment.
+block_modules=" $( (awk '{print $3}' <<<"$blocks" | grep -v '^ReadmeBlock' || true) | paste -sd' ' -) "
 targets=""
 status=0
-while read -r number line; do
-    file="$scratch/Sources/ReadmeBlock$number/Block.swift"
+while read -r number line name; do
+    file="$scratch/Sources/$name/Block.swift"
     dependencies=""
     while read -r module; do
         [[ -z "$module" ]] && continue
         if [[ " ${products[*]} " == *" $module "* ]]; then
             dependencies+=".product(name: \"$module\", package: \"LongLink\"), "
+        elif [[ "$block_modules" == *" $module "* ]]; then
+            dependencies+="\"$module\", "
         elif ! [[ "$module" =~ ^(Foundation|Dispatch|Synchronization|Glibc|Darwin|Testing)$ ]]; then
             echo "check-readme-swift: README.md:$line: the block imports $module, which this package does not" \
                 "provide; mark it <!-- not compiled -->" >&2
             status=1
         fi
     done < <(sed -n 's/^\(@[A-Za-z_]*[[:space:]]\{1,\}\)\{0,1\}import[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/\2/p' "$file")
-    targets+="        .target(name: \"ReadmeBlock$number\", dependencies: [$dependencies]),"$'\n'
+    targets+="        .target(name: \"$name\", dependencies: [$dependencies]),"$'\n'
 done <<<"$blocks"
 [[ $status -eq 0 ]] || exit $status
 

@@ -9,12 +9,17 @@ let package = Package(
     dependencies: [
         // Named explicitly: a path dependency is otherwise known by its folder's name, which
         // differs between clones (longlink, LongLink-main, ...).
-        .package(name: "LongLink", path: "../..")
+        .package(name: "LongLink", path: "../.."),
+        // The methods and topics this app shares with QuoteFeedServer.
+        .package(path: "../QuoteContract"),
     ],
     targets: [
         .executableTarget(
             name: "QuoteAlerts",
-            dependencies: [.product(name: "LongLink", package: "LongLink")]
+            dependencies: [
+                .product(name: "LongLink", package: "LongLink"),
+                .product(name: "QuoteContract", package: "QuoteContract"),
+            ]
         )
     ]
 )

@@ -19,13 +19,13 @@ extension LongLinkClient {
     }
 
     /// The messages of one topic of a family (`client.pushes(Quotes.topic("AAPL"))`), as
-    /// ``pushes(_:)-(T.Type)`` hands them over. A name that is not a member of the family (see
+    /// `pushes(_:)` of a topic type hands them over. A name that is not a member of the family (see
     /// ``LongLinkTopic/topic(_:)``) is followed as it is written, and the server never publishes to it.
     public func pushes<T: LongLinkTopic>(_ topic: TopicName<T>) -> AsyncStream<T.Message> {
         stream(of: T.self, filter: .exact(topic.text))
     }
 
-    /// The messages of ``pushes(_:)-(T.Type)``, as a sequence that throws why it ended when the
+    /// The messages of `pushes(_:)` of a topic type, as a sequence that throws why it ended when the
     /// client ends it (see ``PushSequence``).
     public func throwingPushes<T: LongLinkTopic>(_ topic: T.Type) -> PushSequence<T.Message> {
         PushSequence(

@@ -48,7 +48,7 @@ public struct Push: Sendable, Hashable {
 
     /// Decodes the payload as `T` with `codec` (JSON by default: a push does not know the client's
     /// configuration). With a client configured with another codec, pass it
-    /// (`codec: client.configuration.codec`), or call ``LongLinkClient/decode(_:as:)-(_,Message.Type)``,
+    /// (`codec: client.configuration.codec`), or call `LongLinkClient.decode(_:as:)`,
     /// which uses ``ClientConfiguration/codec``, as the typed streams do.
     public func decode<T: Decodable>(as type: T.Type, codec: some PayloadCodec = JSONPayloadCodec()) throws -> T {
         try codec.decode(type, from: payload)

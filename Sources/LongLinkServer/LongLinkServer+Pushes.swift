@@ -29,8 +29,9 @@ extension LongLinkServer {
         }
     }
 
-    /// Stores `message`, encoded with `codec` (JSON by default, as ``Router``'s typed handlers and
-    /// the client's typed pushes use), as a reliable push for `principal`, as
+    /// Stores `message`, encoded with `codec` (JSON by default, not ``ServerConfiguration/codec``:
+    /// pass `codec: configuration.codec`, or publish a ``LongLinkTopic`` with
+    /// ``publish(_:_:to:)-(T.Type,_,_)``, which uses it), as a reliable push for `principal`, as
     /// ``push(to:topic:payload:)`` does. Throws ``LongLinkError/Code-swift.struct/invalidArgument``
     /// when the message does not encode (nothing is stored).
     @discardableResult

@@ -13,18 +13,24 @@ extension Router {
     /// }
     /// ```
     ///
+    /// As with the routes by name, a trailing closure that never suspends is taken as the
+    /// synchronous form (``register(_:synchronous:)-(R.Type,_)``), which runs inline on the loop.
+    ///
     /// A payload that does not decode is answered ``LongLinkError/Code-swift.struct/invalidArgument``
     /// naming the method and the type (the handler does not run); a reply that does not encode,
     /// ``LongLinkError/Code-swift.struct/internalError``; a type the server cannot read or write (not
     /// `Decodable`, say), ``LongLinkError/Code-swift.struct/unimplemented``.
     public mutating func register<R: LongLinkRequest>(
-        _ request: R.Type, handler: @escaping @Sendable (_ request: R, _ context: RequestContext) async throws -> R.Reply
+        _ request: R.Type,
+        handler: @escaping @Sendable (_ request: R, _ context: RequestContext) async throws -> R.Reply
     ) {
-        register(R.method, handler: { payload, context in
-            let codec = context.codec
-            let reply = try await handler(try Self.decodedRequest(R.self, payload, codec), context)
-            return try Self.encodedReply(R.self, reply, codec)
-        })
+        register(
+            R.method,
+            handler: { payload, context in
+                let codec = context.codec
+                let reply = try await handler(try Self.decodedRequest(R.self, payload, codec), context)
+                return try Self.encodedReply(R.self, reply, codec)
+            })
     }
 
     /// Registers `handler` for `R`'s method as ``register(_:handler:)-(R.Type,_)`` does, for a handler
@@ -34,17 +40,19 @@ extension Router {
         _ request: R.Type,
         synchronous handler: @escaping @Sendable (_ request: R, _ context: RequestContext) throws -> R.Reply
     ) {
-        register(R.method, synchronous: { payload, context in
-            let codec = context.codec
-            return try Self.encodedReply(R.self, try handler(try Self.decodedRequest(R.self, payload, codec), context), codec)
-        })
+        register(
+            R.method,
+            synchronous: { payload, context in
+                let codec = context.codec
+                return try Self.encodedReply(
+                    R.self, try handler(try Self.decodedRequest(R.self, payload, codec), context), codec)
+            })
     }
 
     /// `payload` as an `R`, or the error the caller gets.
     private static func decodedRequest<R: LongLinkRequest>(
         _ type: R.Type, _ payload: [UInt8], _ codec: any PayloadCodec
-    ) throws(LongLinkError) -> R
-    {
+    ) throws(LongLinkError) -> R {
         do {
             return try R.decodePayload(payload, with: codec)
         } catch let error as LongLinkError where error.code == .unimplemented {

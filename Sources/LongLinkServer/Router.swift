@@ -44,8 +44,9 @@ public struct Router: Sendable {
     }
 
     /// Registers a typed handler: the payload is decoded as `Request` and the reply encoded with
-    /// `codec` (JSON by default, the client's default too). A payload that does not decode is
-    /// answered `INVALID_ARGUMENT`.
+    /// `codec` (JSON by default, the client's default too; a router does not know
+    /// ``ServerConfiguration/codec``, which routes registered by a ``LongLinkRequest`` type use).
+    /// A payload that does not decode is answered `INVALID_ARGUMENT`.
     public mutating func register<Request: Decodable & Sendable, Reply: Encodable & Sendable>(
         _ method: String, request: Request.Type, codec: some PayloadCodec = JSONPayloadCodec(),
         handler: @escaping @Sendable (Request, RequestContext) async throws -> Reply

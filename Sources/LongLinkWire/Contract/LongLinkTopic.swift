@@ -31,8 +31,11 @@
 /// Any other name is one topic, exactly as written.
 ///
 /// Messages are `Codable` (encoded with the configured codec on each side, JSON by default) or a
-/// ``LongLinkBinaryMessage``; the payload requirements have defaults for both. A message type that
-/// is both implements them itself, to say which encoding it travels in.
+/// ``LongLinkBinaryMessage``; the payload requirements have defaults for both. A topic declared
+/// in an app alone may have a message that is only `Decodable`: the server's side then throws
+/// ``LongLinkError/Code-swift.struct/unimplemented`` (the other way round, the client's). A
+/// message type that is both `Codable` and a ``LongLinkBinaryMessage`` implements the
+/// requirements itself, to say which encoding it travels in (their defaults for it throw too).
 public protocol LongLinkTopic: Sendable {
     /// The type of the topic's messages.
     associatedtype Message: Sendable
@@ -61,6 +64,50 @@ extension LongLinkTopic {
     /// over, a token that is empty, has a dot or is a wildcard).
     public static func topic(_ tokens: String...) -> TopicName<Self> {
         TopicName(tokens: tokens)
+    }
+}
+
+// The unconstrained defaults let a topic declared on one side only conform with a message that
+// goes one way; the ones for a message that is both break the tie the two others would leave.
+
+extension LongLinkTopic {
+    /// Throws ``LongLinkError/Code-swift.struct/unimplemented``: the message is neither `Encodable`
+    /// nor a ``LongLinkBinaryMessage``.
+    public static func encodeMessage(_ message: Message, with codec: any PayloadCodec) throws -> [UInt8] {
+        throw LongLinkError(
+            code: .unimplemented,
+            message:
+                "\(Message.self) is neither Encodable nor a LongLinkBinaryMessage: implement encodeMessage(_:with:)")
+    }
+
+    /// Throws ``LongLinkError/Code-swift.struct/unimplemented``: the message is neither `Decodable`
+    /// nor a ``LongLinkBinaryMessage``.
+    public static func decodeMessage(from payload: [UInt8], with codec: any PayloadCodec) throws -> Message {
+        throw LongLinkError(
+            code: .unimplemented,
+            message:
+                "\(Message.self) is neither Decodable nor a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
+    }
+}
+
+extension LongLinkTopic where Message: Encodable & LongLinkBinaryMessage {
+    /// Throws ``LongLinkError/Code-swift.struct/unimplemented``: implement this requirement to say
+    /// which encoding the message travels in.
+    public static func encodeMessage(_ message: Message, with codec: any PayloadCodec) throws -> [UInt8] {
+        throw LongLinkError(
+            code: .unimplemented,
+            message: "\(Message.self) is both Encodable and a LongLinkBinaryMessage: implement encodeMessage(_:with:)")
+    }
+}
+
+extension LongLinkTopic where Message: Decodable & LongLinkBinaryMessage {
+    /// Throws ``LongLinkError/Code-swift.struct/unimplemented``: implement this requirement to say
+    /// which encoding the message travels in.
+    public static func decodeMessage(from payload: [UInt8], with codec: any PayloadCodec) throws -> Message {
+        throw LongLinkError(
+            code: .unimplemented,
+            message:
+                "\(Message.self) is both Decodable and a LongLinkBinaryMessage: implement decodeMessage(from:with:)")
     }
 }
 

@@ -8,12 +8,16 @@
 
 import Foundation
 import LongLink
+import QuoteContract
 
 // MARK: - Messages
 //
-// The demo server speaks JSON, the client's default codec. With SwiftProtobuf-generated types,
-// write this bridge once in a file that imports both modules, then one line per message type, and
-// use them in `LongLinkRequest`, as replies, and in `client.pushes(topic:as:)`:
+// The requests, topics and messages are QuoteContract's (Examples/QuoteContract), the module this
+// app shares with QuoteFeedServer: `Login`, `WatchSymbols` (method `quotes.subscribe`, reply
+// `WatchList`), `Quotes` (best-effort `Quote` ticks) and `Alerts` (reliable `Alert`s). They are
+// JSON, the client's default codec. With SwiftProtobuf-generated types, write this bridge once in
+// a file that imports both modules, then one line per message type, and use them as requests,
+// replies and topic messages:
 //
 //     import SwiftProtobuf
 //
@@ -24,54 +28,17 @@ import LongLink
 //
 //     extension Quotes_Candles: LongLinkBinaryMessage {}
 
-/// A price tick: a best-effort push (seq 0). Under load the server may skip some; the next one
-/// replaces it anyway.
-struct Quote: Decodable, Sendable {
-    var symbol: String
-    var price: Double
-    /// Milliseconds since 1970.
-    var time: Int64
-}
-
-/// A price alert: a reliable push. The client hands each one to the app once and acknowledges it
-/// only after the app's loop has taken it.
-struct Alert: Decodable, Sendable {
-    var id: UInt64
-    var symbol: String
-    var price: Double
-}
-
-/// `quotes.subscribe`: sets this user's watch list. A typed request names its method and reply
-/// type, so a call reads like an HTTP call: `let list = try await client.send(WatchSymbols(...))`.
-struct WatchSymbols: LongLinkRequest, Encodable {
-    typealias Reply = WatchList
-    static let method = "quotes.subscribe"
-
-    var symbols: [String]
-
-    /// The server expects a bare JSON array (`["AAPL","MSFT"]`), not an object.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(symbols)
-    }
-}
-
-/// The reply to `quotes.subscribe`: the watch list as the server stored it.
-struct WatchList: Decodable, Sendable {
-    var symbols: [String]
-}
-
 // MARK: - The app's API, written once on top of the client
 
 extension LongLinkClient {
     /// Quote ticks, decoded. Each access is a new consumer; iterate it from one task.
     var quotes: some AsyncSequence<Quote, Never> {
-        pushes(topic: "quotes", as: Quote.self)
+        pushes(Quotes.self)
     }
 
     /// Price alerts, decoded; acknowledged to the server once the loop has taken them.
     var alerts: some AsyncSequence<Alert, Never> {
-        pushes(topic: "alerts", as: Alert.self)
+        pushes(Alerts.self)
     }
 
     /// Replaces the watch list on the current link and returns it as stored.
@@ -133,7 +100,7 @@ struct QuoteAlerts {
         // Runs after every connect, before any queued request goes out ("login gates the queue").
         // Throwing UNAUTHENTICATED here stops the client for good; other errors retry.
         configuration.login = { session in
-            _ = try await session.request("login", payload: Array(user.utf8))
+            _ = try await session.send(Login(user: user))
         }
         // Replayed after every login: a restarted server knows nothing about this user's list.
         configuration.subscriptions = [try Subscription(WatchSymbols(symbols: symbols), codec: configuration.codec)]

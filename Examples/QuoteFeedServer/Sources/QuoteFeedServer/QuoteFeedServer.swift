@@ -7,28 +7,10 @@
 //   swift run QuoteAlerts --user alice AAPL MSFT                                  (Examples/QuoteAlerts)
 import Foundation
 import LongLinkServer
+import QuoteContract
 
-// MARK: - Messages (the JSON QuoteAlerts speaks)
-
-/// A price tick, pushed best effort on `quotes`.
-struct Quote: Encodable, Sendable {
-    var symbol: String
-    var price: Double
-    /// Milliseconds since 1970.
-    var time: Int64
-}
-
-/// A price alert, pushed reliably on `alerts`: kept until the user's app has taken it.
-struct Alert: Encodable, Sendable {
-    var id: UInt64
-    var symbol: String
-    var price: Double
-}
-
-/// The reply to `quotes.subscribe`.
-struct WatchList: Encodable, Sendable {
-    var symbols: [String]
-}
+// The messages, methods and topics are QuoteContract's, shared with the app: this file names no
+// method or topic as a string, and encodes nothing by hand.
 
 // MARK: - State
 
@@ -82,13 +64,13 @@ actor Market {
 
 // MARK: - Middleware
 
-/// Every call but `login` needs a logged-in user.
+/// Every call but `Login` needs a logged-in user.
 struct RequireLogin: ServerInterceptor {
     func intercept(
         _ payload: [UInt8], context: RequestContext,
         next: @Sendable ([UInt8], RequestContext) async throws -> [UInt8]
     ) async throws -> [UInt8] {
-        guard context.principal != nil || context.method == "login" else {
+        guard context.principal != nil || context.method == Login.method else {
             throw LongLinkError(code: .unauthenticated, message: "log in first")
         }
         return try await next(payload, context)
@@ -143,16 +125,15 @@ struct QuoteFeedServer {
         configuration.metrics = metrics
 
         var router = Router()
-        router.register("login") { payload, context in
-            let user = String(decoding: payload, as: UTF8.self)
-            guard (1...64).contains(user.utf8.count) else {
+        router.register(Login.self) { login, context in
+            guard (1...64).contains(login.user.utf8.count) else {
                 throw LongLinkError(code: .invalidArgument, message: "a user name has 1 to 64 bytes")
             }
-            context.bind(principal: user)
-            return Array(#"{"user":"\#(user)"}"#.utf8)
+            context.bind(principal: login.user)
+            return LoggedIn(user: login.user)
         }
-        router.register("quotes.subscribe", request: [String].self) { symbols, context in
-            WatchList(symbols: try await market.watch(symbols, for: context.principal!))
+        router.register(WatchSymbols.self) { request, context in
+            WatchList(symbols: try await market.watch(request.symbols, for: context.principal!))
         }
         router.interceptors = [AccessLog(), RequireLogin(), try RateLimitInterceptor(rate: 20, burst: 40)]
 
@@ -191,11 +172,11 @@ struct QuoteFeedServer {
                     try await Task.sleep(for: .milliseconds(100))
                     let (quotes, alerts) = await market.step()
                     for (user, quote) in quotes {
-                        server.pushBestEffort(to: user, topic: "quotes", payload: try JSONEncoder().encodeBytes(quote))
+                        try await server.publish(Quotes.self, quote, to: user)  // best effort: never waits
                     }
                     for (user, alert) in alerts {
                         do {
-                            _ = try await server.push(to: user, topic: "alerts", message: alert)
+                            try await server.publish(Alerts.self, alert, to: user)  // stored until taken
                         } catch {
                             say("alert \(alert.id) for \(user) not stored: \(error)")
                         }
@@ -206,13 +187,6 @@ struct QuoteFeedServer {
             group.cancelAll()
             await page?.close()
         }
-    }
-}
-
-extension JSONEncoder {
-    /// `value` as JSON bytes.
-    func encodeBytes(_ value: some Encodable) throws -> [UInt8] {
-        Array(try encode(value))
     }
 }
 
