@@ -169,7 +169,7 @@ extension ClientCore {
     }
 
     /// One method for every link that closes: its written requests are resent on the current link
-    /// when that is safe, the others failed (``ClientStateMachine/linkClosed(_:error:serverWindow:)``);
+    /// when that is safe, the others failed (``ClientStateMachine/closed(_:error:serverWindow:)``);
     /// the supervisor's wait on the current link ends.
     func linkClosed(_ generation: UInt64, _ error: LongLinkError?) {
         guard let link = link(generation) else { return }
