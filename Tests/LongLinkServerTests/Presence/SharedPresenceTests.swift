@@ -17,14 +17,18 @@ struct SharedPresenceTests {
         let base = InMemoryPushStore()
         let updates = Locked<[PresenceUpdate]>([])
         let known: [Presence.Session]
+        /// How long each write takes, as a round trip to a store elsewhere would.
+        let latency: Duration
 
-        init(known: [Presence.Session]) {
+        init(known: [Presence.Session], latency: Duration = .zero) {
             self.known = known
+            self.latency = latency
         }
 
         var sharesPresence: Bool { true }
 
         func updatePresence(_ update: PresenceUpdate) async throws(LongLinkError) {
+            if latency > .zero { try? await Task.sleep(for: latency) }
             updates.withLock { $0.append(update) }
         }
 
@@ -67,7 +71,7 @@ struct SharedPresenceTests {
         let store = SharingStore(known: [
             Presence.Session(serverID: "far", connectionID: 7),
             Presence.Session(serverID: id, connectionID: 999_999),
-        ])
+        ], latency: .milliseconds(50))
         var began: [UInt64] = []
         try await withServer(store) { server, address, events in
             let first = try await FrameClient.loggedIn(address, clientID: "phone", as: "eve")
