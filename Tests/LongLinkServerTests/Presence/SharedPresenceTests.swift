@@ -68,10 +68,11 @@ struct SharedPresenceTests {
     @Test func ownSessionsComeFromTheRegistryAndTheirEndsAreWrittenAtAGracefulShutdown() async throws {
         let id = ServerConfiguration.testing.serverID
         // Another server's session, and a stale one of this server's id (a run that crashed).
-        let store = SharingStore(known: [
-            Presence.Session(serverID: "far", connectionID: 7),
-            Presence.Session(serverID: id, connectionID: 999_999),
-        ], latency: .milliseconds(50))
+        let store = SharingStore(
+            known: [
+                Presence.Session(serverID: "far", connectionID: 7),
+                Presence.Session(serverID: id, connectionID: 999_999),
+            ], latency: .milliseconds(50))
         var began: [UInt64] = []
         try await withServer(store) { server, address, events in
             let first = try await FrameClient.loggedIn(address, clientID: "phone", as: "eve")
