@@ -14,7 +14,10 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "QuoteFeedServer",
-            dependencies: [.product(name: "LongLinkServer", package: "LongLink")]
+            dependencies: [
+                .product(name: "LongLinkServer", package: "LongLink"),
+                .product(name: "LongLinkRedis", package: "LongLink"),
+            ]
         )
     ]
 )
