@@ -24,13 +24,19 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
     /// The endpoint concerned, if any.
     public var endpoint: Endpoint?
     /// Why the state changed, for people: the client's own are `not started`, `connecting`,
-    /// `reconnecting`, `attempt failed`, `handshake done; logging in`, `logged in to server ID`,
-    /// `migrated to server ID`, `link down`, `paused in the background`, `logging in again`,
-    /// `session ended: waiting for login`, `shut down`, `stopped: MESSAGE` (the error's message) and
-    /// `invalid configuration`.
+    /// `reconnecting`, `attempt failed: CAUSE`, `handshake done; logging in`, `logged in to server ID`,
+    /// `migrated to server ID`, `CAUSE` (a link lost: `waitingToReconnect`), `paused in the
+    /// background`, `logging in again`, `session ended: CAUSE; waiting for login`, `shut down`,
+    /// `stopped: MESSAGE` (the error's message) and `invalid configuration`, where CAUSE is the
+    /// ``cause``'s description (`reset by peer`, `heartbeat timeout`, `connection refused`, ...).
     public var reason: String
     /// The error that caused the change, if any.
     public var error: LongLinkError?
+    /// Why the last link was lost or the last attempt failed, while the client is without a link
+    /// (`connecting`, `waitingToReconnect`, `stopped`); nil before the first loss and once
+    /// connected again. A shutdown, a cancelled `run()` and a logout are
+    /// ``DisconnectCause/requestedByApp``.
+    public var cause: DisconnectCause?
     /// When waiting to reconnect: how long.
     public var retryDelay: Duration?
 
@@ -48,8 +54,9 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
 
     /// The phase, the endpoint, the reason in parentheses and any wait, as the client prints them:
     /// for example `connected 127.0.0.1:7000 (logged in to server s1)` (the server's id from its
-    /// `Welcome`), `waitingToReconnect 127.0.0.1:7000 (link down) retry in 400 ms`, `connecting
-    /// 127.0.0.1:7000 (reconnecting)`, `stopped (shut down)`.
+    /// `Welcome`), `waitingToReconnect 127.0.0.1:7000 (heartbeat timeout) retry in 400 ms` (the
+    /// ``cause`` of the loss), `connecting 127.0.0.1:7000 (attempt failed: connection refused)`,
+    /// `connecting 127.0.0.1:7000 (reconnecting)`, `stopped (shut down)`.
     public var description: String {
         var text = "\(phase)"
         if let endpoint { text += " \(endpoint)" }
@@ -59,6 +66,17 @@ public struct ConnectionState: Sendable, CustomStringConvertible {
             text += " retry in \(milliseconds) ms"
         }
         return text
+    }
+}
+
+extension ConnectionState {
+    /// A state with the cause of the last loss (the client's own states).
+    init(
+        phase: Phase, endpoint: Endpoint? = nil, reason: String, error: LongLinkError? = nil,
+        retryDelay: Duration? = nil, cause: DisconnectCause?
+    ) {
+        self.init(phase: phase, endpoint: endpoint, reason: reason, error: error, retryDelay: retryDelay)
+        self.cause = cause
     }
 }
 

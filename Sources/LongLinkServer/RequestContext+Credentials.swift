@@ -9,10 +9,15 @@ extension RequestContext {
     ///
     /// Returns the new expiry, or nil when the session's credential had expired already: a renewal
     /// cannot revive a session whose `GoAway` is under way. One expiry per session, replaced in
-    /// place: renewals hold nothing more, however many a client sends.
+    /// place: renewals hold nothing more, however many a client sends. A copy of the request
+    /// answered from the de-duplication window sets its own session's expiry to the same instant.
     @discardableResult
     public func setCredentialLifetime(_ lifetime: Duration) -> ContinuousClock.Instant? {
-        session.setCredentialLifetime(lifetime)
+        let expiry = session.setCredentialLifetime(lifetime)
+        // Its copies answered from the de-duplication window (a login resent after its reply was
+        // lost) expire at the same instant.
+        if let run, let expiry { session.executionSetCredentialExpiry(run, expiry) }
+        return expiry
     }
 
     /// When the session's credential expires, by the server's clock; nil when no handler set a

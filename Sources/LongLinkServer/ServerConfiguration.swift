@@ -65,6 +65,11 @@ public struct ServerConfiguration: Sendable {
     /// and the request is answered `RESOURCE_EXHAUSTED` (a corrupt payload `INVALID_ARGUMENT`); the
     /// connection stays.
     public var compression: PayloadCompression = .zlib()
+    /// The codec of the shared contract's types, JSON by default as the client's is: requests
+    /// routed by their type (`router.register(EnterRoom.self) { … }`) and their replies, and the
+    /// messages of typed topics (`server.publish(Alerts.self, alert, to: user)`). Give the client's
+    /// `ClientConfiguration.codec` the same one.
+    public var codec: any PayloadCodec = JSONPayloadCodec()
     /// The most bytes a compressed request may inflate to per byte it was sent (64: 1:64). Any
     /// payload may inflate to 64 KiB whatever its ratio.
     public var maxInflationRatio: Int = 64

@@ -99,6 +99,7 @@ struct RequestCommandTests {
         #expect(outcome.standardOutput.isEmpty)
         #expect(outcome.standardError.hasPrefix("error: DEADLINE_EXCEEDED: "), "\(outcome.standardError)")
         #expect(outcome.standardError.contains("connectionRefused"), "says why: \(outcome.standardError)")
+        #expect(outcome.standardError.contains("is down: connection refused;"), "\(outcome.standardError)")
         #expect(outcome.runTime < .seconds(5), "took \(outcome.runTime)")
     }
 }

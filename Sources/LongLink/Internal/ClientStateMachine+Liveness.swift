@@ -128,7 +128,9 @@ extension ClientStateMachine {
         stats.deadLinks += 1
         var actions: [Action] = [.linkDead(generation, reason)]
         if links.closeRequested(generation) {
-            actions.append(.close(generation, .immediately, error: LongLinkError(code: .connectionLost, message: reason)))
+            // Marked, so that the state says "heartbeat timeout" (``DisconnectCause/init(_:)``).
+            let error = LongLinkError(code: .connectionLost, message: reason, underlying: LossMark.heartbeatTimeout)
+            actions.append(.close(generation, .immediately, error: error))
         }
         return actions
     }

@@ -15,8 +15,15 @@ extension ServerConnection {
     /// already (a renewal cannot revive it: its `GoAway` is under way).
     @discardableResult
     func setCredentialLifetime(_ lifetime: Duration) -> ContinuousClock.Instant? {
+        setCredentialExpiry(core.clock.now.advanced(by: max(lifetime, .zero)))
+    }
+
+    /// Sets the session's credential to expire at `expiry`, as ``setCredentialLifetime(_:)`` does: a
+    /// copy of a login or refresh answered from the de-duplication window expires when the
+    /// original's session does.
+    @discardableResult
+    func setCredentialExpiry(_ expiry: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         let now = core.clock.now
-        let expiry = now.advanced(by: max(lifetime, .zero))
         let accepted = credentials.withLock { state -> Bool in
             if let current = state.expiresAt, current <= now { return false }
             state.expiresAt = expiry

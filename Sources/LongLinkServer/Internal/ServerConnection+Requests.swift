@@ -74,7 +74,7 @@ extension ServerConnection {
             session.track(requestID: request.requestID, token: token, execution: execution)
         case .replay(let response, let binding):
             core.counters.requestsReplayed.increment()
-            if let binding { bind(principal: binding.principal, exclusive: binding.exclusive) }
+            if let binding { repeatBinding(binding) }
             sendResponse(response, to: request.requestID)
         case .conflict:
             sendResponse(Frame.Response(status: Self.methodConflictStatus), to: request.requestID)
@@ -86,8 +86,30 @@ extension ServerConnection {
     /// The execution `run` bound this connection (from its handler, any thread): its copies on
     /// other connections, joined or replayed, bind theirs alike.
     func executionBound(_ run: DedupeRun, principal: String, exclusive: Bool) {
-        let binding = StoredReply.Binding(principal: principal, exclusive: exclusive)
-        core.dedupe.withLock { $0.window.bound(run, to: binding) }
+        core.dedupe.withLock { table in
+            // Keeping an expiry the handler set before it bound.
+            var binding = table.window.binding(of: run) ?? StoredReply.Binding()
+            binding.principal = principal
+            binding.exclusive = exclusive
+            table.window.bound(run, to: binding)
+        }
+    }
+
+    /// The execution `run` set the session's credential to expire at `expiry` (from its handler, any
+    /// thread): its copies, joined or replayed, set theirs to the same instant.
+    func executionSetCredentialExpiry(_ run: DedupeRun, _ expiry: ContinuousClock.Instant) {
+        core.dedupe.withLock { table in
+            var binding = table.window.binding(of: run) ?? StoredReply.Binding()
+            binding.credentialExpiry = expiry
+            table.window.bound(run, to: binding)
+        }
+    }
+
+    /// Does to this connection what the execution a copy was answered from did to its own: the
+    /// principal it bound, the credential expiry it set.
+    private func repeatBinding(_ binding: StoredReply.Binding) {
+        if let principal = binding.principal { bind(principal: principal, exclusive: binding.exclusive) }
+        if let expiry = binding.credentialExpiry { setCredentialExpiry(expiry) }
     }
 
     private func execute(
@@ -278,7 +300,7 @@ extension ServerConnection {
         case .ignore: return
         }
         if let timer = request.execution?.timer { loop.cancelTimer(timer) }
-        if let binding { bind(principal: binding.principal, exclusive: binding.exclusive) }
+        if let binding { repeatBinding(binding) }
         if let response { sendResponse(response, to: requestID) }
         if let close { perform(close) }
     }

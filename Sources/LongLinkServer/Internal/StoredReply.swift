@@ -9,12 +9,16 @@ struct StoredReply: Sendable {
     /// The largest payload kept inline.
     static let inlineCapacity = 32
 
-    /// What a login handler did to its connection, repeated when its reply is replayed or a copy
-    /// that joined its execution is answered, so that such a copy leaves its connection bound as
-    /// the original left its own.
+    /// What a login (or refresh) handler did to its connection, repeated when its reply is replayed
+    /// or a copy that joined its execution is answered, so that such a copy leaves its connection
+    /// bound as the original left its own, with the same credential expiry.
     struct Binding: Sendable, Equatable {
-        let principal: String
-        let exclusive: Bool
+        /// The principal the handler bound (nil: it bound none, a refresh say).
+        var principal: String?
+        var exclusive = false
+        /// The session's expiry the handler set (``RequestContext/setCredentialLifetime(_:)``), as
+        /// an instant: a copy answered later expires when the original does, not a lifetime later.
+        var credentialExpiry: ContinuousClock.Instant?
     }
 
     /// What a copy of a request whose reply was too large to keep is answered: it ran once, and

@@ -161,6 +161,8 @@ final class LinkWatcher: Sendable {
         var connected = false
         var endpoint: Endpoint?
         var lastError: LongLinkError?
+        /// Why the link was lost, or the last attempt failed (``ConnectionState/cause``).
+        var lastCause: DisconnectCause?
     }
 
     /// The state, shared with the task that follows the client.
@@ -189,8 +191,10 @@ final class LinkWatcher: Sendable {
                     if let endpoint = change.endpoint { state.endpoint = endpoint }
                     if change.phase == .connected {
                         state.lastError = nil
-                    } else if let error = change.error {
-                        state.lastError = error
+                        state.lastCause = nil
+                    } else {
+                        if let error = change.error { state.lastError = error }
+                        if let cause = change.cause { state.lastCause = cause }
                     }
                 }
                 report?(change)
@@ -198,13 +202,16 @@ final class LinkWatcher: Sendable {
         }
     }
 
-    /// ` (the link to HOST:PORT is down; last attempt: code: message)` when the link is down after
-    /// a failure, else empty.
+    /// ` (the link to HOST:PORT is down: CAUSE; last attempt: code: message)` when the link is down
+    /// after a failure (CAUSE as the states print it: `connection refused`, `heartbeat timeout`),
+    /// else empty.
     var hint: String {
         shared.state.withLock { state in
-            guard !state.connected, let error = state.lastError else { return "" }
+            guard !state.connected, state.lastError != nil || state.lastCause != nil else { return "" }
             let target = state.endpoint.map { " to \($0)" } ?? ""
-            return " (the link\(target) is down; last attempt: \(error.code): \(Terminal.escaped(error.message)))"
+            let cause = state.lastCause.map { ": " + Terminal.escaped("\($0)") } ?? ""
+            let attempt = state.lastError.map { "; last attempt: \($0.code): \(Terminal.escaped($0.message))" } ?? ""
+            return " (the link\(target) is down\(cause)\(attempt))"
         }
     }
 

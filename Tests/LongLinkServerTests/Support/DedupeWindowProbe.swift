@@ -41,7 +41,7 @@ struct DedupeWindowProbe {
                 if let status = response.status { "!\(status.code)" } else {
                     String(decoding: response.payload, as: UTF8.self)
                 }
-            return "replay " + text + (binding.map { " bound \($0.principal)" } ?? "")
+            return "replay " + text + (binding.map { " bound \($0.principal ?? "-")" } ?? "")
         case .conflict(let method): return "conflict " + method
         case .refuse(let status): return "refuse \(status.code) " + status.message
         }

@@ -72,7 +72,8 @@ actor CredentialRefresher {
         let credential = try await Self.within(refresh.timeout, clock: clock, refresh.provider)
         if let expiresAt = credential.expiresAt, expiresAt <= clock.now {
             throw LongLinkError(
-                code: .unauthenticated, message: "credential expired: the provider handed out an expired credential")
+                code: .unauthenticated, message: "credential expired: the provider handed out an expired credential",
+                underlying: LossMark.credentialExpired)
         }
         return credential
     }
@@ -85,10 +86,10 @@ actor CredentialRefresher {
             case .expire(let generation):
                 task?.cancel()
                 task = nil
-                Task {
-                    await core.closeLink(
-                        generation, error: LongLinkError(code: .unauthenticated, message: "credential expired"))
-                }
+                // Marked, so that the state says "credential expired" (``DisconnectCause/init(_:)``).
+                let error = LongLinkError(
+                    code: .unauthenticated, message: "credential expired", underlying: LossMark.credentialExpired)
+                Task { await core.closeLink(generation, error: error) }
             }
         }
         rearm()

@@ -28,11 +28,15 @@ struct Supervisor {
     var balancing: Balancing { configuration.balancing }
 
     /// One session: connects, logs in and reconnects until a shutdown or the session's end for good.
-    func superviseSession() async {
+    /// Returns why the last link was lost or the last attempt failed (nil when none was).
+    func superviseSession() async -> DisconnectCause? {
         var failures = 0
+        // Every state until the next link says it (``ConnectionState/cause``).
+        var cause: DisconnectCause?
         while await !core.isStopping {
             if await core.pausesReconnection {
-                await core.setState(ConnectionState(phase: .waitingToReconnect, reason: "paused in the background"))
+                await core.setState(
+                    ConnectionState(phase: .waitingToReconnect, reason: "paused in the background", cause: cause))
                 if await core.waitToRetry(nil) == .shutdown { break }
                 continue
             }
@@ -43,18 +47,24 @@ struct Supervisor {
             var shown = candidates.first
             // Why the link ended, when it ended with an error (a reset, truncation): shown with the wait.
             var endError: LongLinkError?
-            let cycle = await connectAndServe(candidates, attempt: failures)
+            let cycle = await connectAndServe(candidates, attempt: failures, cause: cause)
             // The next link's login starts its own chain: an answer for this one is ignored.
             await credentials?.linkEnded()
             switch cycle {
             case .terminal(let error):
+                cause = DisconnectCause(.closed(error))
                 await core.terminate(error)
             case .failed(let error):
                 failures += 1
+                let failure = DisconnectCause(.closed(error))
+                cause = failure
                 await core.setState(
-                    ConnectionState(phase: .connecting, endpoint: shown, reason: "attempt failed", error: error))
+                    ConnectionState(
+                        phase: .connecting, endpoint: shown, reason: "attempt failed: \(failure)", error: error,
+                        cause: failure))
             case .ended(let end, let endpoint, let connectedFor):
                 shown = endpoint
+                cause = DisconnectCause(end)
                 if connectedFor >= configuration.backoff.resetAfter { failures = 0 }
                 switch end {
                 case .shutdown, .migrated:
@@ -94,14 +104,15 @@ struct Supervisor {
                 retryAfter ?? configuration.backoff.delay(forAttempt: max(0, failures - 1), random: .random(in: 0...1))
             await core.setState(
                 ConnectionState(
-                    phase: .waitingToReconnect, endpoint: shown, reason: "link down", error: endError,
-                    retryDelay: delay))
+                    phase: .waitingToReconnect, endpoint: shown, reason: cause.map { "\($0)" } ?? "link down",
+                    error: endError, retryDelay: delay, cause: cause))
             switch await core.waitToRetry(delay) {
             case .shutdown: break
             case .networkChanged: failures = 0
             case .timer: continue
             }
         }
+        return cause
     }
 
     /// Asks the provider for the list (when there is one and `refreshing`) and probes the endpoints
@@ -123,10 +134,11 @@ struct Supervisor {
     }
 
     /// Races the candidates, then serves on the winner until its link ends.
-    private func connectAndServe(_ candidates: [Endpoint], attempt: Int) async -> Cycle {
+    private func connectAndServe(_ candidates: [Endpoint], attempt: Int, cause: DisconnectCause?) async -> Cycle {
         await core.setState(
             ConnectionState(
-                phase: .connecting, endpoint: candidates.first, reason: attempt == 0 ? "connecting" : "reconnecting"))
+                phase: .connecting, endpoint: candidates.first, reason: attempt == 0 ? "connecting" : "reconnecting",
+                cause: cause))
         let outcome = await race(candidates)
         guard let (endpoint, pending) = outcome.winner else {
             return .failed(
