@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "LongLinkServer", package: "LongLink"),
                 .product(name: "QuoteContract", package: "QuoteContract"),
+                .product(name: "LongLinkRedis", package: "LongLink"),
             ]
         )
     ]

@@ -16,7 +16,8 @@ struct FleetAckTests {
     /// read them.
     @Test func aFloodOfRepeatedAcksCostsRedisAHandfulOfCallsAndOtherClientsNothing() async throws {
         try await withRedisServer { redis in
-            let fleet = try await RedisFleet.start(on: redis, count: 1)
+            // No presence renewal while Redis's command counts are compared (the default lease renews every 10 s).
+            let fleet = try await RedisFleet.start(on: redis, count: 1, presenceLease: .seconds(3600))
             let server = try fleet.members[0].endpoint
             let acker = try await AckingClient.loggedIn(to: server, as: "flooder")
             _ = try await fleet.server(0).push(to: "flooder", topic: "alerts", payload: bytes("one"))
@@ -69,7 +70,8 @@ struct FleetAckTests {
     /// server before or after it sends the new pushes, delete none of them.
     @Test func acksInFlightAcrossARedisResetDoNotDeleteTheNewEpochsPushes() async throws {
         try await withRedisServer { redis in
-            let fleet = try await RedisFleet.start(on: redis, count: 1)
+            // No presence renewal while Redis's command counts are compared (the default lease renews every 10 s).
+            let fleet = try await RedisFleet.start(on: redis, count: 1, presenceLease: .seconds(3600))
             let acker = try await AckingClient.loggedIn(to: try fleet.members[0].endpoint, as: "reset")
             for n in 1...3 {
                 _ = try await fleet.server(0).push(to: "reset", topic: "alerts", payload: bytes("old \(n)"))

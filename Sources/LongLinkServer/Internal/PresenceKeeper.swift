@@ -18,10 +18,12 @@ final class PresenceKeeper: Sendable {
     let instance = String(UInt64.random(in: 0...UInt64.max), radix: 36)
     let lease: Duration
     private let counters: ServerCounters
-    private let ledger = Locked(PresenceLedger())
-    private let tasks = Locked(Tasks())
+    private let state = Locked(State())
 
-    private struct Tasks {
+    /// The ledger and the tasks under one lock: a writer is made in the same step as the ledger's
+    /// decision to start one, so that ``finish()`` always finds the last.
+    private struct State {
+        var ledger = PresenceLedger()
         var writer: Task<Void, Never>?
         var renewals: Task<Void, Never>?
     }
@@ -36,13 +38,13 @@ final class PresenceKeeper: Sendable {
     /// A connection was bound to `principal`.
     func began(_ principal: String, connectionID: UInt64) {
         let entry = PresenceLedger.Entry(principal: PrincipalKey(principal), connectionID: connectionID)
-        if ledger.withLock({ $0.began(entry) }) { startWriting() }
+        state.withLock { if $0.ledger.began(entry) { startWriting(&$0) } }
     }
 
     /// A connection's session as `principal` ended.
     func ended(_ principal: String, connectionID: UInt64) {
         let entry = PresenceLedger.Entry(principal: PrincipalKey(principal), connectionID: connectionID)
-        if ledger.withLock({ $0.ended(entry) }) { startWriting() }
+        state.withLock { if $0.ledger.ended(entry) { startWriting(&$0) } }
     }
 
     /// Renews every live session each third of the lease, until ``halt()`` or ``finish()``.
@@ -56,36 +58,38 @@ final class PresenceKeeper: Sendable {
                     return
                 }
                 guard let self else { return }
-                if ledger.withLock({ $0.renew() }) { startWriting() }
+                state.withLock { if $0.ledger.renew() { startWriting(&$0) } }
             }
         }
-        tasks.withLock { $0.renewals = task }
+        state.withLock { $0.renewals = task }
     }
 
     /// Writes nothing more, as a crash would (``LongLinkServer/abort()``): the sessions written stay
     /// in the store until their lease passes, as a crashed server's do.
     func halt() {
-        ledger.withLock { $0.halt() }
-        tasks.withLock { $0.renewals }?.cancel()
+        let renewals = state.withLock { state in
+            state.ledger.halt()
+            return state.renewals
+        }
+        renewals?.cancel()
     }
 
     /// After a graceful shutdown closed every connection: stops the renewals and waits until the
     /// sessions' removals are written, so that the fleet sees them end at once.
     func finish() async {
-        let (renewals, writer) = tasks.withLock { ($0.renewals, $0.writer) }
+        let (renewals, writer) = state.withLock { ($0.renewals, $0.writer) }
         renewals?.cancel()
         await writer?.value
-        ledger.withLock { $0.halt() }
+        state.withLock { $0.ledger.halt() }
     }
 
-    private func startWriting() {
-        let task = Task { await write() }
-        tasks.withLock { $0.writer = task }
+    private func startWriting(_ state: inout State) {
+        state.writer = Task { await write() }
     }
 
     /// Writes batches until none is pending.
     private func write() async {
-        while let batch = ledger.withLock({ $0.nextBatch() }) {
+        while let batch = state.withLock({ $0.ledger.nextBatch() }) {
             let update = PresenceUpdate(
                 serverID: serverID, instance: instance, lease: lease, present: batch.present.map(\.session),
                 absent: batch.absent.map(\.session))

@@ -29,9 +29,11 @@ extension LongLinkServer {
     /// sharing the push store when it shares presence (``PushStore/sharesPresence``: a fleet on
     /// Redis or Redis Cluster), else this server.
     ///
-    /// In a fleet a session shows once its server has written it, a round trip after its login,
-    /// and goes a round trip after it ends; a server that crashed (and so never wrote its
-    /// sessions' ends) stops renewing them, and they are gone within
+    /// In a fleet a session of another server shows once its server has written it, a round trip
+    /// after its login, and goes a round trip after it ends; this server's own sessions are
+    /// answered from its own registry, at once (each server needs its own
+    /// ``ServerConfiguration/serverID``, as the random default gives it). A server that crashed
+    /// (and so never wrote its sessions' ends) stops renewing them, and they are gone within
     /// ``ServerConfiguration/presenceLease``. Throws ``LongLinkError/Code-swift.struct/unavailable``
     /// when the shared store cannot be reached.
     ///

@@ -4,8 +4,10 @@
 // limits each user's request rate, tracks who is connected, and serves Prometheus metrics.
 //
 //   swift run QuoteFeedServer --port 7000 --data-dir /tmp/quotes --metrics 9464   (this folder)
+//   swift run QuoteFeedServer --port 7001 --redis redis://127.0.0.1:6379          (a fleet: one per port)
 //   swift run QuoteAlerts --user alice AAPL MSFT                                  (Examples/QuoteAlerts)
 import Foundation
+import LongLinkRedis
 import LongLinkServer
 import QuoteContract
 
@@ -106,14 +108,16 @@ struct QuoteFeedServer {
         var port = 7000
         var dataDirectory: String?
         var metricsPort: Int?
+        var redisURL: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "--port": port = Int(arguments.popFirst() ?? "") ?? port
             case "--data-dir": dataDirectory = arguments.popFirst()
             case "--metrics": metricsPort = Int(arguments.popFirst() ?? "")
+            case "--redis": redisURL = arguments.popFirst()
             default:
-                say("usage: QuoteFeedServer [--port N] [--data-dir PATH] [--metrics PORT]")
+                say("usage: QuoteFeedServer [--port N] [--data-dir PATH | --redis URL] [--metrics PORT]")
                 exit(2)
             }
         }
@@ -138,7 +142,11 @@ struct QuoteFeedServer {
         router.interceptors = [AccessLog(), RequireLogin(), try RateLimitInterceptor(rate: 20, burst: 40)]
 
         let server: LongLinkServer
-        if let dataDirectory {
+        if let redisURL {
+            // A fleet: alerts, the de-duplication window and presence shared by every server on this Redis.
+            let stores = try ServerStores.redis(try RedisConfiguration(url: redisURL))
+            server = LongLinkServer(configuration: configuration, router: router, stores: stores)
+        } else if let dataDirectory {
             let stores = try ServerStores.durable(
                 directory: dataDirectory, configuration: DurableStoreConfiguration(budgetsOf: configuration))
             server = LongLinkServer(configuration: configuration, router: router, stores: stores)
@@ -158,12 +166,16 @@ struct QuoteFeedServer {
                 }
                 say("metrics on http://\(page!.localAddress)/metrics")
             }
-            // Presence: a user's watch list goes with its last session.
+            // Presence: a user's watch list goes with its last session, on any server of the fleet
+            // (with --redis; else on this one): alerts stored here reach the user wherever it is.
             group.addTask {
                 for await event in server.sessionEvents() {
                     guard case .ended(let reason) = event.kind else { continue }
                     say("\(event.principal) (\(event.clientID)) left: \(reason)")
-                    if !server.isConnected(event.principal) { await market.forget(event.principal) }
+                    let presence = try? await server.presence(of: event.principal)
+                    if !(presence?.isConnected ?? server.isConnected(event.principal)) {
+                        await market.forget(event.principal)
+                    }
                 }
             }
             // The feed: ten steps a second.
