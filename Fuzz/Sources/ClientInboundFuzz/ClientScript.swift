@@ -126,7 +126,7 @@ struct ClientScript {
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
         case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness,
-            .nudgeSubscriptions:
+            .nudgeSubscriptions, .refreshCredential:
             break
         }
     }
