@@ -27,5 +27,12 @@
 @_exported public import enum LongLinkTransport.TLSTrustRoots
 @_exported public import enum LongLinkTransport.TLSVersion
 @_exported public import struct LongLinkWire.JSONPayloadCodec
+@_exported public import protocol LongLinkWire.LongLinkBinaryMessage
+@_exported public import protocol LongLinkWire.LongLinkRequest
+@_exported public import protocol LongLinkWire.LongLinkTopic
 @_exported public import protocol LongLinkWire.PayloadCodec
 @_exported public import struct LongLinkWire.PayloadCompression
+@_exported public import struct LongLinkWire.RawPayload
+@_exported public import struct LongLinkWire.TopicKind
+@_exported public import struct LongLinkWire.TopicName
+@_exported public import struct LongLinkWire.TopicPattern

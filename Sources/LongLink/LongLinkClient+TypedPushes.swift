@@ -128,7 +128,7 @@ extension LongLinkClient {
     }
 
     /// The step of `decodedPushes(topic:as:)`: every push becomes an element.
-    private func surfacing<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
+    func surfacing<T: Sendable>(topic: String, _ decode: @escaping @Sendable (Push) throws -> T)
         -> @Sendable (Push) -> PushStep<DecodedPush<T>>
     {
         let core = self.core

@@ -72,6 +72,23 @@ public final class LongLinkClient: Sendable {
     nonisolated(nonsending) public func request(
         _ method: String, payload: [UInt8] = [], options: RequestOptions = RequestOptions()
     ) async throws -> [UInt8] {
+        guard metrics == nil, configuration.interceptors.isEmpty, options.cache == .networkOnly, !options.coalesces
+        else {
+            return try await layeredRequest(method, payload: payload, options: options)
+        }
+        // The default path goes straight to the wire: every layer between is an async frame of its
+        // own on every call.
+        return try await sendRequest(
+            method, payload: payload, options: options,
+            deadline: configuration.clock.now.advanced(by: options.timeout ?? configuration.defaultTimeout),
+            session: core.session)
+    }
+
+    /// ``request(_:payload:options:)`` through its layers: metrics, interceptors, then the cache
+    /// and coalescing layer.
+    nonisolated(nonsending) private func layeredRequest(
+        _ method: String, payload: [UInt8], options: RequestOptions
+    ) async throws -> [UInt8] {
         guard let calls = metrics?.calls else {
             return try await unmeasuredRequest(method, payload: payload, options: options)
         }
@@ -94,20 +111,10 @@ public final class LongLinkClient: Sendable {
         _ method: String, payload: [UInt8], options: RequestOptions
     ) async throws -> [UInt8] {
         let interceptors = configuration.interceptors
-        do {
-            guard interceptors.isEmpty else {
-                return try await intercepted(
-                    ClientCall(method: method, payload: payload, options: options), interceptors)
-            }
-            return try await uninterceptedRequest(method, payload: payload, options: options)
-        } catch let error as LongLinkError where error.code == .deadlineExceeded && !started.load(ordering: .relaxed) {
-            // A call on a client nobody started waits in the offline queue for a link that never
-            // comes: its deadline is the first sign, so it names the cause.
-            throw LongLinkError(
-                code: .deadlineExceeded,
-                message: "\(error.message); the client was never started: call run() (or use withLongLinkClient)",
-                underlying: error)
+        guard interceptors.isEmpty else {
+            return try await intercepted(ClientCall(method: method, payload: payload, options: options), interceptors)
         }
+        return try await uninterceptedRequest(method, payload: payload, options: options)
     }
 
     /// `call` through `interceptors`, then on its way.
@@ -158,6 +165,13 @@ public final class LongLinkClient: Sendable {
                 return try await core.perform(request)
             } catch let error as LongLinkError where error.code == .outcomeUnknown {
                 guard options.idempotent, attempts < 3, configuration.clock.now < deadline else { throw error }
+            } catch let error as LongLinkError where error.code == .deadlineExceeded && !started.load(ordering: .relaxed) {
+                // A call on a client nobody started waits in the offline queue for a link that never
+                // comes: its deadline is the first sign, so it names the cause.
+                throw LongLinkError(
+                    code: .deadlineExceeded,
+                    message: "\(error.message); the client was never started: call run() (or use withLongLinkClient)",
+                    underlying: error)
             }
         }
     }

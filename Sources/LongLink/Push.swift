@@ -46,7 +46,10 @@ public struct Push: Sendable, Hashable {
     /// Whether the server keeps the push until it is acknowledged (seq > 0).
     public var isReliable: Bool { seq > 0 }
 
-    /// Decodes the payload as `T` with `codec` (JSON by default).
+    /// Decodes the payload as `T` with `codec` (JSON by default: a push does not know the client's
+    /// configuration). With a client configured with another codec, pass it
+    /// (`codec: client.configuration.codec`), or call ``LongLinkClient/decode(_:as:)-(_,Message.Type)``,
+    /// which uses ``ClientConfiguration/codec``, as the typed streams do.
     public func decode<T: Decodable>(as type: T.Type, codec: some PayloadCodec = JSONPayloadCodec()) throws -> T {
         try codec.decode(type, from: payload)
     }

@@ -99,6 +99,7 @@ public final class LongLinkServer: Sendable {
                 admitHandshake: { core.admitHandshake() }, handshakeEnded: { core.handshakeEnded() },
                 onAccept: { connection in core.accept(connection) })
         } catch {
+            core.presence?.halt()
             await core.shutdownStores()
             failStart(error)
             throw error
@@ -121,6 +122,8 @@ public final class LongLinkServer: Sendable {
             await abortConnections()
         } else {
             await drain()
+            // The sessions' ends reach the fleet's presence before the stores close.
+            await core.presence?.finish()
         }
         metricsReporting?.cancel()
         reportMetrics()
@@ -140,9 +143,14 @@ public final class LongLinkServer: Sendable {
     }
 
     /// Stops at once, as a crash would: no `GoAway`, every connection reset, in-flight handlers
-    /// cancelled. For tests of client recovery; ``run()`` returns when the connections are gone.
+    /// cancelled, and no session's end written to the fleet's presence (its sessions there end
+    /// with their lease, ``ServerConfiguration/presenceLease``). For tests of client recovery;
+    /// ``run()`` returns when the connections are gone.
     public func abort() {
         state.withLock { $0.abortRequested = true }
+        // As a crash: the fleet's presence learns of no session's end, and keeps this server's
+        // sessions until their lease passes.
+        core.presence?.halt()
         shutdown()
     }
 

@@ -65,6 +65,11 @@ public struct ServerConfiguration: Sendable {
     /// and the request is answered `RESOURCE_EXHAUSTED` (a corrupt payload `INVALID_ARGUMENT`); the
     /// connection stays.
     public var compression: PayloadCompression = .zlib()
+    /// The codec of the shared contract's types, JSON by default as the client's is: requests
+    /// routed by their type (`router.register(EnterRoom.self) { … }`) and their replies, and the
+    /// messages of typed topics (`server.publish(Alerts.self, alert, to: user)`). Give the client's
+    /// `ClientConfiguration.codec` the same one.
+    public var codec: any PayloadCodec = JSONPayloadCodec()
     /// The most bytes a compressed request may inflate to per byte it was sent (64: 1:64). Any
     /// payload may inflate to 64 KiB whatever its ratio.
     public var maxInflationRatio: Int = 64
@@ -162,6 +167,11 @@ public struct ServerConfiguration: Sendable {
     /// The most events each stream of ``LongLinkServer/sessionEvents()`` buffers for a reader
     /// that is behind; past it the oldest are dropped (``ServerStatistics/sessionEventsDropped``).
     public var sessionEventBuffer: Int = 10_000
+    /// How long a session stays in the fleet's presence (``LongLinkServer/presence(of:)``) after
+    /// its server last renewed it: the server renews all its sessions every third of it, so the
+    /// sessions of a server that crashed are reported ended within it. Only for a push store that
+    /// shares presence (``PushStore/sharesPresence``); at least 30 ms.
+    public var presenceLease: Duration = .seconds(30)
     /// How often the ``ServerStatistics`` figures go to ``metrics``.
     public var metricsInterval: Duration = .seconds(10)
     /// Called once per connection when it has closed, with the id its requests carried
@@ -193,6 +203,7 @@ public struct ServerConfiguration: Sendable {
         }
         if metricsInterval <= .zero { throw fail("metricsInterval must be positive") }
         if sessionEventBuffer < 1 { throw fail("sessionEventBuffer must be at least 1") }
+        if presenceLease < .milliseconds(30) { throw fail("presenceLease must be at least 30 ms") }
         if minimumHeartbeat <= .zero || minimumHeartbeat > maximumHeartbeat {
             throw fail("heartbeat bounds must satisfy 0 < minimum <= maximum")
         }

@@ -218,9 +218,11 @@ struct CredentialRefreshTests {
         let holds = Holds()
         let servers = [try await CredentialServer(), try await CredentialServer()]
         // Calls: 1 the login on A, 2 A's refresh (held), 3 the login on B, 4 B's refresh (held).
-        let provider = Provider(lifetime: .milliseconds(1_500), holds: holds) { n in n == 2 || n == 4 ? .hold : .ok }
+        // A refresh every second (a 5 s credential, a 4 s lead): B's held refresh has 4 s before B's
+        // credential expires, so a loaded machine's slow release cannot turn the race into an expiry.
+        let provider = Provider(lifetime: .seconds(5), holds: holds) { n in n == 2 || n == 4 ? .hold : .ok }
         var configuration = Self.configuration(
-            servers[0].endpoint, lead: .milliseconds(1_000), provider: provider.credential)
+            servers[0].endpoint, lead: .seconds(4), provider: provider.credential)
         configuration.endpoints = servers.map(\.endpoint)
         configuration.credentials?.timeout = .seconds(10)
         let running = RunningClient(configuration)
@@ -238,9 +240,9 @@ struct CredentialRefreshTests {
         try await Task.sleep(for: .milliseconds(200))
         holds.gates[1].put(())
         try await eventually("the new link's first refresh") { other.refreshes.count == 1 }
-        // One chain refreshes every 0.5 s (a 1.5 s credential, a 1 s lead): 2 s hold at most 5.
-        try await Task.sleep(for: .seconds(2))
-        #expect(other.refreshes.count <= 5, "\(other.refreshes.count) refreshes in 2 s: more than one chain")
+        // One chain refreshes once a second: 3 s hold at most 4 (two chains would make 6 or more).
+        try await Task.sleep(for: .seconds(3))
+        #expect(other.refreshes.count <= 4, "\(other.refreshes.count) refreshes in 3 s: more than one chain")
         #expect(other.refreshes.count >= 2, "the chain goes on")
         #expect(servers[first].refreshes.count == 0, "A's refresh never reached a link")
         _ = await running.stop()

@@ -89,4 +89,20 @@ struct LinkStateMachineLoginTests {
         opened(4, loggedIn: false, on: &machine)
         #expect(machine.closed(4, error: cut)?.loggedIn == false)
     }
+
+    /// The gate opens once: a second success on the same link (open, or synced while shutting
+    /// down) sends no second `Sync`, and still records that the link logged in.
+    @Test func aSecondLoginSuccessOnTheSameLinkSyncsNothing() {
+        var machine = LinkStateMachine()
+        opened(1, loggedIn: false, on: &machine)
+        #expect(machine.loginSucceeded(1, loggedIn: true) == LinkStateMachine.LoginAction.none)
+        #expect(machine.phase == .open(1))
+        #expect(machine.closed(1, error: cut)?.loggedIn == true)
+
+        _ = machine.attach(2)
+        #expect(machine.receivedWelcome(2, version: Frame.protocolVersion) == .completeHandshake)
+        _ = machine.beginShutdown()
+        #expect(machine.loginSucceeded(2, loggedIn: true) == .sync(openQueue: false))
+        #expect(machine.loginSucceeded(2, loggedIn: true) == LinkStateMachine.LoginAction.none)
+    }
 }

@@ -116,6 +116,7 @@ struct ClientScript {
         case .pushes(let action): perform([action])
         case .resume(let entry, _): resume(entry.caller)
         case .completeShutdown: completeShutdown()
+        case .endConsumers: finishConsumers()
         case .writtenRequestEnded(let generation):
             if let action = machine.writtenRequestEnded(on: generation) { run(action) }
         case .welcomed(let generation, let welcome):
@@ -126,7 +127,7 @@ struct ClientScript {
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
         case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness,
-            .nudgeSubscriptions, .refreshCredential:
+            .nudgeSubscriptions, .endLoginWaits, .refreshCredential:
             break
         }
     }
@@ -241,16 +242,7 @@ struct ClientScript {
     }
 
     private mutating func completeShutdown() {
-        let completion = machine.completeShutdown()
-        fail(completion.failed)
-        switch completion.close {
-        case .sayGoAwayAndClose:
-            perform(completion.acks)
-            link?.closing = true
-        case .close: link?.closing = true
-        case .none: break
-        }
-        finishConsumers()
+        run(machine.completeShutdown())
     }
 
     private mutating func terminate() {

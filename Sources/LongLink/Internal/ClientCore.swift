@@ -246,6 +246,10 @@ actor ClientCore {
             probeLiveness()
         case .nudgeSubscriptions:
             nudgeSubscriptions()
+        case .endConsumers(let reason):
+            finishConsumers(reason)
+        case .endLoginWaits:
+            endLoginWaits()
         case .linkDead(let generation, let reason):
             if let link = link(generation) {
                 heartbeatLinkLost(link, error: LongLinkError(code: .connectionLost, message: reason))
@@ -317,7 +321,7 @@ actor ClientCore {
 
     /// The current link if it has not ended.
     var liveLink: Link? {
-        guard let link, machine.end(of: link.generation) == nil else { return nil }
+        guard let link, !machine.hasEnded(link.generation) else { return nil }
         return link
     }
 
@@ -328,7 +332,7 @@ actor ClientCore {
 
     /// The link of `generation` (the current one, a successor or a retiring one) if it has not ended.
     func link(_ generation: UInt64) -> Link? {
-        guard let link = links[generation], machine.end(of: generation) == nil else { return nil }
+        guard let link = links[generation], !machine.hasEnded(generation) else { return nil }
         return link
     }
 }

@@ -126,6 +126,10 @@ extension ClientStateMachine where Consumer: PushConsumer {
             if status.code == .deadlineExceeded { stats.timeouts += 1 }
             return finish(id, .failure(LongLinkError(status: status))) ?? []
         }
+        guard response.compression != 0 else {
+            // The common case, without the inflation's result and a second array.
+            return finish(id, .success(response.payload)) ?? []
+        }
         var actions: [Action] = []
         let result = inflated(response.payload, response.compression, inflate, logInto: &actions)
         return actions + (finish(id, result.mapError { $0 }) ?? [])

@@ -149,23 +149,60 @@ extension ClientStateMachine {
     }
 
     /// How the shutdown ends.
-    struct ShutdownCompletion {
-        /// Every request still pending: each fails.
-        var failed: [RequestBook<Caller>.Entry]
-        /// What becomes of the current link.
-        var close: LinkStateMachine.CloseAction
-        /// The acks that go out before the current link's `GoAway`.
-        var acks: [PushLedger<Consumer>.Action]
+    /// A graceful shutdown until `deadline`: new requests are refused and queued ones fail now, the
+    /// supervisor's waits end, and the rest completes (``completeShutdown()``) when the last written
+    /// request ends or the timer fires. Asked again while shutting down, a deadline that comes
+    /// sooner moves the end forward; a later one changes nothing.
+    mutating func shutdown(until deadline: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        if let unwritten = beginShutdown() {
+            let shuttingDown = LongLinkError(code: .shutdown, message: "the client is shutting down")
+            actions += unwritten.map { .resume($0, .failure(shuttingDown)) }
+            actions.append(.wakeRetry(.shutdown))
+            if supervision.pendingWake == nil { supervision.pendingWake = .shutdown }
+            actions.append(.endLoginWaits)
+        } else {
+            guard let current = shutdownDeadline, deadline < current else { return [] }
+        }
+        shutdownDeadline = deadline
+        actions.append(.schedule(.shutdown, at: deadline))
+        if shutdownIsIdle { actions += completeShutdown() }
+        return actions
     }
 
-    /// The grace period ended, or nothing was pending any more. The core then closes the side
-    /// links (``LinkStateMachine/sideLinks``, read after the current link's close, which may have
-    /// closed some already) and ends every consumer.
-    mutating func completeShutdown() -> ShutdownCompletion {
-        let failed = book.removeAll()
+    /// The grace period ended, or nothing was pending any more: every request still pending fails,
+    /// the current link says `GoAway` (after the acks it owes) and closes, or only closes, or the
+    /// supervisor's wait on it ends; the side links close (``LinkStateMachine/sideLinks``; one the
+    /// current link's close closed already is gone by then), the supervisor's retry wait ends, and
+    /// every consumer ends with ``stopReason``.
+    mutating func completeShutdown() -> [Action] {
+        shutdownDeadline = nil
+        let shutDown = LongLinkError(code: .shutdown, message: "the client shut down")
+        var actions: [Action] = [.cancel(.shutdown)]
+        actions += book.removeAll().map { .resume($0, .failure(shutDown)) }
         let close = links.completeShutdown()
         var acks: [PushLedger<Consumer>.Action] = []
         if case .sayGoAwayAndClose(flushAcks: true) = close { acks = ledger.flushAcks() }
-        return ShutdownCompletion(failed: failed, close: close, acks: acks)
+        if let current = links.latest {
+            switch close {
+            case .sayGoAwayAndClose:
+                actions += acks.map(Action.pushes)
+                actions.append(.send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: current))
+                actions.append(.close(current, .graceful, error: nil))
+            case .close:
+                actions.append(.close(current, .graceful, error: nil))
+            case .none:
+                actions.append(.wakeSupervisor(current, .ended(.shutdown)))
+            }
+        }
+        actions += links.sideLinks.map { .close($0, .graceful, error: nil) }
+        actions.append(.wakeRetry(.shutdown))
+        actions.append(.endConsumers(stopReason))
+        return actions
+    }
+
+    /// Why the client stops or stopped: its terminal error, else a shutdown.
+    var stopReason: LongLinkError {
+        terminalError ?? LongLinkError(code: .shutdown, message: "the client shut down")
     }
 }

@@ -70,6 +70,11 @@ struct ClientStateMachine<Caller, Consumer> {
         case refreshCredential(UInt64, attempt: UInt64, expiresAt: ContinuousClock.Instant)
         /// Log this.
         case log(LogRecord.Level, String)
+        /// End every consumer with this error (``removeAllConsumers()``, asked when performed: acks
+        /// performed before may hand seqs back to the ledger, which then starts again as new).
+        case endConsumers(LongLinkError)
+        /// End the app's and the supervisor's waits for a login (the client shuts down).
+        case endLoginWaits
     }
 
     /// The lifecycle of every link the client holds (`+Migration` for the successor and the
@@ -153,6 +158,12 @@ struct ClientStateMachine<Caller, Consumer> {
     /// How the link of `generation` ended, if it did and is the last current link.
     func end(of generation: UInt64) -> LinkEnd? {
         lastEnd?.generation == generation ? lastEnd?.end : nil
+    }
+
+    /// Whether the link of `generation` ended (as the last current link): ``end(of:)`` without
+    /// copying the end out, for the checks on every frame and every call.
+    func hasEnded(_ generation: UInt64) -> Bool {
+        lastEnd?.generation == generation
     }
 
     /// The server of the current link of `generation` goes away: the supervisor learns it on its

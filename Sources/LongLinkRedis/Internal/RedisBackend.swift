@@ -14,6 +14,8 @@ struct RedisBackend: Sendable {
     /// Cluster only: the produce script compares the replication id it last wrote a principal
     /// under with its node's (see ``PushScripts/produce``).
     let checksLineage: Bool
+    /// A cluster: keys written by one script call must share a slot.
+    let isCluster: Bool
     /// How many replicas confirm a produce or a stored reply (``RedisDurability``).
     let replicas: Int
     private let makeSubscriber:
@@ -24,7 +26,7 @@ struct RedisBackend: Sendable {
         let client = RedisClient(configuration: configuration)
         return RedisBackend(
             runner: client, loop: client.loop, publish: Array("PUBLISH".utf8), checksLineage: false,
-            replicas: configuration.durability.replicas
+            isCluster: false, replicas: configuration.durability.replicas
         ) { loop, onEvent in
             RedisSubscriber(configuration: configuration, loop: loop, onEvent: onEvent)
         }
@@ -35,7 +37,7 @@ struct RedisBackend: Sendable {
         let cluster = RedisClusterClient(seeds: seeds)
         return RedisBackend(
             runner: cluster, loop: cluster.loop, publish: Array("SPUBLISH".utf8), checksLineage: true,
-            replicas: seeds.first?.durability.replicas ?? 0
+            isCluster: true, replicas: seeds.first?.durability.replicas ?? 0
         ) { loop, onEvent in
             RedisClusterSubscriber(cluster: cluster, loop: loop, onEvent: onEvent)
         }

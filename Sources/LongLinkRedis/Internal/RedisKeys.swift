@@ -23,6 +23,10 @@ struct RedisKeys: Sendable {
     /// The session record: the client of the principal's last exclusive login, for a while.
     func session(principal: String) -> String { tag(principal: principal) + ":x" }
 
+    /// The presence set: the principal's sessions on every server, `<serverID>/<instance>/<connection id>`,
+    /// each scored by when its lease ends (Redis's time, ms).
+    func presence(principal: String) -> String { tag(principal: principal) + ":presence" }
+
     /// The de-dup entry of one request.
     func dedupe(principal: String?, clientID: String, requestID: String) -> String {
         dedupeEntry(principal: principal, clientID: clientID, requestID: requestID).name

@@ -29,6 +29,7 @@ extension ServerCore {
                     self?.endSessions(of: principal, exceptClient: clientID)
                 }))
         startSessionChecks()
+        presence?.startRenewals()
     }
 
     /// The principals held here changed for `principal` (its first connection came, or its last

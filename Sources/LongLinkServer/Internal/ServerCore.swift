@@ -35,7 +35,9 @@ final class ServerCore: Sendable {
     /// The de-duplication window beyond this server's memory (a fleet's, a file's); nil: only the
     /// server's own window.
     let sharedDedupe: (any DedupeStore)?
-    let counters = ServerCounters()
+    let counters: ServerCounters
+    /// Writes this server's sessions to a push store that shares presence; nil for any other.
+    let presence: PresenceKeeper?
     /// ``ServerConfiguration/clock``, scheduling on the connections' loops.
     let clock: LoopClock
     let dedupe: Locked<DedupeTable>
@@ -63,6 +65,14 @@ final class ServerCore: Sendable {
         self.pushes = stores.pushes
         self.sharedDedupe = stores.dedupe
         self.immediatePushes = stores.pushes as? any ImmediatePushStore
+        let counters = ServerCounters()
+        self.counters = counters
+        self.presence =
+            stores.pushes.sharesPresence
+            ? PresenceKeeper(
+                store: stores.pushes, serverID: configuration.serverID, lease: configuration.presenceLease,
+                counters: counters)
+            : nil
         self.clock = LoopClock(configuration.clock)
         self.loops = (configuration.eventLoopGroup ?? .shared).loops
         // The metrics outermost: a call an interceptor refused is counted with its status.
@@ -213,6 +223,7 @@ final class ServerCore: Sendable {
             if removed.last { refreshObservation(of: old) }
         }
         if bound.arrived { refreshObservation(of: new) }
+        presence?.began(new, connectionID: session.connection.id)
         if sessionEvents.isObserved {
             sessionEvents.publish(
                 SessionEvent(
@@ -222,6 +233,7 @@ final class ServerCore: Sendable {
     }
 
     private func sessionEnded(_ session: ServerConnection, principal: String, reason: SessionEndReason) {
+        presence?.ended(principal, connectionID: session.connection.id)
         guard sessionEvents.isObserved else { return }
         sessionEvents.publish(
             SessionEvent(

@@ -14,7 +14,8 @@ extension LongLinkServer {
     }
 
     /// How many sessions `principal` has on this server now (0 when it is not connected). On a
-    /// fleet this is this server's share: each server answers for its own connections.
+    /// fleet this is this server's share: each server answers for its own connections; ask
+    /// ``presence(of:)`` for the fleet's.
     public func sessions(of principal: String) -> Int {
         core.sessionCount(of: principal)
     }
@@ -23,6 +24,23 @@ extension LongLinkServer {
     public func isConnected(_ principal: String) -> Bool {
         core.holds(principal)
     }
+
+    /// Whether `principal` is connected, and on how many sessions, across the fleet: every server
+    /// sharing the push store when it shares presence (``PushStore/sharesPresence``: a fleet on
+    /// Redis or Redis Cluster), else this server.
+    ///
+    /// In a fleet a session shows once its server has written it, a round trip after its login,
+    /// and goes a round trip after it ends; a server that crashed (and so never wrote its
+    /// sessions' ends) stops renewing them, and they are gone within
+    /// ``ServerConfiguration/presenceLease``. Throws ``LongLinkError/Code-swift.struct/unavailable``
+    /// when the shared store cannot be reached.
+    ///
+    /// ```swift
+    /// if try await server.presence(of: "alice").isConnected { … }
+    /// ```
+    public func presence(of principal: String) async throws(LongLinkError) -> Presence {
+        try await core.presence(of: principal)
+    }
 }
 
 extension RequestContext {
@@ -30,5 +48,11 @@ extension RequestContext {
     /// ``LongLinkServer/sessions(of:)``).
     public func sessions(of principal: String) -> Int {
         session.core.sessionCount(of: principal)
+    }
+
+    /// Whether `principal` is connected, and on how many sessions, across the fleet (see
+    /// ``LongLinkServer/presence(of:)``).
+    public func presence(of principal: String) async throws(LongLinkError) -> Presence {
+        try await session.core.presence(of: principal)
     }
 }

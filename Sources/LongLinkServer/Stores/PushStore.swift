@@ -14,7 +14,7 @@
 /// Requirements take one request value each (``PushAppend``, ``PushRead``, ``AcknowledgedPushes``,
 /// ``SessionAnnouncement``), so that what a store is told grows by fields, not by overloads.
 ///
-/// The fleet's part (observation, session announcements and records, shutdown) has defaults that do
+/// The fleet's part (observation, session announcements and records, presence, shutdown) has defaults that do
 /// nothing, for a store that serves one server: pushes that server produces reach its connections
 /// at once whatever the store does. A store shared by several servers implements them. Cross-server
 /// delivery: the server calls ``startObserving(_:)`` once when it starts serving and
@@ -66,6 +66,21 @@ public protocol PushStore: Sendable {
     /// (a store whose notices are never lost needs no record).
     func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [SessionRecord]
 
+    /// Whether the store keeps the presence of every server sharing it: the server then writes
+    /// its sessions with ``updatePresence(_:)`` and answers ``LongLinkServer/presence(of:)`` with
+    /// ``presence(of:)``. False by default: a store of one server, which answers from its own
+    /// sessions.
+    var sharesPresence: Bool { get }
+
+    /// Records sessions that began or are still there (each until the update's lease has passed,
+    /// unless renewed) and forgets sessions that ended. Called only when ``sharesPresence``, one
+    /// call at a time per server. Does nothing by default.
+    func updatePresence(_ update: PresenceUpdate) async throws(LongLinkError)
+
+    /// The sessions of `principal` on every server sharing the store whose lease has not passed
+    /// (at most ``Presence/listLimit`` listed); nil when the store keeps no presence (the default).
+    func presence(of principal: String) async throws(LongLinkError) -> Presence?
+
     /// Stops reporting and closes the store's connections or files; later operations throw
     /// ``LongLinkError/Code-swift.struct/shutdown``. The server calls it when its
     /// ``LongLinkServer/run()`` ends: a server owns the stores it is given. Does nothing by default.
@@ -86,6 +101,15 @@ extension PushStore {
     public func sessionRecords(of principals: [String]) async throws(LongLinkError) -> [SessionRecord] {
         []
     }
+
+    /// No shared presence: the server answers from its own sessions.
+    public var sharesPresence: Bool { false }
+
+    /// Nothing to record.
+    public func updatePresence(_ update: PresenceUpdate) async throws(LongLinkError) {}
+
+    /// No shared presence.
+    public func presence(of principal: String) async throws(LongLinkError) -> Presence? { nil }
 
     /// Nothing to close.
     public func shutdown() async {}

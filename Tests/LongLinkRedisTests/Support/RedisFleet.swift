@@ -11,7 +11,8 @@ import Testing
 /// (or a real cluster through ``ServerStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)``),
 /// each behind its own fault proxy. Their `slow` method counts its executions in Redis (so the
 /// count is the fleet's, whichever server ran it) before it sleeps; `login` binds the principal;
-/// `echo` answers its payload.
+/// `echo` answers its payload; `presence` answers how many sessions the principal in its payload
+/// has across the fleet (``RequestContext/presence(of:)``).
 final class RedisFleet: Sendable {
     let members: [LongLinkTestServer]
     let proxies: [FaultProxy]
@@ -41,11 +42,12 @@ final class RedisFleet: Sendable {
     /// Starts `count` servers named s0, s1, … on `redis`; `slow` sleeps `slowFor`. Their claims
     /// follow `lease`, and last at first at most `termLimit` (then as long as they are renewed).
     /// `commandTimeout`, when given, replaces the test Redis's short one for the servers' stores;
-    /// `budgets` bound each tenant in the de-dup window.
+    /// `budgets` bound each tenant in the de-dup window; sessions stay in the fleet's presence
+    /// `presenceLease` unrenewed.
     static func start(
         on redis: RedisServerProcess, count: Int = 3, slowFor: Duration = .milliseconds(600),
         lease: ClaimLease = ClaimLease(), termLimit: Duration? = nil, commandTimeout: Duration? = nil,
-        budgets: RedisDedupeBudgets = RedisDedupeBudgets()
+        budgets: RedisDedupeBudgets = RedisDedupeBudgets(), presenceLease: Duration = .seconds(30)
     ) async throws -> RedisFleet {
         let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
         var shared = redis.configuration
@@ -54,7 +56,8 @@ final class RedisFleet: Sendable {
         if let commandTimeout { shared.commandTimeout = commandTimeout }
         let redisConfiguration = shared
         return try await start(
-            count: count, slowFor: slowFor, prefix: prefix, counter: RedisClient(configuration: redisConfiguration)
+            count: count, slowFor: slowFor, presenceLease: presenceLease, prefix: prefix,
+            counter: RedisClient(configuration: redisConfiguration)
         ) {
             ServerStores(
                 pushes: try RedisPushStore(configuration: redisConfiguration),
@@ -66,10 +69,11 @@ final class RedisFleet: Sendable {
 
     /// Starts `count` servers named s0, s1, … on `cluster`, each through
     /// ``ServerStores/redisCluster(_:lease:capacityPerPrincipal:bytesPerPrincipal:)`` with
-    /// `durability`; `slow` sleeps `slowFor`.
+    /// `durability`; `slow` sleeps `slowFor`; sessions stay in the fleet's presence `presenceLease`
+    /// unrenewed.
     static func start(
         onCluster cluster: RedisClusterProcess, count: Int = 2, slowFor: Duration = .milliseconds(600),
-        durability: RedisDurability = .asynchronous
+        durability: RedisDurability = .asynchronous, presenceLease: Duration = .seconds(30)
     ) async throws -> RedisFleet {
         let prefix = "fleet-\(UInt32.random(in: 0...UInt32.max)):"
         let seeds = cluster.seeds.map { seed in
@@ -79,12 +83,13 @@ final class RedisFleet: Sendable {
             return seed
         }
         return try await start(
-            count: count, slowFor: slowFor, prefix: prefix, counter: RedisClusterClient(seeds: seeds)
+            count: count, slowFor: slowFor, presenceLease: presenceLease, prefix: prefix,
+            counter: RedisClusterClient(seeds: seeds)
         ) { try .redisCluster(seeds) }
     }
 
     private static func start(
-        count: Int, slowFor: Duration, prefix: String, counter: any RedisCommandRunner,
+        count: Int, slowFor: Duration, presenceLease: Duration, prefix: String, counter: any RedisCommandRunner,
         stores: @escaping @Sendable () throws -> ServerStores
     ) async throws -> RedisFleet {
         let events = Mailbox<String>()
@@ -97,6 +102,7 @@ final class RedisFleet: Sendable {
             configuration.serverID = id
             configuration.drainTimeout = .seconds(2)
             configuration.logger = { logs.put($0) }
+            configuration.presenceLease = presenceLease
             let member = LongLinkTestServer(
                 configuration: configuration,
                 stores: stores
@@ -104,6 +110,10 @@ final class RedisFleet: Sendable {
                 var router = Router()
                 router.register("server") { _, _ in Array(id.utf8) }
                 router.register("echo") { payload, _ in payload }
+                router.register("presence") { payload, context in
+                    let presence = try await context.presence(of: String(decoding: payload, as: UTF8.self))
+                    return Array(String(presence.count).utf8)
+                }
                 router.register("login") { payload, context in
                     context.bind(principal: String(decoding: payload, as: UTF8.self))
                     return Array(id.utf8)

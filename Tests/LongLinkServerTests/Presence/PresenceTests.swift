@@ -14,6 +14,9 @@ struct PresenceTests {
         router.register("sessions") { payload, context in
             Array("\(context.sessions(of: String(decoding: payload, as: UTF8.self)))".utf8)
         }
+        router.register("presence") { payload, context in
+            Array("\(try await context.presence(of: String(decoding: payload, as: UTF8.self)).count)".utf8)
+        }
         let server = LongLinkServer(configuration: configuration, router: router)
         let events = Mailbox<SessionEvent>()
         let stream = server.sessionEvents()
@@ -56,6 +59,24 @@ struct PresenceTests {
             #expect(event.kind == .began)
             #expect(!server.isConnected("alice"))
             #expect(server.sessions(of: "bob") == 1)
+        }
+    }
+
+    /// Without a store that shares presence, `presence(of:)` is this server's own sessions.
+    @Test func presenceOnOneServerIsItsOwnSessions() async throws {
+        try await withPresenceServer { server, address, events in
+            #expect(try await server.presence(of: "dan") == Presence(principal: "dan", count: 0, sessions: []))
+            let first = try await FrameClient.loggedIn(address, clientID: "phone", as: "dan")
+            let second = try await FrameClient.loggedIn(address, clientID: "laptop", as: "dan")
+            for _ in 0..<2 { #expect(try await events.next(within: .seconds(10)).kind == .began) }
+            let presence = try await server.presence(of: "dan")
+            #expect(presence.count == 2)
+            #expect(presence.isConnected)
+            #expect(presence.sessions.map(\.serverID) == Array(repeating: server.configuration.serverID, count: 2))
+            #expect(try await second.call("presence", bytes("dan"), id: "p1").text == "2")
+            first.close()
+            #expect(try await events.next(within: .seconds(10)).kind == .ended(.closedByClient))
+            #expect(try await second.call("presence", bytes("dan"), id: "p2").text == "1")
         }
     }
 

@@ -90,10 +90,11 @@ struct MachineDriver {
         return outcome
     }
 
-    mutating func completeShutdown() -> Machine.ShutdownCompletion {
-        let completion = machine.completeShutdown()
-        fail(completion.failed)
-        return completion
+    /// Completes the shutdown: the callers it fails resume; its actions, for the test to read.
+    mutating func completeShutdown() -> [Machine.Action] {
+        let actions = machine.completeShutdown()
+        for case .resume(let entry, _) in actions { resume(entry.caller) }
+        return actions
     }
 
     mutating func fail(_ entries: [RequestBook<Int>.Entry]) {
@@ -123,6 +124,14 @@ extension ClientStateMachine.AdmitAction {
 
     var refusal: ClientStateMachine.Refusal? {
         if case .refuse(let refusal) = self { return refusal }
+        return nil
+    }
+}
+
+extension ClientStateMachine.Action {
+    /// The id of the request this action resumes, if it resumes one.
+    var resumed: UInt64? {
+        if case .resume(let entry, _) = self { return entry.request.id }
         return nil
     }
 }

@@ -64,7 +64,7 @@ extension ClientCore {
         else { return }
         run(
             machine.answerTimedOut(
-                generation, now: clock.now, timeout: parameters.answerTimeout, ended: machine.end(of: link.generation) != nil))
+                generation, now: clock.now, timeout: parameters.answerTimeout, ended: machine.hasEnded(link.generation)))
     }
 
     /// Proposes `interval` on the live link (`Ping.heartbeat_ms`); it is in force once the `Pong` says so.

@@ -51,7 +51,7 @@ extension ClientCore {
     /// The liveness probe's timeout passed on the link of `generation`.
     func probeTimedOut(_ generation: UInt64) {
         guard let link, link.generation == generation else { return }
-        run(machine.probeTimedOut(generation, ended: machine.end(of: generation) != nil))
+        run(machine.probeTimedOut(generation, ended: machine.hasEnded(generation)))
     }
 
     // MARK: App lifecycle and network

@@ -146,7 +146,7 @@ extension ClientCore {
         let now = clock.now
         let inflate = inflater(for: link)
         for frame in frames {
-            guard machine.end(of: generation) == nil, machine.links.role(of: generation) == role else { return }
+            guard !machine.hasEnded(generation), machine.links.role(of: generation) == role else { return }
             if case .push(let push) = frame, configuration.responseCache.pushesInvalidate,
                 !machine.links.awaitsWelcome(generation)
             {

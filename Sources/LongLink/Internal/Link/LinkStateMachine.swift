@@ -282,6 +282,8 @@ struct LinkStateMachine {
     mutating func loginSucceeded(_ generation: UInt64, loggedIn: Bool) -> LoginAction {
         guard isEstablished(generation) else { return .none }
         if loggedIn { records[generation]?.loggedIn = true }
+        // The gate opens once: its `Sync` went already.
+        guard phase != .open(generation), records[generation]?.state != .loggingIn(synced: true) else { return .none }
         guard !shuttingDown else {
             if phase == .loggingIn(generation) { set(generation, .loggingIn(synced: true)) }
             return .sync(openQueue: false)

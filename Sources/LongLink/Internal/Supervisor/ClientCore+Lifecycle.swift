@@ -51,40 +51,11 @@ extension ClientCore {
     /// `run()` was cancelled during a graceful shutdown), a grace period that ends sooner moves the
     /// end forward; one that ends later changes nothing.
     func beginShutdown(gracePeriod: Duration) {
-        let deadline = clock.now.advanced(by: max(.zero, gracePeriod))
-        if let unwritten = machine.beginShutdown() {
-            fail(unwritten, with: LongLinkError(code: .shutdown, message: "the client is shutting down"))
-            wakeRetry(.shutdown)
-            if machine.supervision.pendingWake == nil { machine.supervision.pendingWake = .shutdown }
-            endLoginWaits()
-        } else {
-            guard let current = machine.shutdownDeadline, deadline < current else { return }
-        }
-        machine.shutdownDeadline = deadline
-        schedule(.shutdown, at: deadline)
-        if machine.shutdownIsIdle { completeShutdown() }
+        run(machine.shutdown(until: clock.now.advanced(by: max(.zero, gracePeriod))))
     }
 
     func completeShutdown() {
-        cancelTimer(.shutdown)
-        machine.shutdownDeadline = nil
-        let completion = machine.completeShutdown()
-        fail(completion.failed, with: LongLinkError(code: .shutdown, message: "the client shut down"))
-        switch completion.close {
-        case .sayGoAwayAndClose:
-            if let link {
-                run(completion.acks.map(Machine.Action.pushes))
-                send(.goAway(Frame.GoAway(code: .ok, reason: "client shutting down")), on: link)
-                link.connection.close(.graceful)
-            }
-        case .close:
-            link?.connection.close(.graceful)
-        case .none:
-            if let link { endWait(link, .ended(.shutdown)) }
-        }
-        closeSideLinks()
-        wakeRetry(.shutdown)
-        finishConsumers(stopReason)
+        run(machine.completeShutdown())
     }
 
     /// Ends the session with a terminal error: every waiting caller gets it, and nothing of the
@@ -106,9 +77,7 @@ extension ClientCore {
     }
 
     /// Why the client stops or stopped: its terminal error, else a shutdown.
-    var stopReason: LongLinkError {
-        machine.terminalError ?? LongLinkError(code: .shutdown, message: "the client shut down")
-    }
+    var stopReason: LongLinkError { machine.stopReason }
 
     var isStopping: Bool { machine.isStopping }
     var terminal: LongLinkError? { machine.terminalError }

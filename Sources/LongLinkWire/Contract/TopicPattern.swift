@@ -4,7 +4,8 @@
 /// `quotes.*` matches `quotes.AAPL` but neither `quotes` nor `quotes.AAPL.bid`; `quotes.>` matches
 /// both `quotes.AAPL` and `quotes.AAPL.bid`; `*.AAPL.>` matches `quotes.AAPL.bid`. Tokens are
 /// compared byte for byte. The client matches patterns itself: the server pushes by principal and
-/// knows nothing of them (see ``LongLinkClient/pushes(matching:)-(String)``).
+/// knows nothing of them (see the client's `pushes(matching:)`). A ``LongLinkTopic`` whose name
+/// is a pattern names a family of topics.
 public struct TopicPattern: Sendable, Hashable, CustomStringConvertible {
     /// One token of a pattern.
     enum Token: Sendable, Hashable {
