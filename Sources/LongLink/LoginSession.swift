@@ -10,8 +10,6 @@ public struct LoginSession: Sendable {
     let generation: UInt64
     let configuration: ClientConfiguration
     let makeRequestID: @Sendable () -> UInt64
-    /// Credentials with a lifetime, when the configuration has ``ClientConfiguration/credentials``.
-    let credentials: CredentialRefresher?
 
     /// What the server said about itself when this link opened (its `Welcome`).
     public let server: ServerInfo
@@ -34,17 +32,18 @@ public struct LoginSession: Sendable {
     /// provider throws, and ``LongLinkError/Code-swift.struct/failedPrecondition`` without
     /// ``ClientConfiguration/credentials``.
     public func credential() async throws -> Credential {
-        guard let credentials else {
+        guard configuration.credentials != nil else {
             throw LongLinkError(code: .failedPrecondition, message: "no credentials in the configuration")
         }
-        return try await credentials.credentialForLogin(generation: generation)
+        return try await core.credentialForLogin(generation: generation)
     }
 
     /// Tells the client when the session's credential expires, when the login's reply says so
     /// (overriding the expiry of ``credential()``); nil: it does not expire. Without
     /// ``ClientConfiguration/credentials`` there is nothing to refresh and this does nothing.
     public func credentialExpires(at expiresAt: ContinuousClock.Instant?) async {
-        await credentials?.loginExpires(generation: generation, at: expiresAt)
+        guard configuration.credentials != nil else { return }
+        await core.credentialExpires(generation: generation, at: expiresAt)
     }
 
     /// Sends `payload` to `method` on this link and returns the reply's payload.

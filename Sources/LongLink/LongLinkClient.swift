@@ -26,7 +26,6 @@ public final class LongLinkClient: Sendable {
     public let configuration: ClientConfiguration
     let core: ClientCore
     let directory: EndpointDirectory
-    private let nextRequestID: Atomic<UInt64>
     private let started = Atomic<Bool>(false)
     /// The calls' metrics and the statistics' reporter, with ``ClientConfiguration/metrics``.
     let metrics: (calls: CallMetrics, reporter: MetricsReporter)?
@@ -39,10 +38,6 @@ public final class LongLinkClient: Sendable {
         let loop = (configuration.eventLoopGroup ?? .shared).next()
         self.core = ClientCore(loop: loop, configuration: configuration)
         self.directory = EndpointDirectory(configuration: configuration, loop: loop)
-        // Request ids are unique per client_id for the life of the client: a random start makes a
-        // restarted app with a stable client id unlikely to reuse an id the server remembers. Half
-        // the range is left above it, so the counter never wraps.
-        self.nextRequestID = Atomic(UInt64.random(in: 1...(UInt64.max / 2)))
         self.metrics = configuration.metrics.map {
             (CallMetrics(sink: $0, prefix: "longlink_client", side: "Client"), MetricsReporter(sink: $0))
         }
@@ -50,8 +45,12 @@ public final class LongLinkClient: Sendable {
 
     // MARK: Requests
 
+    /// Request ids are unique per client_id for the life of the client (the core's counter, which
+    /// its credential refreshes share): a random start makes a restarted app with a stable client
+    /// id unlikely to reuse an id the server remembers. Half the range is left above it, so the
+    /// counter never wraps.
     private var makeRequestID: @Sendable () -> UInt64 {
-        { [self] in nextRequestID.add(1, ordering: .relaxed).newValue }
+        { [core] in core.makeRequestID() }
     }
 
     /// Sends `payload` to `method` and returns the reply's payload.
@@ -159,7 +158,7 @@ public final class LongLinkClient: Sendable {
         while true {
             attempts += 1
             let request = PendingRequest(
-                id: nextRequestID.add(1, ordering: .relaxed).newValue, method: method, payload: payload,
+                id: core.makeRequestID(), method: method, payload: payload,
                 compressedPayload: compressedAhead(payload), metadata: options.metadata, deadline: deadline,
                 idempotent: options.idempotent, session: session)
             do {

@@ -21,7 +21,8 @@ struct DisconnectCauseTests {
         code: .unauthenticated, message: "credential expired", underlying: LossMark.credentialExpired)
     static let providerExpired = LongLinkError(
         code: .unauthenticated, message: "login rejected: credential expired: the provider handed out an expired one",
-        underlying: LongLinkError(code: .unauthenticated, message: "credential expired", underlying: LossMark.credentialExpired))
+        underlying: LongLinkError(
+            code: .unauthenticated, message: "credential expired", underlying: LossMark.credentialExpired))
     static let rejected = LongLinkError(code: .unauthenticated, message: "login rejected: bad credentials")
 
     static let table: [(LinkEnd, DisconnectCause)] = [

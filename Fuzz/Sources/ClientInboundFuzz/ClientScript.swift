@@ -127,7 +127,7 @@ struct ClientScript {
         case .tellGoingAway(_, let goAway):
             _ = ServerBounds.retryAfter(milliseconds: goAway.retryAfterMilliseconds)
         case .send, .wakeSupervisor, .log, .schedule, .cancel, .sendPing, .linkDead, .wakeRetry, .probeLiveness,
-            .nudgeSubscriptions, .endLoginWaits, .forget:
+            .nudgeSubscriptions, .endLoginWaits, .forget, .refreshCredential:
             break
         }
     }

@@ -19,7 +19,7 @@ enum RetryWake: Sendable {
 /// plain values the actor asks and then obeys: ``ClientStateMachine`` (the links' lifecycle, the
 /// pending requests and their routes, pushes, acks and consumers; its actions are performed by
 /// `run(_:)`) and ``SubscriptionBook`` (what each login replays). The facets: `+Requests`, `+Link`, `+Migration`, `+Heartbeat`,
-/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`, `+CleanSlate`.
+/// `+Compression`, `+Pushes`, `+Lifecycle`, `+Relogin`, `+Subscriptions`, `+CleanSlate`, `+Credentials`.
 actor ClientCore {
     nonisolated let loop: EventLoop
     nonisolated let configuration: ClientConfiguration
@@ -130,6 +130,8 @@ actor ClientCore {
         var subscriptionKeeper: CheckedContinuation<[SubscriptionWork]?, Never>?
         /// `run()` ended: the keeper gets no more work.
         var keeperStopped = false
+        /// The credential refresh under way (`+Credentials`), at most one.
+        var credentialRefresh: Task<Void, Never>?
     }
 
     /// What callers read and use without a hop to the loop.
@@ -139,6 +141,9 @@ actor ClientCore {
         /// Identical calls in flight sharing one request (``coalescer``).
         let coalescer: Coalescer
         let nextSubscriberID = Atomic<UInt64>(0)
+        /// The client's request ids: its calls', its login's and its credential refreshes' (the
+        /// server de-duplicates by them), from a random start.
+        let nextRequestID = Atomic<UInt64>(UInt64.random(in: 1...(UInt64.max / 2)))
         /// Whether the latest link agreed to compression: callers compress a request's payload
         /// ahead only then (the link that writes it decides which form goes out).
         let linkCompresses = Atomic<Bool>(false)
@@ -168,7 +173,15 @@ actor ClientCore {
             subscriptions: SubscriptionBook(static: configuration.subscriptions, backoff: configuration.backoff),
             origin: configuration.clock.now)
         self.machine.leaveAtLoadPermille = configuration.balancing.migration.leaveAtLoadPermille
+        self.machine.credentials = configuration.credentials.map {
+            CredentialSchedule(lead: $0.lead, jitter: $0.jitter, backoff: $0.backoff)
+        }
         self.shared = Shared(configuration: configuration)
+    }
+
+    /// A new request id (``Shared/nextRequestID``).
+    nonisolated func makeRequestID() -> UInt64 {
+        shared.nextRequestID.add(1, ordering: .relaxed).newValue
     }
 
     func log(
@@ -219,6 +232,8 @@ actor ClientCore {
             if let link = links[generation] { endWait(link, wait) }
         case .forget(let generation):
             links[generation] = nil
+        case .refreshCredential(let generation, let attempt, let expiresAt):
+            refreshCredential(generation, attempt: attempt, expiresAt: expiresAt)
         case .log(let level, let message):
             log(level, message)
         case .schedule(let timer, let instant):
@@ -277,6 +292,7 @@ actor ClientCore {
         case .shutdown: completeShutdown()
         case .retry: wakeRetry(.timer)
         case .subscriptionRetry: nudgeSubscriptions()
+        case .credential: credentialTimerFired()
         }
     }
 

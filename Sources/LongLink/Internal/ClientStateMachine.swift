@@ -16,8 +16,8 @@ internal import LongLinkWire
 /// `+Links` (a link from attach to close, and the shutdown), `+Deadlines` (the one deadline timer),
 /// `+Subscriptions` (the keeper's work), `+Frames` (each frame a link reads), `+Liveness` (the
 /// heartbeat and the probe), `+Consumers` (a consumer's start and what it hands over),
-/// `+Supervision` (the app's lifecycle and network events). The core's timers are asked for by id
-/// (``ClientTimer``).
+/// `+Supervision` (the app's lifecycle and network events), `+Credentials` (the credential's
+/// refreshes and expiry). The core's timers are asked for by id (``ClientTimer``).
 struct ClientStateMachine<Caller, Consumer> {
     /// What the core does after an event of this machine.
     enum Action {
@@ -68,6 +68,9 @@ struct ClientStateMachine<Caller, Consumer> {
         case wakeSupervisor(UInt64, LinkWait)
         /// This side link closed: the core lets go of its connection.
         case forget(UInt64)
+        /// Ask the credential provider for a new credential and send it as the refresh request on
+        /// this link, as this attempt; the credential in force expires at this instant (`+Credentials`).
+        case refreshCredential(UInt64, attempt: UInt64, expiresAt: ContinuousClock.Instant)
         /// Log this.
         case log(LogRecord.Level, String)
         /// End every consumer with this error (``removeAllConsumers()``, asked when performed: acks
@@ -98,6 +101,9 @@ struct ClientStateMachine<Caller, Consumer> {
     var subscriptionLeaves: [Subscription] = []
     /// What the supervisor looks at, set by the app's calls.
     var supervision = Supervision()
+    /// When the session's credential is refreshed and when it expires (`+Credentials`); nil
+    /// without ``ClientConfiguration/credentials``.
+    var credentials: CredentialSchedule?
     /// The bookkeeping of logging in again after a session ended for good.
     var relogin = Relogin()
     /// The connection state the app observes.

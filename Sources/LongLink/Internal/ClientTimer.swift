@@ -21,4 +21,6 @@ enum ClientTimer: Hashable {
     case retry
     /// The subscriptions keeper's next retry (``SubscriptionBook/nextRetry``).
     case subscriptionRetry
+    /// The credential's next refresh or its expiry (``CredentialSchedule/wakeAt``).
+    case credential
 }

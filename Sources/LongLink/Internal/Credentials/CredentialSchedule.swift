@@ -1,6 +1,8 @@
 /// When to refresh the session's credential and when it expires: a pure value, fed the events
 /// (a login with an expiry, a refresh answered or failed, the link lost, the session ended, the
-/// timer) and returning what to do. The ``CredentialRefresher`` performs it.
+/// timer) and returning what to do. It lives in the client's machine
+/// (``ClientStateMachine/credentials``, `+Credentials`), whose one timer ``ClientTimer/credential``
+/// fires at ``wakeAt``; the core performs the refreshes (`ClientCore+Credentials`).
 ///
 /// One chain per link: each refresh carries an attempt number and the link's generation, and an
 /// answer to anything but the attempt under way on the current link is ignored. So a refresh
@@ -35,6 +37,9 @@ struct CredentialSchedule: Sendable {
     let backoff: Backoff
 
     private(set) var live: Live?
+    /// The expiry the login running on a link asked for (the provider's credential, or what the
+    /// login's reply said), until that login succeeds.
+    private(set) var loginExpiry: (generation: UInt64, expiresAt: ContinuousClock.Instant?)?
     /// Attempt numbers, never reused.
     private var lastAttempt: UInt64 = 0
 
@@ -44,10 +49,29 @@ struct CredentialSchedule: Sendable {
         self.backoff = backoff
     }
 
-    /// When the refresher's timer should fire next: the refresh's start or the expiry.
+    /// When the credential timer should fire next: the refresh's start or the expiry.
     var wakeAt: ContinuousClock.Instant? {
         guard let live else { return nil }
         return [live.refreshAt, live.expiresAt].compactMap { $0 }.min()
+    }
+
+    /// The login running on `generation` got a credential that expires at `expiresAt` (nil: never),
+    /// or its reply said so: what ``loginSucceeded(generation:now:random:)`` starts from.
+    mutating func loginExpires(generation: UInt64, at expiresAt: ContinuousClock.Instant?) {
+        loginExpiry = (generation, expiresAt)
+    }
+
+    /// The login on `generation` succeeded: the chain of its credential starts, or, when it does
+    /// not expire, nothing is scheduled. Nil when no login on `generation` asked for a credential
+    /// (the schedule is left as it was).
+    mutating func loginSucceeded(generation: UInt64, now: ContinuousClock.Instant, random: Double) -> [Action]? {
+        guard let login = loginExpiry, login.generation == generation else { return nil }
+        loginExpiry = nil
+        guard let expiresAt = login.expiresAt else {
+            live = nil
+            return []
+        }
+        return loggedIn(generation: generation, expiresAt: expiresAt, now: now, random: random)
     }
 
     /// A login on `generation` succeeded with a credential that expires at `expiresAt`: the chain
@@ -93,12 +117,26 @@ struct CredentialSchedule: Sendable {
         if live?.generation == generation { live = nil }
     }
 
+    /// The current link ended, whichever it was: its chain ends, and a login under way on it is
+    /// forgotten (the next link's login starts its own).
+    mutating func currentLinkEnded() {
+        live = nil
+        loginExpiry = nil
+    }
+
+    /// The refresh `attempt` on `generation` was answered with a credential that does not expire:
+    /// nothing more to refresh on this link.
+    mutating func refreshSucceededWithoutExpiry(generation: UInt64, attempt: UInt64) {
+        guard live?.generation == generation, live?.inFlight == attempt else { return }
+        live = nil
+    }
+
     /// The session ended for good, or the client stops.
     mutating func sessionEnded() {
         live = nil
     }
 
-    /// The timer fired (or anything else woke the refresher): what is due at `now`.
+    /// The timer fired: what is due at `now`.
     mutating func due(now: ContinuousClock.Instant) -> [Action] {
         guard var current = live else { return [] }
         if now >= current.expiresAt {

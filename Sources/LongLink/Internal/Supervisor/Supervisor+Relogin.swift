@@ -8,9 +8,6 @@ extension Supervisor {
         await prepare(refreshing: true)
         await core.setSupervising(true)
         var session = self
-        session.credentials = configuration.credentials.map {
-            CredentialRefresher(core: core, refresh: $0, clock: configuration.clock, makeRequestID: makeRequestID)
-        }
         // Sessions that ended for good soon after they began, in a row: a server that kicks at
         // every login is met with the backoff, whoever calls login(_:).
         var shortSessions = 0

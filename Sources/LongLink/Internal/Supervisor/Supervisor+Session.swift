@@ -35,7 +35,7 @@ extension Supervisor {
         // shift every re-probe by its step).
         let connectedAt = configuration.clock.now
         await core.openGate(generation, loggedIn: loggedIn)
-        await credentials?.loggedIn(generation: generation)
+        await core.credentialLoggedIn(generation: generation)
         await announce(first, reason: "logged in to server")
         var current = (generation: generation, endpoint: first)
         var decider = MigrationDecider(policy: balancing.migration)
@@ -146,7 +146,7 @@ extension Supervisor {
             await core.closeLink(generation, error: LongLinkError(code: .cancelled, message: "migration abandoned"))
             return nil
         }
-        await credentials?.loggedIn(generation: generation)
+        await core.credentialLoggedIn(generation: generation)
         await directory.recordSuccess(target, loadPermille: await core.serverInfo?.loadPermille ?? 0)
         return generation
     }

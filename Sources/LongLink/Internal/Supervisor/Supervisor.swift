@@ -13,8 +13,6 @@ struct Supervisor {
     let makeRequestID: @Sendable () -> UInt64
     /// The TLS context of every connection; nil for plain TCP.
     let tls: TLSContext?
-    /// Refreshes the credential on the live link (``ClientConfiguration/credentials``); made by `run()`.
-    var credentials: CredentialRefresher? = nil
 
     enum Cycle {
         /// A link was up (for `connectedFor`) and ended.
@@ -49,7 +47,7 @@ struct Supervisor {
             var endError: LongLinkError?
             let cycle = await connectAndServe(candidates, attempt: failures, cause: cause)
             // The next link's login starts its own chain: an answer for this one is ignored.
-            await credentials?.linkEnded()
+            await core.credentialLinkEnded()
             switch cycle {
             case .terminal(let error):
                 cause = DisconnectCause(.closed(error))
@@ -187,7 +185,7 @@ struct Supervisor {
         }
         let session = LoginSession(
             core: core, generation: generation, configuration: configuration, makeRequestID: makeRequestID,
-            credentials: credentials, server: server)
+            server: server)
         if let login = configuration.login {
             try await login(session)
         }
