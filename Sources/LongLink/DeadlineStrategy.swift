@@ -9,7 +9,7 @@ public struct DeadlineStrategy: Hashable, Sendable, CustomStringConvertible {
     private let wrapped: Wrapped
 
     /// Each request runs in a task group whose body awaits the reply while one child task sleeps
-    /// until the deadline (on the client's clock, released at once when the reply wins). The shape
+    /// until the deadline (on the client's clock, released on the loop's next turn when the reply wins). The shape
     /// of the design card and the default; it costs a child task and a timer per request.
     public static let taskGroup = DeadlineStrategy(wrapped: .taskGroup)
 

@@ -134,13 +134,15 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         localWork.append(.closure(work))
     }
 
-    private func submit(_ work: Work) -> Bool {
+    /// Queues `work` for the loop; with `wakes` false a loop blocked in its wait is left there (the work
+    /// runs on its next turn).
+    private func submit(_ work: Work, wakes: Bool = true) -> Bool {
         let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             guard inbox.lifecycle != .stopped else {
                 return (false, false)
             }
             inbox.work.append(work)
-            if inbox.wakeupPending || !inbox.loopMayBlock {
+            if !wakes || inbox.wakeupPending || !inbox.loopMayBlock {
                 return (true, false)
             }
             inbox.wakeupPending = true
@@ -172,13 +174,15 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     /// Cancels a timer; a no-op when it already fired or was cancelled. Callable from any thread (from another
     /// thread the cancellation takes effect once the loop runs it, so the timer may still fire before).
+    ///
+    /// From another thread the cancellation does not wake the loop: it is taken on the loop's next turn (its
+    /// next event, or the timer's own deadline at the latest). A request answered before its deadline cancels
+    /// its timer from the caller's thread, and a wake-up for that alone would double the loop's wake-ups.
     public func cancelTimer(_ timer: EventLoopTimer) {
         if inEventLoop {
             timers.remove(id: timer.id)
         } else {
-            execute { [self] in
-                timers.remove(id: timer.id)
-            }
+            _ = submit(.closure({ [self] in timers.remove(id: timer.id) }), wakes: false)
         }
     }
 

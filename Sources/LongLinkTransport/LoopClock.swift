@@ -22,8 +22,8 @@ package struct LoopClock: Sendable {
 
     /// Suspends until `deadline`, or throws `CancellationError` as soon as the task is cancelled.
     ///
-    /// Unlike `Task.sleep`, a cancelled sleep releases its timer at once, so a request that is
-    /// answered long before its deadline holds no memory until then.
+    /// Unlike `Task.sleep`, a cancelled sleep releases its timer on the loop's next turn (at once
+    /// on the loop), so a request that is answered long before its deadline holds no memory until then.
     package func sleep(until deadline: ContinuousClock.Instant, on loop: EventLoop) async throws {
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {

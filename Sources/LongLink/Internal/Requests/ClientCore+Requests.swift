@@ -14,7 +14,7 @@ extension ClientCore {
 
     /// The race the design card asks for: the task group's body awaits the reply while one child
     /// sleeps until the deadline and then expires the request. Whichever finishes first decides;
-    /// a reply cancels the sleeper, whose timer is released at once (see ``LongLinkClock/sleep(until:on:)``).
+    /// a reply cancels the sleeper, whose timer is released on the loop's next turn (see ``LongLinkClock/sleep(until:on:)``).
     nonisolated func race(_ request: PendingRequest) async throws -> [UInt8] {
         try await withThrowingTaskGroup(of: Void.self, returning: [UInt8].self) { group in
             group.addTask {
