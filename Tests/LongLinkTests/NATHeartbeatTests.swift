@@ -13,11 +13,11 @@ struct NATHeartbeatTests {
         let server = try await RunningServer.start(probe: Probe())
         let proxy = FaultProxy(upstream: server.endpoint)
         try await proxy.start()
-        await proxy.setNATIdleTimeout(.milliseconds(1_500))
+        await proxy.setNATIdleTimeout(.seconds(3))
         var configuration = ClientConfiguration.forTests(try proxy.endpoint)
         // Well under the NAT's timeout, and long enough that a loaded machine's scheduling delays never make
         // the client declare a live link dead (it does so after two silent intervals).
-        configuration.heartbeat = .milliseconds(500)
+        configuration.heartbeat = .seconds(1)
         let running = RunningClient(configuration)
         try await running.waitUntilConnected()
         let client = running.client
@@ -25,7 +25,7 @@ struct NATHeartbeatTests {
 
         // The idle time under test (close to three NAT timeouts), not a synchronisation: nothing but
         // heartbeats crosses the proxy meanwhile.
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: .seconds(8))
         #expect(proxy.statistics.natMappingsForgotten == 0)
         #expect(try await client.request("echo", payload: bytes("after")) == bytes("after"))
         let statistics = await client.statistics
