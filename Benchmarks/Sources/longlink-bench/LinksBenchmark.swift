@@ -1,0 +1,204 @@
+import BenchCLISupport
+import Foundation
+@_spi(Benchmarks) import LongLinkTesting
+
+/// `longlink-bench links`: one server process holding N logged-in links, what they cost, and the
+/// reconnect storm when the server is killed and started again on its data directory.
+///
+/// Processes: the server is ``LinksServer`` (this executable again, `_links-server`), the links are
+/// ``LinkClients`` (`_links-clients`, ``linksPerProcess`` each); every process here may hold at
+/// most `ulimit -n` descriptors (20,000 on the machine this was written on), which bounds N. The
+/// same count of idle connections is then held by redis-server and by nats-server (when
+/// installed) from the same kind of client processes, for their memory and idle CPU beside ours.
+///
+/// The storm (``LinksBenchmark+Storm.swift``): SIGKILL to the server, the same server started
+/// again on the same port and data directory; every link comes back on the library's backoff.
+enum LinksBenchmark {
+    static let defaultLinks = 10_000
+    static let defaultIdle = Duration.seconds(20)
+    static let linksPerProcess = 5_000
+
+    /// What the command line asks of the scenario.
+    struct Options: Sendable {
+        var links = LinksBenchmark.defaultLinks
+        var idle = LinksBenchmark.defaultIdle
+    }
+
+    /// The figures one holding of N connections gives.
+    struct Held {
+        var memoryPerLink: Double
+        var rss: Double
+        var idleCPUPerLinkMinute: Double
+        var connectSeconds: Double
+        var load: String
+    }
+
+    static func run(_ settings: BenchSettings, _ options: Options, into report: inout BenchReport) async throws {
+        let links = options.links
+        let limit = ProcessUsage.raiseOpenFileLimit(to: 1 << 20)
+        guard links + 256 <= limit else {
+            throw BenchError("--links \(links) needs \(links + 256) descriptors in the server; ulimit -n gives \(limit)")
+        }
+        let processes = (links + linksPerProcess - 1) / linksPerProcess
+        report.notes.append(
+            "links: each process here may hold \(limit) descriptors (ulimit -n): one server process holds all \(links) "
+                + "links, \(processes) client process(es) of at most \(linksPerProcess) hold the other ends, bound to "
+                + "sources across 127.0.0.0/8 (\(LinkClients.linksPerAddress) per address); the client is a bare "
+                + "protocol client (Hello, login, Subscribe, Sync, Pings at the Welcome's interval; one poll loop per "
+                + "process), not LongLinkClient; the server is longlink-bench's own in a child process, durable store "
+                + "synced every second, \(BenchMachine.current().cores) event loops; one run")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-links-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        benchProgress("links: starting the server")
+        var server = try await startServer(directory: directory.path, port: 0, capacity: links)
+        var clients: [LinksChild] = []
+        do {
+            let held = try await hold(links, kind: .longLink, port: server.port, pid: server.child.pid, options) {
+                clients = $0
+            }
+            add(held, kind: "LongLink", key: "links", links: links, into: &report)
+            let storm = try await Storm.run(links: links, clients: clients, server: &server, directory: directory.path)
+            storm.add(links: links, into: &report)
+        } catch {
+            for client in clients { await client.kill() }
+            await server.child.kill()
+            throw error
+        }
+        for client in clients { client.send("quit") }
+        for client in clients { await client.kill() }
+        await server.child.kill()
+        try await peers(links, options, into: &report)
+    }
+
+    /// A started server process and its port.
+    struct Server {
+        var child: LinksChild
+        var port: Int
+    }
+
+    static func startServer(directory: String, port: Int, capacity: Int) async throws -> Server {
+        let child = try LinksChild(
+            LinksServer.scenarioName,
+            environment: [
+                LinksServer.directoryVariable: directory, LinksServer.portVariable: String(port),
+                LinksServer.capacityVariable: String(capacity),
+            ])
+        do {
+            let line = try await child.line(startingWith: "listening ", within: .seconds(60))
+            guard let port = Int(line.dropFirst("listening ".count)) else { throw BenchError("bad line: \(line)") }
+            return Server(child: child, port: port)
+        } catch {
+            await child.kill()
+            throw error
+        }
+    }
+
+    /// Starts the client processes against `port` and waits until every link is up; measures the
+    /// memory process `pid` gained, then its CPU over `options.idle`. `started` gets the clients
+    /// as soon as they exist (the caller stops them).
+    static func hold(
+        _ links: Int, kind: LinkClients.Kind, port: Int, pid: Int32, _ options: Options,
+        started: ([LinksChild]) -> Void
+    ) async throws -> Held {
+        try await Task.sleep(for: .milliseconds(500))
+        let before = LinksChild.residentBytes(of: pid)
+        let start = ContinuousClock.now
+        var clients: [LinksChild] = []
+        defer { started(clients) }
+        for first in stride(from: 0, to: links, by: linksPerProcess) {
+            clients.append(
+                try LinksChild(
+                    LinkClients.scenarioName,
+                    environment: [
+                        LinkClients.kindVariable: kind.rawValue, LinkClients.portVariable: String(port),
+                        LinkClients.firstVariable: String(first),
+                        LinkClients.countVariable: String(min(linksPerProcess, links - first)),
+                    ]))
+        }
+        started(clients)
+        benchProgress("links: \(links) \(kind.rawValue) links connecting from \(clients.count) process(es)")
+        for client in clients { _ = try await client.line(startingWith: "ready", within: .seconds(120 + links / 100)) }
+        let connectSeconds = (ContinuousClock.now - start).inSeconds
+        // Let the store's interval sync and the allocator settle.
+        try await Task.sleep(for: .seconds(2))
+        let rss = LinksChild.residentBytes(of: pid)
+        benchProgress("links: \(links) \(kind.rawValue) links up in \(String(format: "%.1f", connectSeconds)) s; idle for \(options.idle)")
+        let load = LinksChild.loadAverage()
+        let cpuBefore = LinksChild.cpuSeconds(of: pid)
+        let idleStart = ContinuousClock.now
+        try await Task.sleep(for: options.idle)
+        let cpu = LinksChild.cpuSeconds(of: pid) - cpuBefore
+        let elapsed = (ContinuousClock.now - idleStart).inSeconds
+        return Held(
+            memoryPerLink: (rss - before) / Double(links), rss: rss,
+            idleCPUPerLinkMinute: cpu / elapsed * 60 / Double(links) * 1e6, connectSeconds: connectSeconds,
+            load: "\(load) at the start, \(LinksChild.loadAverage()) at the end")
+    }
+
+    static func add(_ held: Held, kind: String, key: String, links: Int, into report: inout BenchReport) {
+        report.add(
+            BenchFigure(
+                key: "\(key).memory_per_link", label: "\(kind): server memory per held link", unit: "B",
+                samples: [held.memoryPerLink],
+                note: "(RSS with \(links) links up - RSS before) / \(links); RSS \(Int(held.rss / 1_048_576)) MiB; "
+                    + "load \(held.load)"))
+        report.add(
+            BenchFigure(
+                key: "\(key).idle_cpu_per_link_minute", label: "\(kind): server CPU per link per minute, idle",
+                unit: "µs", samples: [held.idleCPUPerLinkMinute],
+                note: "process CPU time over the idle window, scaled to a minute, / \(links); load \(held.load)"))
+        report.add(
+            BenchFigure(
+                key: "\(key).connect_seconds", label: "\(kind): time until all \(links) links are up", unit: "s",
+                samples: [held.connectSeconds], note: "at most 512 connects under way per client process"))
+    }
+
+    /// The same count of idle connections on redis-server and nats-server, when installed.
+    static func peers(_ links: Int, _ options: Options, into report: inout BenchReport) async throws {
+        if case .success(let tools) = RedisTools.find(in: nil, neededBy: "links' Redis rows") {
+            benchProgress("links: redis-server")
+            try await LocalRedisServer.with(tools, extraArguments: ["--maxclients", String(links + 64), "--protected-mode", "no"]) { redis in
+                var clients: [LinksChild] = []
+                do {
+                    let held = try await hold(links, kind: .redis, port: redis.port, pid: redis.pid, options) {
+                        clients = $0
+                    }
+                    add(held, kind: "redis-server", key: "links.redis", links: links, into: &report)
+                } catch {
+                    for client in clients { await client.kill() }
+                    throw error
+                }
+                for client in clients { await client.kill() }
+            }
+        } else {
+            report.notes.append("links: Redis rows skipped: redis-server not found on the PATH or in /usr/bin")
+        }
+        guard let natsServer = NATSPeer.locate("nats-server") ?? NATSPeer.locate("nats-server", path: "/usr/sbin")
+        else {
+            report.notes.append("links: NATS rows skipped: nats-server not on the PATH or in /usr/sbin (\(NATSPeer.install))")
+            return
+        }
+        benchProgress("links: nats-server")
+        let port = try await freePort()
+        let nats = try ChildProcess(
+            natsServer, arguments: ["-a", "127.0.0.1", "-p", String(port)], standardInput: .nullDevice,
+            standardOutput: .nullDevice, standardError: .nullDevice)
+        var clients: [LinksChild] = []
+        do {
+            try await Task.sleep(for: .milliseconds(500))
+            let held = try await hold(links, kind: .nats, port: port, pid: nats.processIdentifier, options) {
+                clients = $0
+            }
+            add(held, kind: "nats-server", key: "links.nats", links: links, into: &report)
+        } catch {
+            for client in clients { await client.kill() }
+            nats.kill()
+            throw error
+        }
+        for client in clients { await client.kill() }
+        nats.kill()
+        _ = await nats.waitForExit(within: .seconds(10))
+    }
+}
