@@ -52,7 +52,8 @@ enum LinkClients {
     /// The child's side: runs the links named in the environment until `quit` or the end of standard input.
     static func main() -> Int32 {
         let environment = ProcessInfo.processInfo.environment
-        guard let kind = environment[kindVariable].flatMap(Kind.init), let port = environment[portVariable].flatMap({ Int($0) }),
+        guard let kind = environment[kindVariable].flatMap(Kind.init),
+            let port = environment[portVariable].flatMap({ Int($0) }),
             let first = environment[firstVariable].flatMap({ Int($0) }),
             let count = environment[countVariable].flatMap({ Int($0) })
         else {
@@ -199,7 +200,9 @@ struct LinkClientLoop {
         target.sin_port = in_port_t(UInt16(port)).bigEndian
         target.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &source) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         let result = withUnsafePointer(to: &target) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -289,7 +292,9 @@ struct LinkClientLoop {
     private mutating func handle(_ index: Int, _ frame: Frame, _ now: Double) {
         switch frame {
         case .welcome(let welcome):
-            if welcome.heartbeatMilliseconds > 0 { links[index].heartbeat = Double(welcome.heartbeatMilliseconds) / 1_000 }
+            if welcome.heartbeatMilliseconds > 0 {
+                links[index].heartbeat = Double(welcome.heartbeatMilliseconds) / 1_000
+            }
             links[index].nextPing = now + links[index].heartbeat
             links[index].phase = .loggingIn
             request(index, id: "login", method: "login", payload: Array("link-\(first + index)".utf8))

@@ -25,7 +25,9 @@ extension LinksBenchmark {
         var lost: Int
         var load: String
 
-        static func run(links: Int, clients: [LinksChild], server: inout Server, directory: String) async throws -> Storm {
+        static func run(links: Int, clients: [LinksChild], server: inout Server, directory: String) async throws
+            -> Storm
+        {
             for client in clients { client.send("mark") }
             for client in clients { _ = try await client.line(startingWith: "marked", within: .seconds(30)) }
             let load = LinksChild.loadAverage()
@@ -73,7 +75,7 @@ extension LinksBenchmark {
         static func parse(_ line: String) -> [String: [Double]] {
             var fields: [String: [Double]] = [:]
             for field in line.split(separator: " ").dropFirst() {
-                let parts = field.split(separator: "=", maxSplits: 1)
+                let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard parts.count == 2 else { continue }
                 fields[String(parts[0])] = parts[1].split(separator: ",").compactMap { Double($0) }
             }
@@ -96,7 +98,8 @@ extension LinksBenchmark {
             for (name, value) in [("p50", p50), ("p99", p99), ("p100", p100)] {
                 report.add(
                     BenchFigure(
-                        key: "storm.resynced_\(name)", label: "storm: \(name.dropFirst()) % of links logged in and synced again",
+                        key: "storm.resynced_\(name)",
+                        label: "storm: \(name.dropFirst()) % of links logged in and synced again",
                         unit: "s", samples: [value], note: note))
             }
             report.add(

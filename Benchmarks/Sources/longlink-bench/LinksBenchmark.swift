@@ -37,7 +37,8 @@ enum LinksBenchmark {
         let links = options.links
         let limit = ProcessUsage.raiseOpenFileLimit(to: 1 << 20)
         guard links + 256 <= limit else {
-            throw BenchError("--links \(links) needs \(links + 256) descriptors in the server; ulimit -n gives \(limit)")
+            throw BenchError(
+                "--links \(links) needs \(links + 256) descriptors in the server; ulimit -n gives \(limit)")
         }
         let processes = (links + linksPerProcess - 1) / linksPerProcess
         report.notes.append(
@@ -47,7 +48,8 @@ enum LinksBenchmark {
                 + "protocol client (Hello, login, Subscribe, Sync, Pings at the Welcome's interval; one poll loop per "
                 + "process), not LongLinkClient; the server is longlink-bench's own in a child process, durable store "
                 + "synced every second, \(BenchMachine.current().cores) event loops; one run")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-links-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "longlink-links-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
 
@@ -124,7 +126,9 @@ enum LinksBenchmark {
         // Let the store's interval sync and the allocator settle.
         try await Task.sleep(for: .seconds(2))
         let rss = LinksChild.residentBytes(of: pid)
-        benchProgress("links: \(links) \(kind.rawValue) links up in \(String(format: "%.1f", connectSeconds)) s; idle for \(options.idle)")
+        benchProgress(
+            "links: \(links) \(kind.rawValue) links up in \(String(format: "%.1f", connectSeconds)) s; idle for \(options.idle)"
+        )
         let load = LinksChild.loadAverage()
         let cpuBefore = LinksChild.cpuSeconds(of: pid)
         let idleStart = ContinuousClock.now
@@ -159,7 +163,9 @@ enum LinksBenchmark {
     static func peers(_ links: Int, _ options: Options, into report: inout BenchReport) async throws {
         if case .success(let tools) = RedisTools.find(in: nil, neededBy: "links' Redis rows") {
             benchProgress("links: redis-server")
-            try await LocalRedisServer.with(tools, extraArguments: ["--maxclients", String(links + 64), "--protected-mode", "no"]) { redis in
+            try await LocalRedisServer.with(
+                tools, extraArguments: ["--maxclients", String(links + 64), "--protected-mode", "no"]
+            ) { redis in
                 var clients: [LinksChild] = []
                 do {
                     let held = try await hold(links, kind: .redis, port: redis.port, pid: redis.pid, options) {
@@ -177,7 +183,8 @@ enum LinksBenchmark {
         }
         guard let natsServer = NATSPeer.locate("nats-server") ?? NATSPeer.locate("nats-server", path: "/usr/sbin")
         else {
-            report.notes.append("links: NATS rows skipped: nats-server not on the PATH or in /usr/sbin (\(NATSPeer.install))")
+            report.notes.append(
+                "links: NATS rows skipped: nats-server not on the PATH or in /usr/sbin (\(NATSPeer.install))")
             return
         }
         benchProgress("links: nats-server")

@@ -44,13 +44,15 @@ enum LinksServer {
                 port: port, loops: BenchMachine.current().cores, stores: stores,
                 configure: { $0.maxConnections = capacity + 64 },
                 routes: { router in
-                    router.register("subscribe", synchronous: { payload, context in
-                        let topic = String(decoding: payload, as: UTF8.self)
-                        if let principal = context.principal {
-                            box.topics.withLock { _ = $0[topic, default: []].insert(principal) }
-                        }
-                        return []
-                    })
+                    router.register(
+                        "subscribe",
+                        synchronous: { payload, context in
+                            let topic = String(decoding: payload, as: UTF8.self)
+                            if let principal = context.principal {
+                                box.topics.withLock { _ = $0[topic, default: []].insert(principal) }
+                            }
+                            return []
+                        })
                     router.register("seed") { _, context in
                         guard let principal = context.principal, let server = box.server.withLock({ $0 }) else {
                             throw BenchError("seed before login")
