@@ -65,7 +65,7 @@ enum BenchCommand {
                        each its own principal, subscribed, 3 unacknowledged reliable pushes held, pinging at
                        the default interval; bare protocol clients in child processes, sources across
                        127.0.0.0/8: server memory per link, CPU per link per minute over --idle (default
-                       20 s); then the reconnect storm: SIGKILL, the server started again on its data
+                       30 s); then the reconnect storm: SIGKILL, the server started again on its data
                        directory, time until 50/99/100 % are synced again, logins/s, CPU per login, peak
                        connection attempts/s, links not back, pushes lost; the same idle connection count
                        on redis-server and nats-server when installed. One run. Not part of all.
@@ -87,7 +87,7 @@ enum BenchCommand {
                 "redis-bin", "DIR",
                 help: "fleet, durable, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
             .value("links", "N", help: "links only: how many links the server holds. Default 10000."),
-            .value("idle", "DURATION", help: "links only: the idle window for CPU per link. Default 20s."),
+            .value("idle", "DURATION", help: "links only: the idle window for CPU per link. Default 30s."),
             .flag("cluster", help: "fleet only: on a Redis Cluster of one primary and of three (see above)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]

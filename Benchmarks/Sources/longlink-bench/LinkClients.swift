@@ -16,7 +16,8 @@ import LongLinkWire
 /// supervisor waits.
 ///
 /// Commands on standard input, one a line: `mark` (forget when links were synced and the attempts
-/// seen so far; answers `marked`), `report` (answers `report …` now), `quit`. The process prints
+/// seen so far; answers `marked`), `report` (answers `report …` now), `pings` (answers `pings N
+/// INTERVAL`: pings sent so far and the heartbeat interval in seconds), `quit`. The process prints
 /// `ready N` once every link is synced the first time and `report …` once every link is synced
 /// again after `mark`.
 enum LinkClients {
@@ -32,6 +33,10 @@ enum LinkClients {
     static let portVariable = "LONGLINK_BENCH_LINKS_PORT"
     static let firstVariable = "LONGLINK_BENCH_LINKS_FIRST"
     static let countVariable = "LONGLINK_BENCH_LINKS_COUNT"
+    /// For a breakdown of the server's memory per link, by hand: each LongLink link stops after
+    /// `Welcome` (`hello`), the login (`login`), the subscription (`subscribe`) or `Sync` with nothing
+    /// held (`sync`); unset (`full`), the whole link. Passed down from the parent's environment.
+    static let stageVariable = "LONGLINK_BENCH_LINKS_STAGE"
 
     /// Whom the links talk to.
     enum Kind: String, Sendable {
@@ -118,6 +123,8 @@ struct LinkClientLoop {
     let first: Int
     var links: [ClientLink]
     let backoff = Backoff()
+    /// ``LinkClients/stageVariable``: where a LongLink link counts as synced.
+    let stage = ProcessInfo.processInfo.environment[LinkClients.stageVariable] ?? "full"
     /// Connects under way at most at once: a burst beyond the listener's backlog would only be dropped.
     let maxConnecting = 512
     var connecting = 0
@@ -127,6 +134,8 @@ struct LinkClientLoop {
     var reportPrinted = false
     /// Connection attempts since `mark` (monotonic seconds).
     var attempts: [Double] = []
+    /// Pings sent since the process started.
+    var pingsSent = 0
     var frames: [Frame] = []
     var input: [UInt8] = []
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -297,15 +306,17 @@ struct LinkClientLoop {
             }
             links[index].nextPing = now + links[index].heartbeat
             links[index].phase = .loggingIn
+            guard stage != "hello" else { return becameSynced(index, now) }
             request(index, id: "login", method: "login", payload: Array("link-\(first + index)".utf8))
         case .response(let response):
             guard response.status == nil else { return fail(index, now) }
             switch response.requestID {
             case "login":
+                guard stage != "login" else { return becameSynced(index, now) }
                 links[index].phase = .syncing
                 request(index, id: "subscribe", method: "subscribe", payload: Array(LinkClients.topic.utf8))
-                Frame.sync(Frame.Sync()).encodeDelimited(into: &links[index].output)
-                if !links[index].seeded { request(index, id: "seed", method: "seed", payload: []) }
+                if stage != "subscribe" { Frame.sync(Frame.Sync()).encodeDelimited(into: &links[index].output) }
+                if stage == "full", !links[index].seeded { request(index, id: "seed", method: "seed", payload: []) }
             case "subscribe":
                 links[index].subscribed = true
             case "seed":
@@ -318,7 +329,9 @@ struct LinkClientLoop {
             Frame.pong(Frame.Pong(nonce: ping.nonce)).encodeDelimited(into: &links[index].output)
         default: break
         }
-        if links[index].phase == .syncing, links[index].subscribed, links[index].seqs.count >= LinkClients.heldPushes {
+        if links[index].phase == .syncing, links[index].subscribed,
+            stage != "full" || links[index].seqs.count >= LinkClients.heldPushes
+        {
             becameSynced(index, now)
         }
     }
@@ -353,6 +366,7 @@ struct LinkClientLoop {
         for index in links.indices where links[index].fd >= 0 && links[index].nextPing <= now {
             links[index].nextPing = now + links[index].heartbeat
             Frame.ping(Frame.Ping(nonce: UInt64(index))).encodeDelimited(into: &links[index].output)
+            pingsSent += 1
             flush(index, now)
         }
     }
@@ -375,6 +389,7 @@ struct LinkClientLoop {
                 for index in links.indices { links[index].syncedAt = nil }
                 say("marked")
             case "report": report()
+            case "pings": say("pings \(pingsSent) \(links.first?.heartbeat ?? 0)")
             case "quit": return false
             default: break
             }

@@ -24,6 +24,9 @@ extension LinksBenchmark {
         /// Held pushes not redelivered.
         var lost: Int
         var load: String
+        /// CPU seconds of the new server and of the client processes over the storm.
+        var serverCPU: Double
+        var clientsCPU: Double
 
         static func run(links: Int, clients: [LinksChild], server: inout Server, directory: String) async throws
             -> Storm
@@ -31,6 +34,7 @@ extension LinksBenchmark {
             for client in clients { client.send("mark") }
             for client in clients { _ = try await client.line(startingWith: "marked", within: .seconds(30)) }
             let load = LinksChild.loadAverage()
+            let clientsCPU = clients.reduce(0) { $0 + LinksChild.cpuSeconds(of: $1.pid) }
             benchProgress("links: the storm: SIGKILL to the server (pid \(server.child.pid)), started again")
             let killedAt = LinkClients.now()
             await server.child.kill()
@@ -59,6 +63,7 @@ extension LinksBenchmark {
                 lost += Int(fields["lost"]?.first ?? 0)
             }
             let cpu = LinksChild.cpuSeconds(of: server.child.pid) - cpuStart
+            let clientsUsed = clients.reduce(0) { $0 + LinksChild.cpuSeconds(of: $1.pid) } - clientsCPU
             times.sort()
             attempts.sort()
             let last = times.last ?? (lastReport - killedAt)
@@ -68,7 +73,8 @@ extension LinksBenchmark {
                 restart: listening - killedAt, loginsPerSecond: Double(times.count) / loginWindow,
                 cpuPerLogin: times.isEmpty ? 0 : cpu / Double(times.count) * 1e6,
                 peakAttempts: peak(attempts, window: 1), attempts: attempts.count, notBack: links - times.count,
-                lost: lost, load: "\(load) before, \(LinksChild.loadAverage()) after")
+                lost: lost, load: "\(load) before, \(LinksChild.loadAverage()) after", serverCPU: cpu,
+                clientsCPU: clientsUsed)
         }
 
         /// `report synced=N lost=P times=… attempts=…` as numbers.
@@ -94,7 +100,9 @@ extension LinksBenchmark {
         }
 
         func add(links: Int, into report: inout BenchReport) {
-            let note = "from the SIGKILL; \(links) links; load \(load)"
+            let note =
+                "from the SIGKILL; \(links) links; CPU meanwhile: server \(String(format: "%.2f", serverCPU)) s, "
+                + "client processes \(String(format: "%.2f", clientsCPU)) s; load \(load)"
             for (name, value) in [("p50", p50), ("p99", p99), ("p100", p100)] {
                 report.add(
                     BenchFigure(

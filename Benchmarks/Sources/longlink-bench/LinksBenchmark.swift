@@ -15,7 +15,7 @@ import Foundation
 /// again on the same port and data directory; every link comes back on the library's backoff.
 enum LinksBenchmark {
     static let defaultLinks = 10_000
-    static let defaultIdle = Duration.seconds(20)
+    static let defaultIdle = Duration.seconds(30)
     static let linksPerProcess = 5_000
 
     /// What the command line asks of the scenario.
@@ -29,6 +29,7 @@ enum LinksBenchmark {
         var memoryPerLink: Double
         var rss: Double
         var idleCPUPerLinkMinute: Double
+        var idleNote: String
         var connectSeconds: Double
         var load: String
     }
@@ -130,15 +131,45 @@ enum LinksBenchmark {
             "links: \(links) \(kind.rawValue) links up in \(String(format: "%.1f", connectSeconds)) s; idle for \(options.idle)"
         )
         let load = LinksChild.loadAverage()
+        let pingsBefore = try await pings(clients)
         let cpuBefore = LinksChild.cpuSeconds(of: pid)
         let idleStart = ContinuousClock.now
         try await Task.sleep(for: options.idle)
         let cpu = LinksChild.cpuSeconds(of: pid) - cpuBefore
         let elapsed = (ContinuousClock.now - idleStart).inSeconds
+        let pingsAfter = try await pings(clients)
+        let pingsSeen = pingsAfter.count - pingsBefore.count
+        // Links that came up together ping together: a window shorter than the interval may see
+        // none or all of them. Where pings were sent, the figure is the CPU per ping at the
+        // interval's rate; otherwise (Redis, NATS: no pings) the window's CPU scaled to a minute.
+        let perLinkMinute: Double
+        var idleNote = "process CPU over \(String(format: "%.1f", elapsed)) s idle, scaled to a minute, / \(links)"
+        if pingsSeen > 0, pingsAfter.interval > 0 {
+            perLinkMinute = cpu / Double(pingsSeen) * 60 / pingsAfter.interval
+            idleNote =
+                "process CPU over \(String(format: "%.1f", elapsed)) s idle / the \(pingsSeen) pings sent meanwhile "
+                + "(\(String(format: "%.1f", cpu / Double(pingsSeen) * 1e6)) µs each), x \(Int(60 / pingsAfter.interval)) "
+                + "pings per link per minute (heartbeat \(Int(pingsAfter.interval)) s)"
+        } else {
+            perLinkMinute = cpu / elapsed * 60 / Double(links)
+        }
         return Held(
-            memoryPerLink: (rss - before) / Double(links), rss: rss,
-            idleCPUPerLinkMinute: cpu / elapsed * 60 / Double(links) * 1e6, connectSeconds: connectSeconds,
+            memoryPerLink: (rss - before) / Double(links), rss: rss, idleCPUPerLinkMinute: perLinkMinute * 1e6,
+            idleNote: idleNote, connectSeconds: connectSeconds,
             load: "\(load) at the start, \(LinksChild.loadAverage()) at the end")
+    }
+
+    /// Pings the client processes have sent so far, and the heartbeat interval (seconds).
+    static func pings(_ clients: [LinksChild]) async throws -> (count: Int, interval: Double) {
+        var count = 0
+        var interval = 0.0
+        for client in clients { client.send("pings") }
+        for client in clients {
+            let fields = try await client.line(startingWith: "pings ", within: .seconds(30)).split(separator: " ")
+            count += fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+            interval = max(interval, fields.count > 2 ? Double(fields[2]) ?? 0 : 0)
+        }
+        return (count, interval)
     }
 
     static func add(_ held: Held, kind: String, key: String, links: Int, into report: inout BenchReport) {
@@ -152,7 +183,7 @@ enum LinksBenchmark {
             BenchFigure(
                 key: "\(key).idle_cpu_per_link_minute", label: "\(kind): server CPU per link per minute, idle",
                 unit: "µs", samples: [held.idleCPUPerLinkMinute],
-                note: "process CPU time over the idle window, scaled to a minute, / \(links); load \(held.load)"))
+                note: "\(held.idleNote); load \(held.load)"))
         report.add(
             BenchFigure(
                 key: "\(key).connect_seconds", label: "\(kind): time until all \(links) links are up", unit: "s",

@@ -18,6 +18,9 @@ enum LinksServer {
     static let directoryVariable = "LONGLINK_BENCH_LINKS_DATA_DIR"
     static let portVariable = "LONGLINK_BENCH_LINKS_PORT"
     static let capacityVariable = "LONGLINK_BENCH_LINKS_CAPACITY"
+    /// For a breakdown of the memory per link, by hand: the de-dup window in milliseconds (the
+    /// server's default, 120 s, when unset). Passed down from the parent's environment.
+    static let dedupeWindowVariable = "LONGLINK_BENCH_LINKS_DEDUPE_WINDOW_MS"
 
     /// The server, once started: the `seed` handler pushes through it.
     private final class Box: Sendable {
@@ -42,7 +45,12 @@ enum LinksServer {
             let stores = try ServerStores.durable(directory: directory, configuration: storeConfiguration)
             let server = try await BenchServer.start(
                 port: port, loops: BenchMachine.current().cores, stores: stores,
-                configure: { $0.maxConnections = capacity + 64 },
+                configure: { configuration in
+                    configuration.maxConnections = capacity + 64
+                    if let window = environment[dedupeWindowVariable].flatMap({ Int64($0) }) {
+                        configuration.dedupeWindow = .milliseconds(window)
+                    }
+                },
                 routes: { router in
                     router.register(
                         "subscribe",
