@@ -57,13 +57,13 @@ enum LinksBenchmark {
         benchProgress("links: starting the server")
         var server = try await startServer(directory: directory.path, port: 0, capacity: links)
         var clients: [LinksChild] = []
+        let held: Held
+        let storm: Storm
         do {
-            let held = try await hold(links, kind: .longLink, port: server.port, pid: server.child.pid, options) {
+            held = try await hold(links, kind: .longLink, port: server.port, pid: server.child.pid, options) {
                 clients = $0
             }
-            add(held, kind: "LongLink", key: "links", links: links, into: &report)
-            let storm = try await Storm.run(links: links, clients: clients, server: &server, directory: directory.path)
-            storm.add(links: links, into: &report)
+            storm = try await Storm.run(links: links, clients: clients, server: &server, directory: directory.path)
         } catch {
             for client in clients { await client.kill() }
             await server.child.kill()
@@ -72,7 +72,11 @@ enum LinksBenchmark {
         for client in clients { client.send("quit") }
         for client in clients { await client.kill() }
         await server.child.kill()
-        try await peers(links, options, into: &report)
+        let (redis, nats) = try await peers(links, options, notes: &report.notes)
+        add(held, kind: "LongLink", key: "links", links: links, against: (redis, nats), into: &report)
+        if let redis { add(redis, kind: "redis-server", key: "links.redis", links: links, into: &report) }
+        if let nats { add(nats, kind: "nats-server", key: "links.nats", links: links, into: &report) }
+        storm.add(links: links, into: &report)
     }
 
     /// A started server process and its port.
@@ -172,13 +176,31 @@ enum LinksBenchmark {
         return (count, interval)
     }
 
-    static func add(_ held: Held, kind: String, key: String, links: Int, into report: inout BenchReport) {
+    /// Adds `held`'s rows; with `against`, LongLink's memory per link beside Redis's (the row's
+    /// baseline) and NATS's (a row of its own) per idle connection, the target: a logged-in,
+    /// subscribed link holding pushes takes no more than their idle connection.
+    static func add(
+        _ held: Held, kind: String, key: String, links: Int, against: (redis: Held?, nats: Held?) = (nil, nil),
+        into report: inout BenchReport
+    ) {
+        let memoryNote =
+            "(RSS with \(links) links up - RSS before) / \(links); RSS \(Int(held.rss / 1_048_576)) MiB; load \(held.load)"
+        let redis = against.redis.map { [$0.memoryPerLink] }
         report.add(
             BenchFigure(
                 key: "\(key).memory_per_link", label: "\(kind): server memory per held link", unit: "B",
-                samples: [held.memoryPerLink],
-                note: "(RSS with \(links) links up - RSS before) / \(links); RSS \(Int(held.rss / 1_048_576)) MiB; "
-                    + "load \(held.load)"))
+                samples: [held.memoryPerLink], baselineSamples: redis,
+                target: redis == nil ? nil : .ratioAtMost(1, "<= Redis's idle connection"),
+                note: memoryNote + (redis == nil ? "" : "; baseline: redis-server, the same count of idle connections"))
+        )
+        if let nats = against.nats {
+            report.add(
+                BenchFigure(
+                    key: "\(key).memory_per_link_against_nats", label: "\(kind): memory per held link against NATS",
+                    unit: "B", samples: [held.memoryPerLink], baselineSamples: [nats.memoryPerLink],
+                    target: .ratioAtMost(1, "<= NATS's idle connection"),
+                    note: "baseline: nats-server, the same count of idle connections (CONNECT, PING)"))
+        }
         report.add(
             BenchFigure(
                 key: "\(key).idle_cpu_per_link_minute", label: "\(kind): server CPU per link per minute, idle",
@@ -191,10 +213,13 @@ enum LinksBenchmark {
     }
 
     /// The same count of idle connections on redis-server and nats-server, when installed.
-    static func peers(_ links: Int, _ options: Options, into report: inout BenchReport) async throws {
+    static func peers(_ links: Int, _ options: Options, notes: inout [String]) async throws -> (
+        redis: Held?, nats: Held?
+    ) {
+        var redisHeld: Held?
         if case .success(let tools) = RedisTools.find(in: nil, neededBy: "links' Redis rows") {
             benchProgress("links: redis-server")
-            try await LocalRedisServer.with(
+            redisHeld = try await LocalRedisServer.with(
                 tools, extraArguments: ["--maxclients", String(links + 64), "--protected-mode", "no"]
             ) { redis in
                 var clients: [LinksChild] = []
@@ -202,21 +227,21 @@ enum LinksBenchmark {
                     let held = try await hold(links, kind: .redis, port: redis.port, pid: redis.pid, options) {
                         clients = $0
                     }
-                    add(held, kind: "redis-server", key: "links.redis", links: links, into: &report)
+                    for client in clients { await client.kill() }
+                    return held
                 } catch {
                     for client in clients { await client.kill() }
                     throw error
                 }
-                for client in clients { await client.kill() }
             }
         } else {
-            report.notes.append("links: Redis rows skipped: redis-server not found on the PATH or in /usr/bin")
+            notes.append("links: Redis rows skipped: redis-server not found on the PATH or in /usr/bin")
         }
         guard let natsServer = NATSPeer.locate("nats-server") ?? NATSPeer.locate("nats-server", path: "/usr/sbin")
         else {
-            report.notes.append(
+            notes.append(
                 "links: NATS rows skipped: nats-server not on the PATH or in /usr/sbin (\(NATSPeer.install))")
-            return
+            return (redisHeld, nil)
         }
         benchProgress("links: nats-server")
         let port = try await freePort()
@@ -224,12 +249,12 @@ enum LinksBenchmark {
             natsServer, arguments: ["-a", "127.0.0.1", "-p", String(port)], standardInput: .nullDevice,
             standardOutput: .nullDevice, standardError: .nullDevice)
         var clients: [LinksChild] = []
+        let natsHeld: Held
         do {
             try await Task.sleep(for: .milliseconds(500))
-            let held = try await hold(links, kind: .nats, port: port, pid: nats.processIdentifier, options) {
+            natsHeld = try await hold(links, kind: .nats, port: port, pid: nats.processIdentifier, options) {
                 clients = $0
             }
-            add(held, kind: "nats-server", key: "links.nats", links: links, into: &report)
         } catch {
             for client in clients { await client.kill() }
             nats.kill()
@@ -238,5 +263,6 @@ enum LinksBenchmark {
         for client in clients { await client.kill() }
         nats.kill()
         _ = await nats.waitForExit(within: .seconds(10))
+        return (redisHeld, natsHeld)
     }
 }

@@ -15,6 +15,10 @@ struct LinksBenchTests {
     static let redisKeys = [
         "links.redis.memory_per_link", "links.redis.idle_cpu_per_link_minute", "links.redis.connect_seconds",
     ]
+    static let natsKeys = [
+        "links.nats.memory_per_link", "links.nats.idle_cpu_per_link_minute", "links.nats.connect_seconds",
+        "links.memory_per_link_against_nats",
+    ]
     static let links = 50
 
     @Test func notPartOfAllAndNamed() {
@@ -55,8 +59,17 @@ struct LinksBenchTests {
         func value(_ key: String) throws -> Double {
             try #require((results[key] as? [String: Any])?["value"] as? Double, "\(key) in \(results.keys.sorted())")
         }
-        let expected = Self.keys + (FleetBenchTests.redisPresent ? Self.redisKeys : [])
+        let natsPresent =
+            NATSPeer.locate("nats-server") != nil || NATSPeer.locate("nats-server", path: "/usr/sbin") != nil
+        let expected =
+            Self.keys + (FleetBenchTests.redisPresent ? Self.redisKeys : []) + (natsPresent ? Self.natsKeys : [])
         #expect(Set(expected).isSubset(of: Set(results.keys)), "\(results.keys.sorted())")
+        if FleetBenchTests.redisPresent {
+            // LongLink's memory per link beside Redis's per idle connection, as a ratio.
+            let row = try #require(results["links.memory_per_link"] as? [String: Any])
+            #expect((row["baseline"] as? Double ?? 0) > 0, "\(row)")
+            #expect((row["ratio"] as? Double ?? 0) > 0, "\(row)")
+        }
         // Memory: positive, and far below a megabyte per link.
         #expect(try value("links.memory_per_link") > 0)
         #expect(try value("links.memory_per_link") < 1_048_576)
@@ -79,7 +92,7 @@ struct LinksBenchTests {
         if !FleetBenchTests.redisPresent {
             #expect(notes.contains { $0.hasPrefix("links: Redis rows skipped") })
         }
-        if NATSPeer.locate("nats-server") == nil, NATSPeer.locate("nats-server", path: "/usr/sbin") == nil {
+        if !natsPresent {
             #expect(notes.contains { $0.hasPrefix("links: NATS rows skipped") })
         }
     }
