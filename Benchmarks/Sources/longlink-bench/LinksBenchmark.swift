@@ -36,6 +36,8 @@ enum LinksBenchmark {
 
     static func run(_ settings: BenchSettings, _ options: Options, into report: inout BenchReport) async throws {
         let links = options.links
+        // Commands go to the children's standard input: one that died must fail the write, not end this process.
+        signal(SIGPIPE, SIG_IGN)
         let limit = ProcessUsage.raiseOpenFileLimit(to: 1 << 20)
         guard links + 256 <= limit else {
             throw BenchError(

@@ -38,6 +38,13 @@ enum LinksServer {
             return ExitStatus.usage
         }
         ProcessUsage.raiseOpenFileLimit(to: capacity + 256)
+        // The parent holds standard input open: at its end (the parent gone, even by a crash) stop.
+        let watchdog = Thread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            exit(ExitStatus.success)
+        }
+        watchdog.stackSize = 1 << 16
+        watchdog.start()
         let box = Box()
         do {
             var storeConfiguration = DurableStoreConfiguration()
