@@ -12,7 +12,7 @@ enum BenchCommand {
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
     static let names = [
         "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "fleet",
-        "durable", "peers", "heartbeat", "all",
+        "durable", "peers", "heartbeat", "links", "all",
     ]
 
     static let spec = CommandSpec(
@@ -60,6 +60,15 @@ enum BenchCommand {
                        heartbeat's learner on virtual time, no sockets): pings sent by the fixed 15 s default
                        and by the adaptive policy, links lost silently and to probes, the interval learned,
                        and the worst time to notice a black hole. Not part of all.
+            links      One server process (longlink-bench's own, in a child process, durable store) holding
+                       --links logged-in links (default 10,000; each process may hold ulimit -n descriptors),
+                       each its own principal, subscribed, 3 unacknowledged reliable pushes held, pinging at
+                       the default interval; bare protocol clients in child processes, sources across
+                       127.0.0.0/8: server memory per link, CPU per link per minute over --idle (default
+                       30 s); then the reconnect storm: SIGKILL, the server started again on its data
+                       directory, time until 50/99/100 % are synced again, logins/s, CPU per login, peak
+                       connection attempts/s, links not back, pushes lost; the same idle connection count
+                       on redis-server and nats-server when installed. One run. Not part of all.
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
         positionals: [
@@ -77,6 +86,8 @@ enum BenchCommand {
             .value(
                 "redis-bin", "DIR",
                 help: "fleet, durable, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
+            .value("links", "N", help: "links only: how many links the server holds. Default 10000."),
+            .value("idle", "DURATION", help: "links only: the idle window for CPU per link. Default 30s."),
             .flag("cluster", help: "fleet only: on a Redis Cluster of one primary and of three (see above)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
@@ -92,6 +103,8 @@ enum BenchCommand {
         if scenario == BenchProbe.scenarioName {
             return await BenchProbe.main()
         }
+        if scenario == LinksServer.scenarioName { return await LinksServer.main() }
+        if scenario == LinkClients.scenarioName { return LinkClients.main() }
         guard names.contains(scenario) else {
             throw UsageError("unknown scenario '\(scenario)' (available: \(names.joined(separator: ", ")))")
         }
@@ -116,9 +129,13 @@ enum BenchCommand {
             Terminal.standardError.line("longlink-bench \(scenario): \(missing)")
             return ExitStatus.failure
         }
+        var links = LinksBenchmark.Options()
+        links.links = try arguments.integer("links", in: 1...1_000_000) ?? links.links
+        links.idle = try arguments.duration("idle") ?? links.idle
+        guard links.idle > .zero else { throw UsageError("--idle must be more than zero") }
         let settings = BenchSettings(
             duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init),
-            redisDirectory: redisDirectory, redisCluster: cluster)
+            redisDirectory: redisDirectory, redisCluster: cluster, links: links)
         var report = BenchReport(
             command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
@@ -154,6 +171,7 @@ enum BenchCommand {
         case "durable": try await DurableBenchmark.run(settings, into: &report)
         case "peers": try await PeersBenchmark.run(settings, into: &report)
         case "heartbeat": HeartbeatBenchmark.run(settings, into: &report)
+        case "links": try await LinksBenchmark.run(settings, settings.links, into: &report)
         default: throw BenchError("no scenario \(name)")
         }
     }

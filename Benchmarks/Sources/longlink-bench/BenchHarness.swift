@@ -19,6 +19,8 @@ struct BenchSettings: Sendable {
     var redisDirectory: String? = nil
     /// `--cluster`: `fleet` runs on a Redis Cluster (``FleetClusterBenchmark``).
     var redisCluster = false
+    /// `--links`, `--idle`: what `links` holds and how long it measures idle CPU.
+    var links = LinksBenchmark.Options()
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {

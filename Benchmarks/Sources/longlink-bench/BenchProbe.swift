@@ -50,7 +50,7 @@ enum BenchProbe {
     }
 
     /// The path of this executable.
-    private static func selfExecutable() -> String {
+    static func selfExecutable() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard length > 0 else { return CommandLine.arguments[0] }
