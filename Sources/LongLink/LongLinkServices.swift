@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// Several named clients side by side ("quotes", "trade", "chat"), each with its own endpoints,

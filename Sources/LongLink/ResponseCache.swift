@@ -1,3 +1,4 @@
+internal import LongLinkCore
 import Foundation
 internal import LongLinkTransport
 internal import LongLinkWire

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 public import LongLinkServer
 internal import LongLinkTransport
 

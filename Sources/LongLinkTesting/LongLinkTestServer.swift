@@ -1,3 +1,4 @@
+import LongLinkCore
 import Foundation
 @_spi(Benchmarks) import LongLinkServer
 import LongLinkTransport

@@ -1,3 +1,5 @@
+import LongLinkCore
+
 /// A ``LongLinkClock`` as the client's core and the server's connections use it: work runs on a
 /// given event loop, directly when the clock can schedule on a loop (``LoopSchedulingClock``, asked once here rather
 /// than on every timer), otherwise through a hop from the clock's thread.

@@ -1,3 +1,4 @@
+import LongLinkCore
 import Foundation
 import LongLink
 import LongLinkTestSupport

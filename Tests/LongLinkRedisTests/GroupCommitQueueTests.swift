@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkServer
 import LongLinkTestSupport
 import LongLinkTransport

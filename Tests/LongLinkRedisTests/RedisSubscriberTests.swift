@@ -1,4 +1,5 @@
 import LongLinkTestSupport
+import LongLinkCore
 import LongLinkTransport
 import Testing
 

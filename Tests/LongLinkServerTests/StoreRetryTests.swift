@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkTestSupport
 import LongLinkTransport
 import Testing

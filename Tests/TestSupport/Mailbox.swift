@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkTransport
 
 /// A queue that tests await with a bounded wait: `next(within:)` fails instead of hanging.

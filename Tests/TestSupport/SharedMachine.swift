@@ -1,3 +1,4 @@
+import LongLinkCore
 import Foundation
 import LongLinkTransport
 import Testing

@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkTransport
 
 /// A value that other threads change, with a bounded wait for a condition on it: the wait fails

@@ -13,7 +13,7 @@ package final class CallMetrics: Sendable {
     private let prefix: String
     private let inFlight: any MetricsGauge
     private let running = Atomic<Int>(0)
-    private let methods = MetricsLock<[String: MethodMetrics]>([:])
+    private let methods = Locked<[String: MethodMetrics]>([:])
 
     /// Metrics named `prefix_…` (`longlink_client`, `longlink_server`) in `sink`.
     package init(sink: any MetricsSink, prefix: String, side: String) {
@@ -65,7 +65,7 @@ package final class MethodMetrics: Sendable {
     private let prefix: String
     private let method: String
     private let timer: any MetricsTimer
-    private let outcomes = MetricsLock<[StatusCode: any MetricsCounter]>([:])
+    private let outcomes = Locked<[StatusCode: any MetricsCounter]>([:])
 
     init(sink: any MetricsSink, prefix: String, method: String) {
         self.sink = sink

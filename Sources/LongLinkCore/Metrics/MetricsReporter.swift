@@ -27,7 +27,7 @@ package struct MetricSample: Sendable {
 /// the hot path); this turns those snapshots into the sink's shape when asked.
 package final class MetricsReporter: Sendable {
     package let sink: any MetricsSink
-    private let state = MetricsLock(State())
+    private let state = Locked(State())
 
     private struct State {
         var counters: [String: (handle: any MetricsCounter, last: Int)] = [:]

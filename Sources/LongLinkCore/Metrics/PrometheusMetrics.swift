@@ -27,7 +27,7 @@ public final class PrometheusMetrics: MetricsSink {
     /// The timers' bucket bounds, ascending.
     public let buckets: [Duration]
 
-    private let registry: MetricsLock<Registry>
+    private let registry: Locked<Registry>
 
     /// A sink keeping at most `maxSeries` series, with timers bucketed by `buckets`.
     /// - Throws: `invalidConfiguration` when `maxSeries` is below 1 or `buckets` is empty or not
@@ -45,7 +45,7 @@ public final class PrometheusMetrics: MetricsSink {
         }
         self.maxSeries = maxSeries
         self.buckets = buckets
-        self.registry = MetricsLock(Registry())
+        self.registry = Locked(Registry())
     }
 
     /// The handles asked for and refused: past ``maxSeries``, or a name already of another type.

@@ -34,7 +34,7 @@ final class PrometheusGauge: MetricsGauge, PrometheusSeries {
 
 final class PrometheusHistogram: MetricsTimer, PrometheusSeries {
     private let bounds: [Int64]
-    private let state: MetricsLock<State>
+    private let state: Locked<State>
 
     struct State {
         var counts: [Int64]
@@ -44,7 +44,7 @@ final class PrometheusHistogram: MetricsTimer, PrometheusSeries {
 
     init(bounds: [Int64]) {
         self.bounds = bounds
-        self.state = MetricsLock(State(counts: Array(repeating: 0, count: bounds.count)))
+        self.state = Locked(State(counts: Array(repeating: 0, count: bounds.count)))
     }
 
     func recordNanoseconds(_ duration: Int64) {

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkServer
 internal import LongLinkTransport
 

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// Reliable pushes and the de-duplication window in one SQLite file on this machine's disk, so

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 public import LongLinkTransport
 import Synchronization
 

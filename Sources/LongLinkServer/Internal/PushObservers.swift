@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// The observers of a push store in this process (``InMemoryPushStore``): told

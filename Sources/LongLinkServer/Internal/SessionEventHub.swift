@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 import Synchronization
 

@@ -1,3 +1,5 @@
+import LongLinkCore
+
 /// A value delivered exactly once, from any thread, to one waiting task.
 ///
 /// `resume` may come before or after `value()` starts waiting; only the first `resume` counts (it returns

@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkTransport
 
 /// The soak's request tasks that have not ended yet.

@@ -1,3 +1,4 @@
+import LongLinkCore
 import Dispatch
 import LongLinkTestSupport
 import LongLinkTransport

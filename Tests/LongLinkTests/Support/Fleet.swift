@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLink
 import LongLinkServer
 import LongLinkTestSupport

@@ -1,3 +1,4 @@
+import LongLinkCore
 import LongLinkTransport
 import LongLinkWire
 

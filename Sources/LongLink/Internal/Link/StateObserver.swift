@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// One observer of connection states: a small buffer that keeps the newest states (the oldest

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// Identical requests in flight at once share one request on the wire.

@@ -1,3 +1,4 @@
+internal import LongLinkCore
 internal import LongLinkTransport
 
 /// The durable store's side on its writer thread: the SQLite connection and every operation on it.
