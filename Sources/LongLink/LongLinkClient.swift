@@ -92,16 +92,8 @@ public final class LongLinkClient: Sendable {
         guard let calls = metrics?.calls else {
             return try await unmeasuredRequest(method, payload: payload, options: options)
         }
-        let measured = calls.method(method)
-        calls.started()
-        let start = ContinuousClock.now
-        do {
-            let reply = try await unmeasuredRequest(method, payload: payload, options: options)
-            calls.ended(measured, .ok, after: .now - start)
-            return reply
-        } catch {
-            calls.ended(measured, CallMetrics.status(of: error), after: .now - start)
-            throw error
+        return try await calls.measure(calls.method(method)) {
+            try await unmeasuredRequest(method, payload: payload, options: options)
         }
     }
 

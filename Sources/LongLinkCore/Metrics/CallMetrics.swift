@@ -49,6 +49,37 @@ package final class CallMetrics: Sendable {
         method.record(status, after: duration)
     }
 
+    /// `body` as a call of `method`: counted in flight while it runs, then timed and counted with
+    /// its status (``status(of:)`` when it throws).
+    package func measure<Result>(_ method: MethodMetrics, _ body: () throws -> Result) rethrows -> Result {
+        started()
+        let start = ContinuousClock.now
+        do {
+            let result = try body()
+            ended(method, .ok, after: .now - start)
+            return result
+        } catch {
+            ended(method, Self.status(of: error), after: .now - start)
+            throw error
+        }
+    }
+
+    /// ``measure(_:_:)`` of an asynchronous `body`, run on the caller's executor.
+    nonisolated(nonsending) package func measure<Result>(
+        _ method: MethodMetrics, _ body: nonisolated(nonsending) () async throws -> Result
+    ) async rethrows -> Result {
+        started()
+        let start = ContinuousClock.now
+        do {
+            let result = try await body()
+            ended(method, .ok, after: .now - start)
+            return result
+        } catch {
+            ended(method, Self.status(of: error), after: .now - start)
+            throw error
+        }
+    }
+
     /// The status a call that threw `error` ended with.
     package static func status(of error: any Error) -> StatusCode {
         switch error {

@@ -11,29 +11,11 @@ extension Router {
             switch route {
             case .synchronous(let handler):
                 return .synchronous { payload, context in
-                    calls.started()
-                    let start = ContinuousClock.now
-                    do {
-                        let reply = try handler(payload, context)
-                        calls.ended(metrics, .ok, after: .now - start)
-                        return reply
-                    } catch {
-                        calls.ended(metrics, CallMetrics.status(of: error), after: .now - start)
-                        throw error
-                    }
+                    try calls.measure(metrics) { try handler(payload, context) }
                 }
             case .async(let handler):
                 return .async { payload, context in
-                    calls.started()
-                    let start = ContinuousClock.now
-                    do {
-                        let reply = try await handler(payload, context)
-                        calls.ended(metrics, .ok, after: .now - start)
-                        return reply
-                    } catch {
-                        calls.ended(metrics, CallMetrics.status(of: error), after: .now - start)
-                        throw error
-                    }
+                    try await calls.measure(metrics) { try await handler(payload, context) }
                 }
             }
         }
