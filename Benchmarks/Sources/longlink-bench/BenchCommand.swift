@@ -12,7 +12,7 @@ enum BenchCommand {
     static let scenarios = ["memory", "timeouts", "rpc", "pushes", "recovery", "server", "tls", "payloads", "wire"]
     static let names = [
         "wire", "baseline", "rpc", "pushes", "memory", "timeouts", "recovery", "server", "tls", "payloads", "fleet",
-        "durable", "peers", "heartbeat", "links", "all",
+        "durable", "peers", "heartbeat", "links", "ticks", "all",
     ]
 
     static let spec = CommandSpec(
@@ -69,6 +69,15 @@ enum BenchCommand {
                        directory, time until 50/99/100 % are synced again, logins/s, CPU per login, peak
                        connection attempts/s, links not back, pushes lost; the same idle connection count
                        on redis-server and nats-server when installed. One run. Not part of all.
+            ticks      A trading app's prices when the feed outruns it: 5,000 symbols, Zipf-skewed, 200,000
+                       updates/s best-effort from the server, a topic per symbol, conflated by topic in the client;
+                       the consumer spins --tick-work per tick. Age of each tick taken (p50/p99/max, from the
+                       server's stamp), symbols starved (owing a newer price over 1 s), ticks taken and conflated,
+                       server and client CPU, disconnections; beside the same feed through nats-server to a
+                       nats.go subscriber (default pending limits) spending the same time per message,
+                       alternating per run (as peers: needs nats-server and go, else LongLink alone).
+                       --duration defaults to 10 s here, long enough for NATS's pending queue to fill.
+                       Not part of all.
             Every figure is the median of --runs runs; ratios compare medians measured in the same run.
             """,
         positionals: [
@@ -88,6 +97,8 @@ enum BenchCommand {
                 help: "fleet, durable, rpc, server: the directory of redis-server and redis-benchmark (default: PATH)."),
             .value("links", "N", help: "links only: how many links the server holds. Default 10000."),
             .value("idle", "DURATION", help: "links only: the idle window for CPU per link. Default 30s."),
+            .value("tick-work", "DURATION", help: "ticks only: the consumer's busy time per tick. Default 20us."),
+            .value("tick-rate", "N", help: "ticks only: the updates per second the feed aims at. Default 200000."),
             .flag("cluster", help: "fleet only: on a Redis Cluster of one primary and of three (see above)."),
             .flag("json", help: "Print the results as one JSON object instead of a table."),
         ]
@@ -108,7 +119,7 @@ enum BenchCommand {
         guard names.contains(scenario) else {
             throw UsageError("unknown scenario '\(scenario)' (available: \(names.joined(separator: ", ")))")
         }
-        let duration = try arguments.duration("duration") ?? .seconds(2)
+        let duration = try arguments.duration("duration") ?? .seconds(scenario == "ticks" ? 10 : 2)
         guard duration > .zero else { throw UsageError("--duration must be more than zero") }
         let runs = try arguments.integer("runs", in: 1...100) ?? 3
         let inFlight = try arguments.integer("in-flight", in: 1...100_000)
@@ -133,9 +144,12 @@ enum BenchCommand {
         links.links = try arguments.integer("links", in: 1...1_000_000) ?? links.links
         links.idle = try arguments.duration("idle") ?? links.idle
         guard links.idle > .zero else { throw UsageError("--idle must be more than zero") }
+        var ticks = TicksBenchmark.Options()
+        ticks.work = try arguments.duration("tick-work") ?? ticks.work
+        ticks.rate = Double(try arguments.integer("tick-rate", in: 1...10_000_000) ?? Int(ticks.rate))
         let settings = BenchSettings(
             duration: duration, runs: runs, onlyInFlight: inFlight, onlyDesign: design.flatMap(RPCDesign.init),
-            redisDirectory: redisDirectory, redisCluster: cluster, links: links)
+            redisDirectory: redisDirectory, redisCluster: cluster, links: links, ticks: ticks)
         var report = BenchReport(
             command: (["longlink-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "), runs: runs,
             duration: duration.inSeconds)
@@ -172,6 +186,7 @@ enum BenchCommand {
         case "peers": try await PeersBenchmark.run(settings, into: &report)
         case "heartbeat": HeartbeatBenchmark.run(settings, into: &report)
         case "links": try await LinksBenchmark.run(settings, settings.links, into: &report)
+        case "ticks": try await TicksBenchmark.run(settings, settings.ticks, into: &report)
         default: throw BenchError("no scenario \(name)")
         }
     }

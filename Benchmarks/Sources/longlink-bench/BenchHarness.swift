@@ -21,6 +21,8 @@ struct BenchSettings: Sendable {
     var redisCluster = false
     /// `--links`, `--idle`: what `links` holds and how long it measures idle CPU.
     var links = LinksBenchmark.Options()
+    /// `--tick-work`, `--tick-rate`: the `ticks` consumer's work per tick and the feed's rate.
+    var ticks = TicksBenchmark.Options()
 
     /// The warm-up before each measurement: a quarter of it, between 50 ms and 500 ms.
     var warmUp: Duration {

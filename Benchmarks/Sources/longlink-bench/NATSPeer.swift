@@ -162,7 +162,10 @@ final class NATSPeer: Sendable {
         try await measure(["-mode", "request", "-in-flight", String(inFlight), "-size", String(size)], settings)
     }
 
-    private func measure(_ arguments: [String], _ settings: BenchSettings) async throws -> Measured {
+    /// Runs `nats-peer` with `arguments` after the run's timing; decodes the line it prints.
+    func measure<Result: Decodable>(
+        _ arguments: [String], _ settings: BenchSettings, as _: Result.Type = Measured.self
+    ) async throws -> Result {
         let timing = [
             "-url", "nats://127.0.0.1:\(port)", "-duration", "\(Int(settings.duration.inMicroseconds))us",
             "-warmup", "\(Int(settings.warmUp.inMicroseconds))us",
@@ -172,7 +175,7 @@ final class NATSPeer: Sendable {
             killedAfter: settings.warmUp + settings.duration + .seconds(60))
         guard run.status == 0 else { throw BenchError("nats-peer \(arguments) exited with \(run.status)") }
         do {
-            return try JSONDecoder().decode(Measured.self, from: Data(run.output.utf8))
+            return try JSONDecoder().decode(Result.self, from: Data(run.output.utf8))
         } catch {
             throw BenchError("nats-peer printed no result: \(run.output)")
         }
