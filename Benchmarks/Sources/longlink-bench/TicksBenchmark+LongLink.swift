@@ -54,10 +54,11 @@ extension TicksBenchmark {
                     on: server, principal: principal, rate: options.rate, for: settings.warmUp + settings.duration
                 ).value
                 let cpu = ProcessUsage.cpuTimeByRole(since: cpuBefore)
-                consumer.cancel()
-                let takes = await consumer.value
+                // Before the consumer goes: what arrives after it is dropped for want of one.
                 let statistics = await bench.client.statistics
                 let connected = await bench.client.connectionState.phase == .connected
+                consumer.cancel()
+                let takes = await consumer.value
                 let seconds = Double(feed.end - feed.start) / 1e9
                 let window = (feed.start + Int64(settings.warmUp.inMicroseconds * 1_000))...feed.end
                 return Measured(

@@ -77,8 +77,8 @@ enum TicksBenchmark {
                 "starved", "symbols starved, against NATS", "symbols", { Double($0.outcome.starved) },
                 { Double($0.starved) }, target: .atMost(0, "none"),
                 note: "per run, the longest gap (ms) LongLink "
-                    + runs(ours.map { BenchReport.number($0.outcome.longestGap) }) + ", NATS "
-                    + runs(theirs?.map { BenchReport.number($0.longestGap) })),
+                    + runs(ours.map { BenchReport.number($0.outcome.longestGap) })
+                    + (theirs == nil ? "" : ", NATS " + runs(theirs?.map { BenchReport.number($0.longestGap) }))),
             row(
                 "taken", "ticks taken, against NATS", "ticks/s", { Double($0.outcome.taken) / seconds },
                 { Double($0.taken) / seconds }, note: "in the measured window"),
@@ -87,7 +87,8 @@ enum TicksBenchmark {
                 { Double($0.dropped) },
                 note: "over the whole feed; LongLink per run: client read " + runs(ours.map(\.received))
                     + ", dropped by the client " + runs(ours.map(\.clientDropped)) + ", by the server "
-                    + runs(ours.map(\.serverDropped)) + "; NATS slow-consumer errors " + runs(theirs?.map(\.slowConsumers))),
+                    + runs(ours.map(\.serverDropped))
+                    + (theirs == nil ? "" : "; NATS slow-consumer errors " + runs(theirs?.map(\.slowConsumers)))),
             row(
                 "cpu.server", "server CPU, against nats-server", "cores", \.serverCPU, \.serverCPU,
                 note: "LongLink: the server's loop, the producer included"),
