@@ -21,6 +21,8 @@ extension TicksBenchmark {
         /// client's loop with the consumer's threads.
         var serverCPU: Double
         var clientCPU: Double
+        /// The client's loop alone (reading, decoding, conflating), in cores.
+        var clientLoopCPU: Double
     }
 
     /// Runs the feed for the warm-up and the duration through a server and a client of its own,
@@ -68,7 +70,8 @@ extension TicksBenchmark {
                     serverDropped: server.server.statistics.bestEffortPushesDropped - droppedBefore,
                     received: statistics.pushesReceived, disconnections: statistics.reconnects + (connected ? 0 : 1),
                     serverCPU: (cpu[.serverLoop] ?? .zero).inSeconds / seconds,
-                    clientCPU: ((cpu[.clientLoop] ?? .zero) + (cpu[.callers] ?? .zero)).inSeconds / seconds)
+                    clientCPU: ((cpu[.clientLoop] ?? .zero) + (cpu[.callers] ?? .zero)).inSeconds / seconds,
+                    clientLoopCPU: (cpu[.clientLoop] ?? .zero).inSeconds / seconds)
             }
         }
     }

@@ -94,8 +94,9 @@ enum TicksBenchmark {
                 note: "LongLink: the server's loop, the producer included"),
             row(
                 "cpu.client", "client CPU, against nats.go", "cores", \.clientCPU, \.clientCPU,
-                note: "the consumer's spin included; NATS: the Go process less the publisher's own thread "
-                    + "(its connection's flusher stays in)"),
+                note: "the consumer's spin included; LongLink's loop alone (reading, decoding, conflating) "
+                    + runs(ours.map { BenchReport.number($0.clientLoopCPU) })
+                    + " cores; NATS: the Go process less the publisher's own thread (its connection's flusher stays in)"),
             row(
                 "disconnections", "disconnections, against NATS", "links", { Double($0.disconnections) },
                 { Double($0.disconnections) }, target: .atMost(0, "none")),
