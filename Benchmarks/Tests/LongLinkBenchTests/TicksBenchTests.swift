@@ -29,20 +29,27 @@ struct TicksBenchTests {
         #expect(counts[0] > 1_500 * max(1, counts[4_999]))
     }
 
-    /// A symbol owes from the first update after the one taken; an update never taken owes to
-    /// the window's end.
+    /// A symbol owes from the first update after the one taken (not from the take), an update
+    /// never taken owes to the window's end, and a symbol is starved past the bound only.
     @Test func gapsCountFromTheFirstUpdateOwed() {
-        let produced: [[Int64]] = [[0, 100, 200], [50]]
+        let produced: [[Int64]] = [[0, 100, 200], [900]]
         let takes = [
             TickTaken(time: 10, stamp: 0, symbol: 0, update: 0),
             TickTaken(time: 260, stamp: 200, symbol: 0, update: 2),
         ]
         let outcome = TicksOutcome.analyse(produced: produced, takes: takes, window: 0...1_000)
-        // Symbol 0 owed from 100 (update 1) to 260; symbol 1 from 50 to the end, 1,000.
-        #expect(outcome.longestGap == Double(950) / 1e6)
+        // Symbol 0 owed from 100 (update 1) to 260; symbol 1 from 900 to the end, 1,000.
+        #expect(outcome.longestGap == Double(160) / 1e6)
         #expect(outcome.taken == 2)
         #expect(outcome.ageP50 == 0.01)
         #expect(outcome.ageMax == 0.06)
+        #expect(outcome.starved == 0)
+        let second: Int64 = 1_000_000_000
+        let starved = TicksOutcome.analyse(
+            produced: [[0, second / 2], [second]], takes: [TickTaken(time: 10, stamp: 0, symbol: 0, update: 0)],
+            window: 0...(2 * second))
+        // Symbol 0 owes 1.5 s, symbol 1 exactly the bound (not starved).
+        #expect(starved.starved == 1)
     }
 
     /// A short run: every row, with a baseline when NATS is installed; nothing disconnects.
