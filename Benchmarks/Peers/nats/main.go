@@ -211,6 +211,7 @@ type tickResult struct {
 	Taken         int     `json:"taken"`
 	Starved       int     `json:"starved"`
 	LongestGapMs  float64 `json:"longest_gap_ms"`
+	LongestPause  float64 `json:"longest_pause_ms"`
 	Dropped       int     `json:"dropped"`
 	SlowConsumers int64   `json:"slow_consumers"`
 	Disconnects   int64   `json:"disconnections"`
@@ -404,6 +405,7 @@ func analyse(produced [][]int64, takes []tickTaken, from, to, bound int64) tickR
 	ages := make([]float64, 0, len(takes))
 	next := make([]int, len(produced))
 	longest := make([]int64, len(produced))
+	var pause, previous int64
 	owe := func(symbol int, until int64) {
 		stamps := produced[symbol]
 		if next[symbol] >= len(stamps) {
@@ -429,9 +431,13 @@ func analyse(produced [][]int64, takes []tickTaken, from, to, bound int64) tickR
 		next[symbol] = int(take.update) + 1
 		if take.time >= from && take.time <= to {
 			ages = append(ages, float64(take.time-take.stamp)/1e3)
+			if previous > 0 && take.time-previous > pause {
+				pause = take.time - previous
+			}
+			previous = take.time
 		}
 	}
-	r := tickResult{Taken: len(ages)}
+	r := tickResult{Taken: len(ages), LongestPause: float64(pause) / 1e6}
 	for symbol := range produced {
 		owe(symbol, to)
 		if longest[symbol] > bound {

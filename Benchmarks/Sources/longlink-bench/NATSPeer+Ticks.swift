@@ -12,6 +12,8 @@ extension NATSPeer {
         var starved: Int
         /// Milliseconds.
         var longestGap: Double
+        /// Milliseconds between two takes, the longest.
+        var longestPause: Double
         /// Messages the subscriber's client dropped as a slow consumer.
         var dropped: Int
         /// Slow-consumer errors the client reported.
@@ -30,6 +32,7 @@ extension NATSPeer {
             case ageMax = "age_max_us"
             case taken, starved
             case longestGap = "longest_gap_ms"
+            case longestPause = "longest_pause_ms"
             case dropped
             case slowConsumers = "slow_consumers"
             case disconnections

@@ -78,7 +78,10 @@ enum TicksBenchmark {
                 { Double($0.starved) }, target: .atMost(0, "none"),
                 note: "per run, the longest gap (ms) LongLink "
                     + runs(ours.map { BenchReport.number($0.outcome.longestGap) })
-                    + (theirs == nil ? "" : ", NATS " + runs(theirs?.map { BenchReport.number($0.longestGap) }))),
+                    + (theirs == nil ? "" : ", NATS " + runs(theirs?.map { BenchReport.number($0.longestGap) }))
+                    + "; the consumer's longest pause between two takes (ms) LongLink "
+                    + runs(ours.map { BenchReport.number($0.outcome.longestPause) })
+                    + (theirs == nil ? "" : ", NATS " + runs(theirs?.map { BenchReport.number($0.longestPause) }))),
             row(
                 "taken", "ticks taken, against NATS", "ticks/s", { Double($0.outcome.taken) / seconds },
                 { Double($0.taken) / seconds }, note: "in the measured window"),

@@ -22,6 +22,9 @@ struct TicksOutcome: Sendable {
     /// The longest time any symbol went without an update taken while a newer one existed, in
     /// milliseconds.
     var longestGap: Double
+    /// The longest time between two takes in the window, in milliseconds: a consumer that did
+    /// not run (a loaded machine) or was not woken owes every symbol that long.
+    var longestPause: Double
 
     /// A price owed this long is stale on any screen; it is 10 times what one full round of the
     /// 5,000 symbols at 20 µs a tick takes (100 ms), the most a by-symbol conflation can owe.
@@ -38,6 +41,8 @@ struct TicksOutcome: Sendable {
         ages.reserveCapacity(takes.count)
         var next = [Int](repeating: 0, count: produced.count)
         var longest = [Int64](repeating: 0, count: produced.count)
+        var pause: Int64 = 0
+        var previous: Int64?
         func owe(_ symbol: Int, until end: Int64) {
             let stamps = produced[symbol]
             guard next[symbol] < stamps.count else { return }
@@ -49,13 +54,17 @@ struct TicksOutcome: Sendable {
             guard symbol < produced.count, Int(take.update) >= next[symbol] else { continue }
             owe(symbol, until: take.time)
             next[symbol] = Int(take.update) + 1
-            if window.contains(take.time) { ages.append(Double(take.time - take.stamp) / 1e3) }
+            if window.contains(take.time) {
+                ages.append(Double(take.time - take.stamp) / 1e3)
+                if let previous { pause = max(pause, take.time - previous) }
+                previous = take.time
+            }
         }
         for symbol in produced.indices { owe(symbol, until: window.upperBound) }
         ages.sort()
         return TicksOutcome(
             ageP50: BenchStats.percentile(ages, 0.5), ageP99: BenchStats.percentile(ages, 0.99),
             ageMax: ages.last ?? .nan, taken: ages.count, starved: longest.filter { $0 > starvationBound }.count,
-            longestGap: Double(longest.max() ?? 0) / 1e6)
+            longestGap: Double(longest.max() ?? 0) / 1e6, longestPause: Double(pause) / 1e6)
     }
 }
