@@ -23,6 +23,10 @@ extension TicksBenchmark {
         var clientCPU: Double
         /// The client's loop alone (reading, decoding, conflating), in cores.
         var clientLoopCPU: Double
+        /// The whole process (getrusage), in cores: server, client, app and the bench's own tasks.
+        var processCPU: Double
+        /// The share of the feed the app spent waiting in `for await` for a push.
+        var appWaiting: Double
     }
 
     /// Runs the feed for the warm-up and the duration through a server and a client of its own,
@@ -38,29 +42,35 @@ extension TicksBenchmark {
                 // A trading app's subscription: every symbol's topic, conflated by topic (the default).
                 let stream = try bench.client.pushes(matching: TicksFeed.pattern)
                 let work = Int64(options.work.inMicroseconds * 1_000)
-                let consumer = Task { () -> [TickTaken] in
+                let consumer = Task { () -> (takes: [TickTaken], waited: Int64) in
                     var takes: [TickTaken] = []
                     takes.reserveCapacity(1 << 16)
+                    var waited: Int64 = 0
+                    var idleSince = TicksFeed.monotonic()
                     for await push in stream {
                         let now = TicksFeed.wallClock()
+                        waited += TicksFeed.monotonic() - idleSince
+                        defer { idleSince = TicksFeed.monotonic() }
                         guard let tick = TicksFeed.decode(push.payload) else { continue }
                         takes.append(
                             TickTaken(
                                 time: now, stamp: tick.stamp, symbol: Int32(tick.symbol), update: Int32(tick.update)))
                         TicksFeed.spin(nanoseconds: work)
                     }
-                    return takes
+                    return (takes, waited)
                 }
                 let cpuBefore = ProcessUsage.cpuTimeByRole()
+                let processBefore = ProcessUsage.cpuTime()
                 let feed = await produce(
                     on: server, principal: principal, rate: options.rate, for: settings.warmUp + settings.duration
                 ).value
                 let cpu = ProcessUsage.cpuTimeByRole(since: cpuBefore)
+                let processCPU = ProcessUsage.cpuTime() - processBefore
                 // Before the consumer goes: what arrives after it is dropped for want of one.
                 let statistics = await bench.client.statistics
                 let connected = await bench.client.connectionState.phase == .connected
                 consumer.cancel()
-                let takes = await consumer.value
+                let (takes, waited) = await consumer.value
                 let seconds = Double(feed.end - feed.start) / 1e9
                 let window = (feed.start + Int64(settings.warmUp.inMicroseconds * 1_000))...feed.end
                 return Measured(
@@ -71,7 +81,8 @@ extension TicksBenchmark {
                     received: statistics.pushesReceived, disconnections: statistics.reconnects + (connected ? 0 : 1),
                     serverCPU: (cpu[.serverLoop] ?? .zero).inSeconds / seconds,
                     clientCPU: ((cpu[.clientLoop] ?? .zero) + (cpu[.callers] ?? .zero)).inSeconds / seconds,
-                    clientLoopCPU: (cpu[.clientLoop] ?? .zero).inSeconds / seconds)
+                    clientLoopCPU: (cpu[.clientLoop] ?? .zero).inSeconds / seconds,
+                    processCPU: processCPU.inSeconds / seconds, appWaiting: Double(waited) / 1e9 / seconds)
             }
         }
     }

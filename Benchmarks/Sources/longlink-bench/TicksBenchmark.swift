@@ -94,12 +94,15 @@ enum TicksBenchmark {
                     + (theirs == nil ? "" : "; NATS slow-consumer errors " + runs(theirs?.map(\.slowConsumers)))),
             row(
                 "cpu.server", "server CPU, against nats-server", "cores", \.serverCPU, \.serverCPU,
-                note: "LongLink: the server's loop, the producer included"),
+                note: "LongLink: the server's loop, the producer included; LongLink's whole process (getrusage) "
+                    + runs(ours.map { BenchReport.number($0.processCPU) }) + " cores"),
             row(
                 "cpu.client", "client CPU, against nats.go", "cores", \.clientCPU, \.clientCPU,
                 note: "the consumer's spin included; LongLink's loop alone (reading, decoding, conflating) "
                     + runs(ours.map { BenchReport.number($0.clientLoopCPU) })
-                    + " cores; NATS: the Go process less the publisher's own thread (its connection's flusher stays in)"),
+                    + " cores; the app waiting for a push "
+                    + runs(ours.map { String(format: "%.0f %%", $0.appWaiting * 100) })
+                    + " of the feed; NATS: the Go process less the publisher's own thread (its connection's flusher stays in)"),
             row(
                 "disconnections", "disconnections, against NATS", "links", { Double($0.disconnections) },
                 { Double($0.disconnections) }, target: .atMost(0, "none")),

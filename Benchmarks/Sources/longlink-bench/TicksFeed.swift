@@ -90,13 +90,16 @@ struct TicksFeed: Sendable {
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    /// Keeps the thread busy for `nanoseconds`: the app's work per tick.
-    static func spin(nanoseconds: Int64) {
+    /// Monotonic nanoseconds.
+    static func monotonic() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
-        let end = Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) + nanoseconds
-        repeat {
-            clock_gettime(CLOCK_MONOTONIC, &time)
-        } while Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) < end
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// Keeps the thread busy for `nanoseconds`: the app's work per tick.
+    static func spin(nanoseconds: Int64) {
+        let end = monotonic() + nanoseconds
+        while monotonic() < end {}
     }
 }
