@@ -35,7 +35,9 @@ enum TicksBenchmark {
                 ours.append(try await longLink(run: run, options, settings))
             }
         }
-        for figure in figures(ours, theirs.isEmpty ? nil : theirs, seconds: settings.duration.inSeconds) { report.add(figure) }
+        for figure in figures(ours, theirs.isEmpty ? nil : theirs, seconds: settings.duration.inSeconds) {
+            report.add(figure)
+        }
         let work = Int(options.work.inMicroseconds)
         report.notes.append(
             "ticks: \(TicksFeed.symbols) symbols, Zipf exponent \(TicksFeed.exponent), seed \(TicksFeed.seed), "
@@ -102,7 +104,8 @@ enum TicksBenchmark {
                     + runs(ours.map { BenchReport.number($0.clientLoopCPU) })
                     + " cores; the app waiting for a push "
                     + runs(ours.map { String(format: "%.0f %%", $0.appWaiting * 100) })
-                    + " of the feed; NATS: the Go process less the publisher's own thread (its connection's flusher stays in)"),
+                    + " of the feed; NATS: the Go process less the publisher's own thread (its connection's "
+                    + "flusher stays in)"),
             row(
                 "disconnections", "disconnections, against NATS", "links", { Double($0.disconnections) },
                 { Double($0.disconnections) }, target: .atMost(0, "none")),
