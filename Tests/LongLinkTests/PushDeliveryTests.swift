@@ -190,6 +190,40 @@ struct PushDeliveryTests {
         #expect(!quiet)
     }
 
+    /// The server holds the redelivery back (one per interval): the `Pong` comes first, with
+    /// nothing dropped during the wait. Seq 9, dropped before the `Sync`, is still owed, so newer
+    /// pushes that arrive after the `Pong` must not overtake it: they are dropped, the first asks
+    /// for one more `Sync`, and the redelivery brings 9 before them.
+    @Test func aRedeliveryHeldBackPastThePongIsStillAwaited() {
+        var machine = PushLedger<Void>.testing(holdLimit: 10)
+        _ = machine.consumerAdded((), id: 1, filter: TopicFilter("alerts"))
+        for seq: UInt64 in 1...8 { #expect(deliver(push(seq), to: &machine) == 1) }
+        #expect(machine.received(push(9), on: 1).delivery == .offer)
+        let startsDeferring = machine.offered(push(9), accepted: 0, refused: true)
+        #expect(startsDeferring)
+        let caughtUp = machine.outcome { $0.taken([1, 2, 3, 4, 5], caughtUp: true) }.sync
+        #expect(caughtUp)
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 9, barrier: 100)
+        let pong = machine.outcome { $0.pongReceived(100) }.sync
+        #expect(!pong)
+        #expect(machine.redeliveryWait != nil)
+        let first = machine.received(push(10), on: 1)
+        #expect(first.delivery == .dropDeferred)
+        #expect(first.actions == [.sync(link: PushLedger<Void>.testLink)])
+        machine.resyncSent(on: 1, epoch: 0, lastSeq: 10, barrier: 101)
+        for seq: UInt64 in 11...17 {
+            let later = machine.received(push(seq), on: 1)
+            #expect(later.delivery == .dropDeferred)
+            #expect(later.actions.isEmpty)
+        }
+        // The redelivery begins at 6 (5 was acknowledged): 9 comes before every newer seq.
+        #expect(machine.received(push(6), on: 1).delivery == .dropDuplicate)
+        #expect(machine.redeliveryWait == nil)
+        for seq: UInt64 in 7...8 { #expect(machine.received(push(seq), on: 1).delivery == .dropDuplicate) }
+        for seq: UInt64 in 9...17 { #expect(machine.received(push(seq), on: 1).delivery == .offer) }
+        #expect(!machine.dropsOwed)
+    }
+
     /// A push of another epoch (numbering that started again) ends the wait, as does a login's
     /// `Sync` (a new link has no older stream); with no push seen yet, the first one is waited out.
     @Test func anotherEpochOrANewLinkEndsTheWait() {

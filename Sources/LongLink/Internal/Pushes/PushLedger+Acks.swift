@@ -31,6 +31,9 @@ extension PushLedger {
         syncedLink = link
         syncWanted = false
         redeliveryWait = nil
+        resyncDue = false
+        // The login's Sync brings everything unacknowledged on a link that had no push before it.
+        dropsOwed = false
         return flushAcks()
     }
 

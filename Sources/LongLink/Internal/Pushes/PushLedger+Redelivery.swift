@@ -21,7 +21,8 @@ extension PushLedger {
     mutating func resyncSent(on link: UInt64, epoch: UInt64?, lastSeq: UInt64?, barrier: UInt64) {
         syncWanted = false
         // An earlier wait ends here: this Sync's redelivery brings what it dropped as well.
-        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq)
+        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq, owed: dropsOwed)
+        resyncDue = false
     }
 
     /// The `Pong` with `nonce` arrived. A `Sync` goes out again when it answered the wait's `Ping`
@@ -30,11 +31,26 @@ extension PushLedger {
     /// beginning (seqs above all the client saw, after another device acknowledged the lower
     /// ones), which no later push would bring again.
     mutating func pongReceived(_ nonce: UInt64) -> [Action] {
-        guard let wait = redeliveryWait, wait.barrier == nonce else { return [] }
-        redeliveryWait = nil
+        guard var wait = redeliveryWait, wait.barrier == nonce else { return [] }
         // While deferring, the Sync that ends the deferral brings them.
-        guard wait.dropped, !deferring else { return [] }
-        return wantSync()
+        if deferring {
+            redeliveryWait = nil
+            return []
+        }
+        if wait.dropped {
+            redeliveryWait = nil
+            return wantSync()
+        }
+        // Nothing arrived since the Sync, but pushes dropped before it are still owed: the server
+        // may hold its redelivery back (one per interval), and a newer push offered meanwhile would
+        // overtake them. The wait goes on; a newer push arriving now asks for one more Sync.
+        guard wait.owed else {
+            redeliveryWait = nil
+            return []
+        }
+        wait.answered = true
+        redeliveryWait = wait
+        return []
     }
 
     // MARK: Redelivery after a Sync
@@ -53,6 +69,8 @@ extension PushLedger {
     /// the last seq, when another connection of the principal acknowledged all the lower ones:
     /// then the `Pong` to the `Ping` sent right after the `Sync` (the server answers frames in
     /// order) ends the wait, and what was dropped meanwhile is asked for with one more `Sync`.
+    /// Unless pushes were dropped before the `Sync`: a server may hold the redelivery back past
+    /// the `Pong`, so the wait goes on, and a newer push arriving after it asks for one more `Sync`.
     struct RedeliveryWait: Equatable {
         /// The generation of the link the `Sync` went out on; pushes on other links pass.
         let link: UInt64
@@ -64,6 +82,11 @@ extension PushLedger {
         var last: UInt64?
         /// A push was dropped while waiting.
         var dropped = false
+        /// Pushes dropped before the `Sync` (see ``PushLedger/dropsOwed``): the wait outlasts the
+        /// `Pong` until the redelivery begins.
+        var owed = false
+        /// The `Pong` to the wait's `Ping` arrived (the wait went on: ``owed``).
+        var answered = false
     }
 
     /// True when `push` arrived on the waiting link from before the server read the `Sync`. A
@@ -72,14 +95,22 @@ extension PushLedger {
         guard var wait = redeliveryWait, wait.link == link else { return false }
         if let epoch = wait.epoch, epoch != push.epoch {
             redeliveryWait = nil
+            dropsOwed = false
             return false
         }
         if let last = wait.last, push.seq <= last {
             redeliveryWait = nil
+            dropsOwed = false
             return false
         }
         wait.epoch = push.epoch
         wait.last = push.seq
+        if wait.answered {
+            // A newer push after the Pong, the redelivery not begun: one more Sync, which a server
+            // holding the first joins to it, and whose redelivery begins at or below this seq.
+            wait.answered = false
+            resyncDue = true
+        }
         redeliveryWait = wait
         return true
     }

@@ -47,6 +47,11 @@ struct PushLedger<Consumer> {
     /// A `Sync` went out on a link already receiving reliable pushes, and its redelivery has not
     /// begun yet (see ``RedeliveryWait``).
     var redeliveryWait: RedeliveryWait?
+    /// A reliable push was dropped (deferred, not held, handed back) since the last redelivery
+    /// began: a later one may not be offered before the next redelivery brings it.
+    var dropsOwed = false
+    /// A stale push arrived after the wait's `Pong`: the next action is one more `Sync`.
+    var resyncDue = false
     let holdLimit: Int
     /// The most payload bytes held; a push always fits when nothing is held.
     let holdByteLimit: Int
@@ -129,6 +134,12 @@ struct PushLedger<Consumer> {
         var actions = push.isReliable ? positioned(push, on: link) : []
         let delivery = deliveryOf(push, on: link, wanted: wanted ?? hasConsumer(for: push))
         if delivery == .ackAgain { actions += owe(push.key) }
+        if delivery == .dropDeferred { dropsOwed = true }
+        if resyncDue {
+            resyncDue = false
+            // While deferring, the Sync that ends the deferral brings them.
+            if !deferring { actions += wantSync() }
+        }
         return Received(delivery: delivery, actions: actions)
     }
 
@@ -161,6 +172,7 @@ struct PushLedger<Consumer> {
         if push.isReliable, accepted > 0 {
             seqs[push.key] = .buffered(holders: accepted, taken: false)
         }
+        if push.isReliable, accepted == 0 { dropsOwed = true }
         guard push.isReliable, refused, !deferring else { return false }
         deferring = true
         return true
@@ -236,6 +248,7 @@ struct PushLedger<Consumer> {
             }
         }
         guard !lost.isEmpty else { return actions }
+        dropsOwed = true
         if lost.contains(where: { hasConsumer(for: $0) }) {
             actions += wantSync()
         } else {
@@ -271,7 +284,11 @@ struct PushLedger<Consumer> {
     /// it took it. Otherwise it is the server's again, and comes back with a later `Sync`; none is
     /// asked for now, since the same consumer would let it go again.
     mutating func released(_ push: Push) -> [Action] {
-        guard push.isReliable, dropHolder(of: push.key) == .delivered else { return [] }
+        guard push.isReliable else { return [] }
+        guard dropHolder(of: push.key) == .delivered else {
+            dropsOwed = true
+            return []
+        }
         return owe(push.key)
     }
 
