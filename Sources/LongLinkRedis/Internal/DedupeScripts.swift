@@ -19,16 +19,33 @@
 /// read and expiring with its last one. Only when all of them would not make room is a claim
 /// refused (`B...`, nothing given up) or a reply stored as `N` (not kept).
 enum DedupeScripts {
-    /// Shared by the scripts that account: the Redis time, the accounts' cache, and the pruning of
-    /// expired index names (each leaves once, so it costs one step per entry ever written). The
-    /// index and the accounts expire with the last entry they count (a call that changed nothing
-    /// of the index, a read, writes nothing).
+    /// Shared by the scripts that account: the Redis time, the accounts' cache (one `HMGET` per
+    /// client), and the pruning of expired index names (each leaves once, so it costs one step per
+    /// entry ever written). The index and the accounts expire with the last entry they count: a
+    /// call that removed an entry before its expiry sets theirs from the index's last; one that
+    /// only added entries extends it when one of them outlasts it (a claim, shorter than the
+    /// replies held, does not: one `PTTL`); a call that changed nothing of the index, a read,
+    /// writes nothing.
     /// Expects the locals `accounts`, `index` and `limits` (the tag's entries and bytes, then a
     /// client's).
     private static let accounting = """
         local time = redis.call('TIME')
         local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-        local held, dirty, touched = {}, {}, false
+        local held, dirty, latest, fresh, dropped = {}, {}, 0, false, false
+        -- The tag's and a client's accounts, read in one HMGET when first needed.
+        local function prefetch(client)
+          local wanted = {}
+          for _, field in ipairs({'n', 'b', 'n:' .. client, 'b:' .. client}) do
+            if held[field] == nil then wanted[#wanted + 1] = field end
+          end
+          if #wanted == 0 then return end
+          local values = redis.call('HMGET', accounts, unpack(wanted))
+          for i, field in ipairs(wanted) do
+            held[field] = tonumber(values[i]) or 0
+            -- No entry counted: the hash is made anew by this call and needs its expiry.
+            if field == 'n' and held[field] == 0 then fresh = true end
+          end
+        end
         local function usage(field)
           local value = held[field]
           if value == nil then
@@ -38,6 +55,7 @@ enum DedupeScripts {
           return value
         end
         local function add(client, count, bytes)
+          prefetch(client)
           for field, delta in pairs({n = count, b = bytes, ['n:' .. client] = count, ['b:' .. client] = bytes}) do
             held[field] = usage(field) + delta
             dirty[field] = true
@@ -49,13 +67,13 @@ enum DedupeScripts {
         end
         local function drop(indexed)
           if redis.call('ZREM', index, indexed) == 1 then
-            touched = true
+            dropped = true
             local charge, client = parse(indexed)
             add(client, -1, -charge)
           end
         end
         local function keep(indexed, expiry)
-          touched = true
+          if expiry > latest then latest = expiry end
           if redis.call('ZADD', index, expiry, indexed) == 1 then
             local charge, client = parse(indexed)
             add(client, 1, charge)
@@ -68,7 +86,6 @@ enum DedupeScripts {
         end
         if #expired > 0 then
           redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
-          touched = true
         end
         local function clientOf(member) return string.match(member, '^([^:]*):') end
         local tag = string.sub(index, 1, -4)
@@ -118,6 +135,7 @@ enum DedupeScripts {
           return true
         end
         local function refusal(client, count, bytes)
+          prefetch(client)
           local scope
           if count > 0 and usage('n') + count > limits[1] then scope = 'tn'
           elseif bytes > 0 and usage('b') + bytes > limits[2] then scope = 'tb'
@@ -151,10 +169,25 @@ enum DedupeScripts {
             end
           end
           if #sets > 0 then redis.call('HSET', accounts, unpack(sets)) end
-          if not touched then return end
-          local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
-          if last[2] then
-            local at = math.floor(tonumber(last[2])) + 1
+          if dropped then
+            -- An entry left before its expiry: the index and the accounts follow the last one left.
+            local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
+            if last[2] then
+              local at = math.floor(tonumber(last[2])) + 1
+              redis.call('PEXPIREAT', index, at)
+              redis.call('PEXPIREAT', accounts, at)
+            end
+            return
+          end
+          if latest == 0 and not fresh then return end
+          -- Only added to (or pruned of expired names, which never moves the last): extended when
+          -- an entry outlasts them. `now` is the script's start, so `now + ttl` is at most the
+          -- current expiry.
+          local ttl = redis.call('PTTL', index)
+          local at = math.floor(latest) + 1
+          if ttl >= 0 and now + ttl >= at then
+            if fresh then redis.call('PEXPIREAT', accounts, now + ttl) end
+          elseif latest > 0 then
             redis.call('PEXPIREAT', index, at)
             redis.call('PEXPIREAT', accounts, at)
           end
@@ -293,7 +326,7 @@ enum DedupeScripts {
         if redis.call('GET', KEYS[3]) == ARGV[1] then
           redis.call('PEXPIRE', KEYS[3], ARGV[2])
           redis.call('ZADD', index, 'XX', now + tonumber(ARGV[2]), (#KEYS[3] + #ARGV[1]) .. ':' .. ARGV[3])
-          touched = true
+          latest = now + tonumber(ARGV[2])
           renewed = 1
         end
         save()
