@@ -95,11 +95,31 @@ enum DedupeScripts {
           redis.call('ZREMRANGEBYSCORE', order, '-inf', now)
           return order
         end
+        -- Per client, for this call: its order pruned once, its size, and its oldest names read
+        -- ahead (`taken` of them given up so far), so that a batch at a bound reads them once.
+        local rooms = {}
+        local function roomOf(client)
+          local room = rooms[client]
+          if room == nil then
+            local order = finishedOf(client)
+            room = {order = order, card = redis.call('ZCARD', order), ahead = {}, taken = 0}
+            rooms[client] = room
+          end
+          return room
+        end
+        -- The clients' finished orders written by this call, with the latest expiry added to each:
+        -- their own expiries follow in `save`, once per client.
+        local orders = {}
         local function finished(indexed, expiry)
-          local order = tag .. ':df:' .. select(2, parse(indexed))
-          redis.call('ZADD', order, expiry, indexed)
-          local last = redis.call('ZRANGE', order, -1, -1, 'WITHSCORES')
-          redis.call('PEXPIREAT', order, math.floor(tonumber(last[2])) + 1)
+          local client = select(2, parse(indexed))
+          local order = tag .. ':df:' .. client
+          local added = redis.call('ZADD', order, expiry, indexed)
+          if (orders[order] or 0) < expiry then orders[order] = expiry end
+          local room = rooms[client]
+          if room then
+            -- A name of any expiry may have come in among those read ahead: read them again.
+            room.card, room.ahead, room.taken = room.card + added, {}, 0
+          end
         end
         -- Gives up the client's own oldest finished entries, as many as `count` more entries and
         -- `bytes` more bytes take to fit every bound; false, giving up nothing, when all of them
@@ -113,25 +133,28 @@ enum DedupeScripts {
             size = math.max(usage('b') + bytes - limits[2], usage('b:' .. client) + bytes - limits[4])
           end
           if entries <= 0 and size <= 0 then return true end
-          local order = finishedOf(client)
-          if entries > redis.call('ZCARD', order) or size > usage('b:' .. client) then return false end
-          -- Read in steps: at a bound it is almost always one entry.
-          local victims, freed, from, step = {}, 0, 0, math.max(entries, 16)
+          local room = roomOf(client)
+          if entries > room.card or size > usage('b:' .. client) then return false end
+          -- Read ahead in steps: at a bound it is almost always one entry per claim. The names
+          -- read ahead and not given up hold the order's first ranks, so the next step reads after them.
+          local victims, freed, at, ahead = {}, 0, room.taken, room.ahead
           while #victims < entries or freed < size do
-            local batch = redis.call('ZRANGE', order, from, from + step - 1)
-            if #batch == 0 then return false end
-            for _, indexed in ipairs(batch) do
-              victims[#victims + 1] = indexed
-              freed = freed + parse(indexed)
-              if #victims >= entries and freed >= size then break end
+            if at >= #ahead then
+              local from = #ahead - room.taken
+              local batch = redis.call('ZRANGE', room.order, from, from + math.max(entries - #victims, 16) - 1)
+              if #batch == 0 then return false end
+              for _, indexed in ipairs(batch) do ahead[#ahead + 1] = indexed end
             end
-            from = from + step
+            at = at + 1
+            victims[#victims + 1] = ahead[at]
+            freed = freed + parse(ahead[at])
           end
           for _, indexed in ipairs(victims) do
             redis.call('DEL', tag .. ':d:' .. string.match(indexed, '^%d+:(.*)$'))
-            redis.call('ZREM', order, indexed)
+            redis.call('ZREM', room.order, indexed)
             drop(indexed)
           end
+          room.taken, room.card = at, room.card - #victims
           return true
         end
         local function refusal(client, count, bytes)
@@ -159,6 +182,12 @@ enum DedupeScripts {
           return false
         end
         local function save()
+          -- A client's order lasts until its latest entry expires (`now + ttl` is at most its expiry).
+          for order, expiry in pairs(orders) do
+            local ttl = redis.call('PTTL', order)
+            local at = math.floor(expiry) + 1
+            if ttl < 0 or now + ttl < at then redis.call('PEXPIREAT', order, at) end
+          end
           local sets = {}
           for field in pairs(dirty) do
             if held[field] > 0 then
