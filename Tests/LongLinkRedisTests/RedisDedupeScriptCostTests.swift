@@ -63,7 +63,9 @@ struct RedisDedupeScriptCostTests {
     @Test func repliesOfOneClientInOneCallSetItsOrdersExpiryOnce() async throws {
         try await withRedisServer { redis in
             let store = try RedisDedupeStore(configuration: redis.configuration)
-            let entries = ["1", "2", "3"].map { store.keys.dedupeEntry(principal: "carol", clientID: "c", requestID: $0) }
+            let entries = ["1", "2", "3"].map {
+                store.keys.dedupeEntry(principal: "carol", clientID: "c", requestID: $0)
+            }
             let running = store.keeper.running
             let claims = entries.map { DedupeOperation(entry: $0, operation: .claim(term: 30_000)) }
             #expect(await RedisDedupeStore.sendBatch(claims, backend: store.backend, running: running) == 1)
@@ -96,7 +98,8 @@ struct RedisDedupeScriptCostTests {
             for id in 1...4 {
                 #expect(
                     try await store.begin(
-                        DedupeClaimRequest(principal: "dave", clientID: "c", requestID: "\(id)", runningFor: .seconds(30)))
+                        DedupeClaimRequest(
+                            principal: "dave", clientID: "c", requestID: "\(id)", runningFor: .seconds(30)))
                         == .run)
                 #expect(
                     try await store.finish(
@@ -104,7 +107,9 @@ struct RedisDedupeScriptCostTests {
                             principal: "dave", clientID: "c", requestID: "\(id)", reply: bytes("reply \(id)"),
                             window: .seconds(100 + id))))
             }
-            let entries = ["5", "6", "7"].map { store.keys.dedupeEntry(principal: "dave", clientID: "c", requestID: $0) }
+            let entries = ["5", "6", "7"].map {
+                store.keys.dedupeEntry(principal: "dave", clientID: "c", requestID: $0)
+            }
             let claims = entries.map { DedupeOperation(entry: $0, operation: .claim(term: 30_000)) }
             _ = try await store.client.run(RedisCommand("CONFIG", "RESETSTAT"))
             #expect(
