@@ -78,6 +78,37 @@ struct GroupCommitQueueTests {
         #expect(queue.sent.batches == 5 && queue.sent.calls == 5)
     }
 
+    /// An operation that finds its lane idle is sent from its caller's task (no hop to a sending
+    /// task), so its caller's cancellation reaches that call; a batch of operations queued behind it
+    /// leaves from a sending task that no caller's cancellation reaches.
+    @Test func aLoneOperationLeavesFromItsCallerAndTheQueuedOnesFromASendingTask() async throws {
+        let gate = OneShot<Void>()
+        let sent = Mailbox<String>()
+        let started = Mailbox<Int>()
+        let queue = Queue(
+            limits: .init(items: 10, bytes: 100), shutdownRule: .sendQueued, shutDown: "shut down",
+            cancelled: "cancelled"
+        ) { lane, batch, sending in
+            if batch.map(\.size) == [1] {
+                started.put(1)
+                await gate.value()
+            }
+            sent.put("\(batch.map(\.size)) cancelled: \(Task.isCancelled)")
+            sending(1)
+            for item in batch { item.outcome.resume(.success(item.size)) }
+        }
+        let first = Task { try await queue.submit(Sized(size: 1), lane: "a") }
+        _ = try await started.next(within: .seconds(10))
+        let rest = try await Self.queueBehind(queue, lane: "a", [2, 3])
+        first.cancel()
+        gate.resume(())
+        #expect(try await sent.next(within: .seconds(10)) == "[1] cancelled: true")
+        #expect(try await sent.next(within: .seconds(10)) == "[2, 3] cancelled: false")
+        _ = try? await Self.value(first)
+        for (task, size) in zip(rest, [2, 3]) { #expect(try await Self.value(task) == size) }
+        #expect(queue.sent.batches == 2)
+    }
+
     @Test func shutdownSendsWhatIsQueuedInEveryLaneBeforeReturning() async throws {
         let gates = ["a": OneShot<Void>(), "b": OneShot<Void>()]
         let sent = Mailbox<String>()

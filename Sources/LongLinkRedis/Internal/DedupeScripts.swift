@@ -19,16 +19,33 @@
 /// read and expiring with its last one. Only when all of them would not make room is a claim
 /// refused (`B...`, nothing given up) or a reply stored as `N` (not kept).
 enum DedupeScripts {
-    /// Shared by the scripts that account: the Redis time, the accounts' cache, and the pruning of
-    /// expired index names (each leaves once, so it costs one step per entry ever written). The
-    /// index and the accounts expire with the last entry they count (a call that changed nothing
-    /// of the index, a read, writes nothing).
+    /// Shared by the scripts that account: the Redis time, the accounts' cache (one `HMGET` per
+    /// client), and the pruning of expired index names (each leaves once, so it costs one step per
+    /// entry ever written). The index and the accounts expire with the last entry they count: a
+    /// call that removed an entry before its expiry sets theirs from the index's last; one that
+    /// only added entries extends it when one of them outlasts it (a claim, shorter than the
+    /// replies held, does not: one `PTTL`); a call that changed nothing of the index, a read,
+    /// writes nothing.
     /// Expects the locals `accounts`, `index` and `limits` (the tag's entries and bytes, then a
     /// client's).
     private static let accounting = """
         local time = redis.call('TIME')
         local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-        local held, dirty, touched = {}, {}, false
+        local held, dirty, latest, fresh, dropped = {}, {}, 0, false, false
+        -- The tag's and a client's accounts, read in one HMGET when first needed.
+        local function prefetch(client)
+          local wanted = {}
+          for _, field in ipairs({'n', 'b', 'n:' .. client, 'b:' .. client}) do
+            if held[field] == nil then wanted[#wanted + 1] = field end
+          end
+          if #wanted == 0 then return end
+          local values = redis.call('HMGET', accounts, unpack(wanted))
+          for i, field in ipairs(wanted) do
+            held[field] = tonumber(values[i]) or 0
+            -- No entry counted: the hash is made anew by this call and needs its expiry.
+            if field == 'n' and held[field] == 0 then fresh = true end
+          end
+        end
         local function usage(field)
           local value = held[field]
           if value == nil then
@@ -38,6 +55,7 @@ enum DedupeScripts {
           return value
         end
         local function add(client, count, bytes)
+          prefetch(client)
           for field, delta in pairs({n = count, b = bytes, ['n:' .. client] = count, ['b:' .. client] = bytes}) do
             held[field] = usage(field) + delta
             dirty[field] = true
@@ -49,13 +67,13 @@ enum DedupeScripts {
         end
         local function drop(indexed)
           if redis.call('ZREM', index, indexed) == 1 then
-            touched = true
+            dropped = true
             local charge, client = parse(indexed)
             add(client, -1, -charge)
           end
         end
         local function keep(indexed, expiry)
-          touched = true
+          if expiry > latest then latest = expiry end
           if redis.call('ZADD', index, expiry, indexed) == 1 then
             local charge, client = parse(indexed)
             add(client, 1, charge)
@@ -68,7 +86,6 @@ enum DedupeScripts {
         end
         if #expired > 0 then
           redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
-          touched = true
         end
         local function clientOf(member) return string.match(member, '^([^:]*):') end
         local tag = string.sub(index, 1, -4)
@@ -78,11 +95,31 @@ enum DedupeScripts {
           redis.call('ZREMRANGEBYSCORE', order, '-inf', now)
           return order
         end
+        -- Per client, for this call: its order pruned once, its size, and its oldest names read
+        -- ahead (`taken` of them given up so far), so that a batch at a bound reads them once.
+        local rooms = {}
+        local function roomOf(client)
+          local room = rooms[client]
+          if room == nil then
+            local order = finishedOf(client)
+            room = {order = order, card = redis.call('ZCARD', order), ahead = {}, taken = 0}
+            rooms[client] = room
+          end
+          return room
+        end
+        -- The clients' finished orders written by this call, with the latest expiry added to each:
+        -- their own expiries follow in `save`, once per client.
+        local orders = {}
         local function finished(indexed, expiry)
-          local order = tag .. ':df:' .. select(2, parse(indexed))
-          redis.call('ZADD', order, expiry, indexed)
-          local last = redis.call('ZRANGE', order, -1, -1, 'WITHSCORES')
-          redis.call('PEXPIREAT', order, math.floor(tonumber(last[2])) + 1)
+          local client = select(2, parse(indexed))
+          local order = tag .. ':df:' .. client
+          local added = redis.call('ZADD', order, expiry, indexed)
+          if (orders[order] or 0) < expiry then orders[order] = expiry end
+          local room = rooms[client]
+          if room then
+            -- A name of any expiry may have come in among those read ahead: read them again.
+            room.card, room.ahead, room.taken = room.card + added, {}, 0
+          end
         end
         -- Gives up the client's own oldest finished entries, as many as `count` more entries and
         -- `bytes` more bytes take to fit every bound; false, giving up nothing, when all of them
@@ -96,28 +133,32 @@ enum DedupeScripts {
             size = math.max(usage('b') + bytes - limits[2], usage('b:' .. client) + bytes - limits[4])
           end
           if entries <= 0 and size <= 0 then return true end
-          local order = finishedOf(client)
-          if entries > redis.call('ZCARD', order) or size > usage('b:' .. client) then return false end
-          -- Read in steps: at a bound it is almost always one entry.
-          local victims, freed, from, step = {}, 0, 0, math.max(entries, 16)
+          local room = roomOf(client)
+          if entries > room.card or size > usage('b:' .. client) then return false end
+          -- Read ahead in steps: at a bound it is almost always one entry per claim. The names
+          -- read ahead and not given up hold the order's first ranks, so the next step reads after them.
+          local victims, freed, at, ahead = {}, 0, room.taken, room.ahead
           while #victims < entries or freed < size do
-            local batch = redis.call('ZRANGE', order, from, from + step - 1)
-            if #batch == 0 then return false end
-            for _, indexed in ipairs(batch) do
-              victims[#victims + 1] = indexed
-              freed = freed + parse(indexed)
-              if #victims >= entries and freed >= size then break end
+            if at >= #ahead then
+              local from = #ahead - room.taken
+              local batch = redis.call('ZRANGE', room.order, from, from + math.max(entries - #victims, 16) - 1)
+              if #batch == 0 then return false end
+              for _, indexed in ipairs(batch) do ahead[#ahead + 1] = indexed end
             end
-            from = from + step
+            at = at + 1
+            victims[#victims + 1] = ahead[at]
+            freed = freed + parse(ahead[at])
           end
           for _, indexed in ipairs(victims) do
             redis.call('DEL', tag .. ':d:' .. string.match(indexed, '^%d+:(.*)$'))
-            redis.call('ZREM', order, indexed)
+            redis.call('ZREM', room.order, indexed)
             drop(indexed)
           end
+          room.taken, room.card = at, room.card - #victims
           return true
         end
         local function refusal(client, count, bytes)
+          prefetch(client)
           local scope
           if count > 0 and usage('n') + count > limits[1] then scope = 'tn'
           elseif bytes > 0 and usage('b') + bytes > limits[2] then scope = 'tb'
@@ -141,6 +182,12 @@ enum DedupeScripts {
           return false
         end
         local function save()
+          -- A client's order lasts until its latest entry expires (`now + ttl` is at most its expiry).
+          for order, expiry in pairs(orders) do
+            local ttl = redis.call('PTTL', order)
+            local at = math.floor(expiry) + 1
+            if ttl < 0 or now + ttl < at then redis.call('PEXPIREAT', order, at) end
+          end
           local sets = {}
           for field in pairs(dirty) do
             if held[field] > 0 then
@@ -151,10 +198,25 @@ enum DedupeScripts {
             end
           end
           if #sets > 0 then redis.call('HSET', accounts, unpack(sets)) end
-          if not touched then return end
-          local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
-          if last[2] then
-            local at = math.floor(tonumber(last[2])) + 1
+          if dropped then
+            -- An entry left before its expiry: the index and the accounts follow the last one left.
+            local last = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
+            if last[2] then
+              local at = math.floor(tonumber(last[2])) + 1
+              redis.call('PEXPIREAT', index, at)
+              redis.call('PEXPIREAT', accounts, at)
+            end
+            return
+          end
+          if latest == 0 and not fresh then return end
+          -- Only added to (or pruned of expired names, which never moves the last): extended when
+          -- an entry outlasts them. `now` is the script's start, so `now + ttl` is at most the
+          -- current expiry.
+          local ttl = redis.call('PTTL', index)
+          local at = math.floor(latest) + 1
+          if ttl >= 0 and now + ttl >= at then
+            if fresh then redis.call('PEXPIREAT', accounts, now + ttl) end
+          elseif latest > 0 then
             redis.call('PEXPIREAT', index, at)
             redis.call('PEXPIREAT', accounts, at)
           end
@@ -293,7 +355,7 @@ enum DedupeScripts {
         if redis.call('GET', KEYS[3]) == ARGV[1] then
           redis.call('PEXPIRE', KEYS[3], ARGV[2])
           redis.call('ZADD', index, 'XX', now + tonumber(ARGV[2]), (#KEYS[3] + #ARGV[1]) .. ':' .. ARGV[3])
-          touched = true
+          latest = now + tonumber(ARGV[2])
           renewed = 1
         end
         save()

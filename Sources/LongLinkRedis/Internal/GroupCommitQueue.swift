@@ -23,9 +23,11 @@ struct SingleLane: Hashable, Sendable {}
 /// whatever queued during the previous round trip (within ``Limits``). Operations of one lane leave
 /// in call order, one batch after another (a principal's pushes take their seqs so).
 ///
-/// Each lane's sending task is unstructured, so that no caller's cancellation cancels a call that
-/// carries other callers' operations: a cancelled caller only stops waiting for its outcome (the
-/// operation may still take effect, as with any lost reply).
+/// An operation that finds its lane idle is sent by its own caller, alone (one in flight pays no
+/// hop to a sending task); the batches queued behind it leave from an unstructured sending task,
+/// so that no caller's cancellation cancels a call that carries other callers' operations. A
+/// cancelled caller only stops waiting for its outcome (the operation may still take effect, as
+/// with any lost reply).
 final class GroupCommitQueue<Lane: Hashable & Sendable, Item: GroupCommitItem>: Sendable {
     /// Sends one batch of a lane and resumes each item's outcome; tells `sending` how many calls
     /// it takes before any outcome is resumed (so that a caller who got its reply finds them
@@ -96,7 +98,7 @@ final class GroupCommitQueue<Lane: Hashable & Sendable, Item: GroupCommitItem>: 
         }
         guard let startsSending else { throw shutDownError }
         if startsSending {
-            Task { await self.sendAll(lane) }
+            await sendOwn(lane)
         }
         let outcome = await withTaskCancellationHandler {
             await item.outcome.value()
@@ -139,6 +141,32 @@ final class GroupCommitQueue<Lane: Hashable & Sendable, Item: GroupCommitItem>: 
 
     /// The batches (round trips) sent so far, and the calls they carried.
     var sent: (batches: Int, calls: Int) { state.withLock { ($0.batches, $0.calls) } }
+
+    /// Sends the operation that found its lane idle, alone, from its caller's task: a lone
+    /// operation (one in flight) leaves without waiting for a sending task to be scheduled, and
+    /// its caller's cancellation reaches no one else's. What queued meanwhile leaves from a
+    /// sending task.
+    private func sendOwn(_ lane: Lane) async {
+        let own = state.withLock { state -> [Item] in
+            // The lane's first item is the caller's: it opened the lane.
+            guard let first = state.queued[lane]?.first else { return [] }
+            state.queued[lane]!.removeFirst()
+            state.batches += 1
+            return [first]
+        }
+        if !own.isEmpty {
+            await send(lane, own) { [state] calls in state.withLock { $0.calls += calls } }
+        }
+        let (batch, drained) = nextBatch(lane)
+        guard let batch else {
+            for waiter in drained { waiter.resume(()) }
+            return
+        }
+        Task {
+            await send(lane, batch) { [state] calls in state.withLock { $0.calls += calls } }
+            await sendAll(lane)
+        }
+    }
 
     /// Sends the lane's batches until none is queued.
     private func sendAll(_ lane: Lane) async {
