@@ -96,4 +96,36 @@ struct PushBurstTests {
         #expect(consumer.finish().map(\.seq) == [1, 2, 3])
         #expect(taken.withLock { $0 }.isEmpty)
     }
+
+    /// A flood offered from another thread in bursts, as the loop offers a read's pushes and then
+    /// wakes: every push arrives, once and in order, whether the consumer waits or finds a batch.
+    @Test func aFloodOfBurstsArrivesWholeAndInOrder() async throws {
+        let consumer = PushSubscriber(id: 1, filter: .all, limit: 1_000_000) { _ in }
+        let total = 50_000
+        let producer = Task.detached {
+            var price = 0
+            while price < total {
+                var wake = false
+                for _ in 0..<min(1 + price % 97, total - price) {
+                    price += 1
+                    let push = Push(seq: 0, topic: "quotes", payload: bytes("\(price)"))
+                    if consumer.offer(push, wakeLater: true).wake { wake = true }
+                }
+                if wake { consumer.wakeWaiters() }
+            }
+        }
+        let received = try await within(.seconds(60), "the flood arrives") {
+            var received = 0
+            var inOrder = true
+            while received < total, let push = await consumer.next() {
+                received += 1
+                if text(push.payload) != String(received) { inOrder = false }
+            }
+            return (received, inOrder)
+        }
+        await producer.value
+        #expect(received.0 == total)
+        #expect(received.1)
+        #expect(consumer.count == 0)
+    }
 }

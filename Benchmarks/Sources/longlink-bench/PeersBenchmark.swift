@@ -18,6 +18,7 @@ enum PeersBenchmark {
             try await withBenchServer { server in
                 try await withBenchClient(port: server.port) { bench in
                     var pushes: [PushBenchmark.Measured] = []
+                    var unconflated: [PushBenchmark.Measured] = []
                     var pubSub: [NATSPeer.Measured] = []
                     var ours: [Int: [Double]] = [:]
                     var theirs: [Int: [Double]] = [:]
@@ -29,6 +30,11 @@ enum PeersBenchmark {
                             try await PushBenchmark.longLink(
                                 server: server, principal: "peers-\(run)", reliable: false, pushBufferLimit: nil,
                                 settings: settings))
+                        benchProgress("peers: best-effort pushes, conflation off, \(of)")
+                        unconflated.append(
+                            try await PushBenchmark.longLink(
+                                server: server, principal: "peers-unconflated-\(run)", reliable: false,
+                                pushBufferLimit: nil, settings: settings, conflation: .disabled))
                         benchProgress("peers: NATS pub/sub, \(of)")
                         pubSub.append(try await nats.pubSub(size: payload, settings))
                         for inFlight in levels {
@@ -57,7 +63,15 @@ enum PeersBenchmark {
                             note: "delivered to one consumer; baseline: one NATS publisher and one subscriber on one "
                                 + "subject, each on a connection of its own; per run NATS's subscriber dropped "
                                 + pubSub.map { String($0.dropped) }.joined(separator: "/") + ", our client conflated "
-                                + pushes.map { String($0.conflated) }.joined(separator: "/"))
+                                + pushes.map { String($0.conflated) }.joined(separator: "/")),
+                        BenchFigure(
+                            key: "peers.nats.pubsub.unconflated",
+                            label: "best-effort pushes, \(payload) B, conflation off, against NATS pub/sub",
+                            unit: "msg/s", samples: unconflated.map(\.rate), baselineSamples: pubSub.map(\.rate),
+                            target: .ratioAtLeast(1.0, ">= 1.0x NATS"),
+                            note: "PushConflation.disabled: the push buffer (10,000) drops the newest once full; "
+                                + "per run our client read "
+                                + unconflated.map { String($0.received) }.joined(separator: "/")),
                     ]
                     for inFlight in levels {
                         figures.append(

@@ -63,10 +63,11 @@ enum PushBenchmark {
         var conflated = 0
     }
 
-    /// Pushes per second received by a LongLinkClient's `pushes(topic:)` consumer.
+    /// Pushes per second received by a LongLinkClient's `pushes(topic:)` consumer (with `conflation`
+    /// when given, the configured one otherwise).
     static func longLink(
         server: BenchServer, principal: String, reliable: Bool, pushBufferLimit: Int?, settings: BenchSettings,
-        tls: TLSConfiguration? = nil
+        tls: TLSConfiguration? = nil, conflation: PushConflation? = nil
     ) async throws -> Measured {
         let name = Array(principal.utf8)
         let pausesBefore = server.server.statistics.readPauses
@@ -76,7 +77,9 @@ enum PushBenchmark {
             if let pushBufferLimit { configuration.pushBufferLimit = pushBufferLimit }
         } _: { bench in
             let received = BenchCounter()
-            let pushes = bench.client.pushes(topic: topic)
+            let pushes =
+                conflation.map { bench.client.pushes(topic: topic, conflation: $0) }
+                ?? bench.client.pushes(topic: topic)
             let consumer = Task {
                 for await _ in pushes { received.add() }
             }
