@@ -17,7 +17,7 @@ struct PeersBenchTests {
 
     static let keys = [
         "peers.nats.pubsub", "peers.nats.request_reply.in_flight_1", "peers.nats.request_reply.in_flight_64",
-        "peers.nats.request_reply.in_flight_1024", "peers.nats.request_reply.p50",
+        "peers.nats.request_reply.in_flight_1024", "peers.nats.request_reply.p50", "peers.nats.pubsub.unconflated",
     ]
 
     static func results(_ outcome: BenchProcess.Outcome) throws -> (results: [String: Any], notes: [String]) {
