@@ -21,7 +21,7 @@ extension PushLedger {
     mutating func resyncSent(on link: UInt64, epoch: UInt64?, lastSeq: UInt64?, barrier: UInt64) {
         syncWanted = false
         // An earlier wait ends here: this Sync's redelivery brings what it dropped as well.
-        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq, owed: dropsOwed)
+        redeliveryWait = RedeliveryWait(link: link, barrier: barrier, epoch: epoch, last: lastSeq)
         resyncDue = false
     }
 
@@ -44,7 +44,7 @@ extension PushLedger {
         // Nothing arrived since the Sync, but pushes dropped before it are still owed: the server
         // may hold its redelivery back (one per interval), and a newer push offered meanwhile would
         // overtake them. The wait goes on; a newer push arriving now asks for one more Sync.
-        guard wait.owed else {
+        guard dropsOwed else {
             redeliveryWait = nil
             return []
         }
@@ -82,10 +82,7 @@ extension PushLedger {
         var last: UInt64?
         /// A push was dropped while waiting.
         var dropped = false
-        /// Pushes dropped before the `Sync` (see ``PushLedger/dropsOwed``): the wait outlasts the
-        /// `Pong` until the redelivery begins.
-        var owed = false
-        /// The `Pong` to the wait's `Ping` arrived (the wait went on: ``owed``).
+        /// The `Pong` to the wait's `Ping` arrived and the wait went on (``PushLedger/dropsOwed``).
         var answered = false
     }
 
