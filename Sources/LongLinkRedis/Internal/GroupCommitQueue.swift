@@ -154,37 +154,28 @@ final class GroupCommitQueue<Lane: Hashable & Sendable, Item: GroupCommitItem>: 
             state.batches += 1
             return [first]
         }
-        if !own.isEmpty {
-            await send(lane, own) { [state] calls in state.withLock { $0.calls += calls } }
-        }
-        let (batch, drained) = nextBatch(lane)
-        guard let batch else {
-            for waiter in drained { waiter.resume(()) }
-            return
-        }
+        if !own.isEmpty { await sendBatch(own, of: lane) }
+        guard let batch = takeBatch(lane) else { return }
         Task {
-            await send(lane, batch) { [state] calls in state.withLock { $0.calls += calls } }
+            await sendBatch(batch, of: lane)
             await sendAll(lane)
         }
     }
 
     /// Sends the lane's batches until none is queued.
     private func sendAll(_ lane: Lane) async {
-        while true {
-            let (batch, drained) = nextBatch(lane)
-            guard let batch else {
-                for waiter in drained { waiter.resume(()) }
-                return
-            }
-            await send(lane, batch) { [state] calls in state.withLock { $0.calls += calls } }
-        }
+        while let batch = takeBatch(lane) { await sendBatch(batch, of: lane) }
+    }
+
+    /// One round trip, counting the calls it takes.
+    private func sendBatch(_ batch: [Item], of lane: Lane) async {
+        await send(lane, batch) { [state] calls in state.withLock { $0.calls += calls } }
     }
 
     /// Takes the lane's next batch off its queue, or ends its turn when the queue is empty (and,
-    /// when it was the last lane, hands back the shutdown waiting for that, to be woken outside the
-    /// lock).
-    private func nextBatch(_ lane: Lane) -> (batch: [Item]?, drained: [OneShot<Void>]) {
-        state.withLock { state in
+    /// when it was the last lane, wakes the shutdown waiting for that, outside the lock).
+    private func takeBatch(_ lane: Lane) -> [Item]? {
+        let (batch, drained) = state.withLock { state -> ([Item]?, [OneShot<Void>]) in
             guard let queue = state.queued[lane], !queue.isEmpty else {
                 state.queued[lane] = nil
                 guard state.queued.isEmpty else { return (nil, []) }
@@ -203,6 +194,8 @@ final class GroupCommitQueue<Lane: Hashable & Sendable, Item: GroupCommitItem>: 
             state.queued[lane] = count == queue.count ? [] : Array(queue[count...])
             return (Array(queue[..<count]), [])
         }
+        for waiter in drained { waiter.resume(()) }
+        return batch
     }
 }
 
