@@ -1,4 +1,5 @@
 import Foundation
+import LongLinkTesting
 
 /// The feed of `longlink-bench ticks`, the same on both sides (Benchmarks/Peers/nats/main.go draws
 /// it with the same generator, seed and table): `symbols` symbols, each update's symbol drawn from
@@ -23,7 +24,7 @@ struct TicksFeed: Sendable {
 
     /// The cumulative weights, normalised so that the last is 1.
     private let cumulative: [Double]
-    private var state: UInt64
+    private var random: SplitMix64
 
     init(symbols: Int = TicksFeed.symbols, exponent: Double = TicksFeed.exponent, seed: UInt64 = TicksFeed.seed) {
         var sum = 0.0
@@ -34,21 +35,12 @@ struct TicksFeed: Sendable {
             cumulative.append(sum)
         }
         self.cumulative = cumulative.map { $0 / sum }
-        state = seed
-    }
-
-    /// SplitMix64.
-    private mutating func nextRandom() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        random = SplitMix64(seed: seed)
     }
 
     /// The next update's symbol: the first whose cumulative weight exceeds a uniform draw in [0, 1).
     mutating func nextSymbol() -> Int {
-        let draw = Double(nextRandom() >> 11) * 0x1p-53
+        let draw = Double(random.next() >> 11) * 0x1p-53
         var low = 0
         var high = cumulative.count - 1
         while low < high {
